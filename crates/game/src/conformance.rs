@@ -1,0 +1,291 @@
+//! The conformance kit: one routine every game's tests call.
+//!
+//! It plays seeded random games and checks, at every state, the contracts the rest of meeple
+//! relies on: legal actions exist unless terminal, every legal action applies, the checked apply
+//! refuses illegal ids without touching the state, clones are equal and hash equal, records
+//! replay to the same states and returns, notation round-trips, the same seed gives the same
+//! game, observations have the declared shape and finite values, `determinize` keeps the
+//! observer's view, and returns exist exactly at terminal states.
+//!
+//! The number of games comes from [`Config::games`]; `MEEPLE_CONFORMANCE_GAMES` overrides it so a
+//! long run is one environment variable away while CI stays quick.
+
+use crate::{Action, Game, GameRecord, Player, State, Turn, derive_seed, replay, rng_from_seed, sample_chance};
+use rand::RngExt;
+
+/// How much to check.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Random games to play.
+    pub games: usize,
+    /// Base seed; game `i` uses `derive_seed(seed, i)`.
+    pub seed: u64,
+    /// Random ids to probe per state, besides every id below 64, the space size and `u32::MAX`.
+    pub illegal_probes: usize,
+    /// A game longer than this is reported as not terminating.
+    pub max_plies: usize,
+    /// Every how many plies the expensive per-state checks run (1 = every state).
+    pub deep_check_every: usize,
+}
+
+impl Config {
+    /// `games` random games, overridden by `MEEPLE_CONFORMANCE_GAMES` when set.
+    pub fn with_games(games: usize) -> Self {
+        let games = std::env::var("MEEPLE_CONFORMANCE_GAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(games);
+        Config { games, seed: 0x6d65_6570_6c65, illegal_probes: 8, max_plies: 100_000, deep_check_every: 1 }
+    }
+}
+
+/// What a passing run covered.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Games played.
+    pub games: usize,
+    /// States checked.
+    pub states: usize,
+    /// Chance nodes met.
+    pub chance_nodes: usize,
+    /// Sum of each player's returns over all games (to eyeball balance).
+    pub total_returns: Vec<f64>,
+}
+
+/// Runs the kit on `game`. Returns the first broken contract as a message naming the game, seed,
+/// ply and what went wrong.
+pub fn check<G: Game>(game: &G, config: &Config) -> Result<Report, String> {
+    let n = game.num_players();
+    if n == 0 || n > crate::MAX_PLAYERS {
+        return Err(format!("num_players {n} outside 1..={}", crate::MAX_PLAYERS));
+    }
+    let shape = game.observation_shape();
+    if shape.is_empty() || shape.contains(&0) {
+        return Err(format!("observation shape {shape:?} has no elements"));
+    }
+    let mut report = Report { total_returns: vec![0.0; n], ..Report::default() };
+    for i in 0..config.games {
+        let seed = derive_seed(config.seed, i as u64);
+        let ctx = |ply: usize, msg: String| format!("{} seed {seed} ply {ply}: {msg}", game.spec());
+        let (states, actions) = play_random(game, seed, config, &mut report).map_err(|(ply, m)| ctx(ply, m))?;
+
+        // Same seed, same game.
+        let (_, again) = play_random(game, seed, config, &mut Report::default()).map_err(|(ply, m)| ctx(ply, m))?;
+        if again != actions {
+            return Err(ctx(0, "the same seed gave a different game".into()));
+        }
+
+        // The record replays to the same states, hashes and returns.
+        let last = states.last().expect("at least the initial state");
+        let returns = last.returns().ok_or_else(|| ctx(actions.len(), "random game ended without returns".into()))?;
+        let mut notation = Vec::with_capacity(actions.len());
+        for (s, &a) in states.iter().zip(&actions) {
+            notation.push(s.action_to_string(a));
+        }
+        let record = GameRecord {
+            game: game.spec().to_string(),
+            seed,
+            agents: vec!["random".into(); n],
+            actions: notation,
+            returns: Some(returns.to_vec()),
+            scores: last.scores().to_vec(),
+        };
+        let record = GameRecord::from_json(&record.to_json()).map_err(|e| ctx(0, e.to_string()))?;
+        let replayed = replay(game, &record).map_err(|e| ctx(0, e.to_string()))?;
+        for (ply, (a, b)) in states.iter().zip(&replayed).enumerate() {
+            if a != b || a.zobrist() != b.zobrist() {
+                return Err(ctx(ply, "replay from the record reached a different state".into()));
+            }
+        }
+        for (p, r) in returns.iter().enumerate() {
+            report.total_returns[p] += r;
+        }
+        report.games += 1;
+    }
+    Ok(report)
+}
+
+type Failure = (usize, String);
+
+/// Plays one random game, checking every state; returns the states and the actions taken.
+fn play_random<G: Game>(
+    game: &G,
+    seed: u64,
+    config: &Config,
+    report: &mut Report,
+) -> Result<(Vec<G::State>, Vec<Action>), Failure> {
+    let mut rng = rng_from_seed(seed);
+    let mut state = game.initial_state();
+    let mut states = vec![state.clone()];
+    let mut actions = Vec::new();
+    let mut legal = Vec::new();
+    let mut outcomes = Vec::new();
+    for ply in 0.. {
+        if ply > config.max_plies {
+            return Err((ply, format!("no end after {} plies", config.max_plies)));
+        }
+        let deep = ply % config.deep_check_every.max(1) == 0;
+        check_state(game, &state, deep, seed ^ ply as u64, config).map_err(|m| (ply, m))?;
+        report.states += 1;
+        let action = match state.turn() {
+            Turn::Terminal => break,
+            Turn::Player(_) => {
+                state.legal_actions(&mut legal);
+                legal[rng.random_range(0..legal.len())]
+            }
+            Turn::Chance => {
+                report.chance_nodes += 1;
+                state.chance_outcomes(&mut outcomes);
+                sample_chance(&outcomes, &mut rng)
+            }
+        };
+        state.apply_unchecked(action);
+        actions.push(action);
+        states.push(state.clone());
+    }
+    Ok((states, actions))
+}
+
+fn check_state<G: Game>(game: &G, state: &G::State, deep: bool, seed: u64, config: &Config) -> Result<(), String> {
+    let n = game.num_players();
+    let turn = state.turn();
+    let copy = state.clone();
+    if copy != *state || copy.zobrist() != state.zobrist() {
+        return Err("a clone differs from its original (== or zobrist)".into());
+    }
+    if state.scores().len() != n {
+        return Err(format!("scores() has {} values for {n} players", state.scores().len()));
+    }
+    match (turn, state.returns()) {
+        (Turn::Terminal, None) => return Err("terminal state without returns".into()),
+        (Turn::Terminal, Some(r)) if r.len() != n || r.iter().any(|v| !v.is_finite()) => {
+            return Err(format!("returns {r:?} are not {n} finite values"));
+        }
+        (Turn::Player(_) | Turn::Chance, Some(r)) => return Err(format!("returns {r:?} before the end")),
+        _ => {}
+    }
+    let mut legal = Vec::new();
+    let mut outcomes = Vec::new();
+    state.legal_actions(&mut legal);
+    state.chance_outcomes(&mut outcomes);
+    let applicable: Vec<Action> = match turn {
+        Turn::Terminal => {
+            if !legal.is_empty() || !outcomes.is_empty() {
+                return Err("terminal state lists actions".into());
+            }
+            Vec::new()
+        }
+        Turn::Player(p) => {
+            if p >= n {
+                return Err(format!("player {p} to move in a {n}-player game"));
+            }
+            if legal.is_empty() {
+                return Err("no legal actions in a non-terminal state".into());
+            }
+            if !outcomes.is_empty() {
+                return Err("a player's turn lists chance outcomes".into());
+            }
+            if legal.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!("legal actions not ascending and unique: {legal:?}"));
+            }
+            if let Some(&a) = legal.iter().find(|&&a| a as usize >= game.num_actions()) {
+                return Err(format!("legal action {a} >= num_actions {}", game.num_actions()));
+            }
+            legal.clone()
+        }
+        Turn::Chance => {
+            if outcomes.is_empty() || !legal.is_empty() {
+                return Err("a chance node must list outcomes and no player actions".into());
+            }
+            let sum: f64 = outcomes.iter().map(|o| o.1).sum();
+            if outcomes.iter().any(|o| !(o.1 > 0.0 && o.1.is_finite())) || (sum - 1.0).abs() > 1e-9 {
+                return Err(format!("chance probabilities must be positive and sum to 1, got sum {sum}"));
+            }
+            if let Some(o) = outcomes.iter().find(|o| o.0 as usize >= game.max_chance_outcomes()) {
+                return Err(format!("chance outcome {} >= max_chance_outcomes {}", o.0, game.max_chance_outcomes()));
+            }
+            outcomes.iter().map(|o| o.0).collect()
+        }
+    };
+    check_observations(game, state, seed)?;
+    if !deep {
+        return Ok(());
+    }
+    for &a in &applicable {
+        let text = state.action_to_string(a);
+        match state.parse_action(&text) {
+            Ok(b) if b == a => {}
+            Ok(b) => return Err(format!("notation '{text}' of action {a} parses back as {b}")),
+            Err(e) => return Err(format!("notation '{text}' of action {a} does not parse: {e}")),
+        }
+        if !state.is_legal(a) {
+            return Err(format!("is_legal({a}) is false for a listed action"));
+        }
+        let mut checked = state.clone();
+        checked.apply(a).map_err(|e| format!("checked apply refused legal action {a} ('{text}'): {e}"))?;
+        let mut fast = state.clone();
+        fast.apply_unchecked(a);
+        if checked != fast || checked.zobrist() != fast.zobrist() {
+            return Err(format!("checked and unchecked apply of {a} differ"));
+        }
+    }
+    // Probe ids from both spaces: a player's id is illegal at a chance node and vice versa.
+    let space = game.num_actions().max(game.max_chance_outcomes()) as u64;
+    let mut probes: Vec<Action> = (0..space.min(64) as Action).collect();
+    probes.extend([space.min(u32::MAX as u64) as Action, Action::MAX]);
+    let mut rng = rng_from_seed(seed);
+    for _ in 0..config.illegal_probes {
+        if space > 0 {
+            probes.push(rng.random_range(0..space) as Action);
+        }
+    }
+    for a in probes {
+        if applicable.contains(&a) {
+            continue;
+        }
+        if state.is_legal(a) {
+            return Err(format!("is_legal({a}) is true for an unlisted action"));
+        }
+        let mut s = state.clone();
+        if s.apply(a).is_ok() {
+            return Err(format!("checked apply accepted illegal action {a}"));
+        }
+        if s != *state || s.zobrist() != state.zobrist() {
+            return Err(format!("refused action {a} changed the state"));
+        }
+    }
+    Ok(())
+}
+
+fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<(), String> {
+    let len: usize = game.observation_shape().iter().product();
+    let mut obs = Vec::new();
+    let mut seen = Vec::new();
+    let mut rng = rng_from_seed(seed);
+    for p in 0..game.num_players() as Player {
+        state.observation(p, &mut obs);
+        if obs.len() != len {
+            return Err(format!("observation for player {p} has {} values, shape says {len}", obs.len()));
+        }
+        if let Some(v) = obs.iter().find(|v| !v.is_finite()) {
+            return Err(format!("observation for player {p} holds {v}"));
+        }
+        let world = state.determinize(p, &mut rng);
+        world.observation(p, &mut seen);
+        if seen != obs {
+            return Err(format!("determinize({p}) changed player {p}'s own observation"));
+        }
+        if world.turn() != state.turn() {
+            return Err(format!("determinize({p}) changed whose turn it is"));
+        }
+        if state.current_player() == Some(p) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            state.legal_actions(&mut a);
+            world.legal_actions(&mut b);
+            if a != b {
+                return Err(format!("determinize({p}) changed the mover's legal actions"));
+            }
+        }
+        if state.observation_string(p).is_empty() {
+            return Err(format!("observation_string({p}) is empty"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! The interfaces every part of meeple is generic over.
+//!
+//! A [`Game`] is immutable rules plus parameters; it builds initial [`State`]s and describes its
+//! spaces (players, actions, observation shape). A state is a small `Clone` value that search can
+//! copy in every iteration. An [`Agent`] maps a state and a [`Budget`] to an action. Everything
+//! else in meeple (arena, learning, web, Python) only speaks these traits.
+
+mod agent;
+pub mod conformance;
+mod error;
+mod perft;
+mod record;
+mod rng;
+mod spec;
+mod values;
+pub mod zobrist;
+
+pub use agent::{Agent, AgentInfo, BoxedAgent, Budget};
+pub use error::Error;
+pub use perft::perft;
+pub use record::{GameRecord, replay};
+pub use rng::{Rng, derive_seed, rng_from_seed, sample_chance};
+pub use spec::{Options, ParamInfo, Spec, parse_duration};
+pub use values::Values;
+
+use std::fmt::{Debug, Display};
+
+/// A dense action id in `0..Game::num_actions()` (or `0..Game::max_chance_outcomes()` at chance nodes).
+pub type Action = u32;
+
+/// A seat at the table, `0..Game::num_players()`.
+pub type Player = usize;
+
+/// The most players any meeple game seats.
+pub const MAX_PLAYERS: usize = 6;
+
+/// Who acts in a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Turn {
+    /// This player chooses the next action.
+    Player(Player),
+    /// Nature chooses among [`State::chance_outcomes`].
+    Chance,
+    /// The game is over; [`State::returns`] is defined.
+    Terminal,
+}
+
+/// Static description of a game: its name, what it is and the parameters its spec accepts.
+#[derive(Clone, Copy, Debug)]
+pub struct GameInfo {
+    /// Name used in spec strings (`connect4`).
+    pub name: &'static str,
+    /// One line saying what the game is.
+    pub about: &'static str,
+    /// Parameters accepted after the colon in a spec (`connect4:rows=6,cols=7`).
+    pub params: &'static [ParamInfo],
+}
+
+/// A game: immutable rules and parameters, shareable across threads.
+pub trait Game: Clone + Debug + Send + Sync + 'static {
+    /// The state type this game's positions are stored in.
+    type State: State;
+
+    /// Name, description and accepted parameters.
+    const INFO: GameInfo;
+
+    /// Builds the game from a spec whose name is `INFO.name`; unknown keys or bad values are errors.
+    fn from_spec(spec: &Spec) -> Result<Self, Error>;
+
+    /// The canonical spec of this game with every parameter spelled out.
+    fn spec(&self) -> Spec;
+
+    /// Number of seats.
+    fn num_players(&self) -> usize;
+
+    /// Number of distinct player actions; every legal action is below it.
+    fn num_actions(&self) -> usize;
+
+    /// Number of distinct chance outcomes (0 for deterministic games).
+    fn max_chance_outcomes(&self) -> usize {
+        0
+    }
+
+    /// Shape of [`State::observation`]; its product is the length of every observation.
+    fn observation_shape(&self) -> Vec<usize>;
+
+    /// The state before the first move.
+    fn initial_state(&self) -> Self::State;
+
+    /// Builds an agent that belongs to this game (a rules-based player), if `spec` names one.
+    /// Generic agents (random, search) live in `meeple-search`; this hook lets a game register
+    /// its own without the search crate knowing any game.
+    fn game_agent(&self, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<Self::State>, Error>> {
+        let _ = (spec, seed);
+        None
+    }
+
+    /// Descriptions of the agents [`Game::game_agent`] can build.
+    fn game_agent_infos(&self) -> Vec<AgentInfo> {
+        Vec::new()
+    }
+}
+
+/// A position: small, `Clone`, and cheap enough to copy in every search iteration.
+pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
+    /// Who acts now.
+    fn turn(&self) -> Turn;
+
+    /// Clears `out` and fills it with the legal actions of the player to move (ascending ids,
+    /// no duplicates). Leaves it empty at chance and terminal states.
+    fn legal_actions(&self, out: &mut Vec<Action>);
+
+    /// Clears `out` and fills it with the chance outcomes and their probabilities (summing to 1).
+    /// Empty unless `turn()` is `Turn::Chance`.
+    fn chance_outcomes(&self, out: &mut Vec<(Action, f64)>) {
+        out.clear();
+    }
+
+    /// Applies an action known to be legal (or a chance outcome known to be possible). Search
+    /// calls this in its hot loop; an illegal action here is a caller bug and may leave the state
+    /// meaningless, but must not cause undefined behaviour.
+    fn apply_unchecked(&mut self, action: Action);
+
+    /// Whether `action` may be applied now (a legal action, or a possible chance outcome).
+    fn is_legal(&self, action: Action) -> bool {
+        match self.turn() {
+            Turn::Terminal => false,
+            Turn::Player(_) => {
+                let mut buf = Vec::new();
+                self.legal_actions(&mut buf);
+                buf.contains(&action)
+            }
+            Turn::Chance => {
+                let mut buf = Vec::new();
+                self.chance_outcomes(&mut buf);
+                buf.iter().any(|&(a, _)| a == action)
+            }
+        }
+    }
+
+    /// Applies `action` if it is legal; otherwise returns an error and leaves the state unchanged.
+    fn apply(&mut self, action: Action) -> Result<(), Error> {
+        if self.turn() == Turn::Terminal {
+            return Err(Error::GameOver);
+        }
+        if !self.is_legal(action) {
+            return Err(Error::IllegalAction { action, reason: self.illegal_reason(action) });
+        }
+        self.apply_unchecked(action);
+        Ok(())
+    }
+
+    /// Why `action` is not legal here, for error messages. Games may say more than the default.
+    fn illegal_reason(&self, action: Action) -> String {
+        let mut legal = Vec::new();
+        self.legal_actions(&mut legal);
+        let shown: Vec<String> = legal.iter().map(|&a| self.action_to_string(a)).collect();
+        format!("action id {action} is not legal here; legal: {}", shown.join(" "))
+    }
+
+    /// Per-player results once the game is over (win 1, loss 0, draw 0.5, or the game's
+    /// ranking values); `None` before the end.
+    fn returns(&self) -> Option<Values>;
+
+    /// Per-player game scores (points, margins, tie-breaks); defined at every state.
+    fn scores(&self) -> Values;
+
+    /// Writes `player`'s view of the state into `out` (cleared first), laid out as
+    /// `Game::observation_shape()`. Hidden information is absent from it.
+    fn observation(&self, player: Player, out: &mut Vec<f32>);
+
+    /// `player`'s view of the state as text (the full board for perfect-information games).
+    fn observation_string(&self, player: Player) -> String {
+        let _ = player;
+        self.to_string()
+    }
+
+    /// Samples a full state consistent with what `player` knows (for determinized search).
+    /// The identity for perfect-information games.
+    fn determinize(&self, player: Player, rng: &mut Rng) -> Self {
+        let _ = (player, rng);
+        self.clone()
+    }
+
+    /// A 64-bit hash of the position; equal states hash equal.
+    fn zobrist(&self) -> u64;
+
+    /// The action in the game's notation (also used for chance outcomes at chance nodes).
+    fn action_to_string(&self, action: Action) -> String;
+
+    /// Reads an action in the game's notation. Only the text is checked; legality is for `apply`.
+    fn parse_action(&self, text: &str) -> Result<Action, Error>;
+
+    /// The player to move, if any.
+    fn current_player(&self) -> Option<Player> {
+        match self.turn() {
+            Turn::Player(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether the game is over.
+    fn is_terminal(&self) -> bool {
+        self.turn() == Turn::Terminal
+    }
+}

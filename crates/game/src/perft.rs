@@ -1,0 +1,47 @@
+use crate::{Action, State, Turn};
+
+/// Counts the leaves of the game tree `depth` plies below `state` (chance outcomes count as
+/// plies). Terminal states above the horizon end their branch and count nothing; the standard
+/// definition, so the counts match published tables.
+pub fn perft<S: State>(state: &S, depth: u32) -> u64 {
+    let mut buffers: Vec<Vec<Action>> = (0..depth).map(|_| Vec::new()).collect();
+    let mut chance: Vec<Vec<(Action, f64)>> = (0..depth).map(|_| Vec::new()).collect();
+    count(state, depth as usize, &mut buffers, &mut chance)
+}
+
+fn count<S: State>(state: &S, depth: usize, buffers: &mut [Vec<Action>], chance: &mut [Vec<(Action, f64)>]) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let (buf, rest) = buffers.split_first_mut().expect("one buffer per ply");
+    let (cbuf, crest) = chance.split_first_mut().expect("one buffer per ply");
+    match state.turn() {
+        Turn::Terminal => 0,
+        Turn::Player(_) => {
+            state.legal_actions(buf);
+            if depth == 1 {
+                return buf.len() as u64;
+            }
+            let mut total = 0;
+            for &a in buf.iter() {
+                let mut child = state.clone();
+                child.apply_unchecked(a);
+                total += count(&child, depth - 1, rest, crest);
+            }
+            total
+        }
+        Turn::Chance => {
+            state.chance_outcomes(cbuf);
+            if depth == 1 {
+                return cbuf.len() as u64;
+            }
+            let mut total = 0;
+            for &(a, _) in cbuf.iter() {
+                let mut child = state.clone();
+                child.apply_unchecked(a);
+                total += count(&child, depth - 1, rest, crest);
+            }
+            total
+        }
+    }
+}

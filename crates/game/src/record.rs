@@ -1,0 +1,58 @@
+use crate::{Error, Game, Spec, State};
+use serde::{Deserialize, Serialize};
+
+/// A finished (or interrupted) game: enough to replay it move by move on any machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// The game's canonical spec (`connect4:rows=6,cols=7`).
+    pub game: String,
+    /// The seed the game was played from.
+    pub seed: u64,
+    /// Agent specs, in seat order.
+    pub agents: Vec<String>,
+    /// Every action, chance outcomes included, in the game's notation.
+    pub actions: Vec<String>,
+    /// Per-player returns; absent if the game did not finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returns: Option<Vec<f64>>,
+    /// Per-player scores at the last state.
+    #[serde(default)]
+    pub scores: Vec<f64>,
+}
+
+impl GameRecord {
+    /// Reads a record from one line of JSON.
+    pub fn from_json(text: &str) -> Result<Self, Error> {
+        serde_json::from_str(text).map_err(|e| Error::Record(format!("not a game record: {e}")))
+    }
+
+    /// The record as one line of JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("records always serialise")
+    }
+}
+
+/// Replays `record` on `game`, checking every move, and returns every state from the initial one
+/// to the last. Fails if the record names another game, holds an unreadable or illegal move, or
+/// claims returns the replay does not reach.
+pub fn replay<G: Game>(game: &G, record: &GameRecord) -> Result<Vec<G::State>, Error> {
+    let spec: Spec = record.game.parse()?;
+    if spec.name != G::INFO.name || G::from_spec(&spec)?.spec() != game.spec() {
+        return Err(Error::Record(format!("record is for '{}', not '{}'", record.game, game.spec())));
+    }
+    let mut state = game.initial_state();
+    let mut states = vec![state.clone()];
+    for (ply, text) in record.actions.iter().enumerate() {
+        let action = state.parse_action(text).map_err(|e| Error::Record(format!("ply {}: {e}", ply + 1)))?;
+        state.apply(action).map_err(|e| Error::Record(format!("ply {} ('{text}'): {e}", ply + 1)))?;
+        states.push(state.clone());
+    }
+    if let Some(expected) = &record.returns {
+        match state.returns() {
+            Some(r) if r.as_slice() == expected.as_slice() => {}
+            Some(r) => return Err(Error::Record(format!("record says returns {expected:?}, replay gives {r:?}"))),
+            None => return Err(Error::Record("record says the game ended, replay is not over".into())),
+        }
+    }
+    Ok(states)
+}
