@@ -1,1 +1,87 @@
-fn main() {}
+//! `meeple`: the command line of the meeple board-game AI platform.
+
+mod arena;
+mod bench;
+mod human;
+mod listing;
+mod play;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Board-game AI: engines, agents and tournaments.
+///
+/// Games and agents are named by spec strings: `name` or `name:key=value,...`
+/// (for example `connect4:rows=6,cols=7` or `random`). `meeple games` and `meeple agents`
+/// list what exists and what options each takes.
+#[derive(Parser, Debug)]
+#[command(name = "meeple", version, about, long_about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List games with their parameters and defaults.
+    Games,
+    /// List agents with their options and defaults.
+    Agents {
+        /// Also list the agents that belong to this game (rules-based players).
+        #[arg(long, value_name = "GAME")]
+        game: Option<String>,
+    },
+    /// Count the leaves of the game tree at a depth (move-generator check).
+    ///
+    /// The count alone is the last line printed; timing goes to stderr.
+    Perft {
+        /// Game spec, e.g. `connect4` or `connect4:rows=5,cols=6`.
+        game: String,
+        /// Depth in plies (chance outcomes count as plies).
+        #[arg(allow_negative_numbers = true)]
+        depth: u32,
+        /// First list the count below each legal first move.
+        #[arg(long)]
+        divide: bool,
+    },
+    /// Play one game in the terminal; agent `human` reads your moves.
+    Play(play::PlayArgs),
+    /// Play a match between agents: paired seats, all cores, Wilson intervals.
+    Arena(arena::ArenaArgs),
+    /// Measure single-thread random-playout speed of a game.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    // Bugs should read as one line, not a backtrace; users still get the location to report.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("error: internal error{at}: {msg} (please report this)");
+    }));
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Games => listing::games(),
+        Command::Agents { game } => listing::agents(game.as_deref()),
+        Command::Perft { game, depth, divide } => listing::perft(&game, depth, divide),
+        Command::Play(args) => play::run(&args),
+        Command::Arena(args) => arena::run(&args),
+        Command::Bench(args) => bench::run(&args),
+    }
+}

@@ -28,6 +28,9 @@ pub enum Error {
     /// A game record that does not replay.
     #[error("game record: {0}")]
     Record(String),
+    /// A request whose parts do not fit together (agent count vs seats, game count vs seatings).
+    #[error("{0}")]
+    Invalid(String),
     /// An agent could not choose a move (no legal action, input closed, ...).
     #[error("agent {agent}: {reason}")]
     Agent { agent: String, reason: String },

@@ -17,7 +17,7 @@ pub mod zobrist;
 
 pub use agent::{Agent, AgentInfo, BoxedAgent, Budget};
 pub use error::Error;
-pub use perft::perft;
+pub use perft::{perft, perft_divide};
 pub use record::{GameRecord, replay};
 pub use rng::{Rng, derive_seed, rng_from_seed, sample_chance};
 pub use spec::{Options, ParamInfo, Spec, parse_duration};

@@ -45,3 +45,29 @@ fn count<S: State>(state: &S, depth: usize, buffers: &mut [Vec<Action>], chance:
         }
     }
 }
+
+/// Perft split by the first action: `(action, leaves below it at depth - 1)` for each legal action
+/// (or chance outcome) of `state`, the usual tool for finding which move a generator gets wrong.
+pub fn perft_divide<S: State>(state: &S, depth: u32) -> Vec<(Action, u64)> {
+    if depth == 0 {
+        return Vec::new();
+    }
+    let mut first = Vec::new();
+    match state.turn() {
+        Turn::Terminal => {}
+        Turn::Player(_) => state.legal_actions(&mut first),
+        Turn::Chance => {
+            let mut outcomes = Vec::new();
+            state.chance_outcomes(&mut outcomes);
+            first.extend(outcomes.iter().map(|o| o.0));
+        }
+    }
+    first
+        .into_iter()
+        .map(|a| {
+            let mut child = state.clone();
+            child.apply_unchecked(a);
+            (a, perft(&child, depth - 1))
+        })
+        .collect()
+}

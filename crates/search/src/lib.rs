@@ -1,1 +1,96 @@
+//! Game-agnostic agents, and the registry that builds them from spec strings.
+//!
+//! Search code never names a game: game knowledge reaches it only through traits, and a game's
+//! own agents (rules-based players) come in through [`Game::game_agent`].
 
+mod playout;
+mod simple;
+
+pub use playout::random_playout;
+pub use simple::{FirstAgent, RandomAgent};
+
+use meeple_game::{AgentInfo, BoxedAgent, Error, Game, Spec};
+
+/// The agents every game gets, in the order `meeple agents` lists them.
+pub const AGENTS: &[AgentInfo] = &[simple::RANDOM_INFO, simple::FIRST_INFO];
+
+/// Every agent that can play `game`: the generic ones, then the game's own.
+pub fn agent_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
+    let mut all = AGENTS.to_vec();
+    all.extend(game.game_agent_infos());
+    all
+}
+
+/// Builds the agent named by `spec` for `game`. `seed` feeds every random choice it makes.
+pub fn make_agent<G: Game>(game: &G, spec: &str, seed: u64) -> Result<BoxedAgent<G::State>, Error> {
+    let parsed: Spec = spec.parse()?;
+    match parsed.name.as_str() {
+        "random" => Ok(Box::new(RandomAgent::from_spec(&parsed, seed)?)),
+        "first" => Ok(Box::new(FirstAgent::from_spec(&parsed)?)),
+        other => match game.game_agent(&parsed, seed) {
+            Some(agent) => agent,
+            None => Err(Error::UnknownName {
+                kind: "agent",
+                name: other.to_string(),
+                accepted: agent_infos(game).iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
+            }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meeple_game::{Budget, Game, State};
+    use meeple_games::{Connect4, TicTacToe};
+
+    #[test]
+    fn registry_builds_and_rejects() {
+        let game = Connect4::default();
+        assert_eq!(make_agent(&game, "random", 1).unwrap().spec(), "random");
+        assert_eq!(make_agent(&game, " first ", 1).unwrap().spec(), "first");
+        let err = make_agent(&game, "alphazero", 1).err().unwrap().to_string();
+        assert_eq!(err, "unknown agent 'alphazero'; accepted: random, first");
+        let err = make_agent(&game, "random:depth=3", 1).err().unwrap().to_string();
+        assert!(err.contains("agent random: unknown option 'depth'"), "{err}");
+        assert!(make_agent(&game, "random:", 1).is_err());
+    }
+
+    #[test]
+    fn first_plays_the_lowest_legal_action() {
+        let game = TicTacToe;
+        let mut s = game.initial_state();
+        let mut first = make_agent(&game, "first", 0).unwrap();
+        s.apply(0).unwrap();
+        assert_eq!(first.act(&s, &Budget::UNLIMITED).unwrap(), 1);
+    }
+
+    #[test]
+    fn random_is_uniform_over_legal_actions_and_seeded() {
+        let game = Connect4::default();
+        let s = game.initial_state().play_columns("444444").unwrap();
+        let mut agent = make_agent(&game, "random", 5).unwrap();
+        let mut counts = [0usize; 7];
+        let picks: Vec<u32> = (0..6000).map(|_| agent.act(&s, &Budget::UNLIMITED).unwrap()).collect();
+        for &a in &picks {
+            counts[a as usize] += 1;
+        }
+        assert_eq!(counts[3], 0, "column 4 is full");
+        for (c, &n) in counts.iter().enumerate().filter(|&(c, _)| c != 3) {
+            assert!((850..1150).contains(&n), "column {c} picked {n} times of 6000");
+        }
+        let mut again = make_agent(&game, "random", 5).unwrap();
+        let repeat: Vec<u32> = (0..6000).map(|_| again.act(&s, &Budget::UNLIMITED).unwrap()).collect();
+        assert_eq!(picks, repeat, "same seed, same choices");
+    }
+
+    #[test]
+    fn agents_refuse_finished_games() {
+        let game = Connect4::default();
+        let s = game.initial_state().play_columns("1212121").unwrap();
+        for spec in ["random", "first"] {
+            let err = make_agent(&game, spec, 0).unwrap().act(&s, &Budget::UNLIMITED).unwrap_err();
+            assert!(err.to_string().contains("no legal action"), "{err}");
+        }
+    }
+}

@@ -1,0 +1,58 @@
+use anyhow::Result;
+use meeple_game::{Game, ParamInfo, State, perft as count_leaves, perft_divide};
+use meeple_games::{GAMES, with_game};
+use std::time::Instant;
+
+fn print_params(params: &[ParamInfo]) {
+    for p in params {
+        let default = if p.default.is_empty() { "unset".to_string() } else { p.default.to_string() };
+        println!("    {:<10} {} [default {}; accepts {}]", p.name, p.help, default, p.accepts);
+    }
+}
+
+pub fn games() -> Result<()> {
+    for info in GAMES {
+        println!("{:<10} {}", info.name, info.about);
+        print_params(info.params);
+    }
+    Ok(())
+}
+
+pub fn agents(game: Option<&str>) -> Result<()> {
+    let list = match game {
+        Some(spec) => with_game!(spec, |g| meeple_search::agent_infos(&g))?,
+        None => meeple_search::AGENTS.to_vec(),
+    };
+    for info in list.iter().chain(std::iter::once(&crate::human::HUMAN_INFO)) {
+        println!("{:<10} {}", info.name, info.about);
+        print_params(info.params);
+    }
+    if game.is_none() {
+        println!("\nGames may add their own agents: `meeple agents --game GAME` lists them too.");
+    }
+    Ok(())
+}
+
+pub fn perft(spec: &str, depth: u32, divide: bool) -> Result<()> {
+    with_game!(spec, |game| {
+        let start = Instant::now();
+        let root = game.initial_state();
+        let total = if divide && depth > 0 {
+            let split = perft_divide(&root, depth);
+            for &(a, n) in &split {
+                println!("{} {n}", root.action_to_string(a));
+            }
+            split.iter().map(|&(_, n)| n).sum()
+        } else {
+            count_leaves(&root, depth)
+        };
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!(
+            "perft({depth}) of {} in {secs:.3} s ({:.1} M leaves/s)",
+            game.spec(),
+            total as f64 / secs.max(1e-9) / 1e6
+        );
+        println!("{total}");
+    })?;
+    Ok(())
+}

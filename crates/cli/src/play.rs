@@ -1,0 +1,85 @@
+use crate::human::HumanAgent;
+use anyhow::{Result, bail};
+use clap::Args;
+use meeple_game::{BoxedAgent, Budget, Game, State, Turn, derive_seed, parse_duration, rng_from_seed, sample_chance};
+use meeple_games::with_game;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    /// Game spec, e.g. `connect4` or `tictactoe`.
+    game: String,
+    /// One agent spec per seat, first player first; `human` is you.
+    #[arg(required = true, num_args = 1..)]
+    agents: Vec<String>,
+    /// Seed for chance events and the agents' random choices.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Time limit for each agent move, e.g. `500ms` or `2s`.
+    #[arg(long, value_parser = duration_arg)]
+    move_time: Option<Duration>,
+}
+
+pub fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).ok_or_else(|| format!("'{text}' is not a duration; use e.g. 300ms, 2s, 1.5s or 1m"))
+}
+
+pub fn run(args: &PlayArgs) -> Result<()> {
+    with_game!(args.game.as_str(), |game| play(&game, args))?
+}
+
+fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
+    if args.agents.len() != game.num_players() {
+        bail!("{} needs {} agents (one per seat), got {}", game.spec(), game.num_players(), args.agents.len());
+    }
+    let mut agents: Vec<BoxedAgent<G::State>> = Vec::new();
+    for (seat, spec) in args.agents.iter().enumerate() {
+        if spec.trim() == "human" {
+            agents.push(Box::new(HumanAgent::terminal()));
+        } else {
+            agents.push(meeple_search::make_agent(game, spec, derive_seed(args.seed, 1 + seat as u64))?);
+        }
+    }
+    let budget = Budget { time: args.move_time, ..Budget::UNLIMITED };
+    let mut chance = rng_from_seed(derive_seed(args.seed, 0));
+    let mut state = game.initial_state();
+    let mut outcomes = Vec::new();
+    println!(
+        "{} — {}",
+        game.spec(),
+        args.agents.iter().enumerate().map(|(i, a)| format!("player {i}: {a}")).collect::<Vec<_>>().join(", ")
+    );
+    let any_human = args.agents.iter().any(|a| a.trim() == "human");
+    loop {
+        match state.turn() {
+            Turn::Terminal => break,
+            Turn::Chance => {
+                state.chance_outcomes(&mut outcomes);
+                let a = sample_chance(&outcomes, &mut chance);
+                println!("chance: {}", state.action_to_string(a));
+                state.apply_unchecked(a);
+            }
+            Turn::Player(seat) => {
+                if !any_human {
+                    println!("\n{state}");
+                }
+                let start = Instant::now();
+                let a = agents[seat].act(&state, &budget)?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let text = state.action_to_string(a);
+                state.apply(a).map_err(|e| anyhow::anyhow!("agent {} (player {seat}): {e}", args.agents[seat]))?;
+                println!("player {seat} ({}) plays {text} [{ms:.1} ms]", args.agents[seat]);
+            }
+        }
+    }
+    println!("\n{state}\n");
+    let returns = state.returns().expect("terminal states have returns");
+    let best = returns.iter().cloned().fold(f64::MIN, f64::max);
+    let winners: Vec<usize> = (0..returns.len()).filter(|&p| returns[p] == best).collect();
+    if winners.len() == 1 {
+        println!("player {} ({}) wins; returns {:?}", winners[0], args.agents[winners[0]], returns.as_slice());
+    } else {
+        println!("draw between players {winners:?}; returns {:?}", returns.as_slice());
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! The `meeple` binary as a user runs it: acceptance checks of the foundation issue.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn meeple(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_meeple")).args(args).output().expect("meeple runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("meeple-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn perft_prints_the_count_last() {
+    for (args, count) in [(["perft", "connect4", "8"], "5673234"), (["perft", "tictactoe", "9"], "127872")] {
+        let o = meeple(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o).lines().last(), Some(count));
+    }
+    let o = meeple(&["perft", "connect4", "3", "--divide"]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "{out}");
+    assert_eq!(lines[0], "1 49");
+    assert_eq!(lines[7], "343");
+}
+
+#[test]
+fn arena_json_is_the_same_for_any_thread_count() {
+    let counts = |threads: Option<&str>| {
+        let path = tmp(&format!("arena-{}.json", threads.unwrap_or("all")));
+        let p = path.to_str().unwrap();
+        let mut args = vec!["arena", "connect4", "first", "random", "--games", "200", "--seed", "7", "--json", p];
+        if let Some(t) = threads {
+            args.extend(["--threads", t]);
+        }
+        let o = meeple(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["game"], "connect4:rows=6,cols=7");
+        assert_eq!(v["games"], 200);
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let (w, d, l) =
+                    (a["wins"].as_u64().unwrap(), a["draws"].as_u64().unwrap(), a["losses"].as_u64().unwrap());
+                assert_eq!(w + d + l, 200, "{a}");
+                let ci = a["ci95"].as_array().unwrap();
+                let score = a["score"].as_f64().unwrap();
+                assert!(ci[0].as_f64().unwrap() <= score && score <= ci[1].as_f64().unwrap());
+                (a["spec"].as_str().unwrap().to_string(), w, d, l, a["score"].as_f64().unwrap())
+            })
+            .collect::<Vec<_>>()
+    };
+    let one = counts(Some("1"));
+    assert_eq!(one, counts(None));
+    assert_eq!(one, counts(Some("2")));
+    assert_eq!(one[0].0, "first");
+}
+
+#[test]
+fn records_replay_and_are_ordered() {
+    let path = tmp("records.jsonl");
+    let o = meeple(&["arena", "tictactoe", "random", "random", "--games", "20", "--records", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 20);
+    for (i, rec) in lines.iter().enumerate() {
+        assert_eq!(rec["index"], i);
+        assert_eq!(rec["game"], "tictactoe");
+        let record = meeple_game::GameRecord::from_json(&serde_json::to_string(rec).unwrap()).unwrap();
+        meeple_game::replay(&meeple_games::TicTacToe, &record).unwrap();
+    }
+}
+
+#[test]
+fn default_arena_runs_without_arguments() {
+    let o = meeple(&["arena", "--games", "20"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("connect4:rows=6,cols=7 — 20 games"), "{}", stdout(&o));
+}
+
+#[test]
+fn bad_input_gives_one_clear_line_and_a_nonzero_exit() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["perft", "chess", "3"], "unknown game 'chess'; accepted: tictactoe, connect4"),
+        (&["perft", "connect4", "abc"], "invalid value 'abc'"),
+        (&["perft", "connect4", "-1"], "invalid value '-1'"),
+        (&["perft", "connect4:rows=99", "3"], "bad value '99' for 'rows'"),
+        (&["perft", "connect4:depth=2", "3"], "unknown option 'depth'; accepted: rows"),
+        (&["arena", "connect4", "random", "alphazero"], "unknown agent 'alphazero'; accepted: random, first"),
+        (&["arena", "connect4", "random", "random:iters=5"], "agent random: unknown option 'iters'"),
+        (&["arena", "connect4", "random"], "give 2 agent specs, not 1"),
+        (&["arena", "connect4", "random", "first", "--games", "7"], "multiple of 2"),
+        (&["arena", "connect4", "random", "first", "--json", "/nonexistent/x/y.json"], "cannot write json file"),
+        (&["arena", "connect4", "random", "first", "--records", "/nonexistent/x/r"], "cannot write records file"),
+        (&["play", "connect4", "random", "first", "--move-time", "fast"], "'fast' is not a duration"),
+        (&["bench", "connect4", "--seconds", "0"], "--seconds must be"),
+        (&["arena", "connect4:", "random", "first"], "bad spec 'connect4:'"),
+        (&["frobnicate"], "unrecognized subcommand"),
+    ];
+    for (args, expected) in cases {
+        let o = meeple(args);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: '{err}' should contain '{expected}'");
+        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_human_plays_through_stdin_and_is_reprompted() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_meeple"))
+        .args(["play", "tictactoe", "human", "first"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // first (O) answers a3 then b3; X wins on the diagonal a1-b2-c3.
+    child.stdin.take().unwrap().write_all(b"b2\nb2\nzz\na1\nc3\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.contains("not legal here: b2 is already taken"), "{out}");
+    assert!(out.contains("cannot read move 'zz'"), "{out}");
+    assert!(out.contains("player 0 (human) wins"), "{out}");
+}
+
+#[test]
+fn closed_stdin_ends_play_with_an_error() {
+    let o = Command::new(env!("CARGO_BIN_EXE_meeple"))
+        .args(["play", "connect4", "human", "random"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("input closed"), "{}", stderr(&o));
+}
+
+#[test]
+fn bench_json_has_the_documented_keys() {
+    let o = meeple(&["bench", "tictactoe", "--seconds", "0.2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["game"], "tictactoe");
+    assert!(v["random_games_per_sec"].as_f64().unwrap() > 0.0);
+    // Random tic-tac-toe games last 5 to 9 plies.
+    let mean = v["plies_per_sec"].as_f64().unwrap() / v["random_games_per_sec"].as_f64().unwrap();
+    assert!((5.0..=9.0).contains(&mean), "{v}");
+}
+
+#[test]
+fn every_command_explains_itself() {
+    for cmd in ["games", "agents", "perft", "play", "arena", "bench"] {
+        let o = meeple(&[cmd, "--help"]);
+        assert!(o.status.success());
+        assert!(stdout(&o).contains("Usage: meeple"), "{cmd}");
+    }
+}

@@ -1,0 +1,29 @@
+use meeple_game::{Action, Rng, State, Turn, sample_chance};
+use rand::RngExt;
+
+/// Plays uniformly random moves (and samples chance) from `state` to the end, in place, and
+/// returns the number of plies played. `legal` and `outcomes` are caller buffers so the loop
+/// never allocates; MCTS playouts and `meeple bench` share this routine.
+pub fn random_playout<S: State>(
+    state: &mut S,
+    rng: &mut Rng,
+    legal: &mut Vec<Action>,
+    outcomes: &mut Vec<(Action, f64)>,
+) -> u64 {
+    let mut plies = 0;
+    loop {
+        let action = match state.turn() {
+            Turn::Terminal => return plies,
+            Turn::Player(_) => {
+                state.legal_actions(legal);
+                legal[rng.random_range(0..legal.len())]
+            }
+            Turn::Chance => {
+                state.chance_outcomes(outcomes);
+                sample_chance(outcomes, rng)
+            }
+        };
+        state.apply_unchecked(action);
+        plies += 1;
+    }
+}
