@@ -100,7 +100,7 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
     };
     let bar = ProgressBar::new(config.games as u64);
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} games  {per_sec}  ETA {eta}  {msg}")
+        ProgressStyle::with_template("{bar:30} {human_pos}/{human_len} games  {elapsed} elapsed, ETA {eta}  {msg}")
             .expect("valid template"),
     );
     let tally = Mutex::new([0.0f64, 0.0]);
@@ -120,7 +120,7 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
             let mut t = tally.lock().expect("tally lock");
             t[0] += points;
             t[1] += 1.0;
-            bar.set_message(format!("{}: {:.1}%", config.agents[0], 100.0 * t[0] / t[1]));
+            bar.set_message(format!("agent 1 ({}) scores {:.1}%", config.agents[0], 100.0 * t[0] / t[1]));
         }
         if let Some(sink) = &sink
             && let Err(e) = sink.lock().expect("sink lock").push(g)

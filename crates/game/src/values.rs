@@ -38,6 +38,20 @@ impl Values {
         v
     }
 
+    /// Returns of a two-player win/draw/loss game: `None` until it is `over`, then 1/0 for a
+    /// winner or 0.5 each for a draw.
+    pub fn two_player_returns(winner: Option<usize>, over: bool) -> Option<Self> {
+        match winner {
+            Some(w) => Some(Self::two_player_win(w)),
+            None => over.then(|| Self::filled(2, 0.5)),
+        }
+    }
+
+    /// Scores of a two-player game whose only score is winning: 1 for the winner, else 0.
+    pub fn two_player_scores(winner: Option<usize>) -> Self {
+        winner.map_or(Self::filled(2, 0.0), Self::two_player_win)
+    }
+
     /// The values as a slice.
     pub fn as_slice(&self) -> &[f64] {
         &self.data[..self.len as usize]

@@ -191,18 +191,11 @@ impl State for Connect4State {
     }
 
     fn returns(&self) -> Option<Values> {
-        match self.winner {
-            Some(w) => Some(Values::two_player_win(w as usize)),
-            None if self.turn() == Turn::Terminal => Some(Values::filled(2, 0.5)),
-            None => None,
-        }
+        Values::two_player_returns(self.winner.map(usize::from), self.turn() == Turn::Terminal)
     }
 
     fn scores(&self) -> Values {
-        match self.winner {
-            Some(w) => Values::two_player_win(w as usize),
-            None => Values::filled(2, 0.0),
-        }
+        Values::two_player_scores(self.winner.map(usize::from))
     }
 
     fn observation(&self, player: Player, out: &mut Vec<f32>) {

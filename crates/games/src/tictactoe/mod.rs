@@ -134,18 +134,11 @@ impl State for TicTacToeState {
     }
 
     fn returns(&self) -> Option<Values> {
-        match (self.winner, self.filled() == FULL) {
-            (Some(w), _) => Some(Values::two_player_win(w as usize)),
-            (None, true) => Some(Values::filled(2, 0.5)),
-            (None, false) => None,
-        }
+        Values::two_player_returns(self.winner.map(usize::from), self.filled() == FULL)
     }
 
     fn scores(&self) -> Values {
-        match self.winner {
-            Some(w) => Values::two_player_win(w as usize),
-            None => Values::filled(2, 0.0),
-        }
+        Values::two_player_scores(self.winner.map(usize::from))
     }
 
     fn observation(&self, player: Player, out: &mut Vec<f32>) {
