@@ -8,19 +8,22 @@
 mod agent;
 pub mod conformance;
 mod error;
+mod evaluator;
 mod perft;
 mod record;
 mod rng;
 mod spec;
+pub mod testing;
 mod values;
 pub mod zobrist;
 
 pub use agent::{Agent, AgentInfo, BoxedAgent, Budget};
 pub use error::Error;
+pub use evaluator::{BoxedEvaluator, Evaluator, ZeroEvaluator};
 pub use perft::{perft, perft_divide};
 pub use record::{GameRecord, replay};
 pub use rng::{Rng, derive_seed, rng_from_seed, sample_chance};
-pub use spec::{Options, ParamInfo, Spec, parse_duration};
+pub use spec::{Options, ParamInfo, Spec, parse_duration, parse_size};
 pub use values::Values;
 
 use std::fmt::{Debug, Display};
@@ -97,6 +100,18 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
 
     /// Descriptions of the agents [`Game::game_agent`] can build.
     fn game_agent_infos(&self) -> Vec<AgentInfo> {
+        Vec::new()
+    }
+
+    /// Builds the evaluator named by `spec` (`eval=NAME` in search specs), if this game has one
+    /// by that name. `zero` exists for every game and is handled by the search crate.
+    fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<Self::State>, Error>> {
+        let _ = spec;
+        None
+    }
+
+    /// Descriptions of this game's evaluators (name, what it values, options).
+    fn evaluator_infos(&self) -> Vec<AgentInfo> {
         Vec::new()
     }
 }

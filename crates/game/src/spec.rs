@@ -223,6 +223,12 @@ impl Options<'_> {
         parse_duration(raw).map(Some).ok_or_else(|| self.bad_value(key, raw))
     }
 
+    /// Reads `key` as a size in bytes (`64mb`, `512kb`, `1gb`, `4096`).
+    pub fn get_size(&self, key: &str) -> Result<u64, Error> {
+        let raw = self.raw(key);
+        parse_size(raw).ok_or_else(|| self.bad_value(key, raw))
+    }
+
     /// Reads `key` as a boolean (`true/false`, `yes/no`, `on/off`, `1/0`).
     pub fn get_bool(&self, key: &str) -> Result<bool, Error> {
         let raw = self.raw(key);
@@ -232,6 +238,23 @@ impl Options<'_> {
             _ => Err(self.bad_value(key, raw)),
         }
     }
+}
+
+/// Parses a size: `64mb`, `512kb`, `1gb`, `1.5mb` or a number of bytes (binary units: 1kb = 1024).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let scale = match unit.trim() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = value * scale;
+    (bytes.is_finite() && bytes < 1e15).then_some(bytes as u64)
 }
 
 /// Parses `500ms`, `2s`, `1.5s`, `250us`, `1m`; a bare number is seconds. `None` if malformed,
@@ -300,6 +323,17 @@ mod tests {
 
         let s: Spec = "g:rows=5,rows=6".parse().unwrap();
         assert!(s.options("game g", PARAMS).unwrap_err().to_string().contains("given twice"));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64mb"), Some(64 << 20));
+        assert_eq!(parse_size("1GB"), Some(1 << 30));
+        assert_eq!(parse_size("512kb"), Some(512 << 10));
+        assert_eq!(parse_size("100"), Some(100));
+        for bad in ["", "mb", "-1mb", "12 parsecs", "1e99gb"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
     }
 
     #[test]

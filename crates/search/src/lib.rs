@@ -3,16 +3,23 @@
 //! Search code never names a game: game knowledge reaches it only through traits, and a game's
 //! own agents (rules-based players) come in through [`Game::game_agent`].
 
+pub mod alphabeta;
+mod evaluators;
+pub mod mcts;
 mod playout;
 mod simple;
+mod tt;
 
+pub use alphabeta::{AlphaBeta, AlphaBetaConfig};
+pub use evaluators::{evaluator_infos, make_evaluator};
+pub use mcts::{Mcts, MctsConfig};
 pub use playout::random_playout;
 pub use simple::{FirstAgent, RandomAgent};
 
 use meeple_game::{AgentInfo, BoxedAgent, Error, Game, Spec};
 
 /// The agents every game gets, in the order `meeple agents` lists them.
-pub const AGENTS: &[AgentInfo] = &[simple::RANDOM_INFO, simple::FIRST_INFO];
+pub const AGENTS: &[AgentInfo] = &[simple::RANDOM_INFO, simple::FIRST_INFO, alphabeta::INFO, mcts::INFO];
 
 /// Every agent that can play `game`: the generic ones, then the game's own.
 pub fn agent_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
@@ -27,6 +34,8 @@ pub fn make_agent<G: Game>(game: &G, spec: &str, seed: u64) -> Result<BoxedAgent
     match parsed.name.as_str() {
         "random" => Ok(Box::new(RandomAgent::from_spec(&parsed, seed)?)),
         "first" => Ok(Box::new(FirstAgent::from_spec(&parsed)?)),
+        "alphabeta" => Ok(Box::new(AlphaBeta::new(game, AlphaBetaConfig::from_spec(&parsed)?, seed)?)),
+        "mcts" => Ok(Box::new(Mcts::new(game, MctsConfig::from_spec(&parsed)?, parsed.to_string(), seed)?)),
         other => match game.game_agent(&parsed, seed) {
             Some(agent) => agent,
             None => Err(Error::UnknownName {
@@ -50,7 +59,7 @@ mod tests {
         assert_eq!(make_agent(&game, "random", 1).unwrap().spec(), "random");
         assert_eq!(make_agent(&game, " first ", 1).unwrap().spec(), "first");
         let err = make_agent(&game, "alphazero", 1).err().unwrap().to_string();
-        assert_eq!(err, "unknown agent 'alphazero'; accepted: random, first");
+        assert_eq!(err, "unknown agent 'alphazero'; accepted: random, first, alphabeta, mcts");
         let err = make_agent(&game, "random:depth=3", 1).err().unwrap().to_string();
         assert!(err.contains("agent random: unknown option 'depth'"), "{err}");
         assert!(make_agent(&game, "random:", 1).is_err());

@@ -1,0 +1,38 @@
+use crate::{Action, Player, State};
+
+/// Game knowledge for search: a leaf value, and optional move-ordering and forward-pruning hooks.
+/// Games implement it in their `eval.rs` and register it under a name (`eval=linear8`); search
+/// code only ever sees this trait.
+pub trait Evaluator<S: State>: Send + Sync {
+    /// Heuristic value of a non-terminal `state` for `player`: larger is better for them. Keep
+    /// values within ±100,000 so they stay below alpha-beta's win scores; MCTS playout cutoffs map
+    /// them to rewards through a logistic curve (`1 / (1 + e^(-v / eval_scale))`).
+    fn evaluate(&self, state: &S, player: Player) -> f64;
+
+    /// Reorders `actions` (the legal actions of the player to move) best first. Alpha-beta tries
+    /// them in this order before its own killer and history ordering; MCTS with progressive
+    /// widening adds children in this order. The default keeps the order.
+    fn order(&self, state: &S, actions: &mut Vec<Action>) {
+        let _ = (state, actions);
+    }
+
+    /// Forward pruning: removes actions not worth searching (the Sagrada report's "heuristic
+    /// filter"). Search ignores a filter that removes every action. The default keeps all.
+    fn filter(&self, state: &S, actions: &mut Vec<Action>) {
+        let _ = (state, actions);
+    }
+}
+
+/// An evaluator behind a pointer, as games build them from specs.
+pub type BoxedEvaluator<S> = Box<dyn Evaluator<S>>;
+
+/// The evaluator every game has: no opinion (0) on any non-terminal state. Search then relies on
+/// terminal results alone, which is exact wherever it reaches the end of the game.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ZeroEvaluator;
+
+impl<S: State> Evaluator<S> for ZeroEvaluator {
+    fn evaluate(&self, _state: &S, _player: Player) -> f64 {
+        0.0
+    }
+}

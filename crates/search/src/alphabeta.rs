@@ -1,0 +1,580 @@
+//! Alpha-beta search: iterative deepening, transposition table, killer and history ordering on
+//! top of the game's own ordering hook, optional forward pruning, expectimax at chance nodes, and
+//! determinized worlds for hidden information.
+//!
+//! Values are from the root player's point of view: the root player maximises, every other
+//! player minimises. For two-player zero-sum games that is plain minimax (negamax in effect); for
+//! more players it is the *paranoid* assumption (everyone plays against the root player).
+
+use crate::evaluators::make_evaluator;
+use crate::tt::{Bound, TranspositionTable};
+use meeple_game::{
+    Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, rng_from_seed,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Value of a won game at the root; a win found `ply` plies deep scores `WIN - ply`, so search
+/// prefers quicker wins and slower losses. Heuristics must stay well below it.
+pub const WIN: f64 = 1_000_000.0;
+const MAX_DEPTH: u32 = 64;
+/// Values beyond this are wins or losses a known number of plies away. An expectation over
+/// chance outcomes that mixes wins with anything else stays well inside it.
+const MATE_BOUND: f64 = WIN - 2.0 * MAX_DEPTH as f64;
+const INF: f64 = f64::INFINITY;
+
+pub(crate) const INFO: AgentInfo = AgentInfo {
+    name: "alphabeta",
+    about: "alpha-beta with iterative deepening, transposition table, killers/history; expectimax at chance nodes; \
+            paranoid for 3+ players; worlds=K for hidden information",
+    params: &[
+        ParamInfo {
+            name: "depth",
+            default: "",
+            accepts: "integer 1..=64",
+            help: "maximum depth in plies (default 8, or unlimited when time or nodes is given)",
+        },
+        ParamInfo { name: "time", default: "", accepts: "duration like 500ms", help: "time per move" },
+        ParamInfo { name: "nodes", default: "", accepts: "positive integer", help: "nodes per move" },
+        ParamInfo { name: "tt", default: "16mb", accepts: "size like 64mb", help: "transposition table size" },
+        ParamInfo {
+            name: "eval",
+            default: "zero",
+            accepts: "an evaluator of the game (see meeple agents --game)",
+            help: "leaf evaluator",
+        },
+        ParamInfo {
+            name: "order",
+            default: "true",
+            accepts: "true or false",
+            help: "use the evaluator's move ordering",
+        },
+        ParamInfo {
+            name: "filter",
+            default: "false",
+            accepts: "true or false",
+            help: "use the evaluator's forward pruning (heuristic filter)",
+        },
+        ParamInfo {
+            name: "worlds",
+            default: "1",
+            accepts: "integer 1..=100000",
+            help: "determinized worlds; move values are summed over worlds",
+        },
+        ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
+    ],
+};
+
+/// Limits and switches of one alpha-beta agent.
+#[derive(Clone, Debug)]
+pub struct AlphaBetaConfig {
+    pub depth: Option<u32>,
+    pub time: Option<Duration>,
+    pub nodes: Option<u64>,
+    pub tt_bytes: u64,
+    pub eval: String,
+    pub order: bool,
+    pub filter: bool,
+    pub worlds: u32,
+    pub verbose: bool,
+}
+
+impl AlphaBetaConfig {
+    pub fn from_spec(spec: &Spec) -> Result<Self, Error> {
+        let o = spec.options("agent alphabeta", INFO.params)?;
+        let nodes: Option<u64> = o.get_opt("nodes")?;
+        if nodes == Some(0) {
+            return Err(o.bad_value("nodes", "0"));
+        }
+        let depth = if o.given("depth") { Some(o.get_in("depth", 1..=MAX_DEPTH)?) } else { None };
+        Ok(AlphaBetaConfig {
+            depth,
+            time: o.get_duration("time")?,
+            nodes,
+            tt_bytes: o.get_size("tt")?,
+            eval: o.get("eval")?,
+            order: o.get_bool("order")?,
+            filter: o.get_bool("filter")?,
+            worlds: o.get_in("worlds", 1..=100_000)?,
+            verbose: o.get_bool("verbose")?,
+        })
+    }
+
+    fn spec(&self) -> String {
+        let mut s = Spec::new("alphabeta");
+        if let Some(d) = self.depth {
+            s = s.with("depth", d);
+        }
+        if let Some(t) = self.time {
+            s = s.with("time", format!("{}ms", t.as_millis()));
+        }
+        if let Some(n) = self.nodes {
+            s = s.with("nodes", n);
+        }
+        s = s.with("tt", format!("{}kb", self.tt_bytes / 1024)).with("eval", &self.eval);
+        if self.worlds > 1 {
+            s = s.with("worlds", self.worlds);
+        }
+        s.to_string()
+    }
+}
+
+/// What the last search found.
+#[derive(Clone, Debug, Default)]
+pub struct SearchReport {
+    /// Deepest fully searched iteration.
+    pub depth: u32,
+    /// Value of the chosen move for the player to move (`WIN - plies` for a forced win).
+    pub value: f64,
+    /// The chosen move followed by the expected reply line.
+    pub pv: Vec<Action>,
+    /// Nodes visited.
+    pub nodes: u64,
+    pub seconds: f64,
+    /// Transposition-table hits per probe.
+    pub tt_hit_rate: f64,
+    /// Root moves with their values (exact for the best, bounds for the rest unless worlds > 1).
+    pub root: Vec<(Action, f64)>,
+}
+
+/// The alpha-beta agent.
+pub struct AlphaBeta<S: State> {
+    config: AlphaBetaConfig,
+    eval: Arc<dyn Evaluator<S>>,
+    tt: TranspositionTable,
+    num_actions: usize,
+    rng: Rng,
+    killers: Vec<[Action; 2]>,
+    history: Vec<u32>,
+    moves: Vec<Vec<Action>>,
+    scores: Vec<Vec<u64>>,
+    outcomes: Vec<Vec<(Action, f64)>>,
+    // Per-search state.
+    root_player: Player,
+    key_salt: u64,
+    nodes: u64,
+    node_limit: u64,
+    deadline: Option<Instant>,
+    aborted: bool,
+    /// Whether the current iteration met a chance node (then no value is a forced result).
+    saw_chance: bool,
+    report: SearchReport,
+}
+
+impl<S: State> AlphaBeta<S> {
+    /// Builds the agent for `game`.
+    pub fn new<G: Game<State = S>>(game: &G, config: AlphaBetaConfig, seed: u64) -> Result<Self, Error> {
+        let eval = make_evaluator(game, &config.eval)?;
+        let n = game.num_actions();
+        Ok(AlphaBeta {
+            tt: TranspositionTable::new(config.tt_bytes),
+            eval,
+            num_actions: n,
+            rng: rng_from_seed(seed),
+            killers: vec![[Action::MAX; 2]; MAX_DEPTH as usize + 2],
+            history: vec![0; n * game.num_players()],
+            moves: Vec::new(),
+            scores: Vec::new(),
+            outcomes: Vec::new(),
+            root_player: 0,
+            key_salt: 0,
+            nodes: 0,
+            node_limit: u64::MAX,
+            deadline: None,
+            aborted: false,
+            saw_chance: false,
+            report: SearchReport::default(),
+            config,
+        })
+    }
+
+    /// Statistics of the last decision.
+    pub fn report(&self) -> &SearchReport {
+        &self.report
+    }
+
+    fn terminal_value(&self, state: &S, ply: usize) -> f64 {
+        let r = state.returns().expect("terminal states have returns")[self.root_player];
+        let v = (2.0 * r - 1.0) * WIN;
+        if v > MATE_BOUND {
+            v - ply as f64
+        } else if v < -MATE_BOUND {
+            v + ply as f64
+        } else {
+            v
+        }
+    }
+
+    fn out_of_budget(&mut self) -> bool {
+        if !self.aborted && self.nodes & 1023 == 0 {
+            let late = self.deadline.is_some_and(|d| Instant::now() >= d);
+            self.aborted = late || self.nodes >= self.node_limit;
+        }
+        self.aborted
+    }
+
+    fn ensure_ply(&mut self, ply: usize) {
+        while self.moves.len() <= ply {
+            self.moves.push(Vec::new());
+            self.scores.push(Vec::new());
+            self.outcomes.push(Vec::new());
+        }
+    }
+
+    /// Fills `self.moves[ply]` with the legal actions of `state`, filtered and ordered.
+    fn ordered_moves(&mut self, state: &S, ply: usize, mover: Player, tt_move: Action) {
+        let mut moves = std::mem::take(&mut self.moves[ply]);
+        state.legal_actions(&mut moves);
+        if self.config.filter && moves.len() > 1 {
+            let before = moves.clone();
+            self.eval.filter(state, &mut moves);
+            if moves.is_empty() {
+                moves = before;
+            }
+        }
+        if self.config.order {
+            self.eval.order(state, &mut moves);
+        }
+        let mut scores = std::mem::take(&mut self.scores[ply]);
+        scores.clear();
+        let killers = self.killers[ply.min(self.killers.len() - 1)];
+        let history = &self.history[mover * self.num_actions..(mover + 1) * self.num_actions];
+        let n = moves.len() as u64;
+        for (i, &a) in moves.iter().enumerate() {
+            // Higher first; the game's order breaks ties (earlier = higher).
+            let base = if a == tt_move {
+                3 << 60
+            } else if a == killers[0] {
+                2 << 60
+            } else if a == killers[1] {
+                1 << 60
+            } else {
+                (history.get(a as usize).copied().unwrap_or(0) as u64) << 20
+            };
+            scores.push(base + (n - i as u64));
+        }
+        // Insertion sort: move lists are short and mostly ordered already.
+        for i in 1..moves.len() {
+            let (m, s) = (moves[i], scores[i]);
+            let mut j = i;
+            while j > 0 && scores[j - 1] < s {
+                moves[j] = moves[j - 1];
+                scores[j] = scores[j - 1];
+                j -= 1;
+            }
+            moves[j] = m;
+            scores[j] = s;
+        }
+        self.moves[ply] = moves;
+        self.scores[ply] = scores;
+    }
+
+    fn search(&mut self, state: &S, depth: u32, ply: usize, mut alpha: f64, mut beta: f64) -> f64 {
+        self.nodes += 1;
+        if self.out_of_budget() {
+            return 0.0;
+        }
+        let mover = match state.turn() {
+            Turn::Terminal => return self.terminal_value(state, ply),
+            _ if depth == 0 => return self.eval.evaluate(state, self.root_player),
+            Turn::Chance => return self.expectation(state, depth, ply),
+            Turn::Player(p) => p,
+        };
+        self.ensure_ply(ply);
+        let key = state.zobrist() ^ self.key_salt;
+        let mut tt_move = Action::MAX;
+        if let Some(e) = self.tt.probe(key) {
+            tt_move = e.best;
+            if e.depth as u32 >= depth {
+                let v = from_tt(e.value, ply);
+                match e.bound {
+                    Bound::Exact => return v,
+                    Bound::Lower => alpha = alpha.max(v),
+                    Bound::Upper => beta = beta.min(v),
+                }
+                if alpha >= beta {
+                    return v;
+                }
+            }
+        }
+        let (alpha0, beta0) = (alpha, beta);
+        let maximize = mover == self.root_player;
+        self.ordered_moves(state, ply, mover, tt_move);
+        let mut best = if maximize { -INF } else { INF };
+        let mut best_move = Action::MAX;
+        let count = self.moves[ply].len();
+        for i in 0..count {
+            let a = self.moves[ply][i];
+            let mut child = state.clone();
+            child.apply_unchecked(a);
+            let v = self.search(&child, depth - 1, ply + 1, alpha, beta);
+            if self.aborted {
+                return 0.0;
+            }
+            if (maximize && v > best) || (!maximize && v < best) {
+                best = v;
+                best_move = a;
+            }
+            if maximize {
+                alpha = alpha.max(v);
+            } else {
+                beta = beta.min(v);
+            }
+            if alpha >= beta {
+                let k = &mut self.killers[ply.min(MAX_DEPTH as usize + 1)];
+                if k[0] != a {
+                    k[1] = k[0];
+                    k[0] = a;
+                }
+                if let Some(h) = self.history.get_mut(mover * self.num_actions + a as usize) {
+                    *h = h.saturating_add(depth * depth);
+                }
+                break;
+            }
+        }
+        let bound = if best <= alpha0 {
+            Bound::Upper
+        } else if best >= beta0 {
+            Bound::Lower
+        } else {
+            Bound::Exact
+        };
+        self.tt.store(key, to_tt(best, ply), best_move, depth, bound);
+        best
+    }
+
+    /// Expectimax: the probability-weighted mean of the outcomes, each searched with a full
+    /// window (a chance node's value cannot be bounded by its siblings without knowing the
+    /// value range). Chance nodes do not use up depth, so dice never halve the horizon.
+    fn expectation(&mut self, state: &S, depth: u32, ply: usize) -> f64 {
+        self.saw_chance = true;
+        self.ensure_ply(ply);
+        let mut outcomes = std::mem::take(&mut self.outcomes[ply]);
+        state.chance_outcomes(&mut outcomes);
+        let mut total = 0.0;
+        for &(a, p) in &outcomes {
+            let mut child = state.clone();
+            child.apply_unchecked(a);
+            total += p * self.search(&child, depth, ply + 1, -INF, INF);
+            if self.aborted {
+                break;
+            }
+        }
+        self.outcomes[ply] = outcomes;
+        total
+    }
+
+    /// One iteration at the root. Returns each fully searched root move with its value (exact
+    /// with `full_window`, else exact for the best and upper bounds for the rest), best first.
+    fn root_iteration(&mut self, state: &S, depth: u32, first: Action, full_window: bool) -> Vec<(Action, f64)> {
+        self.ensure_ply(0);
+        self.ordered_moves(state, 0, self.root_player, first);
+        let moves = self.moves[0].clone();
+        let mut results: Vec<(Action, f64)> = Vec::with_capacity(moves.len());
+        let mut alpha = -INF;
+        for a in moves {
+            let mut child = state.clone();
+            child.apply_unchecked(a);
+            let v = self.search(&child, depth - 1, 1, if full_window { -INF } else { alpha }, INF);
+            if self.aborted {
+                break;
+            }
+            results.push((a, v));
+            alpha = alpha.max(v);
+        }
+        // Stable: among equal values the earlier (better ordered) move stays first.
+        results.sort_by(|x, y| y.1.total_cmp(&x.1));
+        results
+    }
+
+    /// Iterative deepening on one (determinized) state until a limit; returns the root moves of
+    /// the deepest useful iteration and the depth completed.
+    fn deepen(
+        &mut self,
+        state: &S,
+        max_depth: u32,
+        budget_time: Option<Duration>,
+        full_window: bool,
+    ) -> (Vec<(Action, f64)>, u32) {
+        let start = Instant::now();
+        self.deadline = budget_time.map(|t| start + t);
+        self.aborted = false;
+        let mut best: Vec<(Action, f64)> = Vec::new();
+        let mut completed = 0;
+        for depth in 1..=max_depth {
+            let first = best.first().map_or(Action::MAX, |m| m.0);
+            self.saw_chance = false;
+            let results = self.root_iteration(state, depth, first, full_window);
+            if self.aborted {
+                // A partial iteration still counts if it searched the previous best move first
+                // and found something at least as good; otherwise keep the completed one.
+                if !full_window
+                    && let (Some(new), Some(old)) = (results.first(), best.first())
+                    && results.iter().any(|m| m.0 == old.0)
+                    && new.1 >= old.1
+                {
+                    best = results;
+                }
+                break;
+            }
+            best = results;
+            completed = depth;
+            // A forced win or loss does not change with more depth.
+            if !self.saw_chance && !full_window && best.first().is_some_and(|m| m.1.abs() > MATE_BOUND) {
+                break;
+            }
+            if let (Some(t), Some(_)) = (budget_time, self.deadline)
+                && start.elapsed() * 2 > t
+            {
+                break; // the next iteration would most likely not finish
+            }
+        }
+        (best, completed)
+    }
+
+    fn principal_variation(&mut self, state: &S, first: Action, depth: u32) -> Vec<Action> {
+        let mut pv = vec![first];
+        let mut s = state.clone();
+        s.apply_unchecked(first);
+        while pv.len() < depth as usize {
+            let Turn::Player(_) = s.turn() else { break };
+            match self.tt.probe(s.zobrist() ^ self.key_salt) {
+                Some(e) if e.best != Action::MAX && s.is_legal(e.best) => {
+                    pv.push(e.best);
+                    s.apply_unchecked(e.best);
+                }
+                _ => break,
+            }
+        }
+        pv
+    }
+
+    /// Decides a move and records the report.
+    pub fn choose(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
+        let Some(root) = state.current_player() else {
+            return Err(Error::Agent { agent: "alphabeta".into(), reason: "no decision to make in this state".into() });
+        };
+        let start = Instant::now();
+        let time = min_opt(self.config.time, budget.time);
+        let nodes = min_opt(self.config.nodes, budget.nodes);
+        let unlimited = time.is_some() || nodes.is_some();
+        let depth = min_opt(self.config.depth, budget.depth).unwrap_or(if unlimited { MAX_DEPTH } else { 8 }).max(1);
+        self.root_player = root;
+        self.nodes = 0;
+        self.tt.new_search();
+        self.history.iter_mut().for_each(|h| *h /= 8);
+        let worlds = self.config.worlds.max(1);
+        let (root_moves, completed) = if worlds == 1 {
+            self.key_salt = meeple_game::zobrist::splitmix64(root as u64);
+            self.node_limit = nodes.unwrap_or(u64::MAX);
+            self.deepen(state, depth, time, false)
+        } else {
+            // Algorithm 1 of the Sagrada report: exact values for every root move in each world,
+            // summed per move; the budget is split evenly between worlds.
+            let mut sum: Vec<(Action, f64)> = Vec::new();
+            let mut min_completed = u32::MAX;
+            for w in 0..worlds {
+                let world = state.determinize(root, &mut self.rng);
+                self.key_salt = meeple_game::zobrist::splitmix64(((root as u64) << 32) | (w as u64 + 1));
+                self.node_limit = nodes.map_or(u64::MAX, |n| self.nodes + (n / worlds as u64).max(1));
+                let (moves, done) = self.deepen(&world, depth, time.map(|t| t / worlds), true);
+                min_completed = min_completed.min(done);
+                for (a, v) in moves {
+                    match sum.iter_mut().find(|m| m.0 == a) {
+                        Some(m) => m.1 += v,
+                        None => sum.push((a, v)),
+                    }
+                }
+            }
+            sum.sort_by(|x, y| y.1.total_cmp(&x.1));
+            (sum, min_completed)
+        };
+        let action = match root_moves.first() {
+            Some(m) => m.0,
+            None => {
+                // Not even depth 1 finished: fall back to the best-ordered legal move.
+                self.ordered_moves(state, 0, root, Action::MAX);
+                *self.moves[0]
+                    .first()
+                    .ok_or_else(|| Error::Agent { agent: "alphabeta".into(), reason: "no legal action".into() })?
+            }
+        };
+        let seconds = start.elapsed().as_secs_f64();
+        let value = root_moves.first().map_or(0.0, |m| m.1 / worlds as f64);
+        let pv = if worlds == 1 { self.principal_variation(state, action, completed) } else { vec![action] };
+        self.report = SearchReport {
+            depth: completed,
+            value,
+            pv,
+            nodes: self.nodes,
+            seconds,
+            tt_hit_rate: if self.tt.probes > 0 { self.tt.hits as f64 / self.tt.probes as f64 } else { 0.0 },
+            root: root_moves,
+        };
+        if self.config.verbose {
+            let pv: Vec<String> = {
+                let mut s = state.clone();
+                self.report
+                    .pv
+                    .iter()
+                    .map(|&a| {
+                        let t = s.action_to_string(a);
+                        s.apply_unchecked(a);
+                        t
+                    })
+                    .collect()
+            };
+            eprintln!(
+                "alphabeta: depth {} value {:.3} nodes {} ({:.0} nodes/s) tt hits {:.1}% of {} entries, {:.3} s, pv {}",
+                self.report.depth,
+                self.report.value,
+                self.report.nodes,
+                self.report.nodes as f64 / seconds.max(1e-9),
+                100.0 * self.report.tt_hit_rate,
+                self.tt.len(),
+                seconds,
+                pv.join(" ")
+            );
+        }
+        Ok(action)
+    }
+}
+
+fn min_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// Win scores are stored relative to the node, so a table hit at another ply stays correct.
+fn to_tt(v: f64, ply: usize) -> f64 {
+    if v > MATE_BOUND {
+        v + ply as f64
+    } else if v < -MATE_BOUND {
+        v - ply as f64
+    } else {
+        v
+    }
+}
+
+fn from_tt(v: f64, ply: usize) -> f64 {
+    if v > MATE_BOUND {
+        v - ply as f64
+    } else if v < -MATE_BOUND {
+        v + ply as f64
+    } else {
+        v
+    }
+}
+
+impl<S: State> Agent<S> for AlphaBeta<S> {
+    fn spec(&self) -> String {
+        self.config.spec()
+    }
+
+    fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
+        self.choose(state, budget)
+    }
+}

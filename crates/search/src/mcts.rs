@@ -1,0 +1,978 @@
+//! Monte Carlo tree search (UCT) for any number of players, with chance nodes, MCTS-Solver,
+//! progressive widening, playout policies given as agent specs, evaluator cut-offs, score-margin
+//! rewards, tree reuse, root parallelism and determinized worlds.
+//!
+//! Each node stores the reward of the player who made the move into it, so selection at a node
+//! maximises the mover's own reward: correct for any number of players, with no sign flipping.
+
+use crate::evaluators::make_evaluator;
+use meeple_game::{
+    Action, Agent, AgentInfo, BoxedAgent, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn,
+    Values, derive_seed, rng_from_seed, sample_chance,
+};
+use rand::{RngExt, SeedableRng};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(crate) const INFO: AgentInfo = AgentInfo {
+    name: "mcts",
+    about: "UCT Monte Carlo tree search for any number of players: chance nodes, MCTS-Solver, progressive widening, \
+            tree reuse, root parallelism, worlds=K for hidden information",
+    params: &[
+        ParamInfo {
+            name: "iters",
+            default: "",
+            accepts: "positive integer",
+            help: "iterations per move, over all threads and worlds (default 1000 unless time is given)",
+        },
+        ParamInfo { name: "time", default: "", accepts: "duration like 500ms", help: "time per move" },
+        ParamInfo { name: "c", default: "1.4", accepts: "number >= 0", help: "UCT exploration constant" },
+        ParamInfo {
+            name: "playout",
+            default: "random",
+            accepts: "an agent spec, e.g. random, first, (alphabeta:depth=1)",
+            help: "policy that plays out simulations",
+        },
+        ParamInfo {
+            name: "cutoff",
+            default: "",
+            accepts: "integer >= 0",
+            help: "stop playouts after this many plies and score with the evaluator (default: play to the end)",
+        },
+        ParamInfo {
+            name: "eval",
+            default: "zero",
+            accepts: "an evaluator of the game",
+            help: "evaluator for cut-offs, ordering and filtering",
+        },
+        ParamInfo {
+            name: "eval_scale",
+            default: "1",
+            accepts: "number > 0",
+            help: "cut-off reward = 1/(1+exp(-value/eval_scale))",
+        },
+        ParamInfo {
+            name: "margin",
+            default: "none",
+            accepts: "none, steps or smooth",
+            help: "score-margin bonus for wins: steps = +1 per margin_unit up to 4 units (the Sagrada report), smooth = \
+                   proportional; reward = (result + bonus) / 5",
+        },
+        ParamInfo { name: "margin_unit", default: "5", accepts: "number > 0", help: "points per bonus step" },
+        ParamInfo {
+            name: "solver",
+            default: "true",
+            accepts: "true or false",
+            help: "MCTS-Solver: prove wins and losses (two-player games)",
+        },
+        ParamInfo {
+            name: "widening",
+            default: "0",
+            accepts: "number >= 0",
+            help: "progressive widening: a node with n visits has at most ceil(widening * n^widening_exp) children; 0 = off",
+        },
+        ParamInfo { name: "widening_exp", default: "0.5", accepts: "number in (0, 1]", help: "exponent of widening" },
+        ParamInfo {
+            name: "order",
+            default: "true",
+            accepts: "true or false",
+            help: "with widening, add children in the evaluator's order",
+        },
+        ParamInfo {
+            name: "filter",
+            default: "false",
+            accepts: "true or false",
+            help: "use the evaluator's forward pruning",
+        },
+        ParamInfo { name: "reuse", default: "true", accepts: "true or false", help: "keep the tree between moves" },
+        ParamInfo { name: "threads", default: "1", accepts: "integer 1..=256", help: "root-parallel trees" },
+        ParamInfo {
+            name: "worlds",
+            default: "1",
+            accepts: "integer 1..=100000",
+            help: "determinized worlds; visits are summed over worlds",
+        },
+        ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
+    ],
+};
+
+/// How playout results become rewards.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Margin {
+    None,
+    Steps,
+    Smooth,
+}
+
+/// The options of one MCTS agent.
+#[derive(Clone, Debug)]
+pub struct MctsConfig {
+    pub iters: Option<u64>,
+    pub time: Option<Duration>,
+    pub c: f64,
+    pub playout: String,
+    pub cutoff: Option<u32>,
+    pub eval: String,
+    pub eval_scale: f64,
+    pub margin: Margin,
+    pub margin_unit: f64,
+    pub solver: bool,
+    /// Whether `solver` was given explicitly (then a game it cannot serve is an error).
+    pub solver_given: bool,
+    pub widening: f64,
+    pub widening_exp: f64,
+    pub order: bool,
+    pub filter: bool,
+    pub reuse: bool,
+    pub threads: usize,
+    pub worlds: u32,
+    pub verbose: bool,
+}
+
+impl MctsConfig {
+    pub fn from_spec(spec: &Spec) -> Result<Self, Error> {
+        let o = spec.options("agent mcts", INFO.params)?;
+        let positive = |key: &str, v: f64, allow_zero: bool| {
+            if v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0)) {
+                Ok(v)
+            } else {
+                Err(o.bad_value(key, &v.to_string()))
+            }
+        };
+        let iters: Option<u64> = o.get_opt("iters")?;
+        if iters == Some(0) {
+            return Err(o.bad_value("iters", "0"));
+        }
+        let margin = match o.get::<String>("margin")?.as_str() {
+            "none" => Margin::None,
+            "steps" => Margin::Steps,
+            "smooth" => Margin::Smooth,
+            other => return Err(o.bad_value("margin", other)),
+        };
+        let widening_exp = o.get::<f64>("widening_exp")?;
+        if !(widening_exp > 0.0 && widening_exp <= 1.0) {
+            return Err(o.bad_value("widening_exp", &widening_exp.to_string()));
+        }
+        let playout: String = o.get("playout")?;
+        playout.parse::<Spec>()?;
+        Ok(MctsConfig {
+            iters,
+            time: o.get_duration("time")?,
+            c: positive("c", o.get("c")?, true)?,
+            playout,
+            cutoff: o.get_opt("cutoff")?,
+            eval: o.get("eval")?,
+            eval_scale: positive("eval_scale", o.get("eval_scale")?, false)?,
+            margin,
+            margin_unit: positive("margin_unit", o.get("margin_unit")?, false)?,
+            solver: o.get_bool("solver")?,
+            solver_given: o.given("solver"),
+            widening: positive("widening", o.get("widening")?, true)?,
+            widening_exp,
+            order: o.get_bool("order")?,
+            filter: o.get_bool("filter")?,
+            reuse: o.get_bool("reuse")?,
+            threads: o.get_in("threads", 1..=256)?,
+            worlds: o.get_in("worlds", 1..=100_000)?,
+            verbose: o.get_bool("verbose")?,
+        })
+    }
+}
+
+const NONE: u32 = u32::MAX;
+const CHANCE: u8 = u8::MAX;
+const ROOT: u8 = u8::MAX - 1;
+
+/// A proven result, from the point of view of the player who moved into the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proof {
+    Unknown,
+    Win,
+    Draw,
+    Loss,
+}
+
+impl Proof {
+    fn flip(self) -> Self {
+        match self {
+            Proof::Win => Proof::Loss,
+            Proof::Loss => Proof::Win,
+            p => p,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    parent: u32,
+    first_child: u32,
+    next_sibling: u32,
+    action: Action,
+    visits: u32,
+    /// Children created so far.
+    expanded: u32,
+    /// Actions (or outcomes) available here; `NONE` until first computed.
+    legal: u32,
+    /// Sum of the rewards of `mover`.
+    reward: f64,
+    /// Who chose `action`: a player, `CHANCE`, or `ROOT` for the root.
+    mover: u8,
+    proof: Proof,
+}
+
+impl Node {
+    fn new(parent: u32, action: Action, mover: u8) -> Self {
+        Node {
+            parent,
+            first_child: NONE,
+            next_sibling: NONE,
+            action,
+            visits: 0,
+            expanded: 0,
+            legal: NONE,
+            reward: 0.0,
+            mover,
+            proof: Proof::Unknown,
+        }
+    }
+}
+
+/// One search tree and the state at its root.
+#[derive(Clone)]
+struct Tree<S: State> {
+    nodes: Vec<Node>,
+    root_state: S,
+    seed: u64,
+}
+
+impl<S: State> Tree<S> {
+    fn new(root_state: S, seed: u64) -> Self {
+        Tree { nodes: vec![Node::new(NONE, Action::MAX, ROOT)], root_state, seed }
+    }
+
+    fn children(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut next = self.nodes[node as usize].first_child;
+        std::iter::from_fn(move || {
+            (next != NONE).then(|| {
+                let c = next;
+                next = self.nodes[c as usize].next_sibling;
+                c
+            })
+        })
+    }
+
+    fn add_child(&mut self, parent: u32, action: Action, mover: u8) -> u32 {
+        let id = self.nodes.len() as u32;
+        let mut node = Node::new(parent, action, mover);
+        let p = &mut self.nodes[parent as usize];
+        node.next_sibling = p.first_child;
+        p.first_child = id;
+        p.expanded += 1;
+        self.nodes.push(node);
+        id
+    }
+
+    /// The subtree under the node reached by the state `target`, searching up to 4 plies below
+    /// the root; `None` if the old tree never saw it.
+    fn reroot(self, target: &S) -> Option<Self> {
+        if self.root_state == *target {
+            return Some(self);
+        }
+        let mut frontier = vec![(0u32, self.root_state.clone())];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for (n, s) in &frontier {
+                for c in self.children(*n) {
+                    let mut cs = s.clone();
+                    cs.apply_unchecked(self.nodes[c as usize].action);
+                    if cs == *target {
+                        return Some(self.extract(c, cs));
+                    }
+                    next.push((c, cs));
+                }
+            }
+            if next.is_empty() || next.len() > 100_000 {
+                break;
+            }
+            frontier = next;
+        }
+        None
+    }
+
+    fn extract(&self, root: u32, state: S) -> Self {
+        let mut map = vec![NONE; self.nodes.len()];
+        let mut order = vec![root];
+        map[root as usize] = 0;
+        let mut i = 0;
+        while i < order.len() {
+            for c in self.children(order[i]) {
+                map[c as usize] = order.len() as u32;
+                order.push(c);
+            }
+            i += 1;
+        }
+        let remap = |x: u32| if x == NONE { NONE } else { map[x as usize] };
+        let nodes = order
+            .iter()
+            .map(|&old| {
+                let n = &self.nodes[old as usize];
+                Node {
+                    parent: remap(n.parent),
+                    first_child: remap(n.first_child),
+                    next_sibling: remap(n.next_sibling),
+                    ..n.clone()
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut tree = Tree { nodes, root_state: state, seed: self.seed };
+        tree.nodes[0].parent = NONE;
+        tree.nodes[0].next_sibling = NONE;
+        tree.nodes[0].mover = ROOT;
+        tree
+    }
+}
+
+/// Per-root-action statistics of a decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootChild {
+    pub action: Action,
+    pub visits: u64,
+    /// Mean reward of the root player for this move.
+    pub mean: f64,
+    pub proof: Proof,
+}
+
+/// What the last search found.
+#[derive(Clone, Debug, Default)]
+pub struct MctsReport {
+    pub iterations: u64,
+    pub seconds: f64,
+    /// Nodes in all trees.
+    pub nodes: u64,
+    /// Deepest node reached.
+    pub max_depth: u32,
+    /// Root moves, most visited first.
+    pub root: Vec<RootChild>,
+    /// The root player's proven result, if the solver proved one (single tree, single world).
+    pub proof: Option<Proof>,
+    /// Most visited line from the root.
+    pub best_line: Vec<Action>,
+}
+
+type PlayoutFactory<S> = Arc<dyn Fn(u64) -> Result<BoxedAgent<S>, Error> + Send + Sync>;
+
+/// The MCTS agent.
+pub struct Mcts<S: State> {
+    config: Arc<MctsConfig>,
+    spec: String,
+    eval: Arc<dyn Evaluator<S>>,
+    playout: Option<PlayoutFactory<S>>,
+    num_players: usize,
+    seed: u64,
+    moves_made: u64,
+    trees: Vec<Option<Tree<S>>>,
+    report: MctsReport,
+}
+
+impl<S: State> Mcts<S> {
+    /// Builds the agent for `game`; `seed` feeds every random choice.
+    pub fn new<G: Game<State = S>>(game: &G, config: MctsConfig, spec: String, seed: u64) -> Result<Self, Error> {
+        let eval = make_evaluator(game, &config.eval)?;
+        if config.solver && config.solver_given && game.num_players() != 2 {
+            return Err(Error::Invalid(format!(
+                "agent mcts: solver=true needs a two-player game, not {}",
+                game.spec()
+            )));
+        }
+        let playout: Option<PlayoutFactory<S>> = if config.playout.trim() == "random" {
+            None
+        } else {
+            // Check the spec now, so a typo fails before any game starts.
+            crate::make_agent(game, &config.playout, 0)?;
+            let (g, p) = (game.clone(), config.playout.clone());
+            Some(Arc::new(move |seed| crate::make_agent(&g, &p, seed)))
+        };
+        Ok(Mcts {
+            trees: vec![None; config.threads],
+            config: Arc::new(config),
+            spec,
+            eval,
+            playout,
+            num_players: game.num_players(),
+            seed,
+            moves_made: 0,
+            report: MctsReport::default(),
+        })
+    }
+
+    /// Statistics of the last decision.
+    pub fn report(&self) -> &MctsReport {
+        &self.report
+    }
+
+    /// Decides a move and records the report.
+    pub fn choose(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
+        let Some(root_player) = state.current_player() else {
+            return Err(Error::Agent { agent: "mcts".into(), reason: "no decision to make in this state".into() });
+        };
+        let start = Instant::now();
+        let cfg = self.config.clone();
+        let time = match (cfg.time, budget.time) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let iters = match (cfg.iters, budget.iterations) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+        .or(if time.is_some() { None } else { Some(1000) });
+        let move_seed = derive_seed(self.seed, self.moves_made);
+        self.moves_made += 1;
+        let threads = cfg.threads;
+        let worlds = cfg.worlds as usize;
+        let jobs = (threads * worlds) as u64;
+        let solver = cfg.solver && self.num_players == 2;
+        let reuse = cfg.reuse && worlds == 1;
+        let mut old_trees: Vec<Option<Tree<S>>> =
+            if reuse { std::mem::take(&mut self.trees) } else { vec![None; threads] };
+        old_trees.resize(threads, None);
+
+        let job = ThreadJob {
+            cfg: &cfg,
+            eval: &self.eval,
+            playout: self.playout.as_ref(),
+            num_players: self.num_players,
+            state,
+            root_player,
+            move_seed,
+            worlds,
+            threads,
+            iters: iters.map(|i| (i / jobs).max(1)),
+            time: time.map(|t| t / worlds as u32),
+            reuse,
+            solver,
+        };
+        let outcome: Vec<Result<ThreadResult<S>, Error>> = if threads == 1 {
+            old_trees.into_iter().map(|old| job.run(0, old)).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let job = &job;
+                let handles: Vec<_> =
+                    old_trees.into_iter().enumerate().map(|(t, old)| scope.spawn(move || job.run(t, old))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(Error::Agent { agent: "mcts".into(), reason: "a search thread panicked".into() })
+                        })
+                    })
+                    .collect()
+            })
+        };
+
+        let mut all_trees = Vec::new();
+        let (mut iterations, mut max_depth) = (0, 0);
+        for r in outcome {
+            let (trees, n, d) = r?;
+            iterations += n;
+            max_depth = max_depth.max(d);
+            all_trees.push(trees);
+        }
+        // Combine root statistics over trees, in job order (deterministic).
+        let mut root: Vec<RootChild> = Vec::new();
+        for tree in all_trees.iter().flatten() {
+            for c in tree.children(0) {
+                let n = &tree.nodes[c as usize];
+                match root.iter_mut().find(|r| r.action == n.action) {
+                    Some(r) => {
+                        r.mean = (r.mean * r.visits as f64 + n.reward) / (r.visits + n.visits as u64).max(1) as f64;
+                        r.visits += n.visits as u64;
+                        if r.proof != n.proof {
+                            r.proof = Proof::Unknown;
+                        }
+                    }
+                    None => root.push(RootChild {
+                        action: n.action,
+                        visits: n.visits as u64,
+                        mean: n.reward / (n.visits.max(1)) as f64,
+                        proof: n.proof,
+                    }),
+                }
+            }
+        }
+        let single = all_trees.len() == 1 && all_trees[0].len() == 1;
+        let proof = if single && solver {
+            Some(node_proof(&all_trees[0][0], 0)).filter(|p| *p != Proof::Unknown)
+        } else {
+            None
+        };
+        // Most visits, but a proven win first and proven losses last.
+        let rank = |r: &RootChild| match r.proof {
+            Proof::Win => 2,
+            Proof::Loss => 0,
+            _ => 1,
+        };
+        root.sort_by(|a, b| {
+            rank(b)
+                .cmp(&rank(a))
+                .then(b.visits.cmp(&a.visits))
+                .then(b.mean.total_cmp(&a.mean))
+                .then(a.action.cmp(&b.action))
+        });
+        let action = match root.first() {
+            Some(r) => r.action,
+            None => {
+                let mut legal = Vec::new();
+                state.legal_actions(&mut legal);
+                *legal.first().ok_or_else(|| Error::Agent { agent: "mcts".into(), reason: "no legal action".into() })?
+            }
+        };
+        let best_line = if single { most_visited_line(&all_trees[0][0]) } else { vec![action] };
+        let nodes = all_trees.iter().flatten().map(|t| t.nodes.len() as u64).sum();
+        if reuse {
+            self.trees = all_trees.into_iter().map(|mut ts| ts.pop()).collect();
+        }
+        self.report =
+            MctsReport { iterations, seconds: start.elapsed().as_secs_f64(), nodes, max_depth, root, proof, best_line };
+        if cfg.verbose {
+            self.print_report(state);
+        }
+        Ok(action)
+    }
+
+    fn print_report(&self, state: &S) {
+        let r = &self.report;
+        let mut s = state.clone();
+        let line: Vec<String> = r
+            .best_line
+            .iter()
+            .map(|&a| {
+                let t = s.action_to_string(a);
+                if s.is_legal(a) {
+                    s.apply_unchecked(a);
+                }
+                t
+            })
+            .collect();
+        let top: Vec<String> = r
+            .root
+            .iter()
+            .take(5)
+            .map(|c| format!("{} {}v {:.3}{}", state.action_to_string(c.action), c.visits, c.mean, proof_tag(c.proof)))
+            .collect();
+        eprintln!(
+            "mcts: {} iterations ({:.0}/s), {} nodes, depth {}, {:.3} s{}; best line {}; top {}",
+            r.iterations,
+            r.iterations as f64 / r.seconds.max(1e-9),
+            r.nodes,
+            r.max_depth,
+            r.seconds,
+            r.proof.map(|p| format!(", proven {p:?}")).unwrap_or_default(),
+            line.join(" "),
+            top.join(", ")
+        );
+    }
+}
+
+fn proof_tag(p: Proof) -> &'static str {
+    match p {
+        Proof::Win => " (win)",
+        Proof::Loss => " (loss)",
+        Proof::Draw => " (draw)",
+        Proof::Unknown => "",
+    }
+}
+
+fn most_visited_line<S: State>(tree: &Tree<S>) -> Vec<Action> {
+    let mut line = Vec::new();
+    let mut node = 0;
+    while let Some(best) = tree.children(node).max_by_key(|&c| tree.nodes[c as usize].visits) {
+        if tree.nodes[best as usize].visits < 2 || line.len() >= 32 {
+            break;
+        }
+        line.push(tree.nodes[best as usize].action);
+        node = best;
+    }
+    line
+}
+
+/// The result proven for the player to move at `node`, from that player's point of view: a
+/// win if some child wins for them; otherwise, once every child exists and is proven, the best
+/// of them.
+fn node_proof<S: State>(tree: &Tree<S>, node: u32) -> Proof {
+    let n = &tree.nodes[node as usize];
+    let mut all_proven = n.legal != NONE && n.expanded == n.legal;
+    let mut any_draw = false;
+    for c in tree.children(node) {
+        match tree.nodes[c as usize].proof {
+            Proof::Win => return Proof::Win,
+            Proof::Draw => any_draw = true,
+            Proof::Loss => {}
+            Proof::Unknown => all_proven = false,
+        }
+    }
+    match (all_proven, any_draw) {
+        (false, _) => Proof::Unknown,
+        (true, true) => Proof::Draw,
+        (true, false) => Proof::Loss,
+    }
+}
+
+/// Trees one thread searched (one per world), iterations run, deepest node reached.
+type ThreadResult<S> = (Vec<Tree<S>>, u64, u32);
+
+/// What every search thread of one decision shares.
+struct ThreadJob<'a, S: State> {
+    cfg: &'a MctsConfig,
+    eval: &'a Arc<dyn Evaluator<S>>,
+    playout: Option<&'a PlayoutFactory<S>>,
+    num_players: usize,
+    state: &'a S,
+    root_player: Player,
+    move_seed: u64,
+    worlds: usize,
+    threads: usize,
+    /// Iterations per tree.
+    iters: Option<u64>,
+    /// Time per world.
+    time: Option<Duration>,
+    reuse: bool,
+    solver: bool,
+}
+
+impl<S: State> ThreadJob<'_, S> {
+    /// Thread `t`: one tree per world, searched in turn. Tree `w * threads + t` gets its own
+    /// seed, so results depend on the seed and the options, never on scheduling.
+    fn run(&self, t: usize, old: Option<Tree<S>>) -> Result<ThreadResult<S>, Error> {
+        let mut trees = Vec::with_capacity(self.worlds);
+        let (mut total, mut depth) = (0, 0);
+        let mut world_rng = rng_from_seed(derive_seed(self.move_seed, 1_000_000 + t as u64));
+        let mut old = old.filter(|_| self.reuse);
+        for w in 0..self.worlds {
+            let seed = derive_seed(self.move_seed, (w * self.threads + t) as u64);
+            let root_state = if self.worlds == 1 {
+                self.state.clone()
+            } else {
+                self.state.determinize(self.root_player, &mut world_rng)
+            };
+            let mut tree = match old.take().and_then(|tree| tree.reroot(&root_state)) {
+                Some(mut tree) => {
+                    tree.seed = seed;
+                    tree
+                }
+                None => Tree::new(root_state, seed),
+            };
+            let mut search =
+                Search::new(self.cfg, self.eval.clone(), self.playout, self.num_players, seed, self.solver)?;
+            total += search.run(&mut tree, self.iters, self.time);
+            depth = depth.max(search.max_depth);
+            trees.push(tree);
+        }
+        Ok((trees, total, depth))
+    }
+}
+
+/// The working parts of one tree's search.
+struct Search<'a, S: State> {
+    cfg: &'a MctsConfig,
+    eval: Arc<dyn Evaluator<S>>,
+    playout: Option<BoxedAgent<S>>,
+    num_players: usize,
+    rng: Rng,
+    solver: bool,
+    legal: Vec<Action>,
+    outcomes: Vec<(Action, f64)>,
+    max_depth: u32,
+}
+
+impl<'a, S: State> Search<'a, S> {
+    fn new(
+        cfg: &'a MctsConfig,
+        eval: Arc<dyn Evaluator<S>>,
+        playout: Option<&PlayoutFactory<S>>,
+        num_players: usize,
+        seed: u64,
+        solver: bool,
+    ) -> Result<Self, Error> {
+        let playout = match playout {
+            Some(factory) => Some(factory(derive_seed(seed, 7))?),
+            None => None,
+        };
+        Ok(Search {
+            cfg,
+            eval,
+            playout,
+            num_players,
+            rng: rng_from_seed(seed),
+            solver: solver && !cfg.filter,
+            legal: Vec::new(),
+            outcomes: Vec::new(),
+            max_depth: 0,
+        })
+    }
+
+    /// Runs iterations until a limit or a proven root; returns how many ran.
+    fn run(&mut self, tree: &mut Tree<S>, iters: Option<u64>, time: Option<Duration>) -> u64 {
+        let start = Instant::now();
+        let mut done = 0;
+        loop {
+            if iters.is_some_and(|n| done >= n) {
+                break;
+            }
+            if done % 16 == 0 && time.is_some_and(|t| start.elapsed() >= t) {
+                break;
+            }
+            if self.solver && node_proof(tree, 0) != Proof::Unknown {
+                break;
+            }
+            self.iterate(tree);
+            done += 1;
+        }
+        done
+    }
+
+    /// The next child to create at a player node: the `expanded`-th action of the node's
+    /// expansion order (the evaluator's order under widening, else a per-node random permutation).
+    fn untried_action(&mut self, tree: &Tree<S>, node: u32, state: &S) -> Action {
+        let k = tree.nodes[node as usize].expanded as usize;
+        self.legal_here(state);
+        if self.cfg.widening > 0.0 && self.cfg.order {
+            self.eval.order(state, &mut self.legal);
+            return self.legal[k];
+        }
+        let mut rng = Rng::seed_from_u64(tree.seed ^ meeple_game::zobrist::splitmix64(node as u64));
+        for i in 0..=k {
+            let j = rng.random_range(i..self.legal.len());
+            self.legal.swap(i, j);
+        }
+        self.legal[k]
+    }
+
+    fn legal_here(&mut self, state: &S) {
+        state.legal_actions(&mut self.legal);
+        if self.cfg.filter && self.legal.len() > 1 {
+            let before = self.legal.clone();
+            self.eval.filter(state, &mut self.legal);
+            if self.legal.is_empty() {
+                self.legal = before;
+            }
+        }
+    }
+
+    fn allowed_children(&self, n: &Node) -> u32 {
+        if self.cfg.widening <= 0.0 {
+            return n.legal;
+        }
+        let k = (self.cfg.widening * ((n.visits + 1) as f64).powf(self.cfg.widening_exp)).ceil() as u32;
+        k.clamp(1, n.legal)
+    }
+
+    fn select(&self, tree: &Tree<S>, node: u32) -> u32 {
+        let parent = &tree.nodes[node as usize];
+        let ln_n = (parent.visits.max(1) as f64).ln();
+        let mut best = NONE;
+        let mut best_score = f64::NEG_INFINITY;
+        let mut fallback = NONE;
+        for c in tree.children(node) {
+            let n = &tree.nodes[c as usize];
+            if self.solver {
+                match n.proof {
+                    Proof::Win => return c,
+                    Proof::Loss => {
+                        if fallback == NONE || n.visits > tree.nodes[fallback as usize].visits {
+                            fallback = c;
+                        }
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            let v = n.visits.max(1) as f64;
+            let score = n.reward / v + self.cfg.c * (ln_n / v).sqrt();
+            if score > best_score {
+                best_score = score;
+                best = c;
+            }
+        }
+        if best == NONE { fallback } else { best }
+    }
+
+    fn iterate(&mut self, tree: &mut Tree<S>) {
+        let mut state = tree.root_state.clone();
+        let mut node = 0u32;
+        let mut depth = 0;
+        loop {
+            match state.turn() {
+                Turn::Terminal => break,
+                Turn::Chance => {
+                    state.chance_outcomes(&mut self.outcomes);
+                    let a = sample_chance(&self.outcomes, &mut self.rng);
+                    tree.nodes[node as usize].legal = self.outcomes.len() as u32;
+                    let existing = tree.children(node).find(|&c| tree.nodes[c as usize].action == a);
+                    state.apply_unchecked(a);
+                    depth += 1;
+                    match existing {
+                        Some(c) => node = c,
+                        None => {
+                            node = tree.add_child(node, a, CHANCE);
+                            break;
+                        }
+                    }
+                }
+                Turn::Player(p) => {
+                    if tree.nodes[node as usize].legal == NONE {
+                        self.legal_here(&state);
+                        tree.nodes[node as usize].legal = self.legal.len() as u32;
+                    }
+                    let n = &tree.nodes[node as usize];
+                    depth += 1;
+                    if n.expanded < self.allowed_children(n) {
+                        let a = self.untried_action(tree, node, &state);
+                        state.apply_unchecked(a);
+                        node = tree.add_child(node, a, p as u8);
+                        break;
+                    }
+                    node = self.select(tree, node);
+                    state.apply_unchecked(tree.nodes[node as usize].action);
+                }
+            }
+        }
+        self.max_depth = self.max_depth.max(depth);
+        let rewards = match state.returns() {
+            Some(r) => {
+                if self.solver {
+                    self.prove_terminal(tree, node, &r);
+                }
+                self.shape(&state, r)
+            }
+            None => self.simulate(state),
+        };
+        let mut n = node;
+        loop {
+            let nd = &mut tree.nodes[n as usize];
+            nd.visits += 1;
+            if nd.mover < ROOT {
+                nd.reward += rewards[nd.mover as usize];
+            }
+            if nd.parent == NONE {
+                break;
+            }
+            n = nd.parent;
+        }
+    }
+
+    /// Marks a terminal leaf as proven and carries the proof up while it settles parents.
+    fn prove_terminal(&self, tree: &mut Tree<S>, leaf: u32, returns: &Values) {
+        let mover = tree.nodes[leaf as usize].mover;
+        if mover >= ROOT || tree.nodes[leaf as usize].proof != Proof::Unknown {
+            return;
+        }
+        tree.nodes[leaf as usize].proof = match returns[mover as usize] {
+            1.0 => Proof::Win,
+            0.0 => Proof::Loss,
+            0.5 => Proof::Draw,
+            _ => return,
+        };
+        let mut child = leaf;
+        loop {
+            let parent = tree.nodes[child as usize].parent;
+            if parent == NONE {
+                break;
+            }
+            // Every child of `parent` was chosen by the same player: the one to move there.
+            let to_move = tree.nodes[child as usize].mover;
+            if to_move == CHANCE {
+                break;
+            }
+            let result = node_proof(tree, parent);
+            let pm = tree.nodes[parent as usize].mover;
+            if result == Proof::Unknown || pm >= ROOT {
+                break;
+            }
+            let proof = if pm == to_move { result } else { result.flip() };
+            if tree.nodes[parent as usize].proof == proof {
+                break;
+            }
+            tree.nodes[parent as usize].proof = proof;
+            child = parent;
+        }
+    }
+
+    /// Plays out from a leaf and returns each player's reward.
+    fn simulate(&mut self, mut state: S) -> Values {
+        if self.playout.is_none() && self.cfg.cutoff.is_none() {
+            crate::random_playout(&mut state, &mut self.rng, &mut self.legal, &mut self.outcomes);
+        } else {
+            let limit = self.cfg.cutoff.unwrap_or(u32::MAX);
+            let mut plies = 0;
+            while plies < limit {
+                let action = match state.turn() {
+                    Turn::Terminal => break,
+                    Turn::Chance => {
+                        state.chance_outcomes(&mut self.outcomes);
+                        sample_chance(&self.outcomes, &mut self.rng)
+                    }
+                    Turn::Player(_) => match self.playout.as_mut() {
+                        Some(agent) => match agent.act(&state, &Budget::UNLIMITED) {
+                            Ok(a) if state.is_legal(a) => a,
+                            _ => {
+                                state.legal_actions(&mut self.legal);
+                                self.legal[self.rng.random_range(0..self.legal.len())]
+                            }
+                        },
+                        None => {
+                            state.legal_actions(&mut self.legal);
+                            self.legal[self.rng.random_range(0..self.legal.len())]
+                        }
+                    },
+                };
+                state.apply_unchecked(action);
+                plies += 1;
+            }
+        }
+        match state.returns() {
+            Some(r) => self.shape(&state, r),
+            None => {
+                let r: Vec<f64> = (0..self.num_players)
+                    .map(|p| 1.0 / (1.0 + (-self.eval.evaluate(&state, p) / self.cfg.eval_scale).exp()))
+                    .collect();
+                Values::from_slice(&r)
+            }
+        }
+    }
+
+    /// Applies the score-margin bonus (the Sagrada report's reward): a winner gets +1 per
+    /// `margin_unit` points of lead, up to 4, and rewards are divided by 5 to stay in [0, 1].
+    fn shape(&self, state: &S, returns: Values) -> Values {
+        if self.cfg.margin == Margin::None {
+            return returns;
+        }
+        let scores = state.scores();
+        let r: Vec<f64> = (0..returns.len())
+            .map(|p| {
+                let best_other = (0..returns.len()).filter(|&q| q != p).map(|q| returns[q]).fold(f64::MIN, f64::max);
+                let won = returns[p] > best_other;
+                let lead =
+                    scores[p] - (0..scores.len()).filter(|&q| q != p).map(|q| scores[q]).fold(f64::MIN, f64::max);
+                let units = (lead / self.cfg.margin_unit).clamp(0.0, 4.0);
+                let bonus = match self.cfg.margin {
+                    _ if !won => 0.0,
+                    Margin::Steps => units.floor(),
+                    _ => units,
+                };
+                (returns[p] + bonus) / 5.0
+            })
+            .collect();
+        Values::from_slice(&r)
+    }
+}
+
+impl<S: State> Agent<S> for Mcts<S> {
+    fn spec(&self) -> String {
+        self.spec.clone()
+    }
+
+    fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
+        self.choose(state, budget)
+    }
+}
