@@ -6,7 +6,7 @@ use std::time::Instant;
 fn print_params(params: &[ParamInfo]) {
     for p in params {
         let default = if p.default.is_empty() { "unset".to_string() } else { p.default.to_string() };
-        println!("    {:<10} {} [default {}; accepts {}]", p.name, p.help, default, p.accepts);
+        println!("    {:<13} {} [default {}; accepts {}]", p.name, p.help, default, p.accepts);
     }
 }
 
@@ -19,16 +19,26 @@ pub fn games() -> Result<()> {
 }
 
 pub fn agents(game: Option<&str>) -> Result<()> {
-    let list = match game {
-        Some(spec) => with_game!(spec, |g| meeple_search::agent_infos(&g))?,
-        None => meeple_search::AGENTS.to_vec(),
+    let (agents, evaluators) = match game {
+        Some(spec) => with_game!(spec, |g| (meeple_search::agent_infos(&g), meeple_search::evaluator_infos(&g)))?,
+        None => (meeple_search::AGENTS.to_vec(), vec![]),
     };
-    for info in list.iter().chain(std::iter::once(&crate::human::HUMAN_INFO)) {
+    for info in agents.iter().chain(std::iter::once(&crate::human::HUMAN_INFO)) {
         println!("{:<10} {}", info.name, info.about);
         print_params(info.params);
     }
-    if game.is_none() {
-        println!("\nGames may add their own agents: `meeple agents --game GAME` lists them too.");
+    println!("\nExamples: alphabeta:depth=6,time=500ms,tt=64mb");
+    println!("          mcts:iters=10000,c=0.7,playout=random,threads=2,solver=true");
+    println!("          mcts:time=300ms,worlds=8,playout=(alphabeta:depth=1)");
+    match game {
+        Some(spec) => {
+            println!("\nEvaluators for {spec} (eval=NAME in alphabeta and mcts):");
+            for info in &evaluators {
+                println!("{:<10} {}", info.name, info.about);
+                print_params(info.params);
+            }
+        }
+        None => println!("\nGames may add agents and evaluators: `meeple agents --game GAME` lists them too."),
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use meeple_game::{
     Action, Agent, AgentInfo, BoxedAgent, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn,
     Values, derive_seed, rng_from_seed, sample_chance,
 };
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -242,12 +242,11 @@ impl Node {
 struct Tree<S: State> {
     nodes: Vec<Node>,
     root_state: S,
-    seed: u64,
 }
 
 impl<S: State> Tree<S> {
-    fn new(root_state: S, seed: u64) -> Self {
-        Tree { nodes: vec![Node::new(NONE, Action::MAX, ROOT)], root_state, seed }
+    fn new(root_state: S) -> Self {
+        Tree { nodes: vec![Node::new(NONE, Action::MAX, ROOT)], root_state }
     }
 
     fn children(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
@@ -324,7 +323,7 @@ impl<S: State> Tree<S> {
                 }
             })
             .collect::<Vec<_>>();
-        let mut tree = Tree { nodes, root_state: state, seed: self.seed };
+        let mut tree = Tree { nodes, root_state: state };
         tree.nodes[0].parent = NONE;
         tree.nodes[0].next_sibling = NONE;
         tree.nodes[0].mover = ROOT;
@@ -656,11 +655,8 @@ impl<S: State> ThreadJob<'_, S> {
                 self.state.determinize(self.root_player, &mut world_rng)
             };
             let mut tree = match old.take().and_then(|tree| tree.reroot(&root_state)) {
-                Some(mut tree) => {
-                    tree.seed = seed;
-                    tree
-                }
-                None => Tree::new(root_state, seed),
+                Some(tree) => tree,
+                None => Tree::new(root_state),
             };
             let mut search =
                 Search::new(self.cfg, self.eval.clone(), self.playout, self.num_players, seed, self.solver)?;
@@ -681,6 +677,7 @@ struct Search<'a, S: State> {
     rng: Rng,
     solver: bool,
     legal: Vec<Action>,
+    tried: Vec<Action>,
     outcomes: Vec<(Action, f64)>,
     max_depth: u32,
 }
@@ -706,6 +703,7 @@ impl<'a, S: State> Search<'a, S> {
             rng: rng_from_seed(seed),
             solver: solver && !cfg.filter,
             legal: Vec::new(),
+            tried: Vec::new(),
             outcomes: Vec::new(),
             max_depth: 0,
         })
@@ -731,21 +729,22 @@ impl<'a, S: State> Search<'a, S> {
         done
     }
 
-    /// The next child to create at a player node: the `expanded`-th action of the node's
-    /// expansion order (the evaluator's order under widening, else a per-node random permutation).
+    /// The next child to create at a player node: under widening with ordering, the first
+    /// untried action in the evaluator's order; otherwise a uniformly random untried action.
+    /// Untried means absent among the node's children, checked against the tree itself, so
+    /// re-rooting or reseeding a tree can never create a second child for the same action.
     fn untried_action(&mut self, tree: &Tree<S>, node: u32, state: &S) -> Action {
-        let k = tree.nodes[node as usize].expanded as usize;
         self.legal_here(state);
+        self.tried.clear();
+        self.tried.extend(tree.children(node).map(|c| tree.nodes[c as usize].action));
+        self.tried.sort_unstable();
+        let tried = &self.tried;
+        self.legal.retain(|a| tried.binary_search(a).is_err());
         if self.cfg.widening > 0.0 && self.cfg.order {
             self.eval.order(state, &mut self.legal);
-            return self.legal[k];
+            return self.legal[0];
         }
-        let mut rng = Rng::seed_from_u64(tree.seed ^ meeple_game::zobrist::splitmix64(node as u64));
-        for i in 0..=k {
-            let j = rng.random_range(i..self.legal.len());
-            self.legal.swap(i, j);
-        }
-        self.legal[k]
+        self.legal[self.rng.random_range(0..self.legal.len())]
     }
 
     fn legal_here(&mut self, state: &S) {

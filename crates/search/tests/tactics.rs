@@ -357,9 +357,53 @@ fn mcts_solver_proves_a_connect_four_win_in_three() {
     let winners: Vec<Action> = ab.report().root.iter().filter(|m| m.1 > WIN / 2.0).map(|m| m.0).collect();
     assert_eq!(winners, vec![4]);
 
-    let mut m = mcts(&Connect4::default(), "mcts:iters=200000", 1);
-    let a = m.act(&s, &Budget::UNLIMITED).unwrap();
-    assert_eq!(m.report().proof, Some(Proof::Win), "{:?}", m.report().root);
-    assert_eq!(a, 4);
-    assert!(m.report().iterations < 200_000, "the search stops once the root is proven");
+    for seed in [1, 2, 3] {
+        let mut m = mcts(&Connect4::default(), "mcts:iters=200000", seed);
+        let a = m.act(&s, &Budget::UNLIMITED).unwrap();
+        assert_eq!(m.report().proof, Some(Proof::Win), "{:?}", m.report().root);
+        assert!(m.report().iterations < 200_000, "the search stops once the root is proven");
+        // The solver proves a win, not the quickest one: check the chosen move is a forced win
+        // (the opponent, to move after it, is lost whatever it does).
+        let mut reply = alphabeta(&Connect4::default(), "alphabeta:depth=12");
+        reply.act(&after(&s, a), &Budget::UNLIMITED).unwrap();
+        assert!(reply.report().value < -WIN / 2.0, "column {} is not a forced win", a + 1);
+    }
+}
+
+#[test]
+fn solver_claims_hold_through_whole_games_with_tree_reuse() {
+    // Two reusing MCTS players play tic-tac-toe; at every move each proof the solver claims and
+    // every root action list is checked against exact minimax. A reused tree must never gain a
+    // second child for one action, nor prove what is not so.
+    for seed in 0..6 {
+        let mut players = [mcts(&TicTacToe, "mcts:iters=3000", seed), mcts(&TicTacToe, "mcts:iters=3000", seed + 100)];
+        let mut s = TicTacToe.initial_state();
+        while let Some(p) = s.current_player() {
+            let a = players[p].act(&s, &Budget::UNLIMITED).unwrap();
+            let report = players[p].report();
+            let mut actions: Vec<Action> = report.root.iter().map(|r| r.action).collect();
+            actions.sort_unstable();
+            actions.dedup();
+            assert_eq!(actions.len(), report.root.len(), "duplicate root children in\n{s}");
+            let exact = minimax(&s);
+            if let Some(proof) = report.proof {
+                let claimed = match proof {
+                    Proof::Win => 1.0,
+                    Proof::Loss => 0.0,
+                    _ => 0.5,
+                };
+                assert_eq!(claimed, exact, "false proof {proof:?} in\n{s}");
+            }
+            for r in &report.root {
+                let truth = child_value(&s, r.action, Some(p));
+                match r.proof {
+                    Proof::Win => assert_eq!(truth, 1.0, "move {} falsely proven won in\n{s}", r.action),
+                    Proof::Loss => assert_eq!(truth, 0.0, "move {} falsely proven lost in\n{s}", r.action),
+                    Proof::Draw => assert_eq!(truth, 0.5, "move {} falsely proven drawn in\n{s}", r.action),
+                    Proof::Unknown => {}
+                }
+            }
+            s.apply(a).unwrap();
+        }
+    }
 }
