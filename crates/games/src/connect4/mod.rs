@@ -3,11 +3,16 @@
 //! Layout: column `c` owns bits `c*(rows+1) .. c*(rows+1)+rows`, bottom first, with one spare bit
 //! on top of each column so shifted line tests never wrap into the next column.
 
-use meeple_game::{Action, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values};
+use meeple_game::{
+    Action, AgentInfo, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,
+};
 use std::fmt;
 
+mod eval;
 #[cfg(test)]
 mod tests;
+
+pub use eval::LinesEvaluator;
 
 /// Connect four: drop discs into columns; four in a row (any direction) wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +87,17 @@ impl Game for Connect4 {
 
     fn initial_state(&self) -> Connect4State {
         Connect4State { current: 0, mask: 0, moves: 0, rows: self.rows, cols: self.cols, winner: None }
+    }
+
+    fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<Connect4State>, Error>> {
+        (spec.name == eval::LINES_INFO.name).then(|| {
+            spec.options("evaluator lines", eval::LINES_INFO.params)?;
+            Ok(Box::new(LinesEvaluator::new(self.rows, self.cols)) as BoxedEvaluator<Connect4State>)
+        })
+    }
+
+    fn evaluator_infos(&self) -> Vec<AgentInfo> {
+        vec![eval::LINES_INFO]
     }
 }
 

@@ -1,0 +1,103 @@
+//! Connect four knowledge for search: the `lines` evaluator and centre-first move ordering.
+
+use super::Connect4State;
+use meeple_game::{Action, AgentInfo, Evaluator, Player};
+
+pub(crate) const LINES_INFO: AgentInfo = AgentInfo {
+    name: "lines",
+    about: "open lines: +1/+4/+16 for each four-cell window holding 1/2/3 of a player's discs and none of the \
+            opponent's, minus the same for the opponent; orders moves centre first",
+    params: &[],
+};
+
+/// Scores windows of four cells that only one player can still complete.
+#[derive(Clone, Debug)]
+pub struct LinesEvaluator {
+    windows: Vec<u64>,
+    center: u32,
+}
+
+impl LinesEvaluator {
+    /// The evaluator for a `rows` x `cols` board (same bit layout as [`Connect4State`]).
+    pub fn new(rows: u8, cols: u8) -> Self {
+        let (rows, cols) = (rows as i32, cols as i32);
+        let h = rows + 1;
+        let mut windows = Vec::new();
+        for c in 0..cols {
+            for r in 0..rows {
+                for (dc, dr) in [(1, 0), (0, 1), (1, 1), (1, -1)] {
+                    let cells: Vec<(i32, i32)> = (0..4).map(|k| (c + dc * k, r + dr * k)).collect();
+                    if cells.iter().all(|&(cc, rr)| (0..cols).contains(&cc) && (0..rows).contains(&rr)) {
+                        windows.push(cells.iter().fold(0u64, |m, &(cc, rr)| m | 1 << (cc * h + rr)));
+                    }
+                }
+            }
+        }
+        LinesEvaluator { windows, center: (cols as u32 - 1) / 2 }
+    }
+
+    /// Number of windows (69 on the 7x6 board).
+    pub fn windows(&self) -> usize {
+        self.windows.len()
+    }
+}
+
+const WEIGHT: [f64; 4] = [0.0, 1.0, 4.0, 16.0];
+
+impl Evaluator<Connect4State> for LinesEvaluator {
+    fn evaluate(&self, state: &Connect4State, player: Player) -> f64 {
+        let (mine, theirs) = (state.discs(player), state.discs(1 - player));
+        let mut score = 0.0;
+        for &w in &self.windows {
+            let (m, t) = (w & mine, w & theirs);
+            if t == 0 {
+                score += WEIGHT[(m.count_ones() as usize).min(3)];
+            } else if m == 0 {
+                score -= WEIGHT[(t.count_ones() as usize).min(3)];
+            }
+        }
+        score
+    }
+
+    fn order(&self, _state: &Connect4State, actions: &mut Vec<Action>) {
+        let c = self.center;
+        actions.sort_by_key(|&a| (a.abs_diff(c), a));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Connect4;
+    use meeple_game::Game;
+
+    #[test]
+    fn windows_and_values() {
+        let e = LinesEvaluator::new(6, 7);
+        // 24 horizontal + 21 vertical + 12 + 12 diagonal windows.
+        assert_eq!(e.windows(), 69);
+        let g = Connect4::default();
+        let start = g.initial_state();
+        assert_eq!(e.evaluate(&start, 0), 0.0);
+        // The centre disc lies in more windows than an edge disc.
+        let centre = start.play_columns("4").unwrap();
+        let edge = start.play_columns("1").unwrap();
+        assert!(e.evaluate(&centre, 0) > e.evaluate(&edge, 0));
+        // Zero-sum: one player's value is the other's loss, in every position.
+        for moves in ["4", "4453", "1122334", "7654321"] {
+            let s = start.play_columns(moves).unwrap();
+            assert_eq!(e.evaluate(&s, 0), -e.evaluate(&s, 1), "{moves}");
+        }
+        // An open three for X outweighs O's scattered discs.
+        let s = start.play_columns("3171").unwrap().play_columns("4").unwrap();
+        assert!(e.evaluate(&s, 0) > 10.0, "{}", e.evaluate(&s, 0));
+    }
+
+    #[test]
+    fn orders_centre_first() {
+        let e = LinesEvaluator::new(6, 7);
+        let mut moves: Vec<Action> = (0..7).collect();
+        e.order(&Connect4::default().initial_state(), &mut moves);
+        assert_eq!(moves, vec![3, 2, 4, 1, 5, 0, 6]);
+    }
+}
