@@ -162,11 +162,21 @@ pub struct AlphaBeta<S: State> {
 }
 
 impl<S: State> AlphaBeta<S> {
-    /// Builds the agent for `game`.
+    /// Builds the agent for `game`, with the evaluator its `eval` option names.
     pub fn new<G: Game<State = S>>(game: &G, config: AlphaBetaConfig, seed: u64) -> Result<Self, Error> {
         let eval = make_evaluator(game, &config.eval)?;
+        Ok(Self::with_evaluator(game, config, eval, seed))
+    }
+
+    /// Builds the agent with an evaluator supplied by the caller (one not registered by name).
+    pub fn with_evaluator<G: Game<State = S>>(
+        game: &G,
+        config: AlphaBetaConfig,
+        eval: Arc<dyn Evaluator<S>>,
+        seed: u64,
+    ) -> Self {
         let n = game.num_actions();
-        Ok(AlphaBeta {
+        AlphaBeta {
             tt: TranspositionTable::new(config.tt_bytes),
             eval,
             num_actions: n,
@@ -185,7 +195,7 @@ impl<S: State> AlphaBeta<S> {
             saw_chance: false,
             report: SearchReport::default(),
             config,
-        })
+        }
     }
 
     /// Statistics of the last decision.

@@ -407,3 +407,77 @@ fn solver_claims_hold_through_whole_games_with_tree_reuse() {
         }
     }
 }
+
+/// A test evaluator: prefers high action ids, and its filter keeps only the highest one.
+struct HighestOnly;
+
+impl meeple_game::Evaluator<TicTacToeState> for HighestOnly {
+    fn evaluate(&self, _: &TicTacToeState, _: Player) -> f64 {
+        0.0
+    }
+    fn order(&self, _: &TicTacToeState, actions: &mut Vec<Action>) {
+        actions.sort_unstable_by(|a, b| b.cmp(a));
+    }
+    fn filter(&self, _: &TicTacToeState, actions: &mut Vec<Action>) {
+        let top = *actions.iter().max().unwrap();
+        actions.retain(|&a| a == top);
+    }
+}
+
+#[test]
+fn forward_pruning_and_ordering_hooks_are_used() {
+    use std::sync::Arc;
+    let s = TicTacToe.initial_state();
+    let config = |spec: &str| AlphaBetaConfig::from_spec(&spec.parse().unwrap()).unwrap();
+    // With the filter on, only the highest cell (c1) is ever searched at the root.
+    let mut pruned =
+        AlphaBeta::with_evaluator(&TicTacToe, config("alphabeta:depth=3,filter=true"), Arc::new(HighestOnly), 0);
+    assert_eq!(pruned.act(&s, &Budget::UNLIMITED).unwrap(), 8);
+    assert_eq!(pruned.report().root.len(), 1);
+    let mut m = Mcts::with_evaluator(
+        &TicTacToe,
+        MctsConfig::from_spec(&"mcts:iters=200,filter=true".parse().unwrap()).unwrap(),
+        "mcts".into(),
+        Arc::new(HighestOnly),
+        0,
+    )
+    .unwrap();
+    assert_eq!(m.act(&s, &Budget::UNLIMITED).unwrap(), 8);
+    assert_eq!(m.report().root.len(), 1);
+    // Ordering changes the work, never the value.
+    let game = Connect4::default();
+    for moves in ["", "44", "4453", "3344"] {
+        let s = c4(moves);
+        let mut ordered = alphabeta(&game, "alphabeta:depth=8,eval=lines");
+        let mut unordered = alphabeta(&game, "alphabeta:depth=8,eval=lines,order=false");
+        ordered.act(&s, &Budget::UNLIMITED).unwrap();
+        unordered.act(&s, &Budget::UNLIMITED).unwrap();
+        assert_eq!(ordered.report().value, unordered.report().value, "{moves}");
+        assert_ne!(ordered.report().nodes, unordered.report().nodes, "{moves}: ordering had no effect");
+    }
+}
+
+#[test]
+fn playout_policies_and_cutoffs() {
+    let game = Connect4::default();
+    // Any agent spec plays out simulations, and tactics still come through.
+    for spec in [
+        "mcts:iters=500,playout=first",
+        "mcts:iters=300,playout=(alphabeta:depth=1)",
+        "mcts:iters=500,cutoff=0,eval=lines,eval_scale=20",
+        "mcts:iters=500,cutoff=4,eval=lines",
+    ] {
+        for moves in WIN_IN_ONE {
+            let s = c4(moves);
+            let a = make_agent(&game, spec, 1).unwrap().act(&s, &Budget::UNLIMITED).unwrap();
+            assert!(wins_at_once(&s, a), "{spec} missed the win in {moves}");
+        }
+        let mut a1 = make_agent(&game, spec, 4).unwrap();
+        let mut a2 = make_agent(&game, spec, 4).unwrap();
+        let s = c4("44");
+        assert_eq!(a1.act(&s, &Budget::UNLIMITED).unwrap(), a2.act(&s, &Budget::UNLIMITED).unwrap(), "{spec}: seeded");
+    }
+    // With no playout at all (cutoff=0), the evaluator alone steers: it prefers the centre.
+    let mut m = mcts(&game, "mcts:iters=3000,cutoff=0,eval=lines,eval_scale=10", 1);
+    assert_eq!(m.act(&game.initial_state(), &Budget::UNLIMITED).unwrap(), 3);
+}
