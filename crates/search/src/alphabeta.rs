@@ -465,10 +465,11 @@ impl<S: State> AlphaBeta<S> {
             return Err(Error::Agent { agent: "alphabeta".into(), reason: "no decision to make in this state".into() });
         };
         let start = Instant::now();
-        let time = min_opt(self.config.time, budget.time);
-        let nodes = min_opt(self.config.nodes, budget.nodes);
+        let time = crate::tighter(self.config.time, budget.time);
+        let nodes = crate::tighter(self.config.nodes, budget.nodes);
         let unlimited = time.is_some() || nodes.is_some();
-        let depth = min_opt(self.config.depth, budget.depth).unwrap_or(if unlimited { MAX_DEPTH } else { 8 }).max(1);
+        let depth =
+            crate::tighter(self.config.depth, budget.depth).unwrap_or(if unlimited { MAX_DEPTH } else { 8 }).max(1);
         self.root_player = root;
         self.nodes = 0;
         self.tt.new_search();
@@ -547,14 +548,6 @@ impl<S: State> AlphaBeta<S> {
             );
         }
         Ok(action)
-    }
-}
-
-fn min_opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, None) => x,
-        (None, y) => y,
     }
 }
 

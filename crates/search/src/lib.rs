@@ -21,6 +21,15 @@ use meeple_game::{AgentInfo, BoxedAgent, Error, Game, Spec};
 /// The agents every game gets, in the order `meeple agents` lists them.
 pub const AGENTS: &[AgentInfo] = &[simple::RANDOM_INFO, simple::FIRST_INFO, alphabeta::INFO, mcts::INFO];
 
+/// The tighter of an agent's own limit and the caller's budget (either may be absent).
+pub(crate) fn tighter<T: Ord>(own: Option<T>, outside: Option<T>) -> Option<T> {
+    match (own, outside) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
 /// Every agent that can play `game`: the generic ones, then the game's own.
 pub fn agent_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
     let mut all = AGENTS.to_vec();

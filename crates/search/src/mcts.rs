@@ -428,15 +428,8 @@ impl<S: State> Mcts<S> {
         };
         let start = Instant::now();
         let cfg = self.config.clone();
-        let time = match (cfg.time, budget.time) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let iters = match (cfg.iters, budget.iterations) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-        .or(if time.is_some() { None } else { Some(1000) });
+        let time = crate::tighter(cfg.time, budget.time);
+        let iters = crate::tighter(cfg.iters, budget.iterations).or(if time.is_some() { None } else { Some(1000) });
         let move_seed = derive_seed(self.seed, self.moves_made);
         self.moves_made += 1;
         let threads = cfg.threads;
