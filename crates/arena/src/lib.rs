@@ -28,6 +28,9 @@ pub struct MatchConfig {
     pub threads: Option<usize>,
     /// Outside limit for every move (`--move-time`).
     pub budget: Budget,
+    /// Uniformly random plies played before the agents take over, the same for every seating
+    /// of a seed (so deterministic agents still meet varied positions).
+    pub opening_plies: usize,
 }
 
 /// One finished game.
@@ -137,10 +140,12 @@ pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Resul
         agents.push(make_agent(game, &config.agents[a], derive_seed(seed, 1 + a as u64))?);
     }
     let mut chance_rng = rng_from_seed(derive_seed(seed, 0));
+    let mut opening_rng = rng_from_seed(derive_seed(seed, 1 << 32));
     let mut state = game.initial_state();
-    let mut outcomes = Vec::new();
+    let (mut outcomes, mut legal) = (Vec::new(), Vec::new());
     let mut actions = Vec::new();
     let (mut move_ms, mut move_seats) = (Vec::new(), Vec::new());
+    let mut player_plies = 0;
     loop {
         let action = match state.turn() {
             Turn::Terminal => break,
@@ -148,7 +153,13 @@ pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Resul
                 state.chance_outcomes(&mut outcomes);
                 sample_chance(&outcomes, &mut chance_rng)
             }
+            Turn::Player(_) if player_plies < config.opening_plies => {
+                player_plies += 1;
+                state.legal_actions(&mut legal);
+                legal[rand::RngExt::random_range(&mut opening_rng, 0..legal.len())]
+            }
             Turn::Player(seat) => {
+                player_plies += 1;
                 let start = Instant::now();
                 let action = agents[seat].act(&state, &config.budget)?;
                 move_ms.push(start.elapsed().as_secs_f64() * 1e3);
@@ -263,6 +274,7 @@ mod tests {
             seed: 7,
             threads,
             budget: Budget::UNLIMITED,
+            opening_plies: 0,
         }
     }
 
@@ -326,5 +338,31 @@ mod tests {
         assert!(err.contains("multiple of 2"), "{err}");
         let err = run_match(&game, &config(&["random", "bogus"], 10, None), |_| {}).unwrap_err().to_string();
         assert!(err.contains("unknown agent 'bogus'"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod opening_tests {
+    use super::*;
+    use meeple_games::Connect4;
+
+    #[test]
+    fn random_openings_are_shared_by_both_seatings() {
+        let config = MatchConfig {
+            agents: vec!["first".into(), "first".into()],
+            games: 8,
+            seed: 3,
+            threads: Some(1),
+            budget: Budget::UNLIMITED,
+            opening_plies: 4,
+        };
+        let (_, games) = run_match(&Connect4::default(), &config, |_| {}).unwrap();
+        for pair in games.chunks(2) {
+            assert_eq!(pair[0].record.actions[..4], pair[1].record.actions[..4], "same opening in both seatings");
+        }
+        let openings: std::collections::BTreeSet<_> = games.iter().map(|g| g.record.actions[..4].to_vec()).collect();
+        assert!(openings.len() >= 3, "seeds give different openings: {openings:?}");
+        // The agents' own moves are not counted as opening: times exist only for them.
+        assert!(games.iter().all(|g| g.move_ms.len() + 4 == g.record.actions.len()));
     }
 }

@@ -34,6 +34,10 @@ pub struct ArenaArgs {
     /// Time limit for every move, e.g. `300ms`.
     #[arg(long, value_parser = duration_arg)]
     move_time: Option<Duration>,
+    /// Play this many uniformly random plies before the agents take over (the same opening in
+    /// every seating of a seed), so deterministic agents meet varied positions.
+    #[arg(long, default_value_t = 0)]
+    opening_plies: usize,
     /// Write the summary as JSON to this file (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -75,6 +79,7 @@ pub fn run(args: &ArenaArgs) -> Result<()> {
         seed: args.seed,
         threads: args.threads.map(usize::from),
         budget: Budget { time: args.move_time, ..Budget::UNLIMITED },
+        opening_plies: args.opening_plies,
     };
     with_game!(game.as_str(), |g| arena(&g, &config, args))?
 }

@@ -1,5 +1,6 @@
 //! `meeple`: the command line of the meeple board-game AI platform.
 
+mod analyze;
 mod arena;
 mod bench;
 mod human;
@@ -49,8 +50,11 @@ enum Command {
     Play(play::PlayArgs),
     /// Play a match between agents: paired seats, all cores, Wilson intervals.
     Arena(arena::ArenaArgs),
-    /// Measure single-thread random-playout speed of a game.
+    /// Measure single-thread speed of a game: random playouts, MCTS iterations, alpha-beta nodes.
     Bench(bench::BenchArgs),
+    /// Play moves from the start, then show one decision of an agent (with its statistics when
+    /// its spec has `verbose=true`).
+    Analyze(analyze::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,5 +87,6 @@ fn run(command: Command) -> Result<()> {
         Command::Play(args) => play::run(&args),
         Command::Arena(args) => arena::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Analyze(args) => analyze::run(&args),
     }
 }

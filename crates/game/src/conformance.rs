@@ -208,6 +208,16 @@ fn check_state<G: Game>(game: &G, state: &G::State, deep: bool, seed: u64, confi
     if !deep {
         return Ok(());
     }
+    if let Turn::Player(_) = turn {
+        let mut rng = rng_from_seed(seed ^ 0x5eed);
+        let mut buf = Vec::new();
+        for _ in 0..4 {
+            let a = state.random_action(&mut rng, &mut buf);
+            if !applicable.contains(&a) {
+                return Err(format!("random_action gave {a}, which is not a legal action"));
+            }
+        }
+    }
     for &a in &applicable {
         let text = state.action_to_string(a);
         match state.parse_action(&text) {

@@ -9,11 +9,27 @@ pub trait Evaluator<S: State>: Send + Sync {
     /// them to rewards through a logistic curve (`1 / (1 + e^(-v / eval_scale))`).
     fn evaluate(&self, state: &S, player: Player) -> f64;
 
-    /// Reorders `actions` (the legal actions of the player to move) best first. Alpha-beta tries
-    /// them in this order before its own killer and history ordering; MCTS with progressive
-    /// widening adds children in this order. The default keeps the order.
-    fn order(&self, state: &S, actions: &mut Vec<Action>) {
-        let _ = (state, actions);
+    /// Search priority of a legal `action` of the player to move: higher is tried first by
+    /// alpha-beta (after its table move and killers) and added first by MCTS with progressive
+    /// widening. Called once per move per node, so keep it cheap. Only used when
+    /// [`Evaluator::has_move_priority`] says so.
+    fn move_priority(&self, state: &S, action: Action) -> i32 {
+        let _ = (state, action);
+        0
+    }
+
+    /// Whether [`Evaluator::move_priority`] carries information (search skips it otherwise).
+    fn has_move_priority(&self) -> bool {
+        false
+    }
+
+    /// An upper bound on how much any one move of the player to move can raise their own
+    /// evaluation, or lower another player's, from `state`; `None` if unknown or if some move
+    /// might end the game. With it alpha-beta prunes frontier nodes that cannot reach its window
+    /// (futility pruning) without changing any result.
+    fn move_gain_bound(&self, state: &S) -> Option<f64> {
+        let _ = state;
+        None
     }
 
     /// Forward pruning: removes actions not worth searching (the Sagrada report's "heuristic

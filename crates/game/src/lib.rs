@@ -131,6 +131,15 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
         out.clear();
     }
 
+    /// A uniformly random legal action of the player to move, for playouts. `buf` is scratch
+    /// space. Games may override it with something faster than listing every action (counting
+    /// moves, then decoding the chosen one); the conformance kit checks the result is legal.
+    fn random_action(&self, rng: &mut Rng, buf: &mut Vec<Action>) -> Action {
+        use rand::RngExt;
+        self.legal_actions(buf);
+        buf[rng.random_range(0..buf.len())]
+    }
+
     /// Applies an action known to be legal (or a chance outcome known to be possible). Search
     /// calls this in its hot loop; an illegal action here is a caller bug and may leave the state
     /// meaningless, but must not cause undefined behaviour.

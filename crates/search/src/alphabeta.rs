@@ -61,6 +61,20 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
             accepts: "integer 1..=100000",
             help: "determinized worlds; move values are summed over worlds",
         },
+        ParamInfo {
+            name: "lmr",
+            default: "false",
+            accepts: "true or false",
+            help: "late move reductions: search late-ordered moves one or two plies shallower, re-searching at full \
+                   depth any that look better (faster, not exact; false for exact minimax values)",
+        },
+        ParamInfo {
+            name: "plain",
+            default: "false",
+            accepts: "true or false",
+            help: "plain fixed-depth alpha-beta: no iterative deepening, table, killers, history or reductions (the \
+                   reports' baseline; same move as minimax)",
+        },
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
 };
@@ -76,6 +90,8 @@ pub struct AlphaBetaConfig {
     pub order: bool,
     pub filter: bool,
     pub worlds: u32,
+    pub lmr: bool,
+    pub plain: bool,
     pub verbose: bool,
 }
 
@@ -96,6 +112,8 @@ impl AlphaBetaConfig {
             order: o.get_bool("order")?,
             filter: o.get_bool("filter")?,
             worlds: o.get_in("worlds", 1..=100_000)?,
+            lmr: o.get_bool("lmr")?,
+            plain: o.get_bool("plain")?,
             verbose: o.get_bool("verbose")?,
         })
     }
@@ -114,6 +132,11 @@ impl AlphaBetaConfig {
         s = s.with("tt", format!("{}kb", self.tt_bytes / 1024)).with("eval", &self.eval);
         if self.worlds > 1 {
             s = s.with("worlds", self.worlds);
+        }
+        if self.plain {
+            s = s.with("plain", true);
+        } else if self.lmr {
+            s = s.with("lmr", true);
         }
         s.to_string()
     }
@@ -147,7 +170,7 @@ pub struct AlphaBeta<S: State> {
     killers: Vec<[Action; 2]>,
     history: Vec<u32>,
     moves: Vec<Vec<Action>>,
-    scores: Vec<Vec<u64>>,
+    scores: Vec<Vec<(u64, Action)>>,
     outcomes: Vec<Vec<(Action, f64)>>,
     // Per-search state.
     root_player: Player,
@@ -158,6 +181,10 @@ pub struct AlphaBeta<S: State> {
     aborted: bool,
     /// Whether the current iteration met a chance node (then no value is a forced result).
     saw_chance: bool,
+    /// Late-move reductions tried, and how many of them had to be searched again at full depth.
+    reductions: (u64, u64),
+    /// Frontier nodes skipped by futility pruning.
+    futile: u64,
     report: SearchReport,
 }
 
@@ -193,6 +220,8 @@ impl<S: State> AlphaBeta<S> {
             deadline: None,
             aborted: false,
             saw_chance: false,
+            reductions: (0, 0),
+            futile: 0,
             report: SearchReport::default(),
             config,
         }
@@ -242,39 +271,36 @@ impl<S: State> AlphaBeta<S> {
                 moves = before;
             }
         }
-        if self.config.order {
-            self.eval.order(state, &mut moves);
-        }
+        let priority = self.config.order && self.eval.has_move_priority();
         let mut scores = std::mem::take(&mut self.scores[ply]);
         scores.clear();
         let killers = self.killers[ply.min(self.killers.len() - 1)];
         let history = &self.history[mover * self.num_actions..(mover + 1) * self.num_actions];
         let n = moves.len() as u64;
         for (i, &a) in moves.iter().enumerate() {
-            // Higher first; the game's order breaks ties (earlier = higher).
+            // Higher first; the game's order breaks ties (earlier = higher), so the sort is
+            // deterministic although unstable.
+            // Table move, then killers, then the game's priority, then history, then the
+            // generator's order.
             let base = if a == tt_move {
-                3 << 60
+                7 << 60
             } else if a == killers[0] {
-                2 << 60
+                6 << 60
             } else if a == killers[1] {
-                1 << 60
+                5 << 60
             } else {
-                (history.get(a as usize).copied().unwrap_or(0) as u64) << 20
+                let p = if priority {
+                    (self.eval.move_priority(state, a).clamp(-(1 << 19), 1 << 19) + (1 << 19)) as u64
+                } else {
+                    0
+                };
+                (p << 36) + ((history.get(a as usize).copied().unwrap_or(0) as u64).min((1 << 28) - 1) << 8)
             };
-            scores.push(base + (n - i as u64));
+            scores.push((base + (n - i as u64).min(255), a));
         }
-        // Insertion sort: move lists are short and mostly ordered already.
-        for i in 1..moves.len() {
-            let (m, s) = (moves[i], scores[i]);
-            let mut j = i;
-            while j > 0 && scores[j - 1] < s {
-                moves[j] = moves[j - 1];
-                scores[j] = scores[j - 1];
-                j -= 1;
-            }
-            moves[j] = m;
-            scores[j] = s;
-        }
+        scores.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+        moves.clear();
+        moves.extend(scores.iter().map(|&(_, a)| a));
         self.moves[ply] = moves;
         self.scores[ply] = scores;
     }
@@ -291,9 +317,10 @@ impl<S: State> AlphaBeta<S> {
             Turn::Player(p) => p,
         };
         self.ensure_ply(ply);
-        let key = state.zobrist() ^ self.key_salt;
+        let plain = self.config.plain;
+        let key = if plain { 0 } else { state.zobrist() ^ self.key_salt };
         let mut tt_move = Action::MAX;
-        if let Some(e) = self.tt.probe(key) {
+        if let Some(e) = if plain { None } else { self.tt.probe(key) } {
             tt_move = e.best;
             if e.depth as u32 >= depth {
                 let v = from_tt(e.value, ply);
@@ -309,7 +336,25 @@ impl<S: State> AlphaBeta<S> {
         }
         let (alpha0, beta0) = (alpha, beta);
         let maximize = mover == self.root_player;
+        // Futility pruning, exact: when one move can change the evaluation by at most `gain`
+        // and the static value is that far outside the window, no child can enter it.
+        if depth == 1
+            && !plain
+            && let Some(gain) = self.eval.move_gain_bound(state)
+        {
+            let e = self.eval.evaluate(state, self.root_player);
+            if maximize && e + gain <= alpha {
+                self.futile += 1;
+                return e + gain;
+            }
+            if !maximize && e - gain >= beta {
+                self.futile += 1;
+                return e - gain;
+            }
+        }
         self.ordered_moves(state, ply, mover, tt_move);
+        let killers = self.killers[ply.min(MAX_DEPTH as usize + 1)];
+        let lmr = self.config.lmr && !plain;
         let mut best = if maximize { -INF } else { INF };
         let mut best_move = Action::MAX;
         let count = self.moves[ply].len();
@@ -317,7 +362,35 @@ impl<S: State> AlphaBeta<S> {
             let a = self.moves[ply][i];
             let mut child = state.clone();
             child.apply_unchecked(a);
-            let v = self.search(&child, depth - 1, ply + 1, alpha, beta);
+            let full = depth - 1;
+            let v = if i == 0 || alpha == -INF || beta == INF {
+                self.search(&child, full, ply + 1, alpha, beta)
+            } else {
+                // Principal variation search: first try to show the move is no better with a null
+                // window; late, quiet-ordered moves try that at reduced depth (late move
+                // reductions). Whatever looks better is searched again, fully.
+                let reduction = if lmr && depth >= 3 && i >= 3 && a != tt_move && !killers.contains(&a) {
+                    // Logarithmic in both depth and move number, as in modern engines.
+                    let r = ((depth as f64).ln() * ((i + 1) as f64).ln() / 2.0) as u32;
+                    r.clamp(1, depth - 2)
+                } else {
+                    0
+                };
+                let (lo, hi) = if maximize { (alpha, next_up(alpha)) } else { (next_down(beta), beta) };
+                let improves = |v: f64| if maximize { v > alpha } else { v < beta };
+                let mut v = self.search(&child, full - reduction, ply + 1, lo, hi);
+                if reduction > 0 {
+                    self.reductions.0 += 1;
+                    if improves(v) && !self.aborted {
+                        self.reductions.1 += 1;
+                        v = self.search(&child, full, ply + 1, lo, hi);
+                    }
+                }
+                if improves(v) && v > alpha && v < beta && !self.aborted {
+                    v = self.search(&child, full, ply + 1, alpha, beta);
+                }
+                v
+            };
             if self.aborted {
                 return 0.0;
             }
@@ -329,6 +402,9 @@ impl<S: State> AlphaBeta<S> {
                 alpha = alpha.max(v);
             } else {
                 beta = beta.min(v);
+            }
+            if alpha >= beta && plain {
+                break;
             }
             if alpha >= beta {
                 let k = &mut self.killers[ply.min(MAX_DEPTH as usize + 1)];
@@ -349,7 +425,9 @@ impl<S: State> AlphaBeta<S> {
         } else {
             Bound::Exact
         };
-        self.tt.store(key, to_tt(best, ply), best_move, depth, bound);
+        if !plain {
+            self.tt.store(key, to_tt(best, ply), best_move, depth, bound);
+        }
         best
     }
 
@@ -411,7 +489,9 @@ impl<S: State> AlphaBeta<S> {
         self.aborted = false;
         let mut best: Vec<(Action, f64)> = Vec::new();
         let mut completed = 0;
-        for depth in 1..=max_depth {
+        // Plain search is one fixed-depth pass, as the reports' minimax was.
+        let first_depth = if self.config.plain { max_depth } else { 1 };
+        for depth in first_depth..=max_depth {
             let first = best.first().map_or(Action::MAX, |m| m.0);
             self.saw_chance = false;
             let results = self.root_iteration(state, depth, first, full_window);
@@ -472,6 +552,8 @@ impl<S: State> AlphaBeta<S> {
             crate::tighter(self.config.depth, budget.depth).unwrap_or(if unlimited { MAX_DEPTH } else { 8 }).max(1);
         self.root_player = root;
         self.nodes = 0;
+        self.reductions = (0, 0);
+        self.futile = 0;
         self.tt.new_search();
         self.history.iter_mut().for_each(|h| *h /= 8);
         let worlds = self.config.worlds.max(1);
@@ -536,19 +618,32 @@ impl<S: State> AlphaBeta<S> {
                     .collect()
             };
             eprintln!(
-                "alphabeta: depth {} value {:.3} nodes {} ({:.0} nodes/s) tt hits {:.1}% of {} entries, {:.3} s, pv {}",
+                "alphabeta: depth {} value {:.3} nodes {} ({:.0} nodes/s) tt hits {:.1}% of {} entries, futile {}, \
+                 reductions {} (re-searched {}), {:.3} s, pv {}",
                 self.report.depth,
                 self.report.value,
                 self.report.nodes,
                 self.report.nodes as f64 / seconds.max(1e-9),
                 100.0 * self.report.tt_hit_rate,
                 self.tt.len(),
+                self.futile,
+                self.reductions.0,
+                self.reductions.1,
                 seconds,
                 pv.join(" ")
             );
         }
         Ok(action)
     }
+}
+
+/// The next representable value above `x` (a null window for PVS on float values).
+fn next_up(x: f64) -> f64 {
+    x.next_up()
+}
+
+fn next_down(x: f64) -> f64 {
+    x.next_down()
 }
 
 /// Win scores are stored relative to the node, so a table hit at another ply stays correct.

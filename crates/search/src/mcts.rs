@@ -745,9 +745,14 @@ impl<'a, S: State> Search<'a, S> {
         self.tried.sort_unstable();
         let tried = &self.tried;
         self.legal.retain(|a| tried.binary_search(a).is_err());
-        if self.cfg.widening > 0.0 && self.cfg.order {
-            self.eval.order(state, &mut self.legal);
-            return self.legal[0];
+        if self.cfg.widening > 0.0 && self.cfg.order && self.eval.has_move_priority() {
+            // Highest priority first; the lowest id among equals keeps it deterministic.
+            let eval = &self.eval;
+            return *self
+                .legal
+                .iter()
+                .max_by_key(|&&a| (eval.move_priority(state, a), std::cmp::Reverse(a)))
+                .expect("an untried action remains");
         }
         self.legal[self.rng.random_range(0..self.legal.len())]
     }

@@ -1,5 +1,4 @@
 use meeple_game::{Action, Rng, State, Turn, sample_chance};
-use rand::RngExt;
 
 /// Plays uniformly random moves (and samples chance) from `state` to the end, in place, and
 /// returns the number of plies played. `legal` and `outcomes` are caller buffers so the loop
@@ -14,10 +13,7 @@ pub fn random_playout<S: State>(
     loop {
         let action = match state.turn() {
             Turn::Terminal => return plies,
-            Turn::Player(_) => {
-                state.legal_actions(legal);
-                legal[rng.random_range(0..legal.len())]
-            }
+            Turn::Player(_) => state.random_action(rng, legal),
             Turn::Chance => {
                 state.chance_outcomes(outcomes);
                 sample_chance(outcomes, rng)

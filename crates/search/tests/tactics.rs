@@ -415,8 +415,11 @@ impl meeple_game::Evaluator<TicTacToeState> for HighestOnly {
     fn evaluate(&self, _: &TicTacToeState, _: Player) -> f64 {
         0.0
     }
-    fn order(&self, _: &TicTacToeState, actions: &mut Vec<Action>) {
-        actions.sort_unstable_by(|a, b| b.cmp(a));
+    fn move_priority(&self, _: &TicTacToeState, action: Action) -> i32 {
+        action as i32
+    }
+    fn has_move_priority(&self) -> bool {
+        true
     }
     fn filter(&self, _: &TicTacToeState, actions: &mut Vec<Action>) {
         let top = *actions.iter().max().unwrap();

@@ -59,9 +59,12 @@ impl Evaluator<Connect4State> for LinesEvaluator {
         score
     }
 
-    fn order(&self, _state: &Connect4State, actions: &mut Vec<Action>) {
-        let c = self.center;
-        actions.sort_by_key(|&a| (a.abs_diff(c), a));
+    fn move_priority(&self, _state: &Connect4State, action: Action) -> i32 {
+        -(action.abs_diff(self.center) as i32)
+    }
+
+    fn has_move_priority(&self) -> bool {
+        true
     }
 }
 
@@ -96,8 +99,9 @@ mod tests {
     #[test]
     fn orders_centre_first() {
         let e = LinesEvaluator::new(6, 7);
+        let s = Connect4::default().initial_state();
         let mut moves: Vec<Action> = (0..7).collect();
-        e.order(&Connect4::default().initial_state(), &mut moves);
+        moves.sort_by_key(|&a| (-e.move_priority(&s, a), a));
         assert_eq!(moves, vec![3, 2, 4, 1, 5, 0, 6]);
     }
 }

@@ -1,0 +1,679 @@
+//! Santorini (base game, no god powers) on 25-bit bitboards.
+//!
+//! Cells are numbered `row * 5 + col` with row 0 the first rank (`a1` is cell 0, `e5` cell 24).
+//! Heights are kept as cumulative planes (`height >= 1`, `>= 2`, `>= 3`) plus a dome plane, so
+//! climb limits are mask tests and the number of blocks used is a popcount (the official supply
+//! needs no extra state).
+
+mod eval;
+mod notation;
+#[cfg(test)]
+mod tests;
+
+pub use eval::{GreedyAgent, Linear8, Linear22};
+
+use meeple_game::{
+    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,
+};
+use std::fmt;
+
+/// Cells on the board.
+pub const CELLS: usize = 25;
+const ALL: u32 = (1 << CELLS) - 1;
+/// Action ids: placements `0..25`, move-and-build `25..153`, winning moves `153..169`.
+const TURN_BASE: u32 = 25;
+const WIN_BASE: u32 = TURN_BASE + 128;
+const NUM_ACTIONS: usize = WIN_BASE as usize + 16;
+const UNPLACED: u8 = 25;
+const NO_WINNER: u8 = 2;
+/// Official supply: level-1, level-2 and level-3 blocks, then domes.
+const SUPPLY: [u32; 4] = [22, 18, 14, 18];
+
+/// The eight directions as (row, column) steps, in action-id order.
+const DIRS: [(i8, i8); 8] = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)];
+
+const fn neighbour_table() -> [[u8; 8]; CELLS] {
+    let mut t = [[UNPLACED; 8]; CELLS];
+    let mut c = 0;
+    while c < CELLS {
+        let (r, col) = ((c / 5) as i8, (c % 5) as i8);
+        let mut d = 0;
+        while d < 8 {
+            let (rr, cc) = (r + DIRS[d].0, col + DIRS[d].1);
+            if rr >= 0 && rr < 5 && cc >= 0 && cc < 5 {
+                t[c][d] = (rr * 5 + cc) as u8;
+            }
+            d += 1;
+        }
+        c += 1;
+    }
+    t
+}
+
+const fn direction_table() -> [[u8; CELLS]; CELLS] {
+    let mut t = [[8u8; CELLS]; CELLS];
+    let mut c = 0;
+    while c < CELLS {
+        let mut d = 0;
+        while d < 8 {
+            if NEIGHBOUR[c][d] != UNPLACED {
+                t[c][NEIGHBOUR[c][d] as usize] = d as u8;
+            }
+            d += 1;
+        }
+        c += 1;
+    }
+    t
+}
+
+const fn neighbour_masks() -> [u32; CELLS] {
+    let mut m = [0u32; CELLS];
+    let mut c = 0;
+    while c < CELLS {
+        let mut d = 0;
+        while d < 8 {
+            if NEIGHBOUR[c][d] != UNPLACED {
+                m[c] |= 1 << NEIGHBOUR[c][d];
+            }
+            d += 1;
+        }
+        c += 1;
+    }
+    m
+}
+
+/// `NEIGHBOUR[cell][dir]`: the adjacent cell in direction `dir`, or 25 off the board.
+pub(crate) const NEIGHBOUR: [[u8; 8]; CELLS] = neighbour_table();
+/// All adjacent cells of a cell.
+pub(crate) const NEIGHBOURS: [u32; CELLS] = neighbour_masks();
+/// `DIRECTION[from][to]`: the direction index of a step between adjacent cells (8 otherwise).
+const DIRECTION: [[u8; CELLS]; CELLS] = direction_table();
+
+/// Which block supply the game uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Supply {
+    /// As many blocks and domes as needed (the usual choice for AI play).
+    Unlimited,
+    /// The box: 22/18/14 blocks for levels 1/2/3 and 18 domes.
+    Official,
+}
+
+/// Santorini, base game for two players.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Santorini {
+    supply: Supply,
+}
+
+impl Default for Santorini {
+    fn default() -> Self {
+        Santorini { supply: Supply::Unlimited }
+    }
+}
+
+impl Santorini {
+    /// The game with the given supply rule.
+    pub fn new(supply: Supply) -> Self {
+        Santorini { supply }
+    }
+}
+
+impl Game for Santorini {
+    type State = SantoriniState;
+
+    const INFO: GameInfo = GameInfo {
+        name: "santorini",
+        about: "Santorini, base game (no god powers): move a worker, then build; climb onto level 3 to win",
+        params: &[ParamInfo {
+            name: "supply",
+            default: "unlimited",
+            accepts: "unlimited or official",
+            help: "block supply: unlimited, or the box's 22/18/14 blocks and 18 domes",
+        }],
+    };
+
+    fn from_spec(spec: &Spec) -> Result<Self, Error> {
+        let o = spec.options("game santorini", Self::INFO.params)?;
+        let supply = match o.get::<String>("supply")?.as_str() {
+            "unlimited" => Supply::Unlimited,
+            "official" => Supply::Official,
+            other => return Err(o.bad_value("supply", other)),
+        };
+        Ok(Santorini { supply })
+    }
+
+    fn spec(&self) -> Spec {
+        let supply = match self.supply {
+            Supply::Unlimited => "unlimited",
+            Supply::Official => "official",
+        };
+        Spec::new("santorini").with("supply", supply)
+    }
+
+    fn num_players(&self) -> usize {
+        2
+    }
+
+    fn num_actions(&self) -> usize {
+        NUM_ACTIONS
+    }
+
+    fn observation_shape(&self) -> Vec<usize> {
+        vec![8, 5, 5]
+    }
+
+    fn initial_state(&self) -> SantoriniState {
+        SantoriniState {
+            level: [0; 3],
+            dome: 0,
+            workers: [[UNPLACED; 2]; 2],
+            worker_bits: [0; 2],
+            placed: 0,
+            to_move: 0,
+            winner: NO_WINNER,
+            official: self.supply == Supply::Official,
+        }
+    }
+
+    fn game_agent(&self, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<SantoriniState>, Error>> {
+        (spec.name == eval::GREEDY_INFO.name).then(|| {
+            spec.options("agent santorini-greedy", eval::GREEDY_INFO.params)?;
+            Ok(Box::new(GreedyAgent::new(seed)) as BoxedAgent<SantoriniState>)
+        })
+    }
+
+    fn game_agent_infos(&self) -> Vec<AgentInfo> {
+        vec![eval::GREEDY_INFO]
+    }
+
+    fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<SantoriniState>, Error>> {
+        eval::make_evaluator(spec)
+    }
+
+    fn evaluator_infos(&self) -> Vec<AgentInfo> {
+        eval::EVALUATOR_INFOS.to_vec()
+    }
+}
+
+/// A Santorini position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SantoriniState {
+    /// `level[k]`: cells of height at least `k + 1`.
+    level: [u32; 3],
+    dome: u32,
+    /// Each player's worker cells, ascending (25 = not placed yet).
+    workers: [[u8; 2]; 2],
+    worker_bits: [u32; 2],
+    /// Workers placed so far (0-4): the first player places two, then the second player.
+    placed: u8,
+    to_move: u8,
+    winner: u8,
+    official: bool,
+}
+
+/// What a turn action does, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decoded {
+    Place(usize),
+    /// Move worker `worker` from `from` to `to`, then build on `build` (`None`: a winning move).
+    Turn {
+        worker: usize,
+        from: usize,
+        to: usize,
+        build: Option<usize>,
+    },
+}
+
+impl SantoriniState {
+    /// Height of `cell`: 0-3, or 4 for a dome.
+    #[inline]
+    pub fn height(&self, cell: usize) -> u8 {
+        ((self.level[0] >> cell & 1)
+            + (self.level[1] >> cell & 1)
+            + (self.level[2] >> cell & 1)
+            + (self.dome >> cell & 1)) as u8
+    }
+
+    /// The cells of `player`'s workers (placed ones only).
+    pub fn workers(&self, player: Player) -> impl Iterator<Item = usize> + '_ {
+        self.workers[player].iter().filter(|&&c| c != UNPLACED).map(|&c| c as usize)
+    }
+
+    /// The player whose turn it is (also during placement).
+    pub(crate) fn mover(&self) -> usize {
+        if self.placed < 4 { (self.placed / 2) as usize } else { self.to_move as usize }
+    }
+
+    fn occupied(&self) -> u32 {
+        self.worker_bits[0] | self.worker_bits[1]
+    }
+
+    /// Cells a worker standing at height `h` may step onto (ignoring workers and domes).
+    fn climbable(&self, h: u8) -> u32 {
+        match h {
+            0 => !self.level[1] & ALL,
+            1 => !self.level[2] & ALL,
+            _ => ALL,
+        }
+    }
+
+    fn supply_allows(&self, cell: usize) -> bool {
+        if !self.official {
+            return true;
+        }
+        let h = self.height(cell) as usize;
+        let used = if h == 3 { self.dome.count_ones() } else { self.level[h].count_ones() };
+        used < SUPPLY[h]
+    }
+
+    /// Visits every legal turn of `player` as (worker, move dir, build dir or None for a win);
+    /// stops early when `f` returns true. Returns whether it stopped early.
+    fn for_each_turn(&self, player: usize, mut f: impl FnMut(usize, usize, Option<usize>) -> bool) -> bool {
+        let blocked = self.dome | self.occupied();
+        for w in 0..2 {
+            let from = self.workers[player][w] as usize;
+            if from == UNPLACED as usize {
+                continue;
+            }
+            let dests = NEIGHBOURS[from] & !blocked & self.climbable(self.height(from));
+            if dests == 0 {
+                continue;
+            }
+            for (md, &to) in NEIGHBOUR[from].iter().enumerate() {
+                let to = to as usize;
+                if to == UNPLACED as usize || dests >> to & 1 == 0 {
+                    continue;
+                }
+                if self.level[2] >> to & 1 != 0 {
+                    if f(w, md, None) {
+                        return true;
+                    }
+                    continue;
+                }
+                // After the move, `from` is empty and `to` is taken.
+                let builds = NEIGHBOURS[to] & !(self.dome | ((self.occupied() & !(1 << from)) | 1 << to));
+                for (bd, &b) in NEIGHBOUR[to].iter().enumerate() {
+                    let b = b as usize;
+                    if b != UNPLACED as usize && builds >> b & 1 != 0 && self.supply_allows(b) && f(w, md, Some(bd)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    fn can_move(&self, player: usize) -> bool {
+        if !self.official {
+            // The square a worker leaves is always free to build on, so moving is enough.
+            let blocked = self.dome | self.occupied();
+            return self.workers[player].iter().any(|&c| {
+                c != UNPLACED && NEIGHBOURS[c as usize] & !blocked & self.climbable(self.height(c as usize)) != 0
+            });
+        }
+        self.for_each_turn(player, |_, _, _| true)
+    }
+
+    pub(crate) fn decode(&self, action: Action) -> Decoded {
+        if action < TURN_BASE {
+            return Decoded::Place(action as usize);
+        }
+        let p = self.mover();
+        let (worker, md, bd) = if action >= WIN_BASE {
+            let x = (action - WIN_BASE) as usize;
+            (x / 8, x % 8, None)
+        } else {
+            let x = (action - TURN_BASE) as usize;
+            (x / 64, x / 8 % 8, Some(x % 8))
+        };
+        let from = self.workers[p][worker] as usize;
+        let to = if from < CELLS { NEIGHBOUR[from][md] as usize } else { CELLS };
+        let build = bd.map(|bd| if to < CELLS { NEIGHBOUR[to][bd] as usize } else { CELLS });
+        Decoded::Turn { worker, from, to, build }
+    }
+
+    pub(crate) fn encode_turn(worker: usize, md: usize, bd: Option<usize>) -> Action {
+        match bd {
+            Some(bd) => TURN_BASE + (worker * 64 + md * 8 + bd) as u32,
+            None => WIN_BASE + (worker * 8 + md) as u32,
+        }
+    }
+
+    fn place(&mut self, cell: usize) {
+        let p = (self.placed / 2) as usize;
+        self.workers[p][(self.placed % 2) as usize] = cell as u8;
+        self.workers[p].sort_unstable();
+        self.worker_bits[p] |= 1 << cell;
+        self.placed += 1;
+    }
+
+    /// Builds a position: `heights` is 25 digits (0-3, 4 = dome) row by row from rank 5 down
+    /// to rank 1; `workers` are the first player's two cells then the second player's, in
+    /// notation (`"c3 d4 b2 e5"`); `to_move` is 0 or 1. For tests, puzzles and analysis.
+    pub fn from_parts(game: &Santorini, heights: &str, workers: &str, to_move: usize) -> Result<Self, Error> {
+        let bad =
+            |reason: &str| Error::BadNotation { text: format!("{heights} / {workers}"), reason: reason.to_string() };
+        let digits: Vec<u8> = heights.chars().filter(|c| !c.is_whitespace()).map(|c| c as u8).collect();
+        if digits.len() != CELLS || digits.iter().any(|d| !(b'0'..=b'4').contains(d)) {
+            return Err(bad("heights are 25 digits 0-4, rank 5 first"));
+        }
+        let mut s = game.initial_state();
+        for (i, &d) in digits.iter().enumerate() {
+            let cell = (4 - i / 5) * 5 + i % 5;
+            let h = d - b'0';
+            for k in 0..3 {
+                if h > k && h < 4 {
+                    s.level[k as usize] |= 1 << cell;
+                }
+            }
+            if h == 4 {
+                s.level = s.level.map(|l| l | 1 << cell);
+                s.dome |= 1 << cell;
+            }
+        }
+        let cells: Vec<&str> = workers.split_whitespace().collect();
+        if cells.len() != 4 {
+            return Err(bad("name four worker cells: the first player's two, then the second player's"));
+        }
+        for text in cells {
+            let c = notation::parse_cell(text).ok_or_else(|| bad("worker cells are a1-e5"))?;
+            if s.occupied() >> c & 1 != 0 || s.dome >> c & 1 != 0 {
+                return Err(bad("two workers on one cell, or a worker on a dome"));
+            }
+            s.place(c);
+        }
+        if to_move > 1 {
+            return Err(bad("to_move is 0 or 1"));
+        }
+        s.to_move = to_move as u8;
+        if !s.can_move(to_move) {
+            s.winner = 1 - to_move as u8;
+        }
+        Ok(s)
+    }
+}
+
+impl State for SantoriniState {
+    fn turn(&self) -> Turn {
+        if self.winner != NO_WINNER { Turn::Terminal } else { Turn::Player(self.mover()) }
+    }
+
+    fn legal_actions(&self, out: &mut Vec<Action>) {
+        out.clear();
+        if self.winner != NO_WINNER {
+            return;
+        }
+        if self.placed < 4 {
+            let mut free = !self.occupied() & ALL;
+            while free != 0 {
+                out.push(free.trailing_zeros());
+                free &= free - 1;
+            }
+            return;
+        }
+        // Winning moves have the highest ids: collect them after the others to stay ascending.
+        let mut wins = [0u32; 16];
+        let mut n_wins = 0;
+        self.for_each_turn(self.to_move as usize, |w, md, bd| {
+            match bd {
+                Some(_) => out.push(Self::encode_turn(w, md, bd)),
+                None => {
+                    wins[n_wins] = Self::encode_turn(w, md, None);
+                    n_wins += 1;
+                }
+            }
+            false
+        });
+        out.extend_from_slice(&wins[..n_wins]);
+    }
+
+    fn random_action(&self, rng: &mut meeple_game::Rng, buf: &mut Vec<Action>) -> Action {
+        use rand::RngExt;
+        if self.placed < 4 || self.official {
+            self.legal_actions(buf);
+            return buf[rng.random_range(0..buf.len())];
+        }
+        // Count every (move, build) with popcounts, draw one index, then walk to it: uniform
+        // over the legal actions without writing them out.
+        let p = self.to_move as usize;
+        let blocked = self.dome | self.occupied();
+        let dests =
+            self.workers[p].map(|c| NEIGHBOURS[c as usize] & !blocked & self.climbable(self.height(c as usize)));
+        let builds =
+            |from: usize, to: usize| NEIGHBOURS[to] & !(self.dome | (self.occupied() & !(1 << from)) | 1 << to);
+        let mut total = 0;
+        for (w, &worker_dests) in dests.iter().enumerate() {
+            let from = self.workers[p][w] as usize;
+            let mut d = worker_dests;
+            while d != 0 {
+                let to = d.trailing_zeros() as usize;
+                d &= d - 1;
+                total += if self.level[2] >> to & 1 != 0 { 1 } else { builds(from, to).count_ones() };
+            }
+        }
+        let mut r = rng.random_range(0..total);
+        for (w, &worker_dests) in dests.iter().enumerate() {
+            let from = self.workers[p][w] as usize;
+            let mut d = worker_dests;
+            while d != 0 {
+                let to = d.trailing_zeros() as usize;
+                d &= d - 1;
+                let md = DIRECTION[from][to] as usize;
+                if self.level[2] >> to & 1 != 0 {
+                    if r == 0 {
+                        return Self::encode_turn(w, md, None);
+                    }
+                    r -= 1;
+                    continue;
+                }
+                let mut b = builds(from, to);
+                let n = b.count_ones();
+                if r < n {
+                    for _ in 0..r {
+                        b &= b - 1;
+                    }
+                    let cell = b.trailing_zeros() as usize;
+                    return Self::encode_turn(w, md, Some(DIRECTION[to][cell] as usize));
+                }
+                r -= n;
+            }
+        }
+        unreachable!("the drawn index is below the number of legal actions")
+    }
+
+    fn is_legal(&self, action: Action) -> bool {
+        if self.winner != NO_WINNER || action as usize >= NUM_ACTIONS {
+            return false;
+        }
+        if self.placed < 4 {
+            return action < TURN_BASE && self.occupied() >> action & 1 == 0;
+        }
+        if action < TURN_BASE {
+            return false;
+        }
+        let mut found = false;
+        self.for_each_turn(self.to_move as usize, |w, md, bd| {
+            found = Self::encode_turn(w, md, bd) == action;
+            found
+        });
+        found
+    }
+
+    fn apply_unchecked(&mut self, action: Action) {
+        match self.decode(action) {
+            Decoded::Place(cell) => {
+                self.place(cell);
+                if self.placed == 4 {
+                    self.to_move = 0;
+                    if !self.can_move(0) {
+                        self.winner = 1;
+                    }
+                }
+            }
+            Decoded::Turn { worker, from, to, build } => {
+                let p = self.to_move as usize;
+                self.workers[p][worker] = to as u8;
+                self.workers[p].sort_unstable();
+                self.worker_bits[p] ^= (1 << from) | (1 << to);
+                match build {
+                    None => self.winner = p as u8,
+                    Some(b) => {
+                        let h = self.height(b) as usize;
+                        if h == 3 {
+                            self.dome |= 1 << b;
+                        } else {
+                            self.level[h] |= 1 << b;
+                        }
+                        self.to_move = 1 - p as u8;
+                        if !self.can_move(1 - p) {
+                            self.winner = p as u8;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn returns(&self) -> Option<Values> {
+        (self.winner != NO_WINNER).then(|| Values::two_player_win(self.winner as usize))
+    }
+
+    fn scores(&self) -> Values {
+        Values::two_player_scores((self.winner != NO_WINNER).then_some(self.winner as usize))
+    }
+
+    fn observation(&self, player: Player, out: &mut Vec<f32>) {
+        out.clear();
+        let planes = [
+            self.worker_bits[player],
+            self.worker_bits[1 - player],
+            !self.level[0] & !self.dome & ALL,
+            self.level[0] & !self.level[1],
+            self.level[1] & !self.level[2],
+            self.level[2] & !self.dome,
+            self.dome,
+            if self.mover() == player { ALL } else { 0 },
+        ];
+        for plane in planes {
+            out.extend((0..CELLS).map(|c| (plane >> c & 1) as f32));
+        }
+    }
+
+    fn zobrist(&self) -> u64 {
+        use meeple_game::zobrist::splitmix64;
+        let a = self.level[0] as u64
+            | (self.level[1] as u64) << 25
+            | (self.placed as u64) << 50
+            | (self.to_move as u64) << 53;
+        let b = self.level[2] as u64 | (self.dome as u64) << 25 | (self.winner as u64) << 50;
+        let c = self.worker_bits[0] as u64 | (self.worker_bits[1] as u64) << 25;
+        splitmix64(a ^ splitmix64(b ^ splitmix64(c)))
+    }
+
+    fn action_to_string(&self, action: Action) -> String {
+        notation::action_to_string(self, action)
+    }
+
+    fn parse_action(&self, text: &str) -> Result<Action, Error> {
+        notation::parse_action(self, text)
+    }
+
+    fn illegal_reason(&self, action: Action) -> String {
+        notation::illegal_reason(self, action)
+    }
+}
+
+impl fmt::Display for SantoriniState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Each cell: height digit (or ^ for a dome) and the worker letter (X first player, O second).
+        for row in (0..5).rev() {
+            write!(f, "{} ", row + 1)?;
+            for col in 0..5 {
+                let c = row * 5 + col;
+                let h = self.height(c);
+                let hc = if h == 4 { '^' } else { (b'0' + h) as char };
+                let w = if self.worker_bits[0] >> c & 1 != 0 {
+                    'X'
+                } else if self.worker_bits[1] >> c & 1 != 0 {
+                    'O'
+                } else {
+                    '.'
+                };
+                write!(f, " {hc}{w}")?;
+            }
+            writeln!(f)?;
+        }
+        write!(f, "   a  b  c  d  e")?;
+        match self.turn() {
+            Turn::Terminal => write!(f, "\n{} wins", ["X", "O"][self.winner as usize]),
+            Turn::Player(p) if self.placed < 4 => write!(f, "\n{} to place a worker", ["X", "O"][p]),
+            Turn::Player(p) => write!(f, "\n{} to move", ["X", "O"][p]),
+            Turn::Chance => Ok(()),
+        }
+    }
+}
+
+/// Maps (row, col) through symmetry `k` of the square: `k % 4` quarter turns, then a mirror
+/// when `k >= 4`. Symmetry 0 is the identity.
+fn map_rc(k: usize, r: i8, c: i8) -> (i8, i8) {
+    let (mut x, mut y) = (c - 2, r - 2);
+    for _ in 0..k % 4 {
+        (x, y) = (-y, x);
+    }
+    if k >= 4 {
+        x = -x;
+    }
+    (y + 2, x + 2)
+}
+
+/// The image of `cell` under symmetry `k` (0-7).
+pub fn map_cell(k: usize, cell: usize) -> usize {
+    let (r, c) = map_rc(k, (cell / 5) as i8, (cell % 5) as i8);
+    (r * 5 + c) as usize
+}
+
+fn map_dir(k: usize, d: usize) -> usize {
+    let (r, c) = map_rc(k, DIRS[d].0 + 2, DIRS[d].1 + 2);
+    notation::dir_index(r - 2, c - 2)
+}
+
+fn map_bits(k: usize, bits: u32) -> u32 {
+    (0..CELLS).filter(|&c| bits >> c & 1 != 0).fold(0, |m, c| m | 1 << map_cell(k, c))
+}
+
+impl SantoriniState {
+    /// The position under board symmetry `k` (0-7: rotations, then their mirror images).
+    /// Santorini's rules commute with all eight, so they are free training data.
+    pub fn symmetric(&self, k: usize) -> Self {
+        let mut s = *self;
+        s.level = self.level.map(|l| map_bits(k, l));
+        s.dome = map_bits(k, self.dome);
+        s.worker_bits = self.worker_bits.map(|b| map_bits(k, b));
+        for p in 0..2 {
+            s.workers[p] =
+                self.workers[p].map(|c| if c == UNPLACED { UNPLACED } else { map_cell(k, c as usize) as u8 });
+            s.workers[p].sort_unstable();
+        }
+        s
+    }
+
+    /// The action that `action` becomes under symmetry `k` (in [`SantoriniState::symmetric`]).
+    pub fn symmetric_action(&self, action: Action, k: usize) -> Action {
+        match self.decode(action) {
+            Decoded::Place(cell) => map_cell(k, cell) as Action,
+            Decoded::Turn { worker, to: _, build, from } => {
+                let image = self.symmetric(k);
+                let p = self.mover();
+                let from2 = map_cell(k, from) as u8;
+                let w = image.workers[p].iter().position(|&c| c == from2).unwrap_or(worker);
+                let (md, bd) = if action >= WIN_BASE {
+                    ((action - WIN_BASE) as usize % 8, None)
+                } else {
+                    let x = (action - TURN_BASE) as usize;
+                    (x / 8 % 8, build.map(|_| x % 8))
+                };
+                let (md, bd) = (map_dir(k, md), bd.map(|d| map_dir(k, d)));
+                Self::encode_turn(w, md, bd)
+            }
+        }
+    }
+}
