@@ -1,9 +1,11 @@
 //! meeple's game engines, and the registry that builds a game from its spec string.
 
+pub mod cathedral;
 pub mod connect4;
 pub mod santorini;
 pub mod tictactoe;
 
+pub use cathedral::Cathedral;
 pub use connect4::Connect4;
 pub use santorini::Santorini;
 pub use tictactoe::TicTacToe;
@@ -11,7 +13,7 @@ pub use tictactoe::TicTacToe;
 use meeple_game::{Error, Game, GameInfo};
 
 /// Every registered game, in the order `meeple games` lists them.
-pub const GAMES: &[GameInfo] = &[TicTacToe::INFO, Connect4::INFO, Santorini::INFO];
+pub const GAMES: &[GameInfo] = &[TicTacToe::INFO, Connect4::INFO, Santorini::INFO, Cathedral::INFO];
 
 /// The error for a game name nobody registered.
 pub fn unknown_game(name: &str) -> Error {
@@ -42,6 +44,7 @@ macro_rules! with_game {
                 "tictactoe" => <$crate::TicTacToe as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 "connect4" => <$crate::Connect4 as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 "santorini" => <$crate::Santorini as $crate::__Game>::from_spec(&spec).map(|$game| $body),
+                "cathedral" => <$crate::Cathedral as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 other => Err($crate::unknown_game(other)),
             },
         }
@@ -62,7 +65,7 @@ mod tests {
             assert_eq!(name, info.name);
         }
         let err = with_game!("chess", |g| g.num_players()).unwrap_err().to_string();
-        assert_eq!(err, "unknown game 'chess'; accepted: tictactoe, connect4, santorini");
+        assert_eq!(err, "unknown game 'chess'; accepted: tictactoe, connect4, santorini, cathedral");
         assert!(with_game!("connect4:rows=x", |g| g.num_players()).is_err());
     }
 }

@@ -1,0 +1,609 @@
+//! Cathedral on `u128` bitboards, with the rule variants of seed reports 000 and 001.
+//!
+//! Squares are numbered `row * size + col` with row 0 at the top; notation names them with a
+//! column letter and a row number counted from the top (`a1` is the top-left square).
+
+mod eval;
+mod notation;
+mod pieces;
+#[cfg(test)]
+mod tests;
+
+pub use eval::{CathedralEvaluator, LargestFirstAgent};
+pub use pieces::{BUILDINGS, Building, COUNTS, PlacementTable};
+
+use meeple_game::{
+    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,
+};
+use std::fmt;
+
+/// Who places the cathedral, and in which order the first moves come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Light places the cathedral, dark the first building, then they alternate.
+    Standard,
+    /// Tom Lehmann's fix: dark places a first building on the empty board, then light places
+    /// the cathedral and its own first building in one turn.
+    Lehmann,
+    /// The second report's fix: a fair coin decides who places the cathedral; the other player
+    /// places the first building.
+    RandomPlacer,
+}
+
+/// Cathedral for two players: light (player 0) and dark (player 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cathedral {
+    size: u8,
+    variant: Variant,
+}
+
+impl Default for Cathedral {
+    fn default() -> Self {
+        Cathedral { size: 10, variant: Variant::Standard }
+    }
+}
+
+impl Cathedral {
+    /// A board of `size` (8 or 10) under `variant`.
+    pub fn new(size: u8, variant: Variant) -> Result<Self, Error> {
+        if size != 8 && size != 10 {
+            return Err(Error::BadValue {
+                subject: "game cathedral".into(),
+                key: "size".into(),
+                value: size.to_string(),
+                expected: "8 or 10".into(),
+            });
+        }
+        Ok(Cathedral { size, variant })
+    }
+
+    fn table(&self) -> &'static PlacementTable {
+        PlacementTable::get(self.size as usize)
+    }
+}
+
+const NONE: u8 = u8::MAX;
+const MAX_BUILDINGS: usize = 14;
+
+impl Game for Cathedral {
+    type State = CathedralState;
+
+    const INFO: GameInfo = GameInfo {
+        name: "cathedral",
+        about: "Cathedral: place buildings, wall off territory, capture lone pieces; fewest squares left wins",
+        params: &[
+            ParamInfo { name: "size", default: "10", accepts: "8 or 10", help: "board size" },
+            ParamInfo {
+                name: "variant",
+                default: "standard",
+                accepts: "standard, lehmann or random_placer",
+                help: "who places the cathedral: light (standard); light after dark's first building (lehmann); a \
+                       coin toss (random_placer)",
+            },
+        ],
+    };
+
+    fn from_spec(spec: &Spec) -> Result<Self, Error> {
+        let o = spec.options("game cathedral", Self::INFO.params)?;
+        let size: u8 = o.get("size")?;
+        if size != 8 && size != 10 {
+            return Err(o.bad_value("size", &size.to_string()));
+        }
+        let variant = match o.get::<String>("variant")?.as_str() {
+            "standard" => Variant::Standard,
+            "lehmann" => Variant::Lehmann,
+            "random_placer" => Variant::RandomPlacer,
+            other => return Err(o.bad_value("variant", other)),
+        };
+        Ok(Cathedral { size, variant })
+    }
+
+    fn spec(&self) -> Spec {
+        let v = match self.variant {
+            Variant::Standard => "standard",
+            Variant::Lehmann => "lehmann",
+            Variant::RandomPlacer => "random_placer",
+        };
+        Spec::new("cathedral").with("size", self.size).with("variant", v)
+    }
+
+    fn num_players(&self) -> usize {
+        2
+    }
+
+    fn num_actions(&self) -> usize {
+        self.table().placements.len()
+    }
+
+    fn max_chance_outcomes(&self) -> usize {
+        2
+    }
+
+    fn observation_shape(&self) -> Vec<usize> {
+        vec![6 + 22, self.size as usize, self.size as usize]
+    }
+
+    fn initial_state(&self) -> CathedralState {
+        let placer = match self.variant {
+            Variant::RandomPlacer => NONE,
+            _ => 0,
+        };
+        let mut s = CathedralState {
+            size: self.size,
+            variant: self.variant,
+            decisions: 0,
+            placer,
+            to_move: 0,
+            over: false,
+            cathedral: 0,
+            pieces: [0; 2],
+            territory: [0; 2],
+            hand: [COUNTS; 2],
+            placed_masks: [[0; MAX_BUILDINGS]; 2],
+            placed_kinds: [[NONE; MAX_BUILDINGS]; 2],
+            placed_count: [0; 2],
+            first_done: [false; 2],
+        };
+        if let Some((p, _)) = s.script_step(0) {
+            s.to_move = p;
+        }
+        s
+    }
+
+    fn game_agent(&self, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<CathedralState>, Error>> {
+        (spec.name == eval::LARGEST_FIRST_INFO.name).then(|| {
+            spec.options("agent cathedral-largest", eval::LARGEST_FIRST_INFO.params)?;
+            Ok(Box::new(LargestFirstAgent::new(seed)) as BoxedAgent<CathedralState>)
+        })
+    }
+
+    fn game_agent_infos(&self) -> Vec<AgentInfo> {
+        vec![eval::LARGEST_FIRST_INFO]
+    }
+
+    fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<CathedralState>, Error>> {
+        (spec.name == eval::EVALUATOR_INFO.name).then(|| {
+            spec.options("evaluator area", eval::EVALUATOR_INFO.params)?;
+            Ok(Box::new(CathedralEvaluator) as BoxedEvaluator<CathedralState>)
+        })
+    }
+
+    fn evaluator_infos(&self) -> Vec<AgentInfo> {
+        vec![eval::EVALUATOR_INFO]
+    }
+}
+
+/// A Cathedral position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CathedralState {
+    size: u8,
+    variant: Variant,
+    /// Placements made so far (the cathedral counts; the coin toss does not).
+    decisions: u16,
+    /// Who places the cathedral (`NONE` until the coin toss under `random_placer`).
+    placer: u8,
+    to_move: u8,
+    over: bool,
+    cathedral: u128,
+    pieces: [u128; 2],
+    territory: [u128; 2],
+    hand: [[u8; 11]; 2],
+    /// Each player's buildings on the board, one mask each, kept sorted so equal positions are
+    /// equal values.
+    placed_masks: [[u128; MAX_BUILDINGS]; 2],
+    placed_kinds: [[u8; MAX_BUILDINGS]; 2],
+    placed_count: [u8; 2],
+    /// Whether each player has placed their first building (which may not claim anything).
+    first_done: [bool; 2],
+}
+
+impl CathedralState {
+    fn table(&self) -> &'static PlacementTable {
+        PlacementTable::get(self.size as usize)
+    }
+
+    fn full(&self) -> u128 {
+        let n = self.size as u32 * self.size as u32;
+        if n == 128 { u128::MAX } else { (1u128 << n) - 1 }
+    }
+
+    /// The opening script: decision `i` is made by `player`, placing the cathedral if `true`.
+    /// `None` once the script is over and players alternate.
+    fn script_step(&self, i: u16) -> Option<(u8, bool)> {
+        let p = self.placer;
+        let steps: [(u8, bool); 3] = match self.variant {
+            Variant::Standard => [(0, true), (1, false), (NONE, false)],
+            Variant::Lehmann => [(1, false), (0, true), (0, false)],
+            Variant::RandomPlacer => [(p, true), (1 - p.min(1), false), (NONE, false)],
+        };
+        steps.get(i as usize).copied().filter(|s| s.0 != NONE)
+    }
+
+    /// Whether the player to move must place the cathedral now.
+    fn cathedral_due(&self) -> bool {
+        self.script_step(self.decisions).is_some_and(|s| s.1)
+    }
+
+    /// Squares `player` may not build on.
+    fn blocked_for(&self, player: usize) -> u128 {
+        self.pieces[0] | self.pieces[1] | self.cathedral | self.territory[1 - player]
+    }
+
+    /// Visits the legal placement ids of `player`; stops when `f` returns true.
+    fn for_each_placement(&self, player: usize, mut f: impl FnMut(u32) -> bool) -> bool {
+        let t = self.table();
+        if self.cathedral_due() {
+            let taken = self.pieces[0] | self.pieces[1];
+            for id in t.cathedral.0..t.cathedral.1 {
+                if t.placements[id as usize].mask & taken == 0 && f(id) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        let blocked = self.blocked_for(player);
+        for b in 0..11 {
+            if self.hand[player][b] == 0 {
+                continue;
+            }
+            let (lo, hi) = t.ranges[b][player];
+            for id in lo..hi {
+                if t.placements[id as usize].mask & blocked == 0 && f(id) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn can_place(&self, player: usize) -> bool {
+        self.for_each_placement(player, |_| true)
+    }
+
+    /// Squares left in `player`'s hand (the score: lower is better).
+    pub fn squares_in_hand(&self, player: Player) -> u32 {
+        BUILDINGS.iter().map(|&b| b.squares() * self.hand[player][b as usize] as u32).sum()
+    }
+
+    /// Buildings of `player` still in hand, by type.
+    pub fn hand(&self, player: Player) -> [u8; 11] {
+        self.hand[player]
+    }
+
+    /// `player`'s territory.
+    pub fn territory(&self, player: Player) -> u128 {
+        self.territory[player]
+    }
+
+    /// Squares covered by `player`'s buildings.
+    pub fn buildings(&self, player: Player) -> u128 {
+        self.pieces[player]
+    }
+
+    /// Squares covered by the cathedral (0 once captured or before it is placed).
+    pub fn cathedral(&self) -> u128 {
+        self.cathedral
+    }
+
+    /// The 8-neighbourhood of `x` (plus `x`) on this board.
+    fn dilate(&self, x: u128) -> u128 {
+        let n = self.size as u32;
+        let (not_first, not_last) = column_masks(self.size);
+        let h = x | ((x << 1) & not_first) | ((x >> 1) & not_last);
+        (h | (h << n) | (h >> n)) & self.full()
+    }
+
+    fn flood(&self, seed: u128, within: u128) -> u128 {
+        let mut cur = seed;
+        loop {
+            let next = self.dilate(cur) & within;
+            if next == cur {
+                return cur;
+            }
+            cur = next;
+        }
+    }
+
+    fn add_building(&mut self, player: usize, kind: u8, mask: u128) {
+        let n = self.placed_count[player] as usize;
+        self.placed_masks[player][n] = mask;
+        self.placed_kinds[player][n] = kind;
+        self.placed_count[player] += 1;
+        self.pieces[player] |= mask;
+        self.hand[player][kind as usize] -= 1;
+        self.sort_buildings(player);
+    }
+
+    fn remove_building(&mut self, player: usize, index: usize) {
+        let n = self.placed_count[player] as usize;
+        let (mask, kind) = (self.placed_masks[player][index], self.placed_kinds[player][index]);
+        self.pieces[player] &= !mask;
+        self.hand[player][kind as usize] += 1;
+        self.placed_masks[player][index] = self.placed_masks[player][n - 1];
+        self.placed_kinds[player][index] = self.placed_kinds[player][n - 1];
+        self.placed_masks[player][n - 1] = 0;
+        self.placed_kinds[player][n - 1] = NONE;
+        self.placed_count[player] -= 1;
+        self.sort_buildings(player);
+    }
+
+    fn sort_buildings(&mut self, player: usize) {
+        let n = self.placed_count[player] as usize;
+        let mut pairs: [(u8, u128); MAX_BUILDINGS] = [(NONE, 0); MAX_BUILDINGS];
+        for (i, pair) in pairs[..n].iter_mut().enumerate() {
+            *pair = (self.placed_kinds[player][i], self.placed_masks[player][i]);
+        }
+        pairs[..n].sort_unstable();
+        for (i, &(k, m)) in pairs[..n].iter().enumerate() {
+            self.placed_kinds[player][i] = k;
+            self.placed_masks[player][i] = m;
+        }
+    }
+
+    /// Claims every region `player` has closed: each 8-connected area of squares not covered by
+    /// `player`'s buildings (bounded by them and the board edge). No piece inside: territory.
+    /// Exactly one opponent building, or the cathedral alone: it is removed (the building
+    /// returns to its owner's hand, the cathedral leaves the game) and the area is territory.
+    fn claim(&mut self, player: usize) {
+        let opponent = 1 - player;
+        let mut open = self.full() & !self.pieces[player];
+        while open != 0 {
+            let seed = open & open.wrapping_neg();
+            let region = self.flood(seed, open);
+            open &= !region;
+            let n = self.placed_count[opponent] as usize;
+            let mut inside = (0..n).filter(|&i| self.placed_masks[opponent][i] & region != 0);
+            let first = inside.next();
+            let more = inside.next().is_some();
+            let cathedral_inside = self.cathedral & region != 0;
+            match (first, more, cathedral_inside) {
+                (None, _, false) => {}
+                (Some(i), false, false) => self.remove_building(opponent, i),
+                (None, _, true) => self.cathedral = 0,
+                _ => continue,
+            }
+            self.territory[player] |= region;
+            self.territory[opponent] &= !region;
+        }
+    }
+
+    fn place(&mut self, id: u32) {
+        let t = self.table();
+        let p = self.to_move as usize;
+        let placement = t.placements[id as usize];
+        match placement.building {
+            None => self.cathedral = placement.mask,
+            Some(b) => {
+                self.add_building(p, b as u8, placement.mask);
+                if self.first_done[p] {
+                    self.claim(p);
+                }
+                self.first_done[p] = true;
+            }
+        }
+        self.decisions += 1;
+        if let Some((next, _)) = self.script_step(self.decisions) {
+            self.to_move = next;
+            return;
+        }
+        let other = 1 - p;
+        if self.can_place(other) {
+            self.to_move = other as u8;
+        } else if self.can_place(p) {
+            self.to_move = p as u8;
+        } else {
+            self.over = true;
+        }
+    }
+}
+
+fn column_masks(size: u8) -> (u128, u128) {
+    let n = size as usize;
+    let mut first = 0u128;
+    let mut last = 0u128;
+    for r in 0..n {
+        first |= 1u128 << (r * n);
+        last |= 1u128 << (r * n + n - 1);
+    }
+    // Masks of squares NOT in the first / last column, for shifting without wrapping rows.
+    (!first, !last)
+}
+
+impl State for CathedralState {
+    fn turn(&self) -> Turn {
+        if self.over {
+            Turn::Terminal
+        } else if self.placer == NONE {
+            Turn::Chance
+        } else {
+            Turn::Player(self.to_move as usize)
+        }
+    }
+
+    fn legal_actions(&self, out: &mut Vec<Action>) {
+        out.clear();
+        if let Turn::Player(p) = self.turn() {
+            self.for_each_placement(p, |id| {
+                out.push(id);
+                false
+            });
+        }
+    }
+
+    fn chance_outcomes(&self, out: &mut Vec<(Action, f64)>) {
+        out.clear();
+        if self.turn() == Turn::Chance {
+            out.extend([(0, 0.5), (1, 0.5)]);
+        }
+    }
+
+    fn is_legal(&self, action: Action) -> bool {
+        match self.turn() {
+            Turn::Terminal => false,
+            Turn::Chance => action < 2,
+            Turn::Player(p) => {
+                let t = self.table();
+                let Some(pl) = t.placements.get(action as usize) else { return false };
+                match pl.building {
+                    None => self.cathedral_due() && pl.mask & (self.pieces[0] | self.pieces[1]) == 0,
+                    Some(b) => {
+                        let (lo, hi) = t.ranges[b as usize][p];
+                        !self.cathedral_due()
+                            && (lo..hi).contains(&action)
+                            && self.hand[p][b as usize] > 0
+                            && pl.mask & self.blocked_for(p) == 0
+                    }
+                }
+            }
+        }
+    }
+
+    fn apply_unchecked(&mut self, action: Action) {
+        if self.placer == NONE {
+            self.placer = action as u8;
+            self.to_move = self.placer;
+            return;
+        }
+        self.place(action);
+    }
+
+    fn returns(&self) -> Option<Values> {
+        if !self.over {
+            return None;
+        }
+        let (a, b) = (self.squares_in_hand(0), self.squares_in_hand(1));
+        Some(match a.cmp(&b) {
+            std::cmp::Ordering::Less => Values::two_player_win(0),
+            std::cmp::Ordering::Greater => Values::two_player_win(1),
+            std::cmp::Ordering::Equal => Values::filled(2, 0.5),
+        })
+    }
+
+    fn scores(&self) -> Values {
+        // Higher is better everywhere in meeple: minus the squares left in hand.
+        Values::from_slice(&[-(self.squares_in_hand(0) as f64), -(self.squares_in_hand(1) as f64)])
+    }
+
+    fn observation(&self, player: Player, out: &mut Vec<f32>) {
+        out.clear();
+        let n = (self.size as usize).pow(2);
+        let empty = self.full() & !(self.pieces[0] | self.pieces[1] | self.cathedral);
+        let planes = [
+            self.pieces[player],
+            self.pieces[1 - player],
+            self.territory[player],
+            self.territory[1 - player],
+            self.cathedral,
+            empty,
+        ];
+        for plane in planes {
+            out.extend((0..n).map(|c| (plane >> c & 1) as f32));
+        }
+        for p in [player, 1 - player] {
+            for (&have, &count) in self.hand[p].iter().zip(&COUNTS) {
+                out.extend(std::iter::repeat_n(have as f32 / count as f32, n));
+            }
+        }
+    }
+
+    fn zobrist(&self) -> u64 {
+        use meeple_game::zobrist::splitmix64;
+        let words = [
+            self.pieces[0],
+            self.pieces[1],
+            self.territory[0],
+            self.territory[1],
+            self.cathedral,
+            u128::from_le_bytes({
+                let mut b = [0u8; 16];
+                b[..11].copy_from_slice(&self.hand[0]);
+                b[11] = self.to_move;
+                b[12] = self.placer;
+                b[13] = self.over as u8;
+                b[14..16].copy_from_slice(&self.decisions.to_le_bytes());
+                b
+            }),
+            u128::from_le_bytes({
+                let mut b = [0u8; 16];
+                b[..11].copy_from_slice(&self.hand[1]);
+                b[11] = self.first_done[0] as u8 | (self.first_done[1] as u8) << 1;
+                b
+            }),
+        ];
+        let mut h = 0x6361_7468_6564_7261u64;
+        for w in words {
+            h = splitmix64(h ^ w as u64);
+            h = splitmix64(h ^ (w >> 64) as u64);
+        }
+        // Which buildings make up the walls matters for captures: fold each building in.
+        for p in 0..2 {
+            for i in 0..self.placed_count[p] as usize {
+                let m = self.placed_masks[p][i];
+                h ^= splitmix64(m as u64 ^ splitmix64((m >> 64) as u64 ^ self.placed_kinds[p][i] as u64));
+            }
+        }
+        h
+    }
+
+    fn action_to_string(&self, action: Action) -> String {
+        notation::action_to_string(self, action)
+    }
+
+    fn parse_action(&self, text: &str) -> Result<Action, Error> {
+        notation::parse_action(self, text)
+    }
+
+    fn illegal_reason(&self, action: Action) -> String {
+        notation::illegal_reason(self, action)
+    }
+}
+
+impl fmt::Display for CathedralState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // L/D: light/dark buildings; C: cathedral; l/d: light/dark territory; '.': empty.
+        let n = self.size as usize;
+        write!(f, "   ")?;
+        for c in 0..n {
+            write!(f, " {}", (b'a' + c as u8) as char)?;
+        }
+        writeln!(f)?;
+        for r in 0..n {
+            write!(f, "{:>2} ", r + 1)?;
+            for c in 0..n {
+                let bit = 1u128 << (r * n + c);
+                let ch = if self.pieces[0] & bit != 0 {
+                    'L'
+                } else if self.pieces[1] & bit != 0 {
+                    'D'
+                } else if self.cathedral & bit != 0 {
+                    'C'
+                } else if self.territory[0] & bit != 0 {
+                    'l'
+                } else if self.territory[1] & bit != 0 {
+                    'd'
+                } else {
+                    '.'
+                };
+                write!(f, " {ch}")?;
+            }
+            writeln!(f)?;
+        }
+        for p in 0..2 {
+            let names: Vec<String> = BUILDINGS
+                .iter()
+                .filter(|&&b| self.hand[p][b as usize] > 0)
+                .map(|&b| {
+                    let k = self.hand[p][b as usize];
+                    if k > 1 { format!("{}x{k}", b.name()) } else { b.name().to_string() }
+                })
+                .collect();
+            writeln!(f, "{} hand ({} squares): {}", ["light", "dark"][p], self.squares_in_hand(p), names.join(" "))?;
+        }
+        match self.turn() {
+            Turn::Terminal => write!(f, "game over"),
+            Turn::Chance => write!(f, "a coin decides who places the cathedral"),
+            Turn::Player(p) if self.cathedral_due() => write!(f, "{} to place the cathedral", ["light", "dark"][p]),
+            Turn::Player(p) => write!(f, "{} to move", ["light", "dark"][p]),
+        }
+    }
+}
