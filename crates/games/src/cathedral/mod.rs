@@ -289,7 +289,9 @@ impl CathedralState {
     fn dilate(&self, x: u128) -> u128 {
         let n = self.size as u32;
         let (not_first, not_last) = column_masks(self.size);
-        let h = x | ((x << 1) & not_first) | ((x >> 1) & not_last);
+        // Mask before the vertical shifts: the last square shifted right lands off the board,
+        // and shifting that back up a row would wrap it onto the first column.
+        let h = (x | ((x << 1) & not_first) | ((x >> 1) & not_last)) & self.full();
         (h | (h << n) | (h >> n)) & self.full()
     }
 
@@ -340,17 +342,22 @@ impl CathedralState {
         }
     }
 
-    /// Claims every region `player` has closed: each 8-connected area of squares not covered by
-    /// `player`'s buildings (bounded by them and the board edge). No piece inside: territory.
-    /// Exactly one opponent building, or the cathedral alone: it is removed (the building
-    /// returns to its owner's hand, the cathedral leaves the game) and the area is territory.
-    fn claim(&mut self, player: usize) {
+    /// Claims the regions `player` closed by placing `new`: each 8-connected area of squares
+    /// not covered by `player`'s buildings (so bounded by them and the board edge; the
+    /// cathedral is never a wall) that touches the new building. No piece inside: it becomes
+    /// territory. Exactly one opponent building, or the cathedral alone: that piece is removed
+    /// (the building returns to its owner's hand, the cathedral leaves the game) and the area is
+    /// territory. Two or more pieces: nothing. Areas the move did not touch were not closed by
+    /// it (so a corner closed by a first building, which may not claim, stays open).
+    fn claim(&mut self, player: usize, new: u128) {
         let opponent = 1 - player;
         let mut open = self.full() & !self.pieces[player];
-        while open != 0 {
-            let seed = open & open.wrapping_neg();
+        let mut seeds = self.dilate(new) & open;
+        while seeds != 0 {
+            let seed = seeds & seeds.wrapping_neg();
             let region = self.flood(seed, open);
             open &= !region;
+            seeds &= !region;
             let n = self.placed_count[opponent] as usize;
             let mut inside = (0..n).filter(|&i| self.placed_masks[opponent][i] & region != 0);
             let first = inside.next();
@@ -376,7 +383,7 @@ impl CathedralState {
             Some(b) => {
                 self.add_building(p, b as u8, placement.mask);
                 if self.first_done[p] {
-                    self.claim(p);
+                    self.claim(p, placement.mask);
                 }
                 self.first_done[p] = true;
             }
