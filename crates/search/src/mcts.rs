@@ -516,12 +516,16 @@ impl<S: State> Mcts<S> {
             Proof::Loss => 0,
             _ => 1,
         };
+        // Remaining ties go to a seeded hash of the action, not its id: with few iterations
+        // and many moves most visits tie, and low ids would bias play (in Cathedral, toward
+        // the smallest buildings).
+        let tie = |a: Action| meeple_game::zobrist::splitmix64(move_seed ^ a as u64);
         root.sort_by(|a, b| {
             rank(b)
                 .cmp(&rank(a))
                 .then(b.visits.cmp(&a.visits))
                 .then(b.mean.total_cmp(&a.mean))
-                .then(a.action.cmp(&b.action))
+                .then(tie(a.action).cmp(&tie(b.action)))
         });
         let action = match root.first() {
             Some(r) => r.action,
