@@ -5,6 +5,7 @@
 //! cancels between paired games. Game `i` depends only on the base seed and `i`, and results are
 //! gathered in game order, so the outcome is identical whatever the thread count.
 
+pub mod ratings;
 mod stats;
 
 pub use stats::{Z95, wilson};
@@ -31,6 +32,31 @@ pub struct MatchConfig {
     /// Uniformly random plies played before the agents take over, the same for every seating
     /// of a seed (so deterministic agents still meet varied positions).
     pub opening_plies: usize,
+    /// With more agents than seats (two-player games): the first agent against each other one,
+    /// instead of every pair.
+    pub gauntlet: bool,
+    /// Confidence of the score and Elo intervals (0.95 by default).
+    pub confidence: f64,
+    /// The agent rated 0 Elo: a spec among the agents; default `random` if present, else the
+    /// first agent.
+    pub anchor: Option<String>,
+}
+
+impl MatchConfig {
+    /// A plain match of `agents` (one per seat, or a round robin), other options at defaults.
+    pub fn new(agents: Vec<String>, games: usize, seed: u64) -> Self {
+        MatchConfig {
+            agents,
+            games,
+            seed,
+            threads: None,
+            budget: Budget::UNLIMITED,
+            opening_plies: 0,
+            gauntlet: false,
+            confidence: 0.95,
+            anchor: None,
+        }
+    }
 }
 
 /// One finished game.
@@ -64,6 +90,12 @@ pub struct AgentSummary {
     pub score: f64,
     /// 95% Wilson interval of the score.
     pub ci95: [f64; 2],
+    /// Wilson interval at the match's `confidence`.
+    pub ci: [f64; 2],
+    /// Maximum-likelihood Elo, anchored at 0 (two-player games).
+    pub elo: Option<f64>,
+    /// Elo interval at the match's `confidence`.
+    pub elo_ci: Option<[f64; 2]>,
     /// Mean wall time per move, milliseconds.
     pub mean_move_ms: f64,
     /// Longest move, milliseconds.
@@ -79,8 +111,26 @@ pub struct MatchSummary {
     pub games: usize,
     /// Base seed.
     pub seed: u64,
+    /// Confidence of `ci` and `elo_ci`.
+    pub confidence: f64,
+    /// The agent rated 0 Elo.
+    pub anchor: Option<String>,
     /// One entry per agent, in the order given.
     pub agents: Vec<AgentSummary>,
+    /// Head-to-head results of each pair that met (two-player games), from `a`'s side.
+    pub pairwise: Vec<PairwiseSummary>,
+}
+
+/// Results of agent `a` against agent `b`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairwiseSummary {
+    pub a: String,
+    pub b: String,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub score: f64,
+    pub ci: [f64; 2],
 }
 
 /// Every ordering of `n` agents over `n` seats, in lexicographic order (identity first).
@@ -103,15 +153,46 @@ pub fn seatings(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// The groups of agents that meet: all agents at once when they fill the seats; for
+/// two-player games with more agents, every pair (round robin) or the first against each other
+/// one (gauntlet).
+pub fn pairings(players: usize, config: &MatchConfig) -> Vec<Vec<usize>> {
+    let k = config.agents.len();
+    if k == players || players != 2 {
+        return vec![(0..k).collect()];
+    }
+    if config.gauntlet {
+        return (1..k).map(|j| vec![0, j]).collect();
+    }
+    (0..k).flat_map(|i| (i + 1..k).map(move |j| vec![i, j])).collect()
+}
+
+/// Games a match plays: `games` for every pairing.
+pub fn total_games(players: usize, config: &MatchConfig) -> usize {
+    pairings(players, config).len() * config.games
+}
+
 /// Checks a match configuration against a game before anything is played: agent count, game
 /// count, and every agent spec (so a typo fails at once, not after hours).
 pub fn validate<G: Game>(game: &G, config: &MatchConfig) -> Result<(), Error> {
     let n = game.num_players();
-    if config.agents.len() != n {
+    let k = config.agents.len();
+    if k != n && !(n == 2 && k > 2) {
         return Err(Error::Invalid(format!(
-            "{} has {n} seats: give {n} agent specs, not {}",
+            "{} has {n} seats: give {n} agent specs{}, not {k}",
             game.spec(),
-            config.agents.len()
+            if n == 2 { " (or more, for a round robin)" } else { "" }
+        )));
+    }
+    if !(config.confidence > 0.0 && config.confidence < 1.0) {
+        return Err(Error::Invalid(format!("--confidence {} must be between 0 and 1, like 0.95", config.confidence)));
+    }
+    if let Some(anchor) = &config.anchor
+        && !config.agents.contains(anchor)
+    {
+        return Err(Error::Invalid(format!(
+            "--anchor '{anchor}' is not one of the agents: {}",
+            config.agents.join(", ")
         )));
     }
     let per_seed = seatings(n).len();
@@ -127,12 +208,16 @@ pub fn validate<G: Game>(game: &G, config: &MatchConfig) -> Result<(), Error> {
     Ok(())
 }
 
-/// Plays game `index` of a match: seed `derive_seed(base, index / seatings)`, seating
-/// `index % seatings`.
+/// Plays game `index` of a match. Pairing `index / games`; within it, game `j = index % games`
+/// has seed `derive_seed(base, j / seatings)` and seating `j % seatings`, so every pairing plays
+/// the same seeds (common random numbers across the whole tournament).
 pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Result<PlayedGame, Error> {
     let all = seatings(game.num_players());
-    let seating = all[index % all.len()].clone();
-    let seed = derive_seed(config.seed, (index / all.len()) as u64);
+    let groups = pairings(game.num_players(), config);
+    let group = &groups[index / config.games];
+    let j = index % config.games;
+    let seating: Vec<usize> = all[j % all.len()].iter().map(|&i| group[i]).collect();
+    let seed = derive_seed(config.seed, (j / all.len()) as u64);
     let mut agents = Vec::with_capacity(seating.len());
     for &a in &seating {
         // An agent's randomness follows the agent, not the seat, so paired games differ only
@@ -201,7 +286,7 @@ pub fn run_match<G: Game>(
     }
     let pool = builder.build().map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
     let played: Vec<PlayedGame> = pool.install(|| {
-        (0..config.games)
+        (0..total_games(game.num_players(), config))
             .into_par_iter()
             .map(|i| {
                 let g = play_game(game, config, i)?;
@@ -210,13 +295,15 @@ pub fn run_match<G: Game>(
             })
             .collect::<Result<_, Error>>()
     })?;
-    Ok((summarize(game.spec().to_string(), config, &played), played))
+    Ok((summarize(game.spec().to_string(), game.num_players(), config, &played), played))
 }
 
-/// Totals per agent from finished games (in any order).
-pub fn summarize(game: String, config: &MatchConfig, played: &[PlayedGame]) -> MatchSummary {
+/// Totals per agent, pairwise results and Elo from finished games (in any order).
+pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[PlayedGame]) -> MatchSummary {
     let n = config.agents.len();
+    let z = ratings::z_for_confidence(config.confidence);
     let mut wdl = vec![[0u64; 3]; n];
+    let mut pair = vec![vec![[0u64; 3]; n]; n];
     let mut time = vec![(0.0f64, 0u64, 0.0f64); n];
     for g in played {
         let Some(returns) = &g.record.returns else { continue };
@@ -232,6 +319,9 @@ pub fn summarize(game: String, config: &MatchConfig, played: &[PlayedGame]) -> M
                 2
             };
             wdl[agent][k] += 1;
+            if players == 2 {
+                pair[agent][g.seating[1 - seat]][k] += 1;
+            }
         }
         for (&ms, &seat) in g.move_ms.iter().zip(&g.move_seats) {
             let t = &mut time[g.seating[seat]];
@@ -240,12 +330,44 @@ pub fn summarize(game: String, config: &MatchConfig, played: &[PlayedGame]) -> M
             t.2 = t.2.max(ms);
         }
     }
+    let score_of = |[w, d, l]: [u64; 3]| {
+        let total = (w + d + l) as f64;
+        if total > 0.0 { (w as f64 + 0.5 * d as f64) / total } else { 0.0 }
+    };
+    let mut pairwise = Vec::new();
+    let mut table = Vec::new();
+    for a in 0..n {
+        for b in a + 1..n {
+            let [w, d, l] = pair[a][b];
+            if w + d + l == 0 {
+                continue;
+            }
+            let score = score_of([w, d, l]);
+            let (lo, hi) = wilson(score, (w + d + l) as f64, z);
+            pairwise.push(PairwiseSummary {
+                a: config.agents[a].clone(),
+                b: config.agents[b].clone(),
+                wins: w,
+                draws: d,
+                losses: l,
+                score,
+                ci: [lo, hi],
+            });
+            table.push(ratings::Pairing { a, b, wins: w as f64, draws: d as f64, losses: l as f64 });
+        }
+    }
+    let anchor = match &config.anchor {
+        Some(a) => config.agents.iter().position(|x| x == a),
+        None => config.agents.iter().position(|x| x == "random").or(Some(0)),
+    };
+    let fit = (players == 2 && n >= 2).then(|| ratings::fit_elo(n, &table, anchor.unwrap_or(0), z));
     let agents = (0..n)
         .map(|a| {
             let [wins, draws, losses] = wdl[a];
             let total = (wins + draws + losses) as f64;
-            let score = if total > 0.0 { (wins as f64 + 0.5 * draws as f64) / total } else { 0.0 };
+            let score = score_of(wdl[a]);
             let (lo, hi) = wilson(score, total, Z95);
+            let (clo, chi) = wilson(score, total, z);
             let (sum, count, max) = time[a];
             AgentSummary {
                 spec: config.agents[a].clone(),
@@ -254,12 +376,23 @@ pub fn summarize(game: String, config: &MatchConfig, played: &[PlayedGame]) -> M
                 losses,
                 score,
                 ci95: [lo, hi],
+                ci: [clo, chi],
+                elo: fit.as_ref().map(|f| f.elo[a]),
+                elo_ci: fit.as_ref().map(|f| f.interval[a]),
                 mean_move_ms: if count > 0 { sum / count as f64 } else { 0.0 },
                 max_move_ms: max,
             }
         })
         .collect();
-    MatchSummary { game, games: played.len(), seed: config.seed, agents }
+    MatchSummary {
+        game,
+        games: played.len(),
+        seed: config.seed,
+        confidence: config.confidence,
+        anchor: fit.as_ref().and(anchor).map(|a| config.agents[a].clone()),
+        agents,
+        pairwise,
+    }
 }
 
 #[cfg(test)]
@@ -268,14 +401,7 @@ mod tests {
     use meeple_games::{Connect4, TicTacToe};
 
     fn config(agents: &[&str], games: usize, threads: Option<usize>) -> MatchConfig {
-        MatchConfig {
-            agents: agents.iter().map(|s| s.to_string()).collect(),
-            games,
-            seed: 7,
-            threads,
-            budget: Budget::UNLIMITED,
-            opening_plies: 0,
-        }
+        MatchConfig { threads, ..MatchConfig::new(agents.iter().map(|s| s.to_string()).collect(), games, 7) }
     }
 
     #[test]
@@ -330,10 +456,34 @@ mod tests {
     }
 
     #[test]
+    fn round_robin_rates_agents_in_the_right_order() {
+        let game = Connect4::default();
+        let agents = ["random", "first", "mcts:iters=300"];
+        let (s, games) = run_match(&game, &config(&agents, 40, None), |_| {}).unwrap();
+        assert_eq!(games.len(), 3 * 40, "every pair plays 40 games");
+        assert_eq!(s.pairwise.len(), 3);
+        let elo: Vec<f64> = s.agents.iter().map(|a| a.elo.unwrap()).collect();
+        assert_eq!(elo[0], 0.0, "random is the anchor");
+        assert_eq!(s.anchor.as_deref(), Some("random"));
+        assert!(elo[2] > elo[1] && elo[1] > elo[0], "{elo:?}");
+        for a in &s.agents {
+            assert_eq!(a.wins + a.draws + a.losses, 80, "each agent meets two others");
+        }
+        // Pairwise counts agree with per-agent totals.
+        let mcts_wins: u64 = s.pairwise.iter().filter(|p| p.b == "mcts:iters=300").map(|p| p.losses).sum::<u64>()
+            + s.pairwise.iter().filter(|p| p.a == "mcts:iters=300").map(|p| p.wins).sum::<u64>();
+        assert_eq!(mcts_wins, s.agents[2].wins);
+        // A gauntlet plays only the first agent's pairs.
+        let g = MatchConfig { gauntlet: true, ..config(&agents, 10, None) };
+        let (gs, _) = run_match(&game, &g, |_| {}).unwrap();
+        assert_eq!(gs.games, 20);
+    }
+
+    #[test]
     fn bad_configurations_are_refused_before_playing() {
         let game = Connect4::default();
         let err = run_match(&game, &config(&["random"], 10, None), |_| {}).unwrap_err().to_string();
-        assert!(err.contains("has 2 seats: give 2 agent specs, not 1"), "{err}");
+        assert!(err.contains("has 2 seats: give 2 agent specs (or more, for a round robin), not 1"), "{err}");
         let err = run_match(&game, &config(&["random", "first"], 7, None), |_| {}).unwrap_err().to_string();
         assert!(err.contains("multiple of 2"), "{err}");
         let err = run_match(&game, &config(&["random", "bogus"], 10, None), |_| {}).unwrap_err().to_string();
@@ -349,12 +499,9 @@ mod opening_tests {
     #[test]
     fn random_openings_are_shared_by_both_seatings() {
         let config = MatchConfig {
-            agents: vec!["first".into(), "first".into()],
-            games: 8,
-            seed: 3,
             threads: Some(1),
-            budget: Budget::UNLIMITED,
             opening_plies: 4,
+            ..MatchConfig::new(vec!["first".into(), "first".into()], 8, 3)
         };
         let (_, games) = run_match(&Connect4::default(), &config, |_| {}).unwrap();
         for pair in games.chunks(2) {

@@ -2,7 +2,7 @@ use crate::play::duration_arg;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, run_match, seatings, validate};
+use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, run_match, seatings, total_games, validate};
 use meeple_game::{Budget, Game};
 use meeple_games::with_game;
 use std::collections::BTreeMap;
@@ -20,11 +20,24 @@ const DEFAULT_AGENTS: [&str; 2] = ["first", "random"];
 pub struct ArenaArgs {
     /// Game spec; without one, plays the default match (connect4: first vs random).
     game: Option<String>,
-    /// One agent spec per seat (e.g. `random first`); every seating of them is played per seed.
+    /// Agent specs: one per seat, or (two-player games) any number for a round robin.
     agents: Vec<String>,
-    /// Total games, a multiple of the number of seatings (2 for two-player games).
+    /// Games per pairing (all of them when the agents fill the seats), a multiple of the number
+    /// of seatings (2 for two-player games).
     #[arg(long, default_value_t = 200)]
     games: usize,
+    /// With more than two agents: the first against each other one, not every pair.
+    #[arg(long)]
+    gauntlet: bool,
+    /// Confidence of the score and Elo intervals.
+    #[arg(long, default_value_t = 0.95)]
+    confidence: f64,
+    /// The agent rated 0 Elo (default: `random` if playing, else the first agent).
+    #[arg(long, value_name = "SPEC")]
+    anchor: Option<String>,
+    /// Write games.csv (one row per game), agents.csv and pairwise.csv into this directory.
+    #[arg(long, value_name = "DIR")]
+    csv: Option<PathBuf>,
     /// Base seed; the same seed gives the same games whatever the thread count.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -80,6 +93,9 @@ pub fn run(args: &ArenaArgs) -> Result<()> {
         threads: args.threads.map(usize::from),
         budget: Budget { time: args.move_time, ..Budget::UNLIMITED },
         opening_plies: args.opening_plies,
+        gauntlet: args.gauntlet,
+        confidence: args.confidence,
+        anchor: args.anchor.clone(),
     };
     with_game!(game.as_str(), |g| arena(&g, &config, args))?
 }
@@ -103,7 +119,10 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
         Some(p) if p.as_os_str() != "-" => Some(create(p, "json")?),
         _ => None,
     };
-    let bar = ProgressBar::new(config.games as u64);
+    if let Some(dir) = &args.csv {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create csv directory '{}'", dir.display()))?;
+    }
+    let bar = ProgressBar::new(total_games(game.num_players(), config) as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {human_pos}/{human_len} games  {elapsed} elapsed, ETA {eta}  {msg}")
             .expect("valid template"),
@@ -111,7 +130,7 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
     let tally = Mutex::new([0.0f64, 0.0]);
     let write_error = Mutex::new(None);
     let start = Instant::now();
-    let (summary, _) = run_match(game, config, |g| {
+    let (summary, played) = run_match(game, config, |g| {
         if let (Some(returns), Some(seat0)) = (&g.record.returns, g.seating.iter().position(|&a| a == 0)) {
             let best_other =
                 returns.iter().enumerate().filter(|&(s, _)| s != seat0).map(|(_, &r)| r).fold(f64::MIN, f64::max);
@@ -140,6 +159,9 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
     }
     let secs = start.elapsed().as_secs_f64();
     print_table(&summary, game.num_players(), config, secs);
+    if let Some(dir) = &args.csv {
+        write_csv(dir, &summary, &played).with_context(|| format!("cannot write csv files in '{}'", dir.display()))?;
+    }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&summary).expect("summary serialises");
         match json_file {
@@ -155,30 +177,140 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
 fn print_table(s: &MatchSummary, players: usize, config: &MatchConfig, secs: f64) {
     let per_seed = seatings(players).len();
     let threads = config.threads.map(|t| t.to_string()).unwrap_or_else(|| "all cores".into());
+    let pairs = if s.pairwise.len() > 1 { format!(", {} pairings", s.pairwise.len()) } else { String::new() };
     println!(
-        "{} — {} games ({} seeds x {per_seed} seatings), seed {}, threads: {threads}, {secs:.2} s",
+        "{} — {} games ({} seeds x {per_seed} seatings{pairs}), seed {}, threads: {threads}, {secs:.2} s",
         s.game,
         s.games,
-        s.games / per_seed,
+        config.games / per_seed,
         s.seed
     );
+    let pct = format!("{:.0}% CI", 100.0 * s.confidence);
     let width = s.agents.iter().map(|a| a.spec.len()).max().unwrap_or(5).max(5);
-    println!(
-        "{:<width$}  {:>6} {:>6} {:>6} {:>6}  {:>6}  {:<17} {:>9}",
-        "agent", "games", "wins", "draws", "losses", "score", "95% CI", "ms/move"
+    print!(
+        "{:<width$}  {:>6} {:>6} {:>6} {:>6}  {:>6}  {:<17}",
+        "agent", "games", "wins", "draws", "losses", "score", pct
     );
-    for a in &s.agents {
-        println!(
-            "{:<width$}  {:>6} {:>6} {:>6} {:>6}  {:>5.1}%  [{:>5.1}%, {:>5.1}%]  {:>9.3}",
+    if s.anchor.is_some() {
+        print!(" {:>6}  {:<17}", "elo", "elo CI");
+    }
+    println!(" {:>9}", "ms/move");
+    let mut order: Vec<usize> = (0..s.agents.len()).collect();
+    if s.agents.len() > 2 {
+        order.sort_by(|&a, &b| s.agents[b].elo.unwrap_or(0.0).total_cmp(&s.agents[a].elo.unwrap_or(0.0)));
+    }
+    for &i in &order {
+        let a = &s.agents[i];
+        print!(
+            "{:<width$}  {:>6} {:>6} {:>6} {:>6}  {:>5.1}%  [{:>5.1}%, {:>5.1}%]",
             a.spec,
             a.wins + a.draws + a.losses,
             a.wins,
             a.draws,
             a.losses,
             100.0 * a.score,
-            100.0 * a.ci95[0],
-            100.0 * a.ci95[1],
-            a.mean_move_ms
+            100.0 * a.ci[0],
+            100.0 * a.ci[1],
         );
+        if let (Some(e), Some([lo, hi])) = (a.elo, a.elo_ci) {
+            if s.anchor.as_deref() == Some(a.spec.as_str()) {
+                print!(" {:>6.0}  {:<17}", e, "(anchor)");
+            } else {
+                print!(" {:>6.0}  [{:>6.0}, {:>6.0}]", e, lo, hi);
+            }
+        }
+        println!(" {:>9.3}", a.mean_move_ms);
     }
+    if s.pairwise.len() > 1 {
+        println!("\npairwise (first agent's score):");
+        for p in &s.pairwise {
+            println!(
+                "  {} vs {}: +{} ={} -{}  {:.1}% [{:.1}%, {:.1}%]",
+                p.a,
+                p.b,
+                p.wins,
+                p.draws,
+                p.losses,
+                100.0 * p.score,
+                100.0 * p.ci[0],
+                100.0 * p.ci[1]
+            );
+        }
+    }
+}
+
+fn write_csv(dir: &std::path::Path, s: &MatchSummary, played: &[PlayedGame]) -> Result<()> {
+    let mut games = csv::Writer::from_path(dir.join("games.csv"))?;
+    games.write_record(["game", "seed", "seat0", "seat1", "seat2", "seat3", "returns", "plies", "mean_ms"])?;
+    let mut sorted: Vec<&PlayedGame> = played.iter().collect();
+    sorted.sort_by_key(|g| g.index);
+    for g in sorted {
+        let mut seats: Vec<String> = g.record.agents.clone();
+        seats.resize(4, String::new());
+        let returns = g.record.returns.as_ref().map(|r| r.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "));
+        let mean = if g.move_ms.is_empty() { 0.0 } else { g.move_ms.iter().sum::<f64>() / g.move_ms.len() as f64 };
+        games.write_record([
+            g.index.to_string(),
+            g.record.seed.to_string(),
+            seats[0].clone(),
+            seats[1].clone(),
+            seats[2].clone(),
+            seats[3].clone(),
+            returns.unwrap_or_default(),
+            g.record.actions.len().to_string(),
+            format!("{mean:.4}"),
+        ])?;
+    }
+    games.flush()?;
+    let mut agents = csv::Writer::from_path(dir.join("agents.csv"))?;
+    agents.write_record([
+        "agent",
+        "games",
+        "wins",
+        "draws",
+        "losses",
+        "score",
+        "ci_low",
+        "ci_high",
+        "elo",
+        "elo_low",
+        "elo_high",
+        "mean_move_ms",
+        "max_move_ms",
+    ])?;
+    let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_default();
+    for a in &s.agents {
+        agents.write_record([
+            a.spec.clone(),
+            (a.wins + a.draws + a.losses).to_string(),
+            a.wins.to_string(),
+            a.draws.to_string(),
+            a.losses.to_string(),
+            format!("{:.5}", a.score),
+            format!("{:.5}", a.ci[0]),
+            format!("{:.5}", a.ci[1]),
+            opt(a.elo),
+            opt(a.elo_ci.map(|c| c[0])),
+            opt(a.elo_ci.map(|c| c[1])),
+            format!("{:.4}", a.mean_move_ms),
+            format!("{:.4}", a.max_move_ms),
+        ])?;
+    }
+    agents.flush()?;
+    let mut pairwise = csv::Writer::from_path(dir.join("pairwise.csv"))?;
+    pairwise.write_record(["a", "b", "wins", "draws", "losses", "score", "ci_low", "ci_high"])?;
+    for p in &s.pairwise {
+        pairwise.write_record([
+            p.a.clone(),
+            p.b.clone(),
+            p.wins.to_string(),
+            p.draws.to_string(),
+            p.losses.to_string(),
+            format!("{:.5}", p.score),
+            format!("{:.5}", p.ci[0]),
+            format!("{:.5}", p.ci[1]),
+        ])?;
+    }
+    pairwise.flush()?;
+    Ok(())
 }
