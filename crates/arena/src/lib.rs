@@ -336,9 +336,8 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
     };
     let mut pairwise = Vec::new();
     let mut table = Vec::new();
-    for a in 0..n {
-        for b in a + 1..n {
-            let [w, d, l] = pair[a][b];
+    for (a, row) in pair.iter().enumerate() {
+        for (b, &[w, d, l]) in row.iter().enumerate().skip(a + 1) {
             if w + d + l == 0 {
                 continue;
             }

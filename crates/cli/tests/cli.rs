@@ -104,7 +104,12 @@ fn bad_input_gives_one_clear_line_and_a_nonzero_exit() {
         (&["perft", "connect4:depth=2", "3"], "unknown option 'depth'; accepted: rows"),
         (&["arena", "connect4", "random", "alphazero"], "unknown agent 'alphazero'; accepted: random, first"),
         (&["arena", "connect4", "random", "random:iters=5"], "agent random: unknown option 'iters'"),
-        (&["arena", "connect4", "random"], "give 2 agent specs, not 1"),
+        (&["arena", "connect4", "random"], "give 2 agent specs (or more, for a round robin), not 1"),
+        (&["arena", "connect4", "random", "first", "--confidence", "1.5"], "--confidence 1.5 must be between 0 and 1"),
+        (
+            &["arena", "connect4", "random", "first", "--anchor", "alphabeta"],
+            "--anchor 'alphabeta' is not one of the agents",
+        ),
         (&["arena", "connect4", "random", "first", "--games", "7"], "multiple of 2"),
         (&["arena", "connect4", "random", "first", "--json", "/nonexistent/x/y.json"], "cannot write json file"),
         (&["arena", "connect4", "random", "first", "--records", "/nonexistent/x/r"], "cannot write records file"),
