@@ -100,6 +100,13 @@ pub struct AgentSummary {
     pub mean_move_ms: f64,
     /// Longest move, milliseconds.
     pub max_move_ms: f64,
+    /// 99th percentile of move times, milliseconds.
+    pub p99_move_ms: f64,
+    /// The agent's time budget per move, if it has one (its `time=` option or `--move-time`,
+    /// whichever is smaller), milliseconds.
+    pub budget_ms: Option<f64>,
+    /// Moves that took longer than `budget_ms`.
+    pub over_budget: u64,
 }
 
 /// The result of a match.
@@ -298,13 +305,23 @@ pub fn run_match<G: Game>(
     Ok((summarize(game.spec().to_string(), game.num_players(), config, &played), played))
 }
 
+/// The per-move time an agent is held to: its own `time=` option and the match's move time,
+/// whichever is smaller.
+fn agent_budget(spec: &str, move_time: Option<std::time::Duration>) -> Option<std::time::Duration> {
+    let own = spec.parse::<meeple_game::Spec>().ok().and_then(|s| s.get("time").and_then(meeple_game::parse_duration));
+    match (own, move_time) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Totals per agent, pairwise results and Elo from finished games (in any order).
 pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[PlayedGame]) -> MatchSummary {
     let n = config.agents.len();
     let z = ratings::z_for_confidence(config.confidence);
     let mut wdl = vec![[0u64; 3]; n];
     let mut pair = vec![vec![[0u64; 3]; n]; n];
-    let mut time = vec![(0.0f64, 0u64, 0.0f64); n];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); n];
     for g in played {
         let Some(returns) = &g.record.returns else { continue };
         for (seat, &agent) in g.seating.iter().enumerate() {
@@ -324,10 +341,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
             }
         }
         for (&ms, &seat) in g.move_ms.iter().zip(&g.move_seats) {
-            let t = &mut time[g.seating[seat]];
-            t.0 += ms;
-            t.1 += 1;
-            t.2 = t.2.max(ms);
+            times[g.seating[seat]].push(ms);
         }
     }
     let score_of = |[w, d, l]: [u64; 3]| {
@@ -367,7 +381,9 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
             let score = score_of(wdl[a]);
             let (lo, hi) = wilson(score, total, Z95);
             let (clo, chi) = wilson(score, total, z);
-            let (sum, count, max) = time[a];
+            let t = &mut times[a];
+            t.sort_unstable_by(f64::total_cmp);
+            let budget_ms = agent_budget(&config.agents[a], config.budget.time).map(|d| d.as_secs_f64() * 1e3);
             AgentSummary {
                 spec: config.agents[a].clone(),
                 wins,
@@ -378,8 +394,11 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
                 ci: [clo, chi],
                 elo: fit.as_ref().map(|f| f.elo[a]),
                 elo_ci: fit.as_ref().map(|f| f.interval[a]),
-                mean_move_ms: if count > 0 { sum / count as f64 } else { 0.0 },
-                max_move_ms: max,
+                mean_move_ms: if t.is_empty() { 0.0 } else { t.iter().sum::<f64>() / t.len() as f64 },
+                max_move_ms: t.last().copied().unwrap_or(0.0),
+                p99_move_ms: t.get(((t.len() as f64 * 0.99).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0),
+                budget_ms,
+                over_budget: budget_ms.map_or(0, |b| t.iter().filter(|&&x| x > b).count() as u64),
             }
         })
         .collect();
@@ -476,6 +495,21 @@ mod tests {
         let g = MatchConfig { gauntlet: true, ..config(&agents, 10, None) };
         let (gs, _) = run_match(&game, &g, |_| {}).unwrap();
         assert_eq!(gs.games, 20);
+    }
+
+    #[test]
+    fn move_times_are_measured_against_budgets() {
+        let game = Connect4::default();
+        let c = MatchConfig {
+            budget: Budget::time(std::time::Duration::from_millis(50)),
+            ..config(&["mcts:time=5ms", "random"], 4, None)
+        };
+        let (s, _) = run_match(&game, &c, |_| {}).unwrap();
+        let m = &s.agents[0];
+        assert_eq!(m.budget_ms, Some(5.0));
+        assert!(m.mean_move_ms > 1.0 && m.mean_move_ms <= m.p99_move_ms + 1e-9 && m.p99_move_ms <= m.max_move_ms);
+        assert_eq!(s.agents[1].budget_ms, Some(50.0));
+        assert_eq!(s.agents[1].over_budget, 0, "random never needs 50 ms");
     }
 
     #[test]

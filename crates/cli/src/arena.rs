@@ -194,7 +194,7 @@ fn print_table(s: &MatchSummary, players: usize, config: &MatchConfig, secs: f64
     if s.anchor.is_some() {
         print!(" {:>6}  {:<17}", "elo", "elo CI");
     }
-    println!(" {:>9}", "ms/move");
+    println!(" {:>9} {:>9} {:>9} {:>6}", "ms/move", "p99 ms", "max ms", "late");
     let mut order: Vec<usize> = (0..s.agents.len()).collect();
     if s.agents.len() > 2 {
         order.sort_by(|&a, &b| s.agents[b].elo.unwrap_or(0.0).total_cmp(&s.agents[a].elo.unwrap_or(0.0)));
@@ -219,7 +219,8 @@ fn print_table(s: &MatchSummary, players: usize, config: &MatchConfig, secs: f64
                 print!(" {:>6.0}  [{:>6.0}, {:>6.0}]", e, lo, hi);
             }
         }
-        println!(" {:>9.3}", a.mean_move_ms);
+        let late = a.budget_ms.map(|_| a.over_budget.to_string()).unwrap_or_else(|| "-".into());
+        println!(" {:>9.3} {:>9.3} {:>9.3} {:>6}", a.mean_move_ms, a.p99_move_ms, a.max_move_ms, late);
     }
     if s.pairwise.len() > 1 {
         println!("\npairwise (first agent's score):");
@@ -293,7 +294,10 @@ fn write_csv(dir: &std::path::Path, s: &MatchSummary, played: &[PlayedGame]) -> 
             opt(a.elo_ci.map(|c| c[0])),
             opt(a.elo_ci.map(|c| c[1])),
             format!("{:.4}", a.mean_move_ms),
+            format!("{:.4}", a.p99_move_ms),
             format!("{:.4}", a.max_move_ms),
+            opt(a.budget_ms),
+            a.over_budget.to_string(),
         ])?;
     }
     agents.flush()?;
