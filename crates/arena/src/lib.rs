@@ -126,6 +126,9 @@ pub struct MatchSummary {
     pub agents: Vec<AgentSummary>,
     /// Head-to-head results of each pair that met (two-player games), from `a`'s side.
     pub pairwise: Vec<PairwiseSummary>,
+    /// The SPRT's outcome, in `--sprt` mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<SprtReport>,
 }
 
 /// Results of agent `a` against agent `b`.
@@ -286,23 +289,154 @@ pub fn run_match<G: Game>(
     config: &MatchConfig,
     on_game: impl Fn(&PlayedGame) + Sync,
 ) -> Result<(MatchSummary, Vec<PlayedGame>), Error> {
+    run_match_from(game, config, Vec::new(), on_game)
+}
+
+/// Like [`run_match`], keeping the games in `done` (read back from a records file) and playing
+/// only the missing ones. Each kept game must be the game its index would produce: same game,
+/// seed and seating; otherwise the records were made with other arguments and this is an error.
+pub fn run_match_from<G: Game>(
+    game: &G,
+    config: &MatchConfig,
+    done: Vec<PlayedGame>,
+    on_game: impl Fn(&PlayedGame) + Sync,
+) -> Result<(MatchSummary, Vec<PlayedGame>), Error> {
     validate(game, config)?;
+    let total = total_games(game.num_players(), config);
+    let mut have = vec![false; total];
+    for g in &done {
+        check_resumed(game, config, g, total)?;
+        if std::mem::replace(&mut have[g.index], true) {
+            return Err(Error::Record(format!("game {} appears twice in the records", g.index)));
+        }
+    }
+    let missing: Vec<usize> = (0..total).filter(|&i| !have[i]).collect();
+    let mut played = done;
+    played.extend(play_indices(game, config, &missing, &on_game)?);
+    played.sort_by_key(|g| g.index);
+    Ok((summarize(game.spec().to_string(), game.num_players(), config, &played), played))
+}
+
+fn check_resumed<G: Game>(game: &G, config: &MatchConfig, g: &PlayedGame, total: usize) -> Result<(), Error> {
+    let mismatch = |what: &str| {
+        Error::Record(format!(
+            "game {} in the records has another {what}: the records were made with other arguments",
+            g.index
+        ))
+    };
+    if g.index >= total {
+        return Err(Error::Record(format!("game {} is beyond this match's {total} games", g.index)));
+    }
+    if g.record.game != game.spec().to_string() {
+        return Err(mismatch("game"));
+    }
+    let all = seatings(game.num_players());
+    let groups = pairings(game.num_players(), config);
+    let group = &groups[g.index / config.games];
+    let j = g.index % config.games;
+    let seating: Vec<usize> = all[j % all.len()].iter().map(|&i| group[i]).collect();
+    if g.seating != seating || g.record.agents != seating.iter().map(|&a| config.agents[a].clone()).collect::<Vec<_>>()
+    {
+        return Err(mismatch("seating or agents"));
+    }
+    if g.record.seed != derive_seed(config.seed, (j / all.len()) as u64) {
+        return Err(mismatch("seed"));
+    }
+    if g.record.returns.is_none() {
+        return Err(Error::Record(format!("game {} in the records did not finish", g.index)));
+    }
+    Ok(())
+}
+
+fn play_indices<G: Game>(
+    game: &G,
+    config: &MatchConfig,
+    indices: &[usize],
+    on_game: &(impl Fn(&PlayedGame) + Sync),
+) -> Result<Vec<PlayedGame>, Error> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = config.threads {
         builder = builder.num_threads(t.max(1));
     }
     let pool = builder.build().map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
-    let played: Vec<PlayedGame> = pool.install(|| {
-        (0..total_games(game.num_players(), config))
-            .into_par_iter()
-            .map(|i| {
+    pool.install(|| {
+        indices
+            .par_iter()
+            .map(|&i| {
                 let g = play_game(game, config, i)?;
                 on_game(&g);
                 Ok(g)
             })
-            .collect::<Result<_, Error>>()
-    })?;
-    Ok((summarize(game.spec().to_string(), game.num_players(), config, &played), played))
+            .collect::<Result<Vec<_>, Error>>()
+    })
+}
+
+/// How an SPRT match ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SprtReport {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    /// Log-likelihood ratio at the end.
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+    /// `H1` (the first agent is at least `elo1` stronger), `H0`, or `inconclusive` (the game
+    /// limit came first).
+    pub decision: String,
+}
+
+/// Games an SPRT plays between looks at the result: fixed, so the stopping point does not
+/// depend on the thread count.
+pub const SPRT_BATCH: usize = 16;
+
+/// A two-agent match that stops as soon as `sprt` decides, or after `config.games` games.
+pub fn run_sprt<G: Game>(
+    game: &G,
+    config: &MatchConfig,
+    sprt: ratings::Sprt,
+    on_game: impl Fn(&PlayedGame) + Sync,
+) -> Result<(MatchSummary, Vec<PlayedGame>), Error> {
+    validate(game, config)?;
+    if config.agents.len() != 2 || game.num_players() != 2 {
+        return Err(Error::Invalid("--sprt tests two agents in a two-player game".into()));
+    }
+    if !(sprt.elo1 > sprt.elo0 && sprt.alpha > 0.0 && sprt.alpha < 0.5 && sprt.beta > 0.0 && sprt.beta < 0.5) {
+        return Err(Error::Invalid("--sprt needs elo0 < elo1 and alpha, beta in (0, 0.5)".into()));
+    }
+    let mut played = Vec::new();
+    let mut decision = ratings::SprtDecision::Continue;
+    let mut start = 0;
+    while start < config.games && decision == ratings::SprtDecision::Continue {
+        let end = (start + SPRT_BATCH).min(config.games);
+        let batch: Vec<usize> = (start..end).collect();
+        played.extend(play_indices(game, config, &batch, &on_game)?);
+        start = end;
+        let s = summarize(game.spec().to_string(), 2, config, &played);
+        let a = &s.agents[0];
+        decision = sprt.decide(a.wins as f64, a.draws as f64, a.losses as f64);
+    }
+    played.sort_by_key(|g| g.index);
+    let mut summary = summarize(game.spec().to_string(), 2, config, &played);
+    let a = &summary.agents[0];
+    let (lower, upper) = sprt.bounds();
+    summary.sprt = Some(SprtReport {
+        elo0: sprt.elo0,
+        elo1: sprt.elo1,
+        alpha: sprt.alpha,
+        beta: sprt.beta,
+        llr: sprt.llr(a.wins as f64, a.draws as f64, a.losses as f64),
+        lower,
+        upper,
+        decision: match decision {
+            ratings::SprtDecision::AcceptH1 => "H1",
+            ratings::SprtDecision::AcceptH0 => "H0",
+            ratings::SprtDecision::Continue => "inconclusive",
+        }
+        .into(),
+    });
+    Ok((summary, played))
 }
 
 /// The per-move time an agent is held to: its own `time=` option and the match's move time,
@@ -410,6 +544,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
         anchor: fit.as_ref().and(anchor).map(|a| config.agents[a].clone()),
         agents,
         pairwise,
+        sprt: None,
     }
 }
 
@@ -510,6 +645,50 @@ mod tests {
         assert!(m.mean_move_ms > 1.0 && m.mean_move_ms <= m.p99_move_ms + 1e-9 && m.p99_move_ms <= m.max_move_ms);
         assert_eq!(s.agents[1].budget_ms, Some(50.0));
         assert_eq!(s.agents[1].over_budget, 0, "random never needs 50 ms");
+    }
+
+    #[test]
+    fn sprt_stops_early_on_a_clear_difference() {
+        let game = Connect4::default();
+        let sprt = ratings::Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
+        let (s, games) = run_sprt(&game, &config(&["mcts:iters=300", "random"], 1000, None), sprt, |_| {}).unwrap();
+        let r = s.sprt.unwrap();
+        assert_eq!(r.decision, "H1");
+        assert!(games.len() < 1000 && games.len() % SPRT_BATCH == 0, "{} games", games.len());
+        assert!(r.llr >= r.upper);
+        // Same seed, any thread count: same stopping point.
+        let (_, again) = run_sprt(&game, &config(&["mcts:iters=300", "random"], 1000, Some(1)), sprt, |_| {}).unwrap();
+        assert_eq!(again.len(), games.len());
+    }
+
+    #[test]
+    fn resuming_plays_only_the_missing_games() {
+        let game = Connect4::default();
+        let c = config(&["random", "first"], 20, None);
+        let (full, all) = run_match(&game, &c, |_| {}).unwrap();
+        // Keep every third game, as if the run had been killed; resume plays the rest.
+        let kept: Vec<PlayedGame> = all.iter().filter(|g| g.index % 3 == 0).cloned().collect();
+        let played = std::sync::atomic::AtomicUsize::new(0);
+        let (resumed, games) = run_match_from(&game, &c, kept.clone(), |_| {
+            played.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(played.into_inner(), 20 - kept.len(), "only the missing games are played");
+        assert_eq!(
+            games.iter().map(|g| g.index).collect::<Vec<_>>(),
+            (0..20).collect::<Vec<_>>(),
+            "none lost, none twice"
+        );
+        let counts = |s: &MatchSummary| s.agents.iter().map(|a| (a.wins, a.draws, a.losses)).collect::<Vec<_>>();
+        assert_eq!(counts(&resumed), counts(&full));
+        // Records from other arguments are refused.
+        let other = config(&["random", "first"], 20, None);
+        let other = MatchConfig { seed: 8, ..other };
+        let err = run_match_from(&game, &other, kept.clone(), |_| {}).unwrap_err().to_string();
+        assert!(err.contains("other arguments"), "{err}");
+        let mut twice = kept.clone();
+        twice.push(kept[0].clone());
+        assert!(run_match_from(&game, &c, twice, |_| {}).unwrap_err().to_string().contains("twice"));
     }
 
     #[test]

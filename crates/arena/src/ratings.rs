@@ -193,10 +193,13 @@ impl Sprt {
     /// Log-likelihood ratio of H1 over H0 for `wins`/`draws`/`losses` of the tested agent, by
     /// the generalised SPRT's normal approximation on the per-game score (as fishtest uses).
     pub fn llr(&self, wins: f64, draws: f64, losses: f64) -> f64 {
-        let n = wins + draws + losses;
-        if n == 0.0 || (wins == 0.0 && losses == 0.0) {
+        if wins + draws + losses == 0.0 {
             return 0.0;
         }
+        // One virtual draw keeps the variance positive when every game had the same result
+        // (a clean sweep would otherwise never decide); it is negligible at real sample sizes.
+        let draws = draws + 1.0;
+        let n = wins + draws + losses;
         let mean = (wins + 0.5 * draws) / n;
         let var = (wins * (1.0 - mean).powi(2) + draws * (0.5 - mean).powi(2) + losses * mean.powi(2)) / n;
         if var <= 0.0 {
@@ -319,6 +322,14 @@ mod tests {
             }
         }
         h1 as f64 / runs as f64
+    }
+
+    #[test]
+    fn sprt_decides_on_a_clean_sweep() {
+        let sprt = Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
+        assert_eq!(sprt.decide(40.0, 0.0, 0.0), SprtDecision::AcceptH1);
+        assert_eq!(sprt.decide(0.0, 0.0, 40.0), SprtDecision::AcceptH0);
+        assert_eq!(sprt.decide(1.0, 0.0, 0.0), SprtDecision::Continue);
     }
 
     #[test]

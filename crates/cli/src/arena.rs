@@ -2,7 +2,8 @@ use crate::play::duration_arg;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, run_match, seatings, total_games, validate};
+use meeple_arena::ratings::Sprt;
+use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, run_match_from, run_sprt, seatings, total_games, validate};
 use meeple_game::{Budget, Game};
 use meeple_games::with_game;
 use std::collections::BTreeMap;
@@ -57,6 +58,54 @@ pub struct ArenaArgs {
     /// Write one JSON line per game (seed, seating, moves, times, returns) to this file.
     #[arg(long, value_name = "FILE")]
     records: Option<PathBuf>,
+    /// Continue an interrupted run: keep the games in --records, play only the missing ones.
+    #[arg(long, requires = "records")]
+    resume: bool,
+    /// Sequential test of two agents: stop as soon as it decides between H0 (elo0) and H1
+    /// (elo1); --games is then the most it plays. Format: elo0,elo1[,alpha,beta] (0.05 each by
+    /// default).
+    #[arg(long, value_name = "ELO0,ELO1[,ALPHA,BETA]", value_parser = sprt_arg, allow_hyphen_values = true)]
+    sprt: Option<Sprt>,
+}
+
+fn sprt_arg(text: &str) -> Result<Sprt, String> {
+    let parts: Result<Vec<f64>, _> = text.split(',').map(|p| p.trim().parse::<f64>()).collect();
+    match parts.as_deref() {
+        Ok([e0, e1]) => Ok(Sprt { elo0: *e0, elo1: *e1, alpha: 0.05, beta: 0.05 }),
+        Ok([e0, e1, a, b]) => Ok(Sprt { elo0: *e0, elo1: *e1, alpha: *a, beta: *b }),
+        _ => Err(format!("'{text}' is not elo0,elo1[,alpha,beta], like 0,10 or 0,10,0.05,0.05")),
+    }
+}
+
+/// Reads the games of an interrupted run. A last line cut off mid-write (the run was killed)
+/// is dropped and cut from the file; any other bad line is an error naming it.
+fn read_records(path: &PathBuf) -> Result<Vec<PlayedGame>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read records file '{}'", path.display()))?;
+    let mut games = Vec::new();
+    let mut good_len = 0;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            good_len += line.len();
+            continue;
+        }
+        match serde_json::from_str::<PlayedGame>(line) {
+            Ok(g) => {
+                games.push(g);
+                good_len += line.len();
+            }
+            Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => {
+                eprintln!("records file '{}': dropping an unfinished last line", path.display());
+            }
+            Err(e) => bail!("records file '{}' line {}: not a game record: {e}", path.display(), i + 1),
+        }
+    }
+    if good_len < text.len() {
+        let file = std::fs::OpenOptions::new().write(true).open(path)?;
+        file.set_len(good_len as u64)?;
+    }
+    Ok(games)
 }
 
 /// Writes records in game order as they finish, flushing each line so an interrupted run keeps
@@ -65,12 +114,18 @@ struct RecordSink {
     file: BufWriter<File>,
     pending: BTreeMap<usize, String>,
     next: usize,
+    /// Games already in the file (when resuming).
+    written: std::collections::BTreeSet<usize>,
 }
 
 impl RecordSink {
     fn push(&mut self, game: &PlayedGame) -> std::io::Result<()> {
         self.pending.insert(game.index, serde_json::to_string(game).expect("records serialise"));
-        while let Some(line) = self.pending.remove(&self.next) {
+        loop {
+            while self.written.contains(&self.next) {
+                self.next += 1;
+            }
+            let Some(line) = self.pending.remove(&self.next) else { break };
             writeln!(self.file, "{line}")?;
             self.next += 1;
         }
@@ -106,15 +161,30 @@ fn create(path: &PathBuf, what: &str) -> Result<File> {
 
 fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()> {
     validate(game, config)?;
+    let done = match (&args.records, args.resume) {
+        (Some(p), true) if p.exists() => read_records(p)?,
+        _ => Vec::new(),
+    };
     // Open output files before playing, so a bad path fails at once.
     let sink = match &args.records {
-        Some(p) => Some(Mutex::new(RecordSink {
-            file: BufWriter::new(create(p, "records")?),
-            pending: BTreeMap::new(),
-            next: 0,
-        })),
+        Some(p) => {
+            let file = if args.resume {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .with_context(|| format!("cannot write records file '{}'", p.display()))?
+            } else {
+                create(p, "records")?
+            };
+            let written = done.iter().map(|g| g.index).collect();
+            Some(Mutex::new(RecordSink { file: BufWriter::new(file), pending: BTreeMap::new(), next: 0, written }))
+        }
         None => None,
     };
+    if !done.is_empty() {
+        eprintln!("resuming: {} finished games kept", done.len());
+    }
     let json_file = match &args.json {
         Some(p) if p.as_os_str() != "-" => Some(create(p, "json")?),
         _ => None,
@@ -130,7 +200,7 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
     let tally = Mutex::new([0.0f64, 0.0]);
     let write_error = Mutex::new(None);
     let start = Instant::now();
-    let (summary, played) = run_match(game, config, |g| {
+    let on_game = |g: &PlayedGame| {
         if let (Some(returns), Some(seat0)) = (&g.record.returns, g.seating.iter().position(|&a| a == 0)) {
             let best_other =
                 returns.iter().enumerate().filter(|&(s, _)| s != seat0).map(|(_, &r)| r).fold(f64::MIN, f64::max);
@@ -152,13 +222,35 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
             write_error.lock().expect("error lock").get_or_insert(e);
         }
         bar.inc(1);
-    })?;
+    };
+    let (summary, played) = match args.sprt {
+        Some(sprt) => run_sprt(game, config, sprt, on_game)?,
+        None => run_match_from(game, config, done, on_game)?,
+    };
     bar.finish_and_clear();
     if let Some(e) = write_error.into_inner().expect("error lock") {
         bail!("writing records failed: {e}");
     }
     let secs = start.elapsed().as_secs_f64();
     print_table(&summary, game.num_players(), config, secs);
+    if let Some(r) = &summary.sprt {
+        println!(
+            "\nSPRT elo0={} elo1={} alpha={} beta={}: LLR {:.3} in [{:.3}, {:.3}] after {} games: {}",
+            r.elo0,
+            r.elo1,
+            r.alpha,
+            r.beta,
+            r.llr,
+            r.lower,
+            r.upper,
+            summary.games,
+            match r.decision.as_str() {
+                "H1" => "H1 accepted (the first agent is stronger by elo1 or more)",
+                "H0" => "H0 accepted (not stronger by elo0 or more)",
+                _ => "no decision before the game limit",
+            }
+        );
+    }
     if let Some(dir) = &args.csv {
         write_csv(dir, &summary, &played).with_context(|| format!("cannot write csv files in '{}'", dir.display()))?;
     }
