@@ -6,6 +6,7 @@ mod bench;
 mod human;
 mod listing;
 mod play;
+mod replay;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -52,6 +53,8 @@ enum Command {
     Arena(arena::ArenaArgs),
     /// Measure single-thread speed of a game: random playouts, MCTS iterations, alpha-beta nodes.
     Bench(bench::BenchArgs),
+    /// Step through a recorded game: board, each move, who made it and how long it took.
+    Replay(replay::ReplayArgs),
     /// Play moves from the start, then show one decision of an agent (with its statistics when
     /// its spec has `verbose=true`).
     Analyze(analyze::AnalyzeArgs),
@@ -66,6 +69,11 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
+        // A reader that stopped early (`meeple replay F | head`) is not an error: stop quietly,
+        // as Unix tools do on a closed pipe.
+        if msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!("error: internal error{at}: {msg} (please report this)");
     }));
@@ -88,5 +96,6 @@ fn run(command: Command) -> Result<()> {
         Command::Arena(args) => arena::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Analyze(args) => analyze::run(&args),
+        Command::Replay(args) => replay::run(&args),
     }
 }

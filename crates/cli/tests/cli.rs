@@ -178,3 +178,62 @@ fn every_command_explains_itself() {
         assert!(stdout(&o).contains("Usage: meeple"), "{cmd}");
     }
 }
+
+#[test]
+fn replay_reaches_the_recorded_end() {
+    let path = tmp("replay.jsonl");
+    let p = path.to_str().unwrap();
+    let o = meeple(&["arena", "connect4", "random", "mcts:iters=50", "--games", "6", "--records", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for (k, rec) in lines.iter().enumerate() {
+        let o = meeple(&["replay", p, "--game", &k.to_string(), "--all"]);
+        let out = stdout(&o);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let plies = rec["actions"].as_array().unwrap().len();
+        assert!(out.contains(&format!("ply {plies}/{plies}:")), "{out}");
+        let returns: Vec<f64> = rec["returns"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert!(out.trim_end().ends_with(&format!("result: returns {returns:?}")), "{out}");
+    }
+    // Bad files name the line and the problem.
+    let bad = tmp("bad-records.jsonl");
+    std::fs::write(&bad, format!("{}\nnot json\n", serde_json::to_string(&lines[0]).unwrap())).unwrap();
+    let o = meeple(&["replay", bad.to_str().unwrap(), "--game", "1"]);
+    assert!(stderr(&o).contains("line 2: not a game record"), "{}", stderr(&o));
+    let o = meeple(&["replay", p, "--game", "99"]);
+    assert!(stderr(&o).contains("has no game 99 (6 games in it)"), "{}", stderr(&o));
+    // A record whose moves are not legal does not replay.
+    let mut broken = lines[0].clone();
+    broken["actions"][0] = serde_json::Value::String("9".into());
+    let bad = tmp("illegal-records.jsonl");
+    std::fs::write(&bad, serde_json::to_string(&broken).unwrap()).unwrap();
+    let o = meeple(&["replay", bad.to_str().unwrap()]);
+    assert!(stderr(&o).contains("does not replay") && stderr(&o).contains("ply 1"), "{}", stderr(&o));
+}
+
+#[test]
+fn sprt_and_resume_from_the_command_line() {
+    let o = meeple(&["arena", "connect4", "mcts:iters=200", "random", "--games", "400", "--sprt", "0,50"]);
+    assert!(stdout(&o).contains("H1 accepted"), "{}", stdout(&o));
+    let o = meeple(&["arena", "connect4", "random", "first", "--sprt", "50"]);
+    assert!(stderr(&o).contains("is not elo0,elo1"), "{}", stderr(&o));
+    let o = meeple(&["arena", "connect4", "random", "first", "--resume"]);
+    assert!(!o.status.success() && stderr(&o).contains("--records"), "{}", stderr(&o));
+    // A run cut off mid-line resumes to the full set of games, none twice.
+    let path = tmp("resume.jsonl");
+    let p = path.to_str().unwrap();
+    assert!(meeple(&["arena", "tictactoe", "random", "first", "--games", "30", "--records", p]).status.success());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cut: String = text.lines().take(11).map(|l| format!("{l}\n")).collect::<String>() + "{\"index\":11,\"sea";
+    std::fs::write(&path, cut).unwrap();
+    let o = meeple(&["arena", "tictactoe", "random", "first", "--games", "30", "--records", p, "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut idx: Vec<u64> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["index"].as_u64().unwrap())
+        .collect();
+    idx.sort_unstable();
+    assert_eq!(idx, (0..30).collect::<Vec<u64>>());
+}
