@@ -251,9 +251,6 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
             }
         );
     }
-    if let Some(dir) = &args.csv {
-        write_csv(dir, &summary, &played).with_context(|| format!("cannot write csv files in '{}'", dir.display()))?;
-    }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&summary).expect("summary serialises");
         match json_file {
@@ -262,6 +259,9 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
             }
             None => println!("{text}"),
         }
+    }
+    if let Some(dir) = &args.csv {
+        write_csv(dir, &summary, &played).with_context(|| format!("cannot write csv files in '{}'", dir.display()))?;
     }
     Ok(())
 }
@@ -369,7 +369,10 @@ fn write_csv(dir: &std::path::Path, s: &MatchSummary, played: &[PlayedGame]) -> 
         "elo_low",
         "elo_high",
         "mean_move_ms",
+        "p99_move_ms",
         "max_move_ms",
+        "budget_ms",
+        "over_budget",
     ])?;
     let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_default();
     for a in &s.agents {

@@ -6,6 +6,7 @@ mod bench;
 mod human;
 mod listing;
 mod play;
+mod plot;
 mod replay;
 
 use anyhow::Result;
@@ -53,6 +54,9 @@ enum Command {
     Arena(arena::ArenaArgs),
     /// Measure single-thread speed of a game: random playouts, MCTS iterations, alpha-beta nodes.
     Bench(bench::BenchArgs),
+    /// Draw charts (PNG and SVG) from a results file (Elo ladder, pairwise scores) or a records
+    /// file (score distributions).
+    Plot(plot::PlotArgs),
     /// Step through a recorded game: board, each move, who made it and how long it took.
     Replay(replay::ReplayArgs),
     /// Play moves from the start, then show one decision of an agent (with its statistics when
@@ -97,5 +101,6 @@ fn run(command: Command) -> Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Analyze(args) => analyze::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Plot(args) => plot::run(&args),
     }
 }

@@ -237,3 +237,83 @@ fn sprt_and_resume_from_the_command_line() {
     idx.sort_unstable();
     assert_eq!(idx, (0..30).collect::<Vec<u64>>());
 }
+
+#[test]
+fn round_robin_elo_order_and_plots() {
+    let dir = tmp("plots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, csv, records) = (dir.join("F.json"), dir.join("D"), dir.join("R.jsonl"));
+    let o = meeple(&[
+        "arena",
+        "connect4",
+        "random",
+        "first",
+        "mcts:iters=200",
+        "mcts:iters=2000",
+        "--games",
+        "20",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--records",
+        records.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let elo: Vec<(String, f64)> = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["spec"].as_str().unwrap().into(), a["elo"].as_f64().unwrap()))
+        .collect();
+    let lowest = elo.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    let highest = elo.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert_eq!((lowest.0.as_str(), highest.0.as_str()), ("random", "mcts:iters=2000"), "{elo:?}");
+    assert_eq!(v["pairwise"].as_array().unwrap().len(), 6);
+    for a in v["agents"].as_array().unwrap() {
+        let ci = a["elo_ci"].as_array().unwrap();
+        assert!(
+            ci[0].as_f64().unwrap() <= a["elo"].as_f64().unwrap()
+                && a["elo"].as_f64().unwrap() <= ci[1].as_f64().unwrap()
+        );
+    }
+    // CSV rows have as many fields as their header.
+    for name in ["games.csv", "agents.csv", "pairwise.csv"] {
+        let text = std::fs::read_to_string(csv.join(name)).unwrap();
+        let widths: Vec<usize> = text.lines().map(csv_fields).collect();
+        assert!(widths.iter().all(|&w| w == widths[0]), "{name}: {widths:?}");
+    }
+    assert_eq!(std::fs::read_to_string(csv.join("games.csv")).unwrap().lines().count(), 1 + 6 * 20);
+    // Plots: PNG and SVG files that are what they say.
+    let o = meeple(&["plot", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for chart in ["elo", "pairwise"] {
+        let png = std::fs::read(dir.join(format!("F-{chart}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let svg = std::fs::read_to_string(dir.join(format!("F-{chart}.svg"))).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("mcts:iters=2000"), "{chart}");
+    }
+    let o = meeple(&["plot", records.to_str().unwrap(), "--format", "svg"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.join("R-scores.svg").exists());
+    // Files that are neither give a clear error.
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"game\": 3}").unwrap();
+    let o = meeple(&["plot", bad.to_str().unwrap()]);
+    assert!(stderr(&o).contains("not a results file") || stderr(&o).contains("line 1"), "{}", stderr(&o));
+}
+
+/// Fields in a CSV line, honouring quotes (agent specs contain commas).
+fn csv_fields(line: &str) -> usize {
+    let mut n = 1;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => n += 1,
+            _ => {}
+        }
+    }
+    n
+}

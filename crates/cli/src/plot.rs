@@ -1,0 +1,280 @@
+//! Charts from arena output: an Elo ladder with error bars and a pairwise score matrix from a
+//! results file (`--json`), score distributions from a records file (`--records`).
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use meeple_arena::{MatchSummary, PlayedGame};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// A results file (`meeple arena --json`) or a records file (`--records`).
+    file: PathBuf,
+    /// Output path prefix (default: the input path without its extension).
+    #[arg(long, value_name = "PREFIX")]
+    out: Option<PathBuf>,
+    /// Image format(s) to write.
+    #[arg(long, value_enum, default_value_t = Format::Both)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum Format {
+    Png,
+    Svg,
+    Both,
+}
+
+const SIZE: (u32, u32) = (960, 600);
+
+pub fn run(args: &PlotArgs) -> Result<()> {
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| anyhow!("the embedded font did not load"))?;
+    let text = std::fs::read_to_string(&args.file).with_context(|| format!("cannot read '{}'", args.file.display()))?;
+    let prefix = args.out.clone().unwrap_or_else(|| args.file.with_extension(""));
+    let mut written = Vec::new();
+    if let Ok(summary) = serde_json::from_str::<MatchSummary>(&text) {
+        if summary.agents.iter().any(|a| a.elo.is_some()) {
+            written.extend(draw(&prefix, "elo", args.format, &Chart::Elo(&summary))?);
+        }
+        if !summary.pairwise.is_empty() {
+            written.extend(draw(&prefix, "pairwise", args.format, &Chart::Pairwise(&summary))?);
+        }
+        if written.is_empty() {
+            bail!("'{}' has no Elo ratings or pairwise results to plot", args.file.display());
+        }
+    } else if text.trim_start().starts_with('{') && text.lines().count() >= 1 && !text.trim_start().starts_with("{\n") {
+        let mut games = Vec::new();
+        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            games.push(serde_json::from_str::<PlayedGame>(line).map_err(|e| {
+                anyhow!("'{}' line {}: neither a results file nor a game record: {e}", args.file.display(), n + 1)
+            })?);
+        }
+        written.extend(draw(&prefix, "scores", args.format, &Chart::Scores(&games))?);
+    } else {
+        let e = serde_json::from_str::<MatchSummary>(&text).err().map(|e| e.to_string()).unwrap_or_default();
+        bail!("'{}' is not a results file from `meeple arena --json`: {e}", args.file.display());
+    }
+    for w in written {
+        println!("{}", w.display());
+    }
+    Ok(())
+}
+
+/// One chart, drawable on any plotters backend.
+enum Chart<'a> {
+    Elo(&'a MatchSummary),
+    Pairwise(&'a MatchSummary),
+    Scores(&'a [PlayedGame]),
+}
+
+impl Chart<'_> {
+    fn render<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()> {
+        match self {
+            Chart::Elo(s) => elo_ladder(root, s),
+            Chart::Pairwise(s) => pairwise(root, s),
+            Chart::Scores(g) => scores(root, g),
+        }
+    }
+}
+
+fn draw(prefix: &Path, name: &str, format: Format, chart: &Chart<'_>) -> Result<Vec<PathBuf>> {
+    let stem = format!("{}-{name}", prefix.display());
+    let mut out = Vec::new();
+    if format != Format::Svg {
+        let path = PathBuf::from(format!("{stem}.png"));
+        {
+            let root = BitMapBackend::new(&path, SIZE).into_drawing_area();
+            chart.render(root).with_context(|| format!("drawing {}", path.display()))?;
+        }
+        out.push(path);
+    }
+    if format != Format::Png {
+        let path = PathBuf::from(format!("{stem}.svg"));
+        {
+            let root = SVGBackend::new(&path, SIZE).into_drawing_area();
+            chart.render(root).with_context(|| format!("drawing {}", path.display()))?;
+        }
+        out.push(path);
+    }
+    Ok(out)
+}
+
+fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("{e:?}")
+}
+
+/// Agents from weakest to strongest, each a point at its Elo with its interval as an error bar.
+fn elo_ladder<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, s: &MatchSummary) -> Result<()> {
+    root.fill(&WHITE).map_err(err)?;
+    let mut agents: Vec<_> = s.agents.iter().filter_map(|a| Some((a, a.elo?, a.elo_ci?))).collect();
+    agents.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let lo = agents.iter().map(|a| a.2[0]).filter(|x| x.is_finite()).fold(f64::MAX, f64::min);
+    let hi = agents.iter().map(|a| a.2[1]).filter(|x| x.is_finite()).fold(f64::MIN, f64::max);
+    let pad = ((hi - lo) * 0.08).max(20.0);
+    let n = agents.len();
+    let title = format!(
+        "Elo ({:.0}% intervals, anchor {}) — {}",
+        100.0 * s.confidence,
+        s.anchor.as_deref().unwrap_or("-"),
+        s.game
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(20)
+        .x_label_area_size(40)
+        .y_label_area_size(10)
+        .build_cartesian_2d((lo - pad)..(hi + pad), -0.7f64..(n as f64 - 0.3))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc("Elo")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()
+        .map_err(err)?;
+    let colour = |i: usize| Palette99::pick(i).to_rgba();
+    chart
+        .draw_series(agents.iter().enumerate().map(|(i, a)| {
+            ErrorBar::new_horizontal(
+                i as f64,
+                a.2[0].max(lo - pad),
+                a.1,
+                a.2[1].min(hi + pad),
+                colour(i).stroke_width(3),
+                12,
+            )
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(agents.iter().enumerate().map(|(i, a)| Circle::new((a.1, i as f64), 6, colour(i).filled())))
+        .map_err(err)?;
+    chart
+        .draw_series(agents.iter().enumerate().map(|(i, a)| {
+            Text::new(format!("{}  {:.0}", a.0.spec, a.1), (a.1, i as f64 + 0.25), ("sans-serif", 16).into_font())
+        }))
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Score of each row agent against each column agent, green for winning, red for losing.
+fn pairwise<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, s: &MatchSummary) -> Result<()> {
+    root.fill(&WHITE).map_err(err)?;
+    let names: Vec<&str> = s.agents.iter().map(|a| a.spec.as_str()).collect();
+    let n = names.len();
+    let mut m = vec![vec![None; n]; n];
+    for p in &s.pairwise {
+        let (Some(i), Some(j)) = (names.iter().position(|x| *x == p.a), names.iter().position(|x| *x == p.b)) else {
+            continue;
+        };
+        m[i][j] = Some(p.score);
+        m[j][i] = Some(1.0 - p.score);
+    }
+    let (w, h) = (SIZE.0 as i32, SIZE.1 as i32);
+    root.draw(&Text::new(
+        format!("Pairwise score (row vs column) — {}", s.game),
+        (20, 12),
+        ("sans-serif", 22).into_font(),
+    ))
+    .map_err(err)?;
+    let left = 220;
+    let top = 80;
+    let cell = ((w - left - 20) / n as i32).min((h - top - 20) / n as i32).max(10);
+    for (i, name) in names.iter().enumerate() {
+        let y = top + i as i32 * cell + cell / 2 - 8;
+        root.draw(&Text::new(name.to_string(), (10, y), ("sans-serif", 15).into_font())).map_err(err)?;
+        let label: String = name.chars().take((cell / 8).max(3) as usize).collect();
+        root.draw(&Text::new(label, (left + i as i32 * cell + 4, top - 22), ("sans-serif", 13).into_font()))
+            .map_err(err)?;
+    }
+    for (i, row) in m.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            let (x0, y0) = (left + j as i32 * cell, top + i as i32 * cell);
+            let colour = match v {
+                None => RGBColor(235, 235, 235),
+                Some(v) => {
+                    let t = (v - 0.5) * 2.0;
+                    if t >= 0.0 {
+                        RGBColor((255.0 * (1.0 - t)) as u8, 255, (255.0 * (1.0 - t)) as u8)
+                    } else {
+                        RGBColor(255, (255.0 * (1.0 + t)) as u8, (255.0 * (1.0 + t)) as u8)
+                    }
+                }
+            };
+            root.draw(&Rectangle::new([(x0, y0), (x0 + cell - 2, y0 + cell - 2)], colour.filled())).map_err(err)?;
+            if let Some(v) = v {
+                root.draw(&Text::new(
+                    format!("{:.0}%", 100.0 * v),
+                    (x0 + cell / 2 - 16, y0 + cell / 2 - 8),
+                    ("sans-serif", 15).into_font(),
+                ))
+                .map_err(err)?;
+            }
+        }
+    }
+    root.present().map_err(err)
+}
+
+/// For each agent, how often each final score occurred (the game's own scores).
+fn scores<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, games: &[PlayedGame]) -> Result<()> {
+    root.fill(&WHITE).map_err(err)?;
+    let mut agents: Vec<String> = Vec::new();
+    let mut values: Vec<Vec<f64>> = Vec::new();
+    for g in games {
+        for (seat, spec) in g.record.agents.iter().enumerate() {
+            let Some(&v) = g.record.scores.get(seat) else { continue };
+            let k = match agents.iter().position(|a| a == spec) {
+                Some(k) => k,
+                None => {
+                    agents.push(spec.clone());
+                    values.push(Vec::new());
+                    agents.len() - 1
+                }
+            };
+            values[k].push(v);
+        }
+    }
+    if values.iter().all(|v| v.is_empty()) {
+        bail!("the records hold no scores to plot");
+    }
+    let lo = values.iter().flatten().copied().fold(f64::MAX, f64::min);
+    let hi = values.iter().flatten().copied().fold(f64::MIN, f64::max);
+    let bins = 20usize;
+    let width = ((hi - lo) / bins as f64).max(1e-9);
+    let hist: Vec<Vec<f64>> = values
+        .iter()
+        .map(|v| {
+            let mut h = vec![0.0; bins + 1];
+            for &x in v {
+                h[(((x - lo) / width).floor() as usize).min(bins)] += 1.0 / v.len() as f64;
+            }
+            h
+        })
+        .collect();
+    let top = hist.iter().flatten().copied().fold(0.0, f64::max) * 1.1;
+    let game = games.first().map(|g| g.record.game.clone()).unwrap_or_default();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("Final scores per agent — {game} ({} games)", games.len()), ("sans-serif", 22))
+        .margin(20)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(lo..(hi + width), 0.0..top.max(0.01))
+        .map_err(err)?;
+    chart.configure_mesh().x_desc("score").y_desc("share of games").draw().map_err(err)?;
+    for (k, h) in hist.iter().enumerate() {
+        let colour = Palette99::pick(k).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                h.iter().enumerate().map(|(b, &y)| (lo + (b as f64 + 0.5) * width, y)),
+                colour.stroke_width(3),
+            ))
+            .map_err(err)?
+            .label(agents[k].clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+    root.present().map_err(err)
+}
