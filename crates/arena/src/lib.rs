@@ -143,8 +143,13 @@ pub struct PairwiseSummary {
     pub ci: [f64; 2],
 }
 
-/// Every ordering of `n` agents over `n` seats, in lexicographic order (identity first).
+/// The seatings each seed is played in: every ordering of `n` agents over `n` seats up to four
+/// players (at most 24); from five players, the `n` rotations, a balanced subset in which every
+/// agent sits in every seat exactly once.
 pub fn seatings(n: usize) -> Vec<Vec<usize>> {
+    if n >= 5 {
+        return (0..n).map(|r| (0..n).map(|seat| (seat + r) % n).collect()).collect();
+    }
     fn extend(prefix: &mut Vec<usize>, n: usize, out: &mut Vec<Vec<usize>>) {
         if prefix.len() == n {
             out.push(prefix.clone());
@@ -562,6 +567,30 @@ mod tests {
         assert_eq!(seatings(2), vec![vec![0, 1], vec![1, 0]]);
         assert_eq!(seatings(3).len(), 6);
         assert_eq!(seatings(4).len(), 24);
+        // Five and more: rotations, each agent once in each seat.
+        for n in [5, 6] {
+            let s = seatings(n);
+            assert_eq!(s.len(), n);
+            for seat in 0..n {
+                let mut who: Vec<usize> = s.iter().map(|p| p[seat]).collect();
+                who.sort_unstable();
+                assert_eq!(who, (0..n).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn multiplayer_matches_rotate_every_seating_with_the_same_dice() {
+        // Three-player dice: each seed in all 6 seatings, with identical dice rolls each time.
+        let game = meeple_game::testing::Dice { players: 3, bug: meeple_game::testing::Bug::None };
+        let (s, games) = run_match(&game, &config(&["random", "random", "first"], 12, None), |_| {}).unwrap();
+        assert_eq!(games.len(), 12);
+        let first_seed: Vec<&PlayedGame> = games.iter().filter(|g| g.record.seed == games[0].record.seed).collect();
+        assert_eq!(first_seed.len(), 6);
+        let dice = |g: &PlayedGame| g.record.actions[..3].to_vec();
+        assert!(first_seed.iter().all(|g| dice(g) == dice(first_seed[0])), "common random numbers");
+        assert!(s.pairwise.is_empty() && s.agents[0].elo.is_none(), "no pairwise Elo for three players");
+        assert_eq!(s.agents.iter().map(|a| a.wins + a.draws + a.losses).collect::<Vec<_>>(), vec![12, 12, 12]);
     }
 
     #[test]
