@@ -5,6 +5,7 @@
 
 pub mod alphabeta;
 mod evaluators;
+pub mod ismcts;
 pub mod mcts;
 mod playout;
 mod simple;
@@ -12,6 +13,7 @@ mod tt;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig};
 pub use evaluators::{evaluator_infos, make_evaluator};
+pub use ismcts::Ismcts;
 pub use mcts::{Mcts, MctsConfig};
 pub use playout::random_playout;
 pub use simple::{FirstAgent, RandomAgent};
@@ -19,7 +21,7 @@ pub use simple::{FirstAgent, RandomAgent};
 use meeple_game::{AgentInfo, BoxedAgent, Error, Game, Spec};
 
 /// The agents every game gets, in the order `meeple agents` lists them.
-pub const AGENTS: &[AgentInfo] = &[simple::RANDOM_INFO, simple::FIRST_INFO, alphabeta::INFO, mcts::INFO];
+pub const AGENTS: &[AgentInfo] = &[simple::RANDOM_INFO, simple::FIRST_INFO, alphabeta::INFO, mcts::INFO, ismcts::INFO];
 
 /// The tighter of an agent's own limit and the caller's budget (either may be absent).
 pub(crate) fn tighter<T: Ord>(own: Option<T>, outside: Option<T>) -> Option<T> {
@@ -45,6 +47,7 @@ pub fn make_agent<G: Game>(game: &G, spec: &str, seed: u64) -> Result<BoxedAgent
         "first" => Ok(Box::new(FirstAgent::from_spec(&parsed)?)),
         "alphabeta" => Ok(Box::new(AlphaBeta::new(game, AlphaBetaConfig::from_spec(&parsed)?, seed)?)),
         "mcts" => Ok(Box::new(Mcts::new(game, MctsConfig::from_spec(&parsed)?, parsed.to_string(), seed)?)),
+        "ismcts" => Ok(Box::new(Ismcts::from_spec(game, &parsed, seed)?)),
         other => match game.game_agent(&parsed, seed) {
             Some(agent) => agent,
             None => Err(Error::UnknownName {
@@ -68,7 +71,7 @@ mod tests {
         assert_eq!(make_agent(&game, "random", 1).unwrap().spec(), "random");
         assert_eq!(make_agent(&game, " first ", 1).unwrap().spec(), "first");
         let err = make_agent(&game, "alphazero", 1).err().unwrap().to_string();
-        assert_eq!(err, "unknown agent 'alphazero'; accepted: random, first, alphabeta, mcts");
+        assert_eq!(err, "unknown agent 'alphazero'; accepted: random, first, alphabeta, mcts, ismcts");
         let err = make_agent(&game, "random:depth=3", 1).err().unwrap().to_string();
         assert!(err.contains("agent random: unknown option 'depth'"), "{err}");
         assert!(make_agent(&game, "random:", 1).is_err());

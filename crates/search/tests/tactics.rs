@@ -506,3 +506,39 @@ fn ties_at_the_root_are_not_broken_by_action_id() {
     let mean = squares.iter().sum::<u32>() as f64 / squares.len() as f64;
     assert!(mean > 3.0, "chosen buildings average {mean} squares: {squares:?}");
 }
+
+#[test]
+fn ismcts_decides_under_hidden_information() {
+    for players in [2, 3] {
+        let game = Dice { players, bug: meeple_game::testing::Bug::None };
+        for (die, expected) in [(1u8, "reroll"), (2, "reroll"), (6, "stay")] {
+            let mut dice = vec![die];
+            dice.extend(std::iter::repeat_n(4, players - 1)); // hidden from player 0
+            let s = DiceState::with_dice(&game, &dice, 0);
+            let a = make_agent(&game, "ismcts:iters=3000", 2).unwrap().act(&s, &Budget::UNLIMITED).unwrap();
+            assert_eq!(s.action_to_string(a), expected, "{players} players, die {die}");
+        }
+    }
+}
+
+#[test]
+fn ismcts_plays_perfect_information_games_soundly() {
+    let (w, d, l) = versus_random(&TicTacToe, "ismcts:iters=3000", 100);
+    assert_eq!(l, 0, "{w} wins {d} draws {l} losses");
+    let game = Connect4::default();
+    for moves in WIN_IN_ONE {
+        let s = c4(moves);
+        let a = make_agent(&game, "ismcts:iters=2000", 3).unwrap().act(&s, &Budget::UNLIMITED).unwrap();
+        assert!(wins_at_once(&s, a), "missed the win in {moves}");
+    }
+    for moves in MUST_BLOCK {
+        let s = c4(moves);
+        let a = make_agent(&game, "ismcts:iters=2000", 3).unwrap().act(&s, &Budget::UNLIMITED).unwrap();
+        assert!(!opponent_can_win(&after(&s, a)), "failed to block in {moves}");
+    }
+    let s = c4("44");
+    let pick = |seed| make_agent(&game, "ismcts:iters=500", seed).unwrap().act(&s, &Budget::UNLIMITED).unwrap();
+    assert_eq!(pick(9), pick(9), "same seed, same move");
+    assert!(make_agent(&game, "ismcts:iters=0", 0).is_err());
+    assert!(make_agent(&game, "ismcts:c=-2", 0).is_err());
+}
