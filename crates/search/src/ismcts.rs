@@ -230,7 +230,9 @@ impl<S: State> Agent<S> for Ismcts {
         };
         let mut done = 0u64;
         loop {
-            if iters.is_some_and(|n| done >= n) || (done % 16 == 0 && time.is_some_and(|t| start.elapsed() >= t)) {
+            if iters.is_some_and(|n| done >= n)
+                || (done.is_multiple_of(16) && time.is_some_and(|t| start.elapsed() >= t))
+            {
                 break;
             }
             search.iterate(state, me);
