@@ -522,6 +522,48 @@ impl<S: State> AlphaBeta<S> {
         (best, completed)
     }
 
+    /// Iterative deepening across determinized worlds: each depth is searched in every world
+    /// before the next depth starts, so all worlds are compared at the same depth and the whole
+    /// time budget is used. The result is the last depth completed in every world, each root
+    /// move's exact values summed over the worlds.
+    fn deepen_worlds(
+        &mut self,
+        worlds: &[S],
+        root: Player,
+        max_depth: u32,
+        time: Option<Duration>,
+    ) -> (Vec<(Action, f64)>, u32) {
+        let start = Instant::now();
+        self.deadline = time.map(|t| start + t);
+        self.aborted = false;
+        let mut best: Vec<(Action, f64)> = Vec::new();
+        let mut completed = 0;
+        let first_depth = if self.config.plain { max_depth } else { 1 };
+        for depth in first_depth..=max_depth {
+            let mut sum: Vec<(Action, f64)> = Vec::new();
+            let first = best.first().map_or(Action::MAX, |m| m.0);
+            for (w, world) in worlds.iter().enumerate() {
+                self.key_salt = meeple_game::zobrist::splitmix64(((root as u64) << 32) | (w as u64 + 1));
+                for (a, v) in self.root_iteration(world, depth, first, true) {
+                    match sum.iter_mut().find(|m| m.0 == a) {
+                        Some(m) => m.1 += v,
+                        None => sum.push((a, v)),
+                    }
+                }
+                if self.aborted {
+                    break;
+                }
+            }
+            if self.aborted {
+                break;
+            }
+            sum.sort_by(|x, y| y.1.total_cmp(&x.1));
+            best = sum;
+            completed = depth;
+        }
+        (best, completed)
+    }
+
     fn principal_variation(&mut self, state: &S, first: Action, depth: u32) -> Vec<Action> {
         let mut pv = vec![first];
         let mut s = state.clone();
@@ -563,24 +605,10 @@ impl<S: State> AlphaBeta<S> {
             self.deepen(state, depth, time, false)
         } else {
             // Algorithm 1 of the Sagrada report: exact values for every root move in each world,
-            // summed per move; the budget is split evenly between worlds.
-            let mut sum: Vec<(Action, f64)> = Vec::new();
-            let mut min_completed = u32::MAX;
-            for w in 0..worlds {
-                let world = state.determinize(root, &mut self.rng);
-                self.key_salt = meeple_game::zobrist::splitmix64(((root as u64) << 32) | (w as u64 + 1));
-                self.node_limit = nodes.map_or(u64::MAX, |n| self.nodes + (n / worlds as u64).max(1));
-                let (moves, done) = self.deepen(&world, depth, time.map(|t| t / worlds), true);
-                min_completed = min_completed.min(done);
-                for (a, v) in moves {
-                    match sum.iter_mut().find(|m| m.0 == a) {
-                        Some(m) => m.1 += v,
-                        None => sum.push((a, v)),
-                    }
-                }
-            }
-            sum.sort_by(|x, y| y.1.total_cmp(&x.1));
-            (sum, min_completed)
+            // summed per move.
+            let samples: Vec<S> = (0..worlds).map(|_| state.determinize(root, &mut self.rng)).collect();
+            self.node_limit = nodes.unwrap_or(u64::MAX);
+            self.deepen_worlds(&samples, root, depth, time)
         };
         let action = match root_moves.first() {
             Some(m) => m.0,

@@ -542,3 +542,22 @@ fn ismcts_plays_perfect_information_games_soundly() {
     assert!(make_agent(&game, "ismcts:iters=0", 0).is_err());
     assert!(make_agent(&game, "ismcts:c=-2", 0).is_err());
 }
+
+#[test]
+fn determinized_alphabeta_deepens_every_world_to_the_same_depth() {
+    // With a time budget the worlds share iterative deepening: the result comes from one depth
+    // completed in all of them, and deeper budgets reach deeper.
+    let game = Dice { players: 2, bug: meeple_game::testing::Bug::None };
+    let s = DiceState::with_dice(&game, &[1, 4], 0);
+    let mut ab = alphabeta(&game, "alphabeta:worlds=8,depth=4");
+    assert_eq!(s.action_to_string(ab.act(&s, &Budget::UNLIMITED).unwrap()), "reroll");
+    assert_eq!(ab.report().depth, 4, "every world reached the depth limit");
+    let c4game = Connect4::default();
+    let start = c4game.initial_state();
+    let mut short = alphabeta(&c4game, "alphabeta:worlds=4,nodes=20000");
+    let mut long = alphabeta(&c4game, "alphabeta:worlds=4,nodes=400000");
+    short.act(&start, &Budget::UNLIMITED).unwrap();
+    long.act(&start, &Budget::UNLIMITED).unwrap();
+    assert!(long.report().depth > short.report().depth, "{} vs {}", long.report().depth, short.report().depth);
+    assert_eq!(long.report().root.len(), 7, "every root move has a summed value");
+}
