@@ -32,6 +32,15 @@ pub trait Evaluator<S: State>: Send + Sync {
         None
     }
 
+    /// The exact search value of `state` one ply above the horizon, for `root`: the best of
+    /// `evaluate(child, root)` over every child (the highest if `maximize`, else the lowest),
+    /// when the evaluator can tell it without generating every child; `None` if it cannot, or if
+    /// some child ends the game. Alpha-beta then skips the last ply's move generation.
+    fn frontier_value(&self, state: &S, root: Player, maximize: bool) -> Option<f64> {
+        let _ = (state, root, maximize);
+        None
+    }
+
     /// Forward pruning: removes actions not worth searching (the Sagrada report's "heuristic
     /// filter"). Search ignores a filter that removes every action. The default keeps all.
     fn filter(&self, state: &S, actions: &mut Vec<Action>) {

@@ -352,6 +352,13 @@ impl<S: State> AlphaBeta<S> {
                 return e - gain;
             }
         }
+        if depth == 1
+            && !plain
+            && let Some(v) = self.eval.frontier_value(state, self.root_player, maximize)
+        {
+            self.tt.store(key, to_tt(v, ply), Action::MAX, depth, Bound::Exact);
+            return v;
+        }
         self.ordered_moves(state, ply, mover, tt_move);
         let killers = self.killers[ply.min(MAX_DEPTH as usize + 1)];
         let lmr = self.config.lmr && !plain;

@@ -116,7 +116,7 @@ fn height_priority(state: &SantoriniState, action: Action) -> i32 {
 /// worker steps onto and the one it builds on).
 fn quiet(state: &SantoriniState) -> bool {
     let Some(me) = state.current_player() else { return false };
-    if state.placed < 4 || can_win_next(state, me) {
+    if state.placed < 4 || state.official || can_win_next(state, me) {
         return false;
     }
     let blocked = state.dome | state.worker_bits[0] | state.worker_bits[1];
@@ -213,6 +213,34 @@ impl Evaluator<SantoriniState> for Linear8 {
         let w = &self.weights;
         let bound = linear_gain(&w[0..3], w[3]).max(linear_gain(&[-w[4], -w[5], -w[6]], w[7]));
         quiet(state).then_some(bound)
+    }
+
+    fn frontier_value(&self, state: &SantoriniState, root: Player, maximize: bool) -> Option<f64> {
+        // Builds never touch a square a worker stands on, so a child's value depends only on
+        // which worker moved where: at most 16 evaluations instead of every move and build.
+        if !quiet(state) {
+            return None;
+        }
+        let p = state.mover();
+        let blocked = state.dome | state.worker_bits[0] | state.worker_bits[1];
+        let mut best: Option<f64> = None;
+        for w in 0..2 {
+            let from = state.workers[p][w] as usize;
+            let mut dests = NEIGHBOURS[from] & !blocked & state.climbable(state.height(from));
+            while dests != 0 {
+                let to = dests.trailing_zeros() as usize;
+                dests &= dests - 1;
+                let mut moved = *state;
+                moved.workers[p][w] = to as u8;
+                let v = self.evaluate(&moved, root);
+                best = Some(match best {
+                    None => v,
+                    Some(b) if maximize => b.max(v),
+                    Some(b) => b.min(v),
+                });
+            }
+        }
+        best
     }
 
     fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
