@@ -223,16 +223,22 @@ pub fn validate<G: Game>(game: &G, config: &MatchConfig) -> Result<(), Error> {
     Ok(())
 }
 
-/// Plays game `index` of a match. Pairing `index / games`; within it, game `j = index % games`
-/// has seed `derive_seed(base, j / seatings)` and seating `j % seatings`, so every pairing plays
-/// the same seeds (common random numbers across the whole tournament).
-pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Result<PlayedGame, Error> {
-    let all = seatings(game.num_players());
-    let groups = pairings(game.num_players(), config);
+/// Where game `index` of a match sits: `seating[seat]` is the agent in that seat, and the seed.
+/// Pairing `index / games`; within it, game `j = index % games` has seed
+/// `derive_seed(base, j / seatings)` and seating `j % seatings`.
+fn game_slot(players: usize, config: &MatchConfig, index: usize) -> (Vec<usize>, u64) {
+    let all = seatings(players);
+    let groups = pairings(players, config);
     let group = &groups[index / config.games];
     let j = index % config.games;
-    let seating: Vec<usize> = all[j % all.len()].iter().map(|&i| group[i]).collect();
-    let seed = derive_seed(config.seed, (j / all.len()) as u64);
+    let seating = all[j % all.len()].iter().map(|&i| group[i]).collect();
+    (seating, derive_seed(config.seed, (j / all.len()) as u64))
+}
+
+/// Plays game `index` of a match, seated and seeded by [`game_slot`], so every pairing plays
+/// the same seeds (common random numbers across the whole tournament).
+pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Result<PlayedGame, Error> {
+    let (seating, seed) = game_slot(game.num_players(), config, index);
     let mut agents = Vec::with_capacity(seating.len());
     for &a in &seating {
         // An agent's randomness follows the agent, not the seat, so paired games differ only
@@ -335,16 +341,12 @@ fn check_resumed<G: Game>(game: &G, config: &MatchConfig, g: &PlayedGame, total:
     if g.record.game != game.spec().to_string() {
         return Err(mismatch("game"));
     }
-    let all = seatings(game.num_players());
-    let groups = pairings(game.num_players(), config);
-    let group = &groups[g.index / config.games];
-    let j = g.index % config.games;
-    let seating: Vec<usize> = all[j % all.len()].iter().map(|&i| group[i]).collect();
+    let (seating, seed) = game_slot(game.num_players(), config, g.index);
     if g.seating != seating || g.record.agents != seating.iter().map(|&a| config.agents[a].clone()).collect::<Vec<_>>()
     {
         return Err(mismatch("seating or agents"));
     }
-    if g.record.seed != derive_seed(config.seed, (j / all.len()) as u64) {
+    if g.record.seed != seed {
         return Err(mismatch("seed"));
     }
     if g.record.returns.is_none() {
@@ -444,6 +446,20 @@ pub fn run_sprt<G: Game>(
     Ok((summary, played))
 }
 
+/// The result for the player in `seat`: 0 a win (strictly ahead of every other player), 1 a
+/// draw (sharing the best return), 2 a loss.
+pub fn outcome(returns: &[f64], seat: usize) -> usize {
+    let mine = returns[seat];
+    let best_other = returns.iter().enumerate().filter(|&(s, _)| s != seat).map(|(_, &r)| r).fold(f64::MIN, f64::max);
+    if mine > best_other {
+        0
+    } else if mine == best_other {
+        1
+    } else {
+        2
+    }
+}
+
 /// The per-move time an agent is held to: its own `time=` option and the match's move time,
 /// whichever is smaller.
 fn agent_budget(spec: &str, move_time: Option<std::time::Duration>) -> Option<std::time::Duration> {
@@ -464,16 +480,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
     for g in played {
         let Some(returns) = &g.record.returns else { continue };
         for (seat, &agent) in g.seating.iter().enumerate() {
-            let mine = returns[seat];
-            let best_other =
-                returns.iter().enumerate().filter(|&(s, _)| s != seat).map(|(_, &r)| r).fold(f64::MIN, f64::max);
-            let k = if mine > best_other {
-                0
-            } else if mine == best_other {
-                1
-            } else {
-                2
-            };
+            let k = outcome(returns, seat);
             wdl[agent][k] += 1;
             if players == 2 {
                 pair[agent][g.seating[1 - seat]][k] += 1;

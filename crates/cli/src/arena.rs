@@ -3,7 +3,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_arena::ratings::Sprt;
-use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, run_match_from, run_sprt, seatings, total_games, validate};
+use meeple_arena::{
+    MatchConfig, MatchSummary, PlayedGame, outcome, run_match_from, run_sprt, seatings, total_games, validate,
+};
 use meeple_game::{Budget, Game};
 use meeple_games::with_game;
 use std::collections::BTreeMap;
@@ -202,15 +204,7 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
     let start = Instant::now();
     let on_game = |g: &PlayedGame| {
         if let (Some(returns), Some(seat0)) = (&g.record.returns, g.seating.iter().position(|&a| a == 0)) {
-            let best_other =
-                returns.iter().enumerate().filter(|&(s, _)| s != seat0).map(|(_, &r)| r).fold(f64::MIN, f64::max);
-            let points = if returns[seat0] > best_other {
-                1.0
-            } else if returns[seat0] == best_other {
-                0.5
-            } else {
-                0.0
-            };
+            let points = [1.0, 0.5, 0.0][outcome(returns, seat0)];
             let mut t = tally.lock().expect("tally lock");
             t[0] += points;
             t[1] += 1.0;
