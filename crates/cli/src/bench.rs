@@ -1,7 +1,7 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use meeple_game::{Agent, Budget};
-use meeple_game::{Game, rng_from_seed};
+use meeple_game::{Game, State, Turn, rng_from_seed, sample_chance};
 use meeple_games::with_game;
 use meeple_search::{AlphaBeta, AlphaBetaConfig, Mcts, MctsConfig, random_playout};
 use serde::Serialize;
@@ -86,6 +86,14 @@ fn bench<G: Game>(game: &G, args: &BenchArgs) -> Result<BenchResult> {
             break t;
         }
     };
+
+    // Games that open with chance (dealing cards) are searched from their first decision.
+    let mut decision = initial.clone();
+    while decision.turn() == Turn::Chance {
+        decision.chance_outcomes(&mut outcomes);
+        decision.apply_unchecked(sample_chance(&outcomes, &mut rng));
+    }
+    let initial = decision;
 
     // MCTS: repeated decisions from the initial state, as an engine would make them.
     let spec = format!("mcts:iters={MCTS_ITERS},solver=false,reuse=false");

@@ -2,18 +2,20 @@
 
 pub mod cathedral;
 pub mod connect4;
+pub mod sagrada;
 pub mod santorini;
 pub mod tictactoe;
 
 pub use cathedral::Cathedral;
 pub use connect4::Connect4;
+pub use sagrada::Sagrada;
 pub use santorini::Santorini;
 pub use tictactoe::TicTacToe;
 
 use meeple_game::{Error, Game, GameInfo};
 
 /// Every registered game, in the order `meeple games` lists them.
-pub const GAMES: &[GameInfo] = &[TicTacToe::INFO, Connect4::INFO, Santorini::INFO, Cathedral::INFO];
+pub const GAMES: &[GameInfo] = &[TicTacToe::INFO, Connect4::INFO, Santorini::INFO, Cathedral::INFO, Sagrada::INFO];
 
 /// The error for a game name nobody registered.
 pub fn unknown_game(name: &str) -> Error {
@@ -45,6 +47,7 @@ macro_rules! with_game {
                 "connect4" => <$crate::Connect4 as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 "santorini" => <$crate::Santorini as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 "cathedral" => <$crate::Cathedral as $crate::__Game>::from_spec(&spec).map(|$game| $body),
+                "sagrada" => <$crate::Sagrada as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 other => Err($crate::unknown_game(other)),
             },
         }
@@ -65,7 +68,7 @@ mod tests {
             assert_eq!(name, info.name);
         }
         let err = with_game!("chess", |g| g.num_players()).unwrap_err().to_string();
-        assert_eq!(err, "unknown game 'chess'; accepted: tictactoe, connect4, santorini, cathedral");
+        assert_eq!(err, "unknown game 'chess'; accepted: tictactoe, connect4, santorini, cathedral, sagrada");
         assert!(with_game!("connect4:rows=x", |g| g.num_players()).is_err());
     }
 }

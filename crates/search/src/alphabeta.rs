@@ -58,8 +58,9 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
         ParamInfo {
             name: "worlds",
             default: "1",
-            accepts: "integer 1..=100000",
-            help: "determinized worlds; move values are summed over worlds",
+            accepts: "integer 0..=100000",
+            help: "determinized worlds (each a sample of the hidden information and future chance); move values are \
+                   summed over worlds; 0 searches the true state, hidden information included (analysis only)",
         },
         ParamInfo {
             name: "lmr",
@@ -111,7 +112,7 @@ impl AlphaBetaConfig {
             eval: o.get("eval")?,
             order: o.get_bool("order")?,
             filter: o.get_bool("filter")?,
-            worlds: o.get_in("worlds", 1..=100_000)?,
+            worlds: o.get_in("worlds", 0..=100_000)?,
             lmr: o.get_bool("lmr")?,
             plain: o.get_bool("plain")?,
             verbose: o.get_bool("verbose")?,
@@ -130,7 +131,7 @@ impl AlphaBetaConfig {
             s = s.with("nodes", n);
         }
         s = s.with("tt", format!("{}kb", self.tt_bytes / 1024)).with("eval", &self.eval);
-        if self.worlds > 1 {
+        if self.worlds != 1 {
             s = s.with("worlds", self.worlds);
         }
         if self.plain {
@@ -609,7 +610,14 @@ impl<S: State> AlphaBeta<S> {
         let (root_moves, completed) = if worlds == 1 {
             self.key_salt = meeple_game::zobrist::splitmix64(root as u64);
             self.node_limit = nodes.unwrap_or(u64::MAX);
-            self.deepen(state, depth, time, false)
+            // One world is still a sample: the true state may hold hidden information (for
+            // perfect-information games `determinize` is a copy). worlds=0 reads the true state.
+            if self.config.worlds == 0 {
+                self.deepen(state, depth, time, false)
+            } else {
+                let world = state.determinize(root, &mut self.rng);
+                self.deepen(&world, depth, time, false)
+            }
         } else {
             // Algorithm 1 of the Sagrada report: exact values for every root move in each world,
             // summed per move.

@@ -89,8 +89,9 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
         ParamInfo {
             name: "worlds",
             default: "1",
-            accepts: "integer 1..=100000",
-            help: "determinized worlds; visits are summed over worlds",
+            accepts: "integer 0..=100000",
+            help: "determinized worlds (each a sample of the hidden information and future chance); visits are \
+                   summed over worlds; 0 searches the true state, hidden information included (analysis only)",
         },
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
@@ -173,7 +174,7 @@ impl MctsConfig {
             filter: o.get_bool("filter")?,
             reuse: o.get_bool("reuse")?,
             threads: o.get_in("threads", 1..=256)?,
-            worlds: o.get_in("worlds", 1..=100_000)?,
+            worlds: o.get_in("worlds", 0..=100_000)?,
             verbose: o.get_bool("verbose")?,
         })
     }
@@ -433,7 +434,8 @@ impl<S: State> Mcts<S> {
         let move_seed = derive_seed(self.seed, self.moves_made);
         self.moves_made += 1;
         let threads = cfg.threads;
-        let worlds = cfg.worlds as usize;
+        let omniscient = cfg.worlds == 0;
+        let worlds = cfg.worlds.max(1) as usize;
         let jobs = (threads * worlds) as u64;
         let solver = cfg.solver && self.num_players == 2;
         let reuse = cfg.reuse && worlds == 1;
@@ -450,6 +452,7 @@ impl<S: State> Mcts<S> {
             root_player,
             move_seed,
             worlds,
+            omniscient,
             threads,
             iters: iters.map(|i| (i / jobs).max(1)),
             time: time.map(|t| t / worlds as u32),
@@ -639,6 +642,8 @@ struct ThreadJob<'a, S: State> {
     root_player: Player,
     move_seed: u64,
     worlds: usize,
+    /// worlds=0: search the true state.
+    omniscient: bool,
     threads: usize,
     /// Iterations per tree.
     iters: Option<u64>,
@@ -658,7 +663,9 @@ impl<S: State> ThreadJob<'_, S> {
         let mut old = old.filter(|_| self.reuse);
         for w in 0..self.worlds {
             let seed = derive_seed(self.move_seed, (w * self.threads + t) as u64);
-            let root_state = if self.worlds == 1 {
+            // Even one world is a sample: searching the true state would read hidden information
+            // (for perfect-information games `determinize` is a copy).
+            let root_state = if self.omniscient {
                 self.state.clone()
             } else {
                 self.state.determinize(self.root_player, &mut world_rng)

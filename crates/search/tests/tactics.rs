@@ -239,7 +239,7 @@ fn expectimax_matches_brute_force_on_dice() {
     let game = Dice::default();
     for dice in [[1u8, 6], [3, 3], [6, 2], [4, 5], [2, 1]] {
         let s = DiceState::with_dice(&game, &dice, 0);
-        let mut ab = alphabeta(&game, "alphabeta:depth=4");
+        let mut ab = alphabeta(&game, "alphabeta:depth=4,worlds=0");
         let a = ab.act(&s, &Budget::UNLIMITED).unwrap();
         let exact = minimax(&s);
         let reported = (ab.report().value / WIN + 1.0) / 2.0;

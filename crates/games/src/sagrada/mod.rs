@@ -1,0 +1,1410 @@
+//! Sagrada for 2-4 players under the official rules, with the setup variant and the
+//! deterministic mode of seed report 003 (a bachelor thesis with a C++ engine).
+//!
+//! A player's turn is a short sequence of actions: at most one die drafted and placed, at most
+//! one tool card, then `pass` (a turn ends by itself once both are done, or once the die is
+//! placed and no tool could still be used). Tool cards that modify a drafted die and place it are
+//! one action (`grozing:R3+@b2`); cards with a random step (Flux Brush, Flux Remover, Glazing
+//! Hammer) and cards that move two dice (Lathekin, Tap Wheel) take several, with chance nodes
+//! for the rolls and draws. Setup is dealt by chance nodes too, then each player chooses a
+//! window pattern (an action). Private objectives are hidden: observations leave out the
+//! opponents' colours and [`State::determinize`] samples them, plus a fixed future for every
+//! later chance event (the thesis's "worlds").
+//!
+//! Spaces are numbered `row * 5 + col` from the top left and named `a1`-`e4` (column letter,
+//! row number from the top).
+
+pub mod cards;
+mod eval;
+mod notation;
+#[cfg(test)]
+mod tests;
+pub mod window;
+
+pub use eval::{HeuristicWeights, RulesAgent, SagradaHeuristic, Strategy};
+
+use cards::{CELLS, COLOURS, DICE_PER_COLOUR, DIE_KINDS, OBJECTIVES, PATTERNS, TOOLS, Tool};
+use meeple_game::{
+    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, Spec, State, Turn,
+    Values, zobrist::splitmix64,
+};
+use rand::RngExt;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+pub use window::{NO_PATTERN, Rule, Window};
+
+/// Rounds in a game.
+pub const ROUNDS: u8 = 10;
+/// Most seats.
+pub const MAX_PLAYERS: usize = 4;
+const NONE: u8 = u8::MAX;
+
+// Action ids: dense ranges, in this order (legal actions are listed in ascending id order).
+pub(crate) const PLACE: u32 = 0; // die * 20 + cell
+pub(crate) const PASS: u32 = PLACE + (DIE_KINDS * CELLS) as u32;
+pub(crate) const CHOOSE: u32 = PASS + 1; // offer 0-3
+pub(crate) const GROZING: u32 = CHOOSE + 4; // die * 40 + (0 down, 1 up) * 20 + cell
+pub(crate) const EGLOMISE: u32 = GROZING + (DIE_KINDS * 2 * CELLS) as u32; // from * 20 + to
+pub(crate) const COPPER: u32 = EGLOMISE + (CELLS * CELLS) as u32;
+pub(crate) const LATHEKIN: u32 = COPPER + (CELLS * CELLS) as u32;
+pub(crate) const LENS: u32 = LATHEKIN + (CELLS * CELLS) as u32; // pool die * 30 + track die
+pub(crate) const FLUX_BRUSH: u32 = LENS + (DIE_KINDS * DIE_KINDS) as u32; // die
+pub(crate) const HAMMER: u32 = FLUX_BRUSH + DIE_KINDS as u32;
+pub(crate) const PLIERS: u32 = HAMMER + 1;
+pub(crate) const CORK: u32 = PLIERS + 1; // die * 20 + cell
+pub(crate) const GRINDING: u32 = CORK + (DIE_KINDS * CELLS) as u32; // pool die * 20 + cell
+pub(crate) const FLUX_REMOVER: u32 = GRINDING + (DIE_KINDS * CELLS) as u32; // die
+pub(crate) const FLUX_VALUE: u32 = FLUX_REMOVER + DIE_KINDS as u32; // value - 1
+pub(crate) const TAP_WHEEL: u32 = FLUX_VALUE + 6; // from * 20 + to
+pub(crate) const TAP_STOP: u32 = TAP_WHEEL + (CELLS * CELLS) as u32;
+/// Number of distinct player actions.
+pub const NUM_ACTIONS: u32 = TAP_STOP + 1;
+
+/// How window patterns are offered at setup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Windows {
+    /// Official: each player is dealt 2 window cards and picks one of the 4 sides.
+    Cards,
+    /// The thesis: each player is offered 4 random patterns.
+    Random4,
+}
+
+/// Sagrada: the rules and the setup options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sagrada {
+    players: u8,
+    windows: Windows,
+    /// Tool cards in play when fixed by the spec (tool indices); `None` = 3 dealt at random.
+    tools: Option<Vec<u8>>,
+    /// Public objectives when fixed by the spec; `None` = 3 dealt at random.
+    objectives: Option<Vec<u8>>,
+    deterministic: bool,
+}
+
+impl Default for Sagrada {
+    fn default() -> Self {
+        Sagrada { players: 2, windows: Windows::Cards, tools: None, objectives: None, deterministic: false }
+    }
+}
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "players", default: "2", accepts: "2, 3 or 4", help: "number of players" },
+    ParamInfo {
+        name: "windows",
+        default: "cards",
+        accepts: "cards or random4",
+        help: "window patterns offered: 2 window cards = 4 sides (official), or 4 random patterns (the thesis)",
+    },
+    ParamInfo {
+        name: "tools",
+        default: "random",
+        accepts: "random, none, or up to 3 tool names joined by + (grozing+lens+tapwheel)",
+        help: "tool cards in play (names: grozing eglomise copper lathekin lens fluxbrush hammer pliers cork grinding \
+               fluxremover tapwheel)",
+    },
+    ParamInfo {
+        name: "objectives",
+        default: "random",
+        accepts: "random, or 1-3 objective names joined by +",
+        help: "public objectives (names: row-colour column-colour row-shade column-shade light medium deep \
+               shade-variety colour-variety diagonals)",
+    },
+    ParamInfo {
+        name: "deterministic",
+        default: "false",
+        accepts: "true or false",
+        help: "the thesis's -d mode: every future die and every private objective visible to all, fixed by the seed",
+    },
+];
+
+fn parse_names(o: &meeple_game::Options<'_>, key: &str, names: &[&str], most: usize) -> Result<Option<Vec<u8>>, Error> {
+    let text: String = o.get(key)?;
+    match text.as_str() {
+        "random" => return Ok(None),
+        "none" if key == "tools" => return Ok(Some(Vec::new())),
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for part in text.split('+') {
+        let i = names.iter().position(|n| *n == part).ok_or_else(|| o.bad_value(key, &text))?;
+        if out.contains(&(i as u8)) {
+            return Err(o.bad_value(key, &text));
+        }
+        out.push(i as u8);
+    }
+    if out.is_empty() || out.len() > most {
+        return Err(o.bad_value(key, &text));
+    }
+    out.sort_unstable();
+    Ok(Some(out))
+}
+
+impl Sagrada {
+    /// A game for `players` (2-4) with the official setup and random cards.
+    pub fn new(players: usize) -> Result<Self, Error> {
+        Self::from_spec(&Spec::new("sagrada").with("players", players))
+    }
+
+    /// Whether this is the thesis's deterministic mode.
+    pub fn deterministic(&self) -> bool {
+        self.deterministic
+    }
+}
+
+impl Game for Sagrada {
+    type State = SagradaState;
+
+    const INFO: GameInfo = GameInfo {
+        name: "sagrada",
+        about: "Sagrada: draft dice and build a stained-glass window; tool cards, public and secret objectives",
+        params: PARAMS,
+    };
+
+    fn from_spec(spec: &Spec) -> Result<Self, Error> {
+        let o = spec.options("game sagrada", PARAMS)?;
+        let players = o.get_in("players", 2..=4)?;
+        let windows = match o.get::<String>("windows")?.as_str() {
+            "cards" => Windows::Cards,
+            "random4" => Windows::Random4,
+            other => return Err(o.bad_value("windows", other)),
+        };
+        let tools = parse_names(&o, "tools", &cards::TOOL_KEYS, 3)?;
+        let objectives = parse_names(&o, "objectives", &cards::OBJECTIVE_KEYS, 3)?;
+        Ok(Sagrada { players, windows, tools, objectives, deterministic: o.get_bool("deterministic")? })
+    }
+
+    fn spec(&self) -> Spec {
+        let names = |v: &Option<Vec<u8>>, keys: &[&str]| match v {
+            None => "random".to_string(),
+            Some(v) if v.is_empty() => "none".to_string(),
+            Some(v) => v.iter().map(|&i| keys[i as usize]).collect::<Vec<_>>().join("+"),
+        };
+        Spec::new("sagrada")
+            .with("players", self.players)
+            .with("windows", if self.windows == Windows::Cards { "cards" } else { "random4" })
+            .with("tools", names(&self.tools, &cards::TOOL_KEYS))
+            .with("objectives", names(&self.objectives, &cards::OBJECTIVE_KEYS))
+            .with("deterministic", self.deterministic)
+    }
+
+    fn num_players(&self) -> usize {
+        self.players as usize
+    }
+
+    fn num_actions(&self) -> usize {
+        NUM_ACTIONS as usize
+    }
+
+    fn max_chance_outcomes(&self) -> usize {
+        if self.deterministic { 256 } else { DIE_KINDS }
+    }
+
+    fn observation_shape(&self) -> Vec<usize> {
+        vec![PLAYER_FEATURES * self.players as usize + GLOBAL_FEATURES]
+    }
+
+    fn initial_state(&self) -> SagradaState {
+        let mut s = SagradaState {
+            n: self.players,
+            windows_mode: self.windows,
+            deterministic: self.deterministic,
+            stage: if self.deterministic { Stage::Fate } else { Stage::Tools },
+            count: 0,
+            fate: 0,
+            fated: false,
+            events: 0,
+            tools: [NONE; 3],
+            tools_n: 0,
+            draw_tools: self.tools.is_none(),
+            tool_used: [false; 3],
+            objectives: [NONE; 3],
+            objectives_n: 0,
+            draw_objectives: self.objectives.is_none(),
+            private: [NONE; MAX_PLAYERS],
+            offers: [[NONE; 4]; MAX_PLAYERS],
+            windows: [Window::default(); MAX_PLAYERS],
+            tokens: [0; MAX_PLAYERS],
+            bag: [DICE_PER_COLOUR; COLOURS],
+            pool: [0; DIE_KINDS],
+            track: [0; DIE_KINDS],
+            round: 0,
+            turn_index: 0,
+            placed: false,
+            tool_done: false,
+            skip: [false; MAX_PLAYERS],
+            pending: Pending::None,
+            held: NONE,
+            reroll: [0; COLOURS],
+            last_turn: [0; MAX_PLAYERS],
+        };
+        for (i, &t) in self.tools.iter().flatten().enumerate() {
+            s.tools[i] = t;
+            s.tools_n += 1;
+        }
+        for (i, &t) in self.objectives.iter().flatten().enumerate() {
+            s.objectives[i] = t;
+            s.objectives_n += 1;
+        }
+        s.settle();
+        s
+    }
+
+    fn game_agent(&self, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<SagradaState>, Error>> {
+        (spec.name == eval::RULES_INFO.name).then(|| RulesAgent::from_spec(spec, seed).map(|a| Box::new(a) as _))
+    }
+
+    fn game_agent_infos(&self) -> Vec<AgentInfo> {
+        vec![eval::RULES_INFO]
+    }
+
+    fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<SagradaState>, Error>> {
+        (spec.name == eval::HEURISTIC_INFO.name)
+            .then(|| SagradaHeuristic::from_spec(spec).map(|e| Box::new(e) as BoxedEvaluator<SagradaState>))
+    }
+
+    fn evaluator_infos(&self) -> Vec<AgentInfo> {
+        vec![eval::HEURISTIC_INFO]
+    }
+}
+
+/// Where the game is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Stage {
+    /// Deterministic mode: 4 chance bytes fix every later chance event.
+    Fate,
+    /// Tool cards are dealt.
+    Tools,
+    /// Public objectives are dealt.
+    Objectives,
+    /// Private objective colours are dealt.
+    Privates,
+    /// Window cards (or patterns) are dealt.
+    Offers,
+    /// Players choose their patterns in seat order.
+    Choose,
+    /// The round's draft pool is drawn and rolled.
+    Draw,
+    /// Players take turns.
+    Play,
+    /// After the tenth round.
+    Over,
+}
+
+/// A tool card's unfinished effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Pending {
+    /// Nothing pending.
+    None,
+    /// The held die must be placed (Lens Cutter, Flux Brush, Flux Remover).
+    PlaceHeld,
+    /// Flux Brush: the held die is rerolled (chance).
+    FluxBrushRoll,
+    /// Flux Remover: a die is drawn from the bag (chance).
+    FluxRemoverDraw,
+    /// Flux Remover: the player chooses the drawn die's value.
+    FluxRemoverValue,
+    /// Glazing Hammer: pool dice are rerolled one by one (chance).
+    HammerRoll,
+    /// Lathekin: the second die moves; the first now stands on the given space.
+    LathekinSecond(u8),
+    /// Tap Wheel: another die of the colour may move, or the player stops; the first moved die
+    /// now stands on the given space.
+    TapWheelSecond(u8, u8),
+}
+
+/// A Sagrada position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SagradaState {
+    n: u8,
+    windows_mode: Windows,
+    deterministic: bool,
+    stage: Stage,
+    /// Chance events done in the current setup or draw stage (or choices made in `Choose`).
+    count: u8,
+    /// Fixed future for every chance event (deterministic mode, determinized worlds).
+    fate: u64,
+    fated: bool,
+    /// Tool-card chance events so far (keys the fixed future of rerolls and draws).
+    events: u16,
+    tools: [u8; 3],
+    tools_n: u8,
+    draw_tools: bool,
+    /// Whether each tool in play has favor tokens on it (then it costs 2).
+    tool_used: [bool; 3],
+    objectives: [u8; 3],
+    objectives_n: u8,
+    draw_objectives: bool,
+    private: [u8; MAX_PLAYERS],
+    /// Patterns offered to each player (two cards' sides, or four random patterns).
+    offers: [[u8; 4]; MAX_PLAYERS],
+    windows: [Window; MAX_PLAYERS],
+    tokens: [u8; MAX_PLAYERS],
+    bag: [u8; COLOURS],
+    /// Draft pool dice by die code.
+    pool: [u8; DIE_KINDS],
+    /// Round track dice by die code.
+    track: [u8; DIE_KINDS],
+    round: u8,
+    /// Turn within the round, 0..2n (snake order).
+    turn_index: u8,
+    placed: bool,
+    tool_done: bool,
+    /// Running Pliers: this player's second turn of the round is skipped.
+    skip: [bool; MAX_PLAYERS],
+    pending: Pending,
+    /// A die between the pool and the window (tool cards with several steps).
+    held: u8,
+    /// Glazing Hammer: pool dice of each colour still to reroll.
+    reroll: [u8; COLOURS],
+    /// Turn index of each player's last turn in the final round (the last tie-break).
+    last_turn: [u8; MAX_PLAYERS],
+}
+
+/// An action, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Move {
+    Place { die: u8, cell: u8 },
+    Pass,
+    Choose(u8),
+    Grozing { die: u8, up: bool, cell: u8 },
+    Relocate { tool: Tool, from: u8, to: u8 },
+    Lens { die: u8, track: u8 },
+    FluxBrush(u8),
+    Hammer,
+    Pliers,
+    Cork { die: u8, cell: u8 },
+    Grinding { die: u8, cell: u8 },
+    FluxRemover(u8),
+    FluxValue(u8),
+    TapStop,
+}
+
+pub(crate) fn decode(a: Action) -> Option<Move> {
+    let split20 = |x: u32| ((x / 20) as u8, (x % 20) as u8);
+    Some(match a {
+        a if a < PASS => {
+            let (die, cell) = split20(a - PLACE);
+            Move::Place { die, cell }
+        }
+        a if a == PASS => Move::Pass,
+        a if a < GROZING => Move::Choose((a - CHOOSE) as u8),
+        a if a < EGLOMISE => {
+            let x = a - GROZING;
+            Move::Grozing { die: (x / 40) as u8, up: (x / 20) % 2 == 1, cell: (x % 20) as u8 }
+        }
+        a if a < LENS => {
+            let (tool, base) = if a < COPPER {
+                (Tool::EglomiseBrush, EGLOMISE)
+            } else if a < LATHEKIN {
+                (Tool::CopperFoilBurnisher, COPPER)
+            } else {
+                (Tool::Lathekin, LATHEKIN)
+            };
+            let (from, to) = split20(a - base);
+            Move::Relocate { tool, from, to }
+        }
+        a if a < FLUX_BRUSH => Move::Lens { die: ((a - LENS) / 30) as u8, track: ((a - LENS) % 30) as u8 },
+        a if a < HAMMER => Move::FluxBrush((a - FLUX_BRUSH) as u8),
+        a if a == HAMMER => Move::Hammer,
+        a if a == PLIERS => Move::Pliers,
+        a if a < GRINDING => {
+            let (die, cell) = split20(a - CORK);
+            Move::Cork { die, cell }
+        }
+        a if a < FLUX_REMOVER => {
+            let (die, cell) = split20(a - GRINDING);
+            Move::Grinding { die, cell }
+        }
+        a if a < FLUX_VALUE => Move::FluxRemover((a - FLUX_REMOVER) as u8),
+        a if a < TAP_WHEEL => Move::FluxValue((a - FLUX_VALUE) as u8 + 1),
+        a if a < TAP_STOP => {
+            let (from, to) = split20(a - TAP_WHEEL);
+            Move::Relocate { tool: Tool::TapWheel, from, to }
+        }
+        a if a == TAP_STOP => Move::TapStop,
+        _ => return None,
+    })
+}
+
+fn relocate_base(tool: Tool) -> u32 {
+    match tool {
+        Tool::EglomiseBrush => EGLOMISE,
+        Tool::CopperFoilBurnisher => COPPER,
+        Tool::Lathekin => LATHEKIN,
+        _ => TAP_WHEEL,
+    }
+}
+
+fn relocate_rule(tool: Tool) -> Rule {
+    match tool {
+        Tool::EglomiseBrush => Rule::IgnoreColour,
+        Tool::CopperFoilBurnisher => Rule::IgnoreValue,
+        _ => Rule::Normal,
+    }
+}
+
+/// Iterates the set bits of a mask, lowest first.
+#[inline]
+pub(crate) fn bits(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            i
+        })
+    })
+}
+
+const fn flip(d: u8) -> u8 {
+    cards::die(cards::colour(d), 7 - cards::value(d))
+}
+
+impl SagradaState {
+    /// Number of players.
+    pub fn players(&self) -> usize {
+        self.n as usize
+    }
+
+    /// The window of `player`.
+    pub fn window(&self, player: Player) -> &Window {
+        &self.windows[player]
+    }
+
+    /// The private objective colour of `player` (0-4), once dealt.
+    pub fn private_colour(&self, player: Player) -> Option<usize> {
+        (self.private[player] != NONE).then_some(self.private[player] as usize)
+    }
+
+    /// Favor tokens `player` has left.
+    pub fn tokens(&self, player: Player) -> u8 {
+        self.tokens[player]
+    }
+
+    /// The tool cards in play (tool indices).
+    pub fn tools(&self) -> &[u8] {
+        &self.tools[..self.tools_n as usize]
+    }
+
+    /// The public objectives in play (objective indices).
+    pub fn objectives(&self) -> &[u8] {
+        &self.objectives[..self.objectives_n as usize]
+    }
+
+    /// The draft pool: count of each die code.
+    pub fn pool(&self) -> &[u8; DIE_KINDS] {
+        &self.pool
+    }
+
+    /// The round track: count of each die code.
+    pub fn track(&self) -> &[u8; DIE_KINDS] {
+        &self.track
+    }
+
+    /// Dice of each colour left in the bag.
+    pub fn bag(&self) -> &[u8; COLOURS] {
+        &self.bag
+    }
+
+    /// The round, 0-9 (10 once the game is over).
+    pub fn round(&self) -> u8 {
+        self.round
+    }
+
+    /// Whether the player to move has drafted a die this turn.
+    pub fn has_drafted(&self) -> bool {
+        self.placed
+    }
+
+    /// Whether the player to move has used a tool card this turn.
+    pub fn has_used_tool(&self) -> bool {
+        self.tool_done
+    }
+
+    /// Whether the state runs on a fixed future (deterministic mode or a determinized world).
+    pub fn is_fated(&self) -> bool {
+        self.fated
+    }
+
+    /// The seat taking turn `t` (0..2n) of round `round`: around the table from the round's start
+    /// player, then back.
+    pub fn seat_of_turn(n: usize, round: usize, t: usize) -> Player {
+        let start = round % n;
+        if t < n { (start + t) % n } else { (start + 2 * n - 1 - t) % n }
+    }
+
+    fn seat(&self) -> Player {
+        Self::seat_of_turn(self.n as usize, self.round as usize, self.turn_index as usize)
+    }
+
+    /// A state in the middle of play for tests and analysis: patterns, private colours, tools,
+    /// objectives and pool given, round `round`, first turn of the round, no dice placed.
+    pub fn setup(
+        game: &Sagrada,
+        patterns: &[u8],
+        privates: &[u8],
+        tools: &[u8],
+        objectives: &[u8],
+        pool: &[u8],
+        round: u8,
+    ) -> Result<Self, Error> {
+        let bad = |what: &str| Err(Error::Invalid(format!("sagrada setup: {what}")));
+        let n = game.players as usize;
+        if patterns.len() != n || privates.len() != n || patterns.iter().any(|&p| p as usize >= PATTERNS.len()) {
+            return bad("one pattern (0-23) and one private colour per player");
+        }
+        if privates.iter().any(|&c| c as usize >= COLOURS) || tools.len() > 3 || objectives.len() > 3 {
+            return bad("colours 0-4, at most 3 tools and 3 objectives");
+        }
+        if tools.iter().any(|&t| t >= 12) || objectives.iter().any(|&o| o >= 10) || round >= ROUNDS {
+            return bad("tools 0-11, objectives 0-9, round 0-9");
+        }
+        let mut s = game.initial_state();
+        s.stage = Stage::Play;
+        s.fated = false;
+        s.tools = [NONE; 3];
+        s.tools_n = tools.len() as u8;
+        let mut sorted = tools.to_vec();
+        sorted.sort_unstable();
+        s.tools[..tools.len()].copy_from_slice(&sorted);
+        s.objectives = [NONE; 3];
+        s.objectives_n = objectives.len() as u8;
+        s.objectives[..objectives.len()].copy_from_slice(objectives);
+        for p in 0..n {
+            s.windows[p] = Window::new(patterns[p]);
+            s.tokens[p] = PATTERNS[patterns[p] as usize].tokens;
+            s.private[p] = privates[p];
+        }
+        for &d in pool {
+            if d as usize >= DIE_KINDS || s.bag[cards::colour(d)] == 0 {
+                return bad("pool dice are die codes 0-29 still in the bag");
+            }
+            s.bag[cards::colour(d)] -= 1;
+            s.pool[d as usize] += 1;
+        }
+        s.round = round;
+        Ok(s)
+    }
+
+    /// Puts a die straight onto `player`'s window, taking it from the bag (for tests and
+    /// analysis); the placement rules are not checked.
+    pub fn put_die(&mut self, player: Player, cell: usize, d: u8) -> Result<(), Error> {
+        if cell >= CELLS || d as usize >= DIE_KINDS || self.windows[player].cells[cell] != 0 {
+            return Err(Error::Invalid(format!("cannot put die {d} on space {cell}")));
+        }
+        let c = cards::colour(d);
+        if self.bag[c] == 0 {
+            return Err(Error::Invalid(format!("no {} dice left in the bag", cards::COLOUR_NAMES[c])));
+        }
+        self.bag[c] -= 1;
+        self.windows[player].put(cell, d);
+        Ok(())
+    }
+
+    /// Puts a die on the round track, taking it from the bag (for tests and analysis).
+    pub fn put_on_track(&mut self, d: u8) -> Result<(), Error> {
+        let c = cards::colour(d);
+        if d as usize >= DIE_KINDS || self.bag[c] == 0 {
+            return Err(Error::Invalid(format!("cannot put die {d} on the round track")));
+        }
+        self.bag[c] -= 1;
+        self.track[d as usize] += 1;
+        Ok(())
+    }
+
+    /// Sets a player's favor tokens (for tests and analysis).
+    pub fn set_tokens(&mut self, player: Player, tokens: u8) {
+        self.tokens[player] = tokens;
+    }
+
+    /// Moves to turn `t` (0..2n) of the current round (for tests and analysis).
+    pub fn set_turn_index(&mut self, t: u8) {
+        self.turn_index = t.min(2 * self.n - 1);
+    }
+
+    fn tool_slot(&self, tool: Tool) -> Option<usize> {
+        self.tools().iter().position(|&t| TOOLS[t as usize] == tool)
+    }
+
+    /// What using tool slot `k` costs now: 1 token if unused so far, else 2.
+    pub fn tool_cost(&self, k: usize) -> u8 {
+        if self.tool_used[k] { 2 } else { 1 }
+    }
+
+    fn can_afford(&self, player: Player, tool: Tool) -> bool {
+        self.tool_slot(tool).is_some_and(|k| self.tokens[player] >= self.tool_cost(k))
+    }
+
+    fn pay(&mut self, player: Player, tool: Tool) {
+        let k = self.tool_slot(tool).expect("tool in play");
+        self.tokens[player] -= self.tool_cost(k);
+        self.tool_used[k] = true;
+        self.tool_done = true;
+    }
+
+    fn track_colours(&self) -> u32 {
+        (0..DIE_KINDS).filter(|&d| self.track[d] > 0).fold(0, |m, d| m | 1 << cards::colour(d as u8))
+    }
+
+    /// Whether a tool that works after drafting could still be used this turn (if not, placing
+    /// a die ends the turn by itself).
+    fn tool_possible_after_placing(&self, player: Player) -> bool {
+        if self.tool_done {
+            return false;
+        }
+        let w = &self.windows[player];
+        self.tools().iter().any(|&t| {
+            let tool = TOOLS[t as usize];
+            self.can_afford(player, tool)
+                && match tool {
+                    Tool::EglomiseBrush | Tool::CopperFoilBurnisher => w.occupied != 0,
+                    Tool::Lathekin => w.dice() >= 2,
+                    Tool::TapWheel => {
+                        let tc = self.track_colours();
+                        (0..COLOURS).any(|c| tc & (1 << c) != 0 && w.colour[c] != 0)
+                    }
+                    Tool::RunningPliers => (self.turn_index as usize) < self.n as usize && self.pool_size() > 0,
+                    _ => false,
+                }
+        })
+    }
+
+    fn pool_size(&self) -> u32 {
+        self.pool.iter().map(|&c| c as u32).sum()
+    }
+
+    fn pool_dice(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..DIE_KINDS as u8).filter(|&d| self.pool[d as usize] > 0)
+    }
+
+    fn track_dice(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..DIE_KINDS as u8).filter(|&d| self.track[d as usize] > 0)
+    }
+
+    /// Moves through setup and draw stages whose work is done.
+    fn settle(&mut self) {
+        loop {
+            let n = self.n;
+            match self.stage {
+                Stage::Fate if self.count == 4 => {
+                    self.fate = splitmix64(self.fate);
+                    self.fated = true;
+                    self.next_stage(Stage::Tools);
+                }
+                Stage::Tools if !self.draw_tools || self.tools_n == 3 => {
+                    self.tools[..self.tools_n as usize].sort_unstable();
+                    self.next_stage(Stage::Objectives);
+                }
+                Stage::Objectives if !self.draw_objectives || self.objectives_n == 3 => {
+                    self.next_stage(Stage::Privates)
+                }
+                Stage::Privates if self.count == n => self.next_stage(Stage::Offers),
+                Stage::Offers if self.count == self.offers_needed() => self.next_stage(Stage::Choose),
+                Stage::Choose if self.count == n => self.next_stage(Stage::Draw),
+                Stage::Draw if self.count == 2 * n + 1 || self.bag.iter().all(|&b| b == 0) => {
+                    self.next_stage(Stage::Play)
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn next_stage(&mut self, stage: Stage) {
+        self.stage = stage;
+        self.count = 0;
+    }
+
+    fn offers_needed(&self) -> u8 {
+        match self.windows_mode {
+            Windows::Cards => 2 * self.n,
+            Windows::Random4 => 4 * self.n,
+        }
+    }
+
+    fn end_turn(&mut self) {
+        let n = self.n;
+        if self.round == ROUNDS - 1 {
+            self.last_turn[self.seat()] = self.turn_index;
+        }
+        self.placed = false;
+        self.tool_done = false;
+        self.pending = Pending::None;
+        self.turn_index += 1;
+        while self.turn_index < 2 * n {
+            let p = self.seat();
+            if self.turn_index >= n && self.skip[p] {
+                self.skip[p] = false;
+                self.turn_index += 1;
+            } else {
+                return;
+            }
+        }
+        // End of round: leftovers go to the round track.
+        for d in 0..DIE_KINDS {
+            self.track[d] += self.pool[d];
+            self.pool[d] = 0;
+        }
+        self.skip = [false; MAX_PLAYERS];
+        self.turn_index = 0;
+        self.round += 1;
+        if self.round == ROUNDS {
+            self.next_stage(Stage::Over);
+        } else {
+            self.next_stage(Stage::Draw);
+            self.settle();
+        }
+    }
+
+    /// After a player's action: end the turn when nothing useful is left in it.
+    fn after_action(&mut self) {
+        if self.pending == Pending::None
+            && self.placed
+            && (self.tool_done || !self.tool_possible_after_placing(self.seat()))
+        {
+            self.end_turn();
+        }
+    }
+
+    /// Whether the held die can be placed; if not it goes back to the pool and the tool's effect
+    /// ends there.
+    fn place_held_or_return(&mut self) {
+        let p = self.seat();
+        if self.windows[p].allowed(self.held, Rule::Normal) != 0 {
+            self.pending = Pending::PlaceHeld;
+        } else {
+            self.pool[self.held as usize] += 1;
+            self.held = NONE;
+            self.pending = Pending::None;
+            self.after_action();
+        }
+    }
+
+    /// Chance outcomes with integer weights, in ascending outcome order.
+    fn chance_weights(&self, out: &mut Vec<(Action, u32)>) {
+        out.clear();
+        let mut unused = |count: usize, used: &dyn Fn(u8) -> bool| {
+            for i in 0..count {
+                if !used(i as u8) {
+                    out.push((i as Action, 1));
+                }
+            }
+        };
+        match self.stage {
+            Stage::Fate => unused(256, &|_| false),
+            Stage::Tools => unused(TOOLS.len(), &|i| self.tools().contains(&i)),
+            Stage::Objectives => unused(OBJECTIVES.len(), &|i| self.objectives().contains(&i)),
+            Stage::Privates => unused(COLOURS, &|c| self.private[..self.n as usize].contains(&c)),
+            Stage::Offers => {
+                let dealt: Vec<u8> = self.offers[..self.n as usize].iter().flatten().copied().collect();
+                match self.windows_mode {
+                    Windows::Cards => unused(12, &|card| dealt.contains(&(2 * card))),
+                    Windows::Random4 => unused(PATTERNS.len(), &|p| dealt.contains(&p)),
+                }
+            }
+            Stage::Draw => {
+                for d in 0..DIE_KINDS as u8 {
+                    let w = self.bag[cards::colour(d)] as u32;
+                    if w > 0 {
+                        out.push((d as Action, w));
+                    }
+                }
+            }
+            Stage::Play => match self.pending {
+                Pending::FluxBrushRoll => {
+                    let c = cards::colour(self.held);
+                    out.extend((1..=6).map(|v| (cards::die(c, v) as Action, 1)));
+                }
+                Pending::HammerRoll => {
+                    if let Some(c) = (0..COLOURS).find(|&c| self.reroll[c] > 0) {
+                        out.extend((1..=6).map(|v| (cards::die(c, v) as Action, 1)));
+                    }
+                }
+                Pending::FluxRemoverDraw => {
+                    out.extend((0..COLOURS).filter(|&c| self.bag[c] > 0).map(|c| (c as Action, self.bag[c] as u32)))
+                }
+                _ => {}
+            },
+            Stage::Choose | Stage::Over => {}
+        }
+        if self.fated && !out.is_empty() {
+            let pick = self.fated_pick(out);
+            out.clear();
+            out.push((pick, 1));
+        }
+    }
+
+    /// The outcome a fixed future gives at this chance node. Round draws are keyed by round and
+    /// draw number, so the dice of later rounds do not shift when a tool card rolls dice.
+    fn fated_pick(&self, out: &[(Action, u32)]) -> Action {
+        let (kind, a, b): (u64, u64, u64) = match self.stage {
+            Stage::Draw => (1, self.round as u64, self.count as u64),
+            Stage::Play => (2, self.events as u64, 0),
+            _ => (3, self.stage as u64, self.count as u64),
+        };
+        let key = splitmix64(self.fate ^ splitmix64((kind << 56) ^ (a << 24) ^ b));
+        let total: u64 = out.iter().map(|o| o.1 as u64).sum();
+        let mut target = ((key as u128 * total as u128) >> 64) as u64;
+        for &(action, w) in out {
+            if target < w as u64 {
+                return action;
+            }
+            target -= w as u64;
+        }
+        out.last().expect("outcomes").0
+    }
+
+    fn apply_chance(&mut self, outcome: Action) {
+        let o = outcome as u8;
+        match self.stage {
+            Stage::Fate => self.fate = (self.fate << 8) | o as u64,
+            Stage::Tools => {
+                self.tools[self.tools_n as usize] = o;
+                self.tools_n += 1;
+            }
+            Stage::Objectives => {
+                self.objectives[self.objectives_n as usize] = o;
+                self.objectives_n += 1;
+            }
+            Stage::Privates => self.private[self.count as usize] = o,
+            Stage::Offers => match self.windows_mode {
+                Windows::Cards => {
+                    let (p, k) = ((self.count / 2) as usize, (self.count % 2) as usize * 2);
+                    self.offers[p][k] = 2 * o;
+                    self.offers[p][k + 1] = 2 * o + 1;
+                }
+                Windows::Random4 => self.offers[(self.count / 4) as usize][(self.count % 4) as usize] = o,
+            },
+            Stage::Draw => {
+                self.bag[cards::colour(o)] -= 1;
+                self.pool[o as usize] += 1;
+            }
+            Stage::Play => {
+                self.events = self.events.wrapping_add(1);
+                match self.pending {
+                    Pending::FluxBrushRoll => {
+                        self.held = o;
+                        self.place_held_or_return();
+                    }
+                    Pending::HammerRoll => {
+                        self.reroll[cards::colour(o)] -= 1;
+                        self.pool[o as usize] += 1;
+                        if self.reroll.iter().all(|&r| r == 0) {
+                            self.pending = Pending::None;
+                        }
+                    }
+                    Pending::FluxRemoverDraw => {
+                        self.bag[o as usize] -= 1;
+                        self.held = cards::die(o as usize, 1);
+                        self.pending = Pending::FluxRemoverValue;
+                    }
+                    _ => {}
+                }
+                return;
+            }
+            Stage::Choose | Stage::Over => return,
+        }
+        self.count += 1;
+        self.settle();
+    }
+
+    /// Player actions of the player to move, ascending.
+    fn list_actions(&self, out: &mut Vec<Action>) {
+        out.clear();
+        match self.stage {
+            Stage::Choose => {
+                let offers = self.offers[self.count as usize];
+                out.extend((0..4).filter(|&k| offers[k] != NONE).map(|k| CHOOSE + k as u32));
+                return;
+            }
+            Stage::Play => {}
+            _ => return,
+        }
+        let p = self.seat();
+        let w = &self.windows[p];
+        match self.pending {
+            Pending::None => {}
+            Pending::PlaceHeld => {
+                let d = self.held;
+                out.extend(bits(w.allowed(d, Rule::Normal)).map(|c| PLACE + d as u32 * 20 + c as u32));
+                return;
+            }
+            Pending::FluxRemoverValue => {
+                out.extend((0..6).map(|v| FLUX_VALUE + v));
+                return;
+            }
+            Pending::LathekinSecond(moved) => {
+                for from in bits(w.occupied & !(1 << moved)) {
+                    let base = LATHEKIN + from as u32 * 20;
+                    out.extend(bits(w.moves_from(from, Rule::Normal)).map(|to| base + to as u32));
+                }
+                return;
+            }
+            Pending::TapWheelSecond(colour, moved) => {
+                for from in bits(w.colour[colour as usize] & !(1 << moved)) {
+                    let base = TAP_WHEEL + from as u32 * 20;
+                    out.extend(bits(w.moves_from(from, Rule::Normal)).map(|to| base + to as u32));
+                }
+                out.push(TAP_STOP);
+                return;
+            }
+            Pending::FluxBrushRoll | Pending::FluxRemoverDraw | Pending::HammerRoll => return,
+        }
+        if !self.placed {
+            for d in self.pool_dice() {
+                let base = PLACE + d as u32 * 20;
+                out.extend(bits(w.allowed(d, Rule::Normal)).map(|c| base + c as u32));
+            }
+        }
+        out.push(PASS);
+        if self.tool_done {
+            return;
+        }
+        for &t in self.tools() {
+            let tool = TOOLS[t as usize];
+            if self.can_afford(p, tool) {
+                self.list_tool(p, tool, out);
+            }
+        }
+    }
+
+    fn list_tool(&self, p: Player, tool: Tool, out: &mut Vec<Action>) {
+        let w = &self.windows[p];
+        let first_turn = (self.turn_index as usize) < self.n as usize;
+        let drafting = !self.placed;
+        match tool {
+            Tool::GrozingPliers if drafting => {
+                for d in self.pool_dice() {
+                    let v = cards::value(d);
+                    for (up, ok) in [(0, v > 1), (1, v < 6)] {
+                        if ok {
+                            let d2 = if up == 1 { d + 1 } else { d - 1 };
+                            let base = GROZING + d as u32 * 40 + up * 20;
+                            out.extend(bits(w.allowed(d2, Rule::Normal)).map(|c| base + c as u32));
+                        }
+                    }
+                }
+            }
+            Tool::EglomiseBrush | Tool::CopperFoilBurnisher => {
+                let (base, rule) = (relocate_base(tool), relocate_rule(tool));
+                for from in bits(w.occupied) {
+                    out.extend(bits(w.moves_from(from, rule)).map(|to| base + from as u32 * 20 + to as u32));
+                }
+            }
+            Tool::Lathekin if w.dice() >= 2 => {
+                for from in bits(w.occupied) {
+                    for to in bits(w.moves_from(from, Rule::Normal)) {
+                        let mut after = *w;
+                        after.relocate(from, to);
+                        if bits(after.occupied & !(1 << to)).any(|f2| after.moves_from(f2, Rule::Normal) != 0) {
+                            out.push(LATHEKIN + from as u32 * 20 + to as u32);
+                        }
+                    }
+                }
+            }
+            Tool::LensCutter if drafting => {
+                for d in self.pool_dice() {
+                    for r in self.track_dice() {
+                        if r != d && w.allowed(r, Rule::Normal) != 0 {
+                            out.push(LENS + d as u32 * 30 + r as u32);
+                        }
+                    }
+                }
+            }
+            Tool::FluxBrush if drafting => out.extend(self.pool_dice().map(|d| FLUX_BRUSH + d as u32)),
+            Tool::GlazingHammer if drafting && !first_turn && self.pool_size() > 0 => out.push(HAMMER),
+            Tool::RunningPliers if self.placed && first_turn && self.pool_size() > 0 => out.push(PLIERS),
+            Tool::CorkBackedStraightedge if drafting => {
+                for d in self.pool_dice() {
+                    let base = CORK + d as u32 * 20;
+                    out.extend(bits(w.allowed(d, Rule::Lonely)).map(|c| base + c as u32));
+                }
+            }
+            Tool::GrindingStone if drafting => {
+                for d in self.pool_dice() {
+                    let base = GRINDING + d as u32 * 20;
+                    out.extend(bits(w.allowed(flip(d), Rule::Normal)).map(|c| base + c as u32));
+                }
+            }
+            Tool::FluxRemover if drafting => out.extend(self.pool_dice().map(|d| FLUX_REMOVER + d as u32)),
+            Tool::TapWheel => {
+                let tc = self.track_colours();
+                for c in (0..COLOURS).filter(|&c| tc & (1 << c) != 0) {
+                    for from in bits(w.colour[c]) {
+                        let base = TAP_WHEEL + from as u32 * 20;
+                        out.extend(bits(w.moves_from(from, Rule::Normal)).map(|to| base + to as u32));
+                    }
+                }
+                // Colours were visited in colour order; ids must ascend by space.
+                let start = out.iter().rposition(|&a| a < TAP_WHEEL).map_or(0, |i| i + 1);
+                out[start..].sort_unstable();
+            }
+            _ => {}
+        }
+    }
+
+    fn apply_move(&mut self, m: Move) {
+        let p = self.seat();
+        match m {
+            Move::Choose(k) => {
+                let pattern = self.offers[self.count as usize][k as usize];
+                let p = self.count as usize;
+                self.windows[p] = Window::new(pattern);
+                self.tokens[p] = PATTERNS[pattern as usize].tokens;
+                self.count += 1;
+                self.settle();
+                return;
+            }
+            Move::Place { die, cell } => {
+                if self.pending == Pending::PlaceHeld {
+                    self.held = NONE;
+                    self.pending = Pending::None;
+                } else {
+                    self.pool[die as usize] -= 1;
+                    self.placed = true;
+                }
+                self.windows[p].put(cell as usize, die);
+            }
+            Move::Pass => {
+                self.end_turn();
+                return;
+            }
+            Move::Grozing { die, up, cell } => {
+                self.pay(p, Tool::GrozingPliers);
+                self.draft(die);
+                self.windows[p].put(cell as usize, if up { die + 1 } else { die - 1 });
+            }
+            Move::Relocate { tool, from, to } => {
+                match (tool, self.pending) {
+                    (Tool::Lathekin, Pending::LathekinSecond(_)) | (Tool::TapWheel, Pending::TapWheelSecond(..)) => {
+                        self.pending = Pending::None;
+                    }
+                    (Tool::Lathekin, _) => {
+                        self.pay(p, tool);
+                        self.pending = Pending::LathekinSecond(to);
+                    }
+                    (Tool::TapWheel, _) => {
+                        self.pay(p, tool);
+                        let c = cards::colour(self.windows[p].die_at(from as usize).expect("die to move"));
+                        self.pending = Pending::TapWheelSecond(c as u8, to);
+                    }
+                    _ => self.pay(p, tool),
+                }
+                self.windows[p].relocate(from as usize, to as usize);
+            }
+            Move::Lens { die, track } => {
+                self.pay(p, Tool::LensCutter);
+                self.draft(die);
+                self.track[die as usize] += 1;
+                self.track[track as usize] -= 1;
+                self.held = track;
+                self.pending = Pending::PlaceHeld;
+            }
+            Move::FluxBrush(die) => {
+                self.pay(p, Tool::FluxBrush);
+                self.draft(die);
+                self.held = die;
+                self.pending = Pending::FluxBrushRoll;
+            }
+            Move::Hammer => {
+                self.pay(p, Tool::GlazingHammer);
+                for d in 0..DIE_KINDS {
+                    self.reroll[cards::colour(d as u8)] += self.pool[d];
+                    self.pool[d] = 0;
+                }
+                self.pending = Pending::HammerRoll;
+            }
+            Move::Pliers => {
+                self.pay(p, Tool::RunningPliers);
+                self.placed = false;
+                self.skip[p] = true;
+            }
+            Move::Cork { die, cell } => {
+                self.pay(p, Tool::CorkBackedStraightedge);
+                self.draft(die);
+                self.windows[p].put(cell as usize, die);
+            }
+            Move::Grinding { die, cell } => {
+                self.pay(p, Tool::GrindingStone);
+                self.draft(die);
+                self.windows[p].put(cell as usize, flip(die));
+            }
+            Move::FluxRemover(die) => {
+                self.pay(p, Tool::FluxRemover);
+                self.draft(die);
+                self.bag[cards::colour(die)] += 1;
+                self.pending = Pending::FluxRemoverDraw;
+            }
+            Move::FluxValue(v) => {
+                self.held = cards::die(cards::colour(self.held), v);
+                self.place_held_or_return();
+                return;
+            }
+            Move::TapStop => self.pending = Pending::None,
+        }
+        self.after_action();
+    }
+
+    fn draft(&mut self, die: u8) {
+        self.pool[die as usize] -= 1;
+        self.placed = true;
+    }
+
+    /// Points `player` would score if the game ended now: public objectives, private objective,
+    /// favor tokens, minus empty spaces.
+    pub fn score(&self, player: Player) -> i32 {
+        let w = &self.windows[player];
+        if w.pattern == NO_PATTERN {
+            return 0;
+        }
+        let public: i32 = self.objectives().iter().map(|&o| OBJECTIVES[o as usize].score(&w.colour, &w.value)).sum();
+        public + self.private_score(player) + self.tokens[player] as i32 - (CELLS as i32 - w.dice() as i32)
+    }
+
+    /// The private objective's points of `player` (0 before it is dealt).
+    pub fn private_score(&self, player: Player) -> i32 {
+        self.private_colour(player).map_or(0, |c| self.windows[player].private_score(c))
+    }
+
+    /// Players from first to last by score, then private objective, then favor tokens, then who
+    /// took the later turn in the final round.
+    pub fn ranking(&self) -> Vec<Player> {
+        let mut order: Vec<Player> = (0..self.n as usize).collect();
+        let key = |p: Player| (self.score(p), self.private_score(p), self.tokens[p], self.last_turn[p]);
+        order.sort_by_key(|&p| std::cmp::Reverse(key(p)));
+        order
+    }
+
+    /// Whether `player` may see `other`'s private objective.
+    fn sees_private(&self, player: Player, other: Player) -> bool {
+        player == other || self.deterministic
+    }
+
+    /// Whether `player` may see what was offered to `other` at setup.
+    fn sees_offers(&self, player: Player, other: Player) -> bool {
+        player == other || self.deterministic
+    }
+}
+
+/// Per-player observation features: 20 spaces x (5 colours + 6 values) of dice, the same again
+/// for the pattern's restrictions, favor tokens, private colour (5, own only).
+pub const PLAYER_FEATURES: usize = CELLS * 11 * 2 + 1 + COLOURS;
+/// Shared features: pool (30), track (30), bag (5), tools in play (12) and used (12),
+/// objectives (10), round (10), turn in round (8), drafted and tool used (2), pending step (8),
+/// held die (30), stage (9), own offers (24).
+pub const GLOBAL_FEATURES: usize = 30 + 30 + 5 + 12 + 12 + 10 + 10 + 8 + 2 + 8 + 30 + 9 + 24;
+
+impl State for SagradaState {
+    fn turn(&self) -> Turn {
+        match self.stage {
+            Stage::Over => Turn::Terminal,
+            Stage::Choose => Turn::Player(self.count as usize),
+            Stage::Play => match self.pending {
+                Pending::FluxBrushRoll | Pending::FluxRemoverDraw | Pending::HammerRoll => Turn::Chance,
+                _ => Turn::Player(self.seat()),
+            },
+            _ => Turn::Chance,
+        }
+    }
+
+    fn legal_actions(&self, out: &mut Vec<Action>) {
+        self.list_actions(out);
+    }
+
+    fn chance_outcomes(&self, out: &mut Vec<(Action, f64)>) {
+        out.clear();
+        if self.turn() != Turn::Chance {
+            return;
+        }
+        let mut weights = Vec::with_capacity(DIE_KINDS);
+        self.chance_weights(&mut weights);
+        let total: u32 = weights.iter().map(|w| w.1).sum();
+        out.extend(weights.iter().map(|&(a, w)| (a, w as f64 / total as f64)));
+    }
+
+    fn apply_unchecked(&mut self, action: Action) {
+        match self.turn() {
+            Turn::Chance => self.apply_chance(action),
+            Turn::Player(_) => {
+                if let Some(m) = decode(action) {
+                    self.apply_move(m);
+                }
+            }
+            Turn::Terminal => {}
+        }
+    }
+
+    fn is_legal(&self, action: Action) -> bool {
+        match self.turn() {
+            Turn::Terminal => false,
+            Turn::Chance => {
+                let mut w = Vec::new();
+                self.chance_weights(&mut w);
+                w.iter().any(|o| o.0 == action)
+            }
+            Turn::Player(_) => {
+                let mut buf = Vec::new();
+                self.list_actions(&mut buf);
+                buf.binary_search(&action).is_ok()
+            }
+        }
+    }
+
+    fn illegal_reason(&self, action: Action) -> String {
+        notation::illegal_reason(self, action)
+    }
+
+    fn returns(&self) -> Option<Values> {
+        (self.stage == Stage::Over).then(|| {
+            let winner = self.ranking()[0];
+            let v: [f64; MAX_PLAYERS] = std::array::from_fn(|p| (p == winner) as u8 as f64);
+            Values::from_slice(&v[..self.n as usize])
+        })
+    }
+
+    fn scores(&self) -> Values {
+        let v: [f64; MAX_PLAYERS] =
+            std::array::from_fn(|p| if p < self.n as usize { self.score(p) as f64 } else { 0.0 });
+        Values::from_slice(&v[..self.n as usize])
+    }
+
+    fn observation(&self, player: Player, out: &mut Vec<f32>) {
+        out.clear();
+        let n = self.n as usize;
+        for k in 0..n {
+            let q = (player + k) % n;
+            let w = &self.windows[q];
+            for cell in 0..CELLS {
+                let mut f = [0.0f32; 11];
+                if let Some(d) = w.die_at(cell) {
+                    f[cards::colour(d)] = 1.0;
+                    f[5 + cards::value(d) as usize - 1] = 1.0;
+                }
+                out.extend_from_slice(&f);
+            }
+            let r = w.restrictions();
+            for cell in 0..CELLS {
+                let mut f = [0.0f32; 11];
+                match r.of(cell) {
+                    Some(Ok(c)) => f[c] = 1.0,
+                    Some(Err(v)) => f[5 + v as usize - 1] = 1.0,
+                    None => {}
+                }
+                out.extend_from_slice(&f);
+            }
+            out.push(self.tokens[q] as f32 / 6.0);
+            let mut private = [0.0f32; COLOURS];
+            if let Some(c) = self.private_colour(q).filter(|_| self.sees_private(player, q)) {
+                private[c] = 1.0;
+            }
+            out.extend_from_slice(&private);
+        }
+        out.extend(self.pool.iter().map(|&c| c as f32));
+        out.extend(self.track.iter().map(|&c| c as f32));
+        out.extend(self.bag.iter().map(|&c| c as f32 / DICE_PER_COLOUR as f32));
+        let mut tools = [0.0f32; 24];
+        for (k, &t) in self.tools().iter().enumerate() {
+            tools[t as usize] = 1.0;
+            tools[12 + t as usize] = self.tool_used[k] as u8 as f32;
+        }
+        out.extend_from_slice(&tools);
+        let mut objectives = [0.0f32; 10];
+        for &o in self.objectives() {
+            objectives[o as usize] = 1.0;
+        }
+        out.extend_from_slice(&objectives);
+        let one_hot = |out: &mut Vec<f32>, len: usize, i: usize| out.extend((0..len).map(|k| (k == i) as u8 as f32));
+        one_hot(out, 10, self.round as usize);
+        one_hot(out, 8, self.turn_index as usize);
+        out.push(self.placed as u8 as f32);
+        out.push(self.tool_done as u8 as f32);
+        let pending = match self.pending {
+            Pending::None => 0,
+            Pending::PlaceHeld => 1,
+            Pending::FluxBrushRoll => 2,
+            Pending::FluxRemoverDraw => 3,
+            Pending::FluxRemoverValue => 4,
+            Pending::HammerRoll => 5,
+            Pending::LathekinSecond(_) => 6,
+            Pending::TapWheelSecond(..) => 7,
+        };
+        one_hot(out, 8, pending);
+        one_hot(out, 30, self.held as usize);
+        one_hot(out, 9, self.stage as usize);
+        let mut offers = [0.0f32; 24];
+        for &o in &self.offers[player] {
+            if o != NONE {
+                offers[o as usize] = 1.0;
+            }
+        }
+        out.extend_from_slice(&offers);
+    }
+
+    fn observation_string(&self, player: Player) -> String {
+        notation::render(self, Some(player))
+    }
+
+    fn determinize(&self, player: Player, rng: &mut Rng) -> Self {
+        let mut world = self.clone();
+        if self.deterministic {
+            return world;
+        }
+        let n = self.n as usize;
+        // Opponents' private colours: any assignment of the colours the observer has not seen.
+        let hidden: Vec<Player> =
+            (0..n).filter(|&q| !self.sees_private(player, q) && self.private[q] != NONE).collect();
+        let mut free: Vec<u8> = (0..COLOURS as u8)
+            .filter(|c| !(0..n).any(|q| self.sees_private(player, q) && self.private[q] == *c))
+            .collect();
+        for &q in &hidden {
+            let i = rng.random_range(0..free.len());
+            world.private[q] = free.swap_remove(i);
+        }
+        // Opponents' unchosen offers at setup: redeal from what the observer has not seen.
+        if matches!(self.stage, Stage::Offers | Stage::Choose) {
+            let chosen = |q: Player| self.windows[q].pattern;
+            let unit = |pattern: u8| if self.windows_mode == Windows::Cards { pattern / 2 } else { pattern };
+            let mut seen: Vec<u8> = self.offers[player].iter().filter(|&&o| o != NONE).map(|&o| unit(o)).collect();
+            seen.extend((0..n).filter(|&q| chosen(q) != NO_PATTERN).map(|q| unit(chosen(q))));
+            let units = if self.windows_mode == Windows::Cards { 12 } else { PATTERNS.len() as u8 };
+            let mut free: Vec<u8> = (0..units).filter(|u| !seen.contains(u)).collect();
+            for q in (0..n).filter(|&q| !self.sees_offers(player, q)) {
+                let step = if self.windows_mode == Windows::Cards { 2 } else { 1 };
+                for k in (0..4).step_by(step) {
+                    let o = self.offers[q][k];
+                    if o == NONE || (chosen(q) != NO_PATTERN && unit(o) == unit(chosen(q))) {
+                        continue;
+                    }
+                    let u = free.swap_remove(rng.random_range(0..free.len()));
+                    if self.windows_mode == Windows::Cards {
+                        world.offers[q][k] = 2 * u;
+                        world.offers[q][k + 1] = 2 * u + 1;
+                    } else {
+                        world.offers[q][k] = u;
+                    }
+                }
+            }
+        }
+        world.fate = rng.random::<u64>();
+        world.fated = true;
+        world
+    }
+
+    fn zobrist(&self) -> u64 {
+        let mut h = rustc_hash::FxHasher::default();
+        self.hash(&mut h);
+        splitmix64(h.finish())
+    }
+
+    fn action_to_string(&self, action: Action) -> String {
+        notation::action_to_string(self, action)
+    }
+
+    fn parse_action(&self, text: &str) -> Result<Action, Error> {
+        notation::parse_action(self, text)
+    }
+}
+
+impl fmt::Display for SagradaState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&notation::render(self, None))
+    }
+}
