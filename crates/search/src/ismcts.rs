@@ -5,19 +5,23 @@
 //! moves that are legal in that sample, and scores children by UCB using *availability* (how
 //! often a child could have been chosen) in place of the parent's visit count, so moves that are
 //! rarely possible are not starved. Rewards are credited to the player who moved, as in `mcts`;
-//! chance events are sampled as the descent meets them.
+//! chance events are sampled as the descent meets them. Playouts, cut-offs, score-margin
+//! rewards and the evaluator's forward pruning work as in `mcts`.
 
+use crate::evaluators::make_evaluator;
+use crate::rollout::{Margin, PlayoutFactory, Rollout, RolloutConfig};
 use meeple_game::{
-    Action, Agent, AgentInfo, Budget, Error, Game, ParamInfo, Player, Rng, Spec, State, Turn, derive_seed,
+    Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, derive_seed,
     rng_from_seed, sample_chance,
 };
 use rand::RngExt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) const INFO: AgentInfo = AgentInfo {
     name: "ismcts",
     about: "single-observer information-set MCTS: one tree over what the mover can see, a fresh determinization per \
-            iteration, availability-based UCB; random playouts",
+            iteration, availability-based UCB; playouts, cut-offs, margin rewards and filtering as in mcts",
     params: &[
         ParamInfo {
             name: "iters",
@@ -27,6 +31,43 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
         },
         ParamInfo { name: "time", default: "", accepts: "duration like 300ms", help: "time per move" },
         ParamInfo { name: "c", default: "0.7", accepts: "number >= 0", help: "UCB exploration constant" },
+        ParamInfo {
+            name: "playout",
+            default: "random",
+            accepts: "an agent spec, e.g. random, first, (alphabeta:depth=1)",
+            help: "policy that plays out simulations",
+        },
+        ParamInfo {
+            name: "cutoff",
+            default: "",
+            accepts: "integer >= 0",
+            help: "stop playouts after this many plies and score with the evaluator (default: play to the end)",
+        },
+        ParamInfo {
+            name: "eval",
+            default: "zero",
+            accepts: "an evaluator of the game",
+            help: "evaluator for cut-offs and filtering",
+        },
+        ParamInfo {
+            name: "eval_scale",
+            default: "1",
+            accepts: "number > 0",
+            help: "cut-off reward = 1/(1+exp(-value/eval_scale))",
+        },
+        ParamInfo {
+            name: "margin",
+            default: "none",
+            accepts: "none, steps or smooth",
+            help: "score-margin bonus for wins, as in mcts (steps = the Sagrada report's reward)",
+        },
+        ParamInfo { name: "margin_unit", default: "5", accepts: "number > 0", help: "points per bonus step" },
+        ParamInfo {
+            name: "filter",
+            default: "false",
+            accepts: "true or false",
+            help: "use the evaluator's forward pruning",
+        },
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
 };
@@ -49,10 +90,15 @@ struct Node {
 }
 
 /// The SO-ISMCTS agent.
-pub struct Ismcts {
+pub struct Ismcts<S: State> {
     iters: Option<u64>,
     time: Option<Duration>,
     c: f64,
+    rollout: RolloutConfig,
+    playout: Option<PlayoutFactory<S>>,
+    eval: Arc<dyn Evaluator<S>>,
+    filter: bool,
+    num_players: usize,
     verbose: bool,
     seed: u64,
     moves_made: u64,
@@ -61,22 +107,38 @@ pub struct Ismcts {
     pub last_root: Vec<(Action, u32, f64)>,
 }
 
-impl Ismcts {
+impl<S: State> Ismcts<S> {
     /// Builds the agent from its spec.
-    pub fn from_spec<G: Game>(_game: &G, spec: &Spec, seed: u64) -> Result<Self, Error> {
+    pub fn from_spec<G: Game<State = S>>(game: &G, spec: &Spec, seed: u64) -> Result<Self, Error> {
         let o = spec.options("agent ismcts", INFO.params)?;
         let iters: Option<u64> = o.get_opt("iters")?;
         if iters == Some(0) {
             return Err(o.bad_value("iters", "0"));
         }
-        let c: f64 = o.get("c")?;
-        if !(c.is_finite() && c >= 0.0) {
-            return Err(o.bad_value("c", &c.to_string()));
-        }
+        let positive = |key: &str, v: f64, allow_zero: bool| {
+            if v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0)) {
+                Ok(v)
+            } else {
+                Err(o.bad_value(key, &v.to_string()))
+            }
+        };
+        let margin_text: String = o.get("margin")?;
+        let margin = Margin::parse(&margin_text).ok_or_else(|| o.bad_value("margin", &margin_text))?;
+        let playout: String = o.get("playout")?;
         Ok(Ismcts {
             iters,
             time: o.get_duration("time")?,
-            c,
+            c: positive("c", o.get("c")?, true)?,
+            rollout: RolloutConfig {
+                cutoff: o.get_opt("cutoff")?,
+                eval_scale: positive("eval_scale", o.get("eval_scale")?, false)?,
+                margin,
+                margin_unit: positive("margin_unit", o.get("margin_unit")?, false)?,
+            },
+            playout: crate::rollout::playout_factory(game, &playout)?,
+            eval: make_evaluator(game, &o.get::<String>("eval")?)?,
+            filter: o.get_bool("filter")?,
+            num_players: game.num_players(),
             verbose: o.get_bool("verbose")?,
             seed,
             moves_made: 0,
@@ -86,15 +148,18 @@ impl Ismcts {
     }
 }
 
-struct Search {
+struct Search<S: State> {
     nodes: Vec<Node>,
     rng: Rng,
     c: f64,
+    rollout: Rollout<S>,
+    eval: Arc<dyn Evaluator<S>>,
+    filter: bool,
     legal: Vec<Action>,
     outcomes: Vec<(Action, f64)>,
 }
 
-impl Search {
+impl<S: State> Search<S> {
     fn child(&self, node: u32, action: Action) -> Option<u32> {
         let mut c = self.nodes[node as usize].first_child;
         while c != NONE {
@@ -123,7 +188,7 @@ impl Search {
         id
     }
 
-    fn iterate<S: State>(&mut self, root: &S, observer: Player) {
+    fn iterate(&mut self, root: &S, observer: Player) {
         let mut state = root.determinize(observer, &mut self.rng);
         let mut node = 0u32;
         loop {
@@ -143,6 +208,13 @@ impl Search {
                 }
                 Turn::Player(p) => {
                     state.legal_actions(&mut self.legal);
+                    if self.filter && self.legal.len() > 1 {
+                        let all = self.legal.clone();
+                        self.eval.filter(&state, &mut self.legal);
+                        if self.legal.is_empty() {
+                            self.legal = all;
+                        }
+                    }
                     // Every child legal in this determinization was available now.
                     let mut untried = 0;
                     let mut best = NONE;
@@ -181,8 +253,10 @@ impl Search {
                 }
             }
         }
-        crate::random_playout(&mut state, &mut self.rng, &mut self.legal, &mut self.outcomes);
-        let returns = state.returns().expect("playouts end the game");
+        let returns = match state.returns() {
+            Some(r) => self.rollout.shape(&state, r),
+            None => self.rollout.simulate(state, &mut self.rng),
+        };
         let mut n = node;
         loop {
             let nd = &mut self.nodes[n as usize];
@@ -198,7 +272,7 @@ impl Search {
     }
 }
 
-impl<S: State> Agent<S> for Ismcts {
+impl<S: State> Agent<S> for Ismcts<S> {
     fn spec(&self) -> String {
         self.spec.clone()
     }
@@ -225,6 +299,17 @@ impl<S: State> Agent<S> for Ismcts {
             }],
             rng: rng_from_seed(seed),
             c: self.c,
+            rollout: Rollout::new(
+                match &self.playout {
+                    Some(factory) => Some(factory(derive_seed(seed, 7))?),
+                    None => None,
+                },
+                self.eval.clone(),
+                self.rollout,
+                self.num_players,
+            ),
+            eval: self.eval.clone(),
+            filter: self.filter,
             legal: Vec::new(),
             outcomes: Vec::new(),
         };

@@ -8,6 +8,7 @@ mod evaluators;
 pub mod ismcts;
 pub mod mcts;
 mod playout;
+mod rollout;
 mod simple;
 mod tt;
 

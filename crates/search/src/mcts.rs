@@ -7,8 +7,8 @@
 
 use crate::evaluators::make_evaluator;
 use meeple_game::{
-    Action, Agent, AgentInfo, BoxedAgent, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn,
-    Values, derive_seed, rng_from_seed, sample_chance,
+    Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, Values,
+    derive_seed, rng_from_seed, sample_chance,
 };
 use rand::RngExt;
 use std::sync::Arc;
@@ -97,13 +97,8 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
     ],
 };
 
-/// How playout results become rewards.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Margin {
-    None,
-    Steps,
-    Smooth,
-}
+pub use crate::rollout::Margin;
+use crate::rollout::{PlayoutFactory, Rollout, RolloutConfig};
 
 /// The options of one MCTS agent.
 #[derive(Clone, Debug)]
@@ -144,12 +139,8 @@ impl MctsConfig {
         if iters == Some(0) {
             return Err(o.bad_value("iters", "0"));
         }
-        let margin = match o.get::<String>("margin")?.as_str() {
-            "none" => Margin::None,
-            "steps" => Margin::Steps,
-            "smooth" => Margin::Smooth,
-            other => return Err(o.bad_value("margin", other)),
-        };
+        let margin_text: String = o.get("margin")?;
+        let margin = Margin::parse(&margin_text).ok_or_else(|| o.bad_value("margin", &margin_text))?;
         let widening_exp = o.get::<f64>("widening_exp")?;
         if !(widening_exp > 0.0 && widening_exp <= 1.0) {
             return Err(o.bad_value("widening_exp", &widening_exp.to_string()));
@@ -359,8 +350,6 @@ pub struct MctsReport {
     pub best_line: Vec<Action>,
 }
 
-type PlayoutFactory<S> = Arc<dyn Fn(u64) -> Result<BoxedAgent<S>, Error> + Send + Sync>;
-
 /// The MCTS agent.
 pub struct Mcts<S: State> {
     config: Arc<MctsConfig>,
@@ -396,14 +385,7 @@ impl<S: State> Mcts<S> {
                 game.spec()
             )));
         }
-        let playout: Option<PlayoutFactory<S>> = if config.playout.trim() == "random" {
-            None
-        } else {
-            // Check the spec now, so a typo fails before any game starts.
-            crate::make_agent(game, &config.playout, 0)?;
-            let (g, p) = (game.clone(), config.playout.clone());
-            Some(Arc::new(move |seed| crate::make_agent(&g, &p, seed)))
-        };
+        let playout = crate::rollout::playout_factory(game, &config.playout)?;
         Ok(Mcts {
             trees: vec![None; config.threads],
             config: Arc::new(config),
@@ -688,8 +670,7 @@ impl<S: State> ThreadJob<'_, S> {
 struct Search<'a, S: State> {
     cfg: &'a MctsConfig,
     eval: Arc<dyn Evaluator<S>>,
-    playout: Option<BoxedAgent<S>>,
-    num_players: usize,
+    rollout: Rollout<S>,
     rng: Rng,
     solver: bool,
     legal: Vec<Action>,
@@ -711,11 +692,21 @@ impl<'a, S: State> Search<'a, S> {
             Some(factory) => Some(factory(derive_seed(seed, 7))?),
             None => None,
         };
+        let rollout = Rollout::new(
+            playout,
+            eval.clone(),
+            RolloutConfig {
+                cutoff: cfg.cutoff,
+                eval_scale: cfg.eval_scale,
+                margin: cfg.margin,
+                margin_unit: cfg.margin_unit,
+            },
+            num_players,
+        );
         Ok(Search {
             cfg,
             eval,
-            playout,
-            num_players,
+            rollout,
             rng: rng_from_seed(seed),
             solver: solver && !cfg.filter,
             legal: Vec::new(),
@@ -863,9 +854,9 @@ impl<'a, S: State> Search<'a, S> {
                 if self.solver {
                     self.prove_terminal(tree, node, &r);
                 }
-                self.shape(&state, r)
+                self.rollout.shape(&state, r)
             }
-            None => self.simulate(state),
+            None => self.rollout.simulate(state, &mut self.rng),
         };
         let mut n = node;
         loop {
@@ -917,74 +908,6 @@ impl<'a, S: State> Search<'a, S> {
             child = parent;
         }
     }
-
-    /// Plays out from a leaf and returns each player's reward.
-    fn simulate(&mut self, mut state: S) -> Values {
-        if self.playout.is_none() && self.cfg.cutoff.is_none() {
-            crate::random_playout(&mut state, &mut self.rng, &mut self.legal, &mut self.outcomes);
-        } else {
-            let limit = self.cfg.cutoff.unwrap_or(u32::MAX);
-            let mut plies = 0;
-            while plies < limit {
-                let action = match state.turn() {
-                    Turn::Terminal => break,
-                    Turn::Chance => {
-                        state.chance_outcomes(&mut self.outcomes);
-                        sample_chance(&self.outcomes, &mut self.rng)
-                    }
-                    Turn::Player(_) => match self.playout.as_mut() {
-                        Some(agent) => match agent.act(&state, &Budget::UNLIMITED) {
-                            Ok(a) if state.is_legal(a) => a,
-                            _ => {
-                                state.legal_actions(&mut self.legal);
-                                self.legal[self.rng.random_range(0..self.legal.len())]
-                            }
-                        },
-                        None => {
-                            state.legal_actions(&mut self.legal);
-                            self.legal[self.rng.random_range(0..self.legal.len())]
-                        }
-                    },
-                };
-                state.apply_unchecked(action);
-                plies += 1;
-            }
-        }
-        match state.returns() {
-            Some(r) => self.shape(&state, r),
-            None => {
-                let r: Vec<f64> = (0..self.num_players)
-                    .map(|p| 1.0 / (1.0 + (-self.eval.evaluate(&state, p) / self.cfg.eval_scale).exp()))
-                    .collect();
-                Values::from_slice(&r)
-            }
-        }
-    }
-
-    /// Applies the score-margin bonus (the Sagrada report's reward): a winner gets +1 per
-    /// `margin_unit` points of lead, up to 4, and rewards are divided by 5 to stay in [0, 1].
-    fn shape(&self, state: &S, returns: Values) -> Values {
-        if self.cfg.margin == Margin::None {
-            return returns;
-        }
-        let scores = state.scores();
-        let r: Vec<f64> = (0..returns.len())
-            .map(|p| {
-                let best_other = (0..returns.len()).filter(|&q| q != p).map(|q| returns[q]).fold(f64::MIN, f64::max);
-                let won = returns[p] > best_other;
-                let lead =
-                    scores[p] - (0..scores.len()).filter(|&q| q != p).map(|q| scores[q]).fold(f64::MIN, f64::max);
-                let units = (lead / self.cfg.margin_unit).clamp(0.0, 4.0);
-                let bonus = match self.cfg.margin {
-                    _ if !won => 0.0,
-                    Margin::Steps => units.floor(),
-                    _ => units,
-                };
-                (returns[p] + bonus) / 5.0
-            })
-            .collect();
-        Values::from_slice(&r)
-    }
 }
 
 impl<S: State> Agent<S> for Mcts<S> {
@@ -1006,7 +929,7 @@ mod tests {
         let cfg = MctsConfig::from_spec(&spec.parse().unwrap()).unwrap();
         let search = Search::new(&cfg, Arc::new(meeple_game::ZeroEvaluator), None, 2, 0, false).unwrap();
         let s = DiceState::with_dice(&Dice::default(), &dice, 2);
-        search.shape(&s, s.returns().unwrap()).to_vec()
+        search.rollout.shape(&s, s.returns().unwrap()).to_vec()
     }
 
     #[test]

@@ -1,0 +1,139 @@
+//! Playouts shared by the tree searches (`mcts`, `ismcts`): a leaf is played to the end by a
+//! policy (random, or any agent spec), optionally cut off and scored by an evaluator, and the
+//! result is turned into per-player rewards, with the Sagrada report's score-margin bonus.
+
+use meeple_game::{Action, BoxedAgent, Budget, Error, Evaluator, Game, Rng, State, Turn, Values, sample_chance};
+use rand::RngExt;
+use std::sync::Arc;
+
+/// How playout results become rewards.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Margin {
+    /// The game's returns as they are.
+    None,
+    /// +1 per `margin_unit` points of lead for the winner, up to 4, all divided by 5.
+    Steps,
+    /// The same bonus without rounding down.
+    Smooth,
+}
+
+impl Margin {
+    /// Reads `none`, `steps` or `smooth`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "none" => Some(Margin::None),
+            "steps" => Some(Margin::Steps),
+            "smooth" => Some(Margin::Smooth),
+            _ => None,
+        }
+    }
+}
+
+/// Builds fresh playout agents (one per search thread) from an agent spec.
+pub(crate) type PlayoutFactory<S> = Arc<dyn Fn(u64) -> Result<BoxedAgent<S>, Error> + Send + Sync>;
+
+/// `None` for `random` (the fast built-in playout), else a factory for the named agent. The spec
+/// is tried once here so a typo fails before any game starts.
+pub(crate) fn playout_factory<G: Game>(game: &G, spec: &str) -> Result<Option<PlayoutFactory<G::State>>, Error> {
+    if spec.trim() == "random" {
+        return Ok(None);
+    }
+    crate::make_agent(game, spec, 0)?;
+    let (g, p) = (game.clone(), spec.to_string());
+    Ok(Some(Arc::new(move |seed| crate::make_agent(&g, &p, seed))))
+}
+
+/// The options that shape a playout and its reward.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RolloutConfig {
+    pub cutoff: Option<u32>,
+    pub eval_scale: f64,
+    pub margin: Margin,
+    pub margin_unit: f64,
+}
+
+/// A playout policy with its scratch space.
+pub(crate) struct Rollout<S: State> {
+    playout: Option<BoxedAgent<S>>,
+    eval: Arc<dyn Evaluator<S>>,
+    cfg: RolloutConfig,
+    num_players: usize,
+    legal: Vec<Action>,
+    outcomes: Vec<(Action, f64)>,
+}
+
+impl<S: State> Rollout<S> {
+    pub fn new(
+        playout: Option<BoxedAgent<S>>,
+        eval: Arc<dyn Evaluator<S>>,
+        cfg: RolloutConfig,
+        num_players: usize,
+    ) -> Self {
+        Rollout { playout, eval, cfg, num_players, legal: Vec::new(), outcomes: Vec::new() }
+    }
+
+    /// Plays out from a leaf and returns each player's reward.
+    pub fn simulate(&mut self, mut state: S, rng: &mut Rng) -> Values {
+        if self.playout.is_none() && self.cfg.cutoff.is_none() {
+            crate::random_playout(&mut state, rng, &mut self.legal, &mut self.outcomes);
+        } else {
+            let limit = self.cfg.cutoff.unwrap_or(u32::MAX);
+            let mut plies = 0;
+            while plies < limit {
+                let action = match state.turn() {
+                    Turn::Terminal => break,
+                    Turn::Chance => {
+                        state.chance_outcomes(&mut self.outcomes);
+                        sample_chance(&self.outcomes, rng)
+                    }
+                    Turn::Player(_) => match self.playout.as_mut() {
+                        Some(agent) => match agent.act(&state, &Budget::UNLIMITED) {
+                            Ok(a) if state.is_legal(a) => a,
+                            _ => {
+                                state.legal_actions(&mut self.legal);
+                                self.legal[rng.random_range(0..self.legal.len())]
+                            }
+                        },
+                        None => state.random_action(rng, &mut self.legal),
+                    },
+                };
+                state.apply_unchecked(action);
+                plies += 1;
+            }
+        }
+        match state.returns() {
+            Some(r) => self.shape(&state, r),
+            None => {
+                let r: Vec<f64> = (0..self.num_players)
+                    .map(|p| 1.0 / (1.0 + (-self.eval.evaluate(&state, p) / self.cfg.eval_scale).exp()))
+                    .collect();
+                Values::from_slice(&r)
+            }
+        }
+    }
+
+    /// Applies the score-margin bonus (the Sagrada report's reward): a winner gets +1 per
+    /// `margin_unit` points of lead, up to 4, and rewards are divided by 5 to stay in [0, 1].
+    pub fn shape(&self, state: &S, returns: Values) -> Values {
+        if self.cfg.margin == Margin::None {
+            return returns;
+        }
+        let scores = state.scores();
+        let r: Vec<f64> = (0..returns.len())
+            .map(|p| {
+                let best_other = (0..returns.len()).filter(|&q| q != p).map(|q| returns[q]).fold(f64::MIN, f64::max);
+                let won = returns[p] > best_other;
+                let lead =
+                    scores[p] - (0..scores.len()).filter(|&q| q != p).map(|q| scores[q]).fold(f64::MIN, f64::max);
+                let units = (lead / self.cfg.margin_unit).clamp(0.0, 4.0);
+                let bonus = match self.cfg.margin {
+                    _ if !won => 0.0,
+                    Margin::Steps => units.floor(),
+                    _ => units,
+                };
+                (returns[p] + bonus) / 5.0
+            })
+            .collect();
+        Values::from_slice(&r)
+    }
+}
