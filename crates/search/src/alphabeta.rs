@@ -493,7 +493,7 @@ impl<S: State> AlphaBeta<S> {
         full_window: bool,
     ) -> (Vec<(Action, f64)>, u32) {
         let start = Instant::now();
-        self.deadline = budget_time.map(|t| start + t);
+        self.deadline = budget_time.map(|t| crate::deadline(start, t));
         self.aborted = false;
         let mut best: Vec<(Action, f64)> = Vec::new();
         let mut completed = 0;
@@ -542,7 +542,7 @@ impl<S: State> AlphaBeta<S> {
         time: Option<Duration>,
     ) -> (Vec<(Action, f64)>, u32) {
         let start = Instant::now();
-        self.deadline = time.map(|t| start + t);
+        self.deadline = time.map(|t| crate::deadline(start, t));
         self.aborted = false;
         let mut best: Vec<(Action, f64)> = Vec::new();
         let mut completed = 0;

@@ -314,10 +314,9 @@ impl<S: State> Agent<S> for Ismcts<S> {
             outcomes: Vec::new(),
         };
         let mut done = 0u64;
+        let mut clock = crate::Clock::new(time.map(|t| crate::deadline(start, t)));
         loop {
-            if iters.is_some_and(|n| done >= n)
-                || (done.is_multiple_of(16) && time.is_some_and(|t| start.elapsed() >= t))
-            {
+            if iters.is_some_and(|n| done >= n) || clock.expired(done) {
                 break;
             }
             search.iterate(state, me);

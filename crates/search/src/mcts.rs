@@ -437,7 +437,16 @@ impl<S: State> Mcts<S> {
             omniscient,
             threads,
             iters: iters.map(|i| (i / jobs).max(1)),
-            time: time.map(|t| t / worlds as u32),
+            // World w stops at start + (w+1)/worlds of the time: one clock for the decision, so
+            // overruns of single worlds do not add up.
+            deadlines: (0..worlds)
+                .map(|w| {
+                    time.map(|t| {
+                        let end = crate::deadline(start, t);
+                        start + (end - start).mul_f64((w + 1) as f64 / worlds as f64)
+                    })
+                })
+                .collect(),
             reuse,
             solver,
         };
@@ -630,7 +639,7 @@ struct ThreadJob<'a, S: State> {
     /// Iterations per tree.
     iters: Option<u64>,
     /// Time per world.
-    time: Option<Duration>,
+    deadlines: Vec<Option<Instant>>,
     reuse: bool,
     solver: bool,
 }
@@ -658,7 +667,7 @@ impl<S: State> ThreadJob<'_, S> {
             };
             let mut search =
                 Search::new(self.cfg, self.eval.clone(), self.playout, self.num_players, seed, self.solver)?;
-            total += search.run(&mut tree, self.iters, self.time);
+            total += search.run(&mut tree, self.iters, self.deadlines[w]);
             depth = depth.max(search.max_depth);
             trees.push(tree);
         }
@@ -717,14 +726,11 @@ impl<'a, S: State> Search<'a, S> {
     }
 
     /// Runs iterations until a limit or a proven root; returns how many ran.
-    fn run(&mut self, tree: &mut Tree<S>, iters: Option<u64>, time: Option<Duration>) -> u64 {
-        let start = Instant::now();
+    fn run(&mut self, tree: &mut Tree<S>, iters: Option<u64>, deadline: Option<Instant>) -> u64 {
+        let mut clock = crate::Clock::new(deadline);
         let mut done = 0;
         loop {
-            if iters.is_some_and(|n| done >= n) {
-                break;
-            }
-            if done % 16 == 0 && time.is_some_and(|t| start.elapsed() >= t) {
+            if iters.is_some_and(|n| done >= n) || clock.expired(done) {
                 break;
             }
             if self.solver && node_proof(tree, 0) != Proof::Unknown {
