@@ -597,6 +597,10 @@ impl<S: State> AlphaBeta<S> {
         let start = Instant::now();
         let time = crate::tighter(self.config.time, budget.time);
         let nodes = crate::tighter(self.config.nodes, budget.nodes);
+        if let Some(a) = crate::forced_move(state, time.is_some()) {
+            self.report = SearchReport { pv: vec![a], root: vec![(a, 0.0)], ..SearchReport::default() };
+            return Ok(a);
+        }
         let unlimited = time.is_some() || nodes.is_some();
         let depth =
             crate::tighter(self.config.depth, budget.depth).unwrap_or(if unlimited { MAX_DEPTH } else { 8 }).max(1);

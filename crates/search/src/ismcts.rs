@@ -281,8 +281,13 @@ impl<S: State> Agent<S> for Ismcts<S> {
         let Some(me) = state.current_player() else {
             return Err(Error::Agent { agent: "ismcts".into(), reason: "no decision to make in this state".into() });
         };
+
         let start = Instant::now();
         let time = crate::tighter(self.time, budget.time);
+        if let Some(a) = crate::forced_move(state, time.is_some()) {
+            self.last_root.clear();
+            return Ok(a);
+        }
         let iters = crate::tighter(self.iters, budget.iterations).or(if time.is_some() { None } else { Some(1000) });
         let seed = derive_seed(self.seed, self.moves_made);
         self.moves_made += 1;

@@ -98,6 +98,18 @@ pub(crate) fn deadline(start: std::time::Instant, time: std::time::Duration) -> 
     start + time - (time / 50).min(std::time::Duration::from_millis(5))
 }
 
+/// The only legal action of the player to move, if there is exactly one and the move is timed:
+/// searches then play it at once instead of spending their clock on a forced move (untimed
+/// searches still search it, so their reports stay complete).
+pub(crate) fn forced_move<S: meeple_game::State>(state: &S, timed: bool) -> Option<meeple_game::Action> {
+    if !timed {
+        return None;
+    }
+    let mut legal = Vec::new();
+    state.legal_actions(&mut legal);
+    (legal.len() == 1).then(|| legal[0])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -412,6 +412,10 @@ impl<S: State> Mcts<S> {
         let start = Instant::now();
         let cfg = self.config.clone();
         let time = crate::tighter(cfg.time, budget.time);
+        if let Some(a) = crate::forced_move(state, time.is_some()) {
+            self.report = MctsReport::default();
+            return Ok(a);
+        }
         let iters = crate::tighter(cfg.iters, budget.iterations).or(if time.is_some() { None } else { Some(1000) });
         let move_seed = derive_seed(self.seed, self.moves_made);
         self.moves_made += 1;
