@@ -7,6 +7,7 @@
 
 pub mod ratings;
 mod stats;
+pub mod tune;
 
 pub use stats::{Z95, wilson};
 

@@ -8,6 +8,7 @@ mod listing;
 mod play;
 mod plot;
 mod replay;
+mod tune;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -62,6 +63,9 @@ enum Command {
     /// Play moves from the start, then show one decision of an agent (with its statistics when
     /// its spec has `verbose=true`).
     Analyze(analyze::AnalyzeArgs),
+    /// Tune an evaluator's weights by playing matches (random search or SPSA) and write the best
+    /// weights to a file an agent spec can load, e.g. `eval=(thesis:weights=weights.txt)`.
+    Tune(tune::TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,5 +106,6 @@ fn run(command: Command) -> Result<()> {
         Command::Analyze(args) => analyze::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Plot(args) => plot::run(&args),
+        Command::Tune(args) => tune::run(&args),
     }
 }
