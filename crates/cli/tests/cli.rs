@@ -117,6 +117,14 @@ fn bad_input_gives_one_clear_line_and_a_nonzero_exit() {
         (&["bench", "connect4", "--seconds", "0"], "--seconds must be"),
         (&["arena", "connect4:", "random", "first"], "bad spec 'connect4:'"),
         (&["frobnicate"], "unrecognized subcommand"),
+        (&["tune", "sagrada", "--games", "3"], "--games must be a positive multiple of 2"),
+        (&["tune", "connect4"], "give the parameters to tune with --param"),
+        (&["tune", "sagrada", "--param", "dead=9..1"], "bad parameter range 'dead=9..1'"),
+        (&["tune", "sagrada", "--agent", "alphabeta:depth=1"], "--agent must contain {params}"),
+        (&["tune", "sagrada", "--start", "1,2"], "--start needs 5 values"),
+        (&["tune", "sagrada", "--opponent", "nobody"], "unknown agent 'nobody'"),
+        (&["arena", "sagrada", "alphabeta:eval=(thesis:weights=/nonexistent/w.txt)", "random"], "readable weight file"),
+        (&["arena", "sagrada:tools=saw", "random", "random"], "bad value 'saw' for 'tools'"),
     ];
     for (args, expected) in cases {
         let o = meeple(args);
@@ -172,7 +180,7 @@ fn bench_json_has_the_documented_keys() {
 
 #[test]
 fn every_command_explains_itself() {
-    for cmd in ["games", "agents", "perft", "play", "arena", "bench"] {
+    for cmd in ["games", "agents", "perft", "play", "arena", "bench", "analyze", "replay", "plot", "tune"] {
         let o = meeple(&[cmd, "--help"]);
         assert!(o.status.success());
         assert!(stdout(&o).contains("Usage: meeple"), "{cmd}");
@@ -316,4 +324,36 @@ fn csv_fields(line: &str) -> usize {
         }
     }
     n
+}
+
+#[test]
+fn tune_writes_weights_an_agent_can_load() {
+    let dir = std::env::temp_dir().join(format!("meeple-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("w.txt");
+    let log = dir.join("log.jsonl");
+    let o = meeple(&[
+        "tune",
+        "sagrada",
+        "--method",
+        "random",
+        "--evaluations",
+        "3",
+        "--games",
+        "2",
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let weights = std::fs::read_to_string(&out).unwrap();
+    assert!(weights.starts_with("opponent=") && weights.contains(",lost="), "{weights}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
+    let agent = format!("alphabeta:depth=1,eval=(thesis:weights={})", out.display());
+    let o = meeple(&["arena", "sagrada", &agent, "random", "--games", "2", "--threads", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
 }
