@@ -9,7 +9,7 @@
 //! rewards and the evaluator's forward pruning work as in `mcts`.
 
 use crate::evaluators::make_evaluator;
-use crate::rollout::{Margin, PlayoutFactory, Rollout, RolloutConfig};
+use crate::rollout::{self, PlayoutFactory, Rollout, RolloutConfig};
 use meeple_game::{
     Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, derive_seed,
     rng_from_seed, sample_chance,
@@ -31,37 +31,17 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
         },
         ParamInfo { name: "time", default: "", accepts: "duration like 300ms", help: "time per move" },
         ParamInfo { name: "c", default: "0.7", accepts: "number >= 0", help: "UCB exploration constant" },
-        ParamInfo {
-            name: "playout",
-            default: "random",
-            accepts: "an agent spec, e.g. random, first, (alphabeta:depth=1)",
-            help: "policy that plays out simulations",
-        },
-        ParamInfo {
-            name: "cutoff",
-            default: "",
-            accepts: "integer >= 0",
-            help: "stop playouts after this many plies and score with the evaluator (default: play to the end)",
-        },
+        rollout::PLAYOUT,
+        rollout::CUTOFF,
         ParamInfo {
             name: "eval",
             default: "zero",
             accepts: "an evaluator of the game",
             help: "evaluator for cut-offs and filtering",
         },
-        ParamInfo {
-            name: "eval_scale",
-            default: "1",
-            accepts: "number > 0",
-            help: "cut-off reward = 1/(1+exp(-value/eval_scale))",
-        },
-        ParamInfo {
-            name: "margin",
-            default: "none",
-            accepts: "none, steps or smooth",
-            help: "score-margin bonus for wins, as in mcts (steps = the Sagrada report's reward)",
-        },
-        ParamInfo { name: "margin_unit", default: "5", accepts: "number > 0", help: "points per bonus step" },
+        rollout::EVAL_SCALE,
+        rollout::MARGIN,
+        rollout::MARGIN_UNIT,
         ParamInfo {
             name: "filter",
             default: "false",
@@ -115,27 +95,13 @@ impl<S: State> Ismcts<S> {
         if iters == Some(0) {
             return Err(o.bad_value("iters", "0"));
         }
-        let positive = |key: &str, v: f64, allow_zero: bool| {
-            if v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0)) {
-                Ok(v)
-            } else {
-                Err(o.bad_value(key, &v.to_string()))
-            }
-        };
-        let margin_text: String = o.get("margin")?;
-        let margin = Margin::parse(&margin_text).ok_or_else(|| o.bad_value("margin", &margin_text))?;
         let playout: String = o.get("playout")?;
         Ok(Ismcts {
             iters,
             time: o.get_duration("time")?,
-            c: positive("c", o.get("c")?, true)?,
-            rollout: RolloutConfig {
-                cutoff: o.get_opt("cutoff")?,
-                eval_scale: positive("eval_scale", o.get("eval_scale")?, false)?,
-                margin,
-                margin_unit: positive("margin_unit", o.get("margin_unit")?, false)?,
-            },
-            playout: crate::rollout::playout_factory(game, &playout)?,
+            c: rollout::positive(&o, "c", true)?,
+            rollout: RolloutConfig::from_options(&o)?,
+            playout: rollout::playout_factory(game, &playout)?,
             eval: make_evaluator(game, &o.get::<String>("eval")?)?,
             filter: o.get_bool("filter")?,
             num_players: game.num_players(),

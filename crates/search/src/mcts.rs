@@ -27,38 +27,17 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
         },
         ParamInfo { name: "time", default: "", accepts: "duration like 500ms", help: "time per move" },
         ParamInfo { name: "c", default: "1.4", accepts: "number >= 0", help: "UCT exploration constant" },
-        ParamInfo {
-            name: "playout",
-            default: "random",
-            accepts: "an agent spec, e.g. random, first, (alphabeta:depth=1)",
-            help: "policy that plays out simulations",
-        },
-        ParamInfo {
-            name: "cutoff",
-            default: "",
-            accepts: "integer >= 0",
-            help: "stop playouts after this many plies and score with the evaluator (default: play to the end)",
-        },
+        rollout::PLAYOUT,
+        rollout::CUTOFF,
         ParamInfo {
             name: "eval",
             default: "zero",
             accepts: "an evaluator of the game",
             help: "evaluator for cut-offs, ordering and filtering",
         },
-        ParamInfo {
-            name: "eval_scale",
-            default: "1",
-            accepts: "number > 0",
-            help: "cut-off reward = 1/(1+exp(-value/eval_scale))",
-        },
-        ParamInfo {
-            name: "margin",
-            default: "none",
-            accepts: "none, steps or smooth",
-            help: "score-margin bonus for wins: steps = +1 per margin_unit up to 4 units (the Sagrada report), smooth = \
-                   proportional; reward = (result + bonus) / 5",
-        },
-        ParamInfo { name: "margin_unit", default: "5", accepts: "number > 0", help: "points per bonus step" },
+        rollout::EVAL_SCALE,
+        rollout::MARGIN,
+        rollout::MARGIN_UNIT,
         ParamInfo {
             name: "solver",
             default: "true",
@@ -98,7 +77,7 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
 };
 
 pub use crate::rollout::Margin;
-use crate::rollout::{PlayoutFactory, Rollout, RolloutConfig};
+use crate::rollout::{self, PlayoutFactory, Rollout, RolloutConfig};
 
 /// The options of one MCTS agent.
 #[derive(Clone, Debug)]
@@ -128,19 +107,11 @@ pub struct MctsConfig {
 impl MctsConfig {
     pub fn from_spec(spec: &Spec) -> Result<Self, Error> {
         let o = spec.options("agent mcts", INFO.params)?;
-        let positive = |key: &str, v: f64, allow_zero: bool| {
-            if v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0)) {
-                Ok(v)
-            } else {
-                Err(o.bad_value(key, &v.to_string()))
-            }
-        };
         let iters: Option<u64> = o.get_opt("iters")?;
         if iters == Some(0) {
             return Err(o.bad_value("iters", "0"));
         }
-        let margin_text: String = o.get("margin")?;
-        let margin = Margin::parse(&margin_text).ok_or_else(|| o.bad_value("margin", &margin_text))?;
+        let rollout = RolloutConfig::from_options(&o)?;
         let widening_exp = o.get::<f64>("widening_exp")?;
         if !(widening_exp > 0.0 && widening_exp <= 1.0) {
             return Err(o.bad_value("widening_exp", &widening_exp.to_string()));
@@ -150,16 +121,16 @@ impl MctsConfig {
         Ok(MctsConfig {
             iters,
             time: o.get_duration("time")?,
-            c: positive("c", o.get("c")?, true)?,
+            c: rollout::positive(&o, "c", true)?,
             playout,
-            cutoff: o.get_opt("cutoff")?,
+            cutoff: rollout.cutoff,
             eval: o.get("eval")?,
-            eval_scale: positive("eval_scale", o.get("eval_scale")?, false)?,
-            margin,
-            margin_unit: positive("margin_unit", o.get("margin_unit")?, false)?,
+            eval_scale: rollout.eval_scale,
+            margin: rollout.margin,
+            margin_unit: rollout.margin_unit,
             solver: o.get_bool("solver")?,
             solver_given: o.given("solver"),
-            widening: positive("widening", o.get("widening")?, true)?,
+            widening: rollout::positive(&o, "widening", true)?,
             widening_exp,
             order: o.get_bool("order")?,
             filter: o.get_bool("filter")?,
@@ -385,7 +356,7 @@ impl<S: State> Mcts<S> {
                 game.spec()
             )));
         }
-        let playout = crate::rollout::playout_factory(game, &config.playout)?;
+        let playout = rollout::playout_factory(game, &config.playout)?;
         Ok(Mcts {
             trees: vec![None; config.threads],
             config: Arc::new(config),

@@ -2,7 +2,9 @@
 //! policy (random, or any agent spec), optionally cut off and scored by an evaluator, and the
 //! result is turned into per-player rewards, with the Sagrada report's score-margin bonus.
 
-use meeple_game::{Action, BoxedAgent, Budget, Error, Evaluator, Game, Rng, State, Turn, Values, sample_chance};
+use meeple_game::{
+    Action, BoxedAgent, Budget, Error, Evaluator, Game, Options, ParamInfo, Rng, State, Turn, Values, sample_chance,
+};
 use rand::RngExt;
 use std::sync::Arc;
 
@@ -43,6 +45,41 @@ pub(crate) fn playout_factory<G: Game>(game: &G, spec: &str) -> Result<Option<Pl
     Ok(Some(Arc::new(move |seed| crate::make_agent(&g, &p, seed))))
 }
 
+/// The options that shape a playout and its reward (shared by `mcts` and `ismcts`).
+pub(crate) const PLAYOUT: ParamInfo = ParamInfo {
+    name: "playout",
+    default: "random",
+    accepts: "an agent spec, e.g. random, first, (alphabeta:depth=1)",
+    help: "policy that plays out simulations",
+};
+pub(crate) const CUTOFF: ParamInfo = ParamInfo {
+    name: "cutoff",
+    default: "",
+    accepts: "integer >= 0",
+    help: "stop playouts after this many plies and score with the evaluator (default: play to the end)",
+};
+pub(crate) const EVAL_SCALE: ParamInfo = ParamInfo {
+    name: "eval_scale",
+    default: "1",
+    accepts: "number > 0",
+    help: "cut-off reward = 1/(1+exp(-value/eval_scale))",
+};
+pub(crate) const MARGIN: ParamInfo = ParamInfo {
+    name: "margin",
+    default: "none",
+    accepts: "none, steps or smooth",
+    help: "score-margin bonus for wins: steps = +1 per margin_unit up to 4 units (the Sagrada report), smooth = \
+           proportional; reward = (result + bonus) / 5",
+};
+pub(crate) const MARGIN_UNIT: ParamInfo =
+    ParamInfo { name: "margin_unit", default: "5", accepts: "number > 0", help: "points per bonus step" };
+
+/// A number that must be positive (or zero, when allowed), else the option's error.
+pub(crate) fn positive(o: &Options<'_>, key: &str, allow_zero: bool) -> Result<f64, Error> {
+    let v: f64 = o.get(key)?;
+    if v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0)) { Ok(v) } else { Err(o.bad_value(key, &v.to_string())) }
+}
+
 /// The options that shape a playout and its reward.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RolloutConfig {
@@ -50,6 +87,19 @@ pub(crate) struct RolloutConfig {
     pub eval_scale: f64,
     pub margin: Margin,
     pub margin_unit: f64,
+}
+
+impl RolloutConfig {
+    /// Reads `cutoff`, `eval_scale`, `margin` and `margin_unit`.
+    pub fn from_options(o: &Options<'_>) -> Result<Self, Error> {
+        let margin_text: String = o.get("margin")?;
+        Ok(RolloutConfig {
+            cutoff: o.get_opt("cutoff")?,
+            eval_scale: positive(o, "eval_scale", false)?,
+            margin: Margin::parse(&margin_text).ok_or_else(|| o.bad_value("margin", &margin_text))?,
+            margin_unit: positive(o, "margin_unit", false)?,
+        })
+    }
 }
 
 /// A playout policy with its scratch space.

@@ -183,22 +183,17 @@ pub fn evaluate_board(s: &SagradaState, player: Player, pow: &[f64; 8]) -> Board
             e.completable += sv as f64 * pow[(placed + 1).min(7)];
         };
         match objective {
-            Objective::RowColourVariety | Objective::RowShadeVariety => {
-                let colour = objective == Objective::RowColourVariety;
-                for &line in &ROW_MASKS {
+            Objective::RowColourVariety
+            | Objective::RowShadeVariety
+            | Objective::ColumnColourVariety
+            | Objective::ColumnShadeVariety => {
+                let colour = matches!(objective, Objective::RowColourVariety | Objective::ColumnColourVariety);
+                let rows = matches!(objective, Objective::RowColourVariety | Objective::RowShadeVariety);
+                let (lines, per): (&[u32], u32) = if rows { (&ROW_MASKS, 5) } else { (&COL_MASKS, 4) };
+                for &line in lines {
                     match line_state(w, line, dead, colour) {
                         Line::Done => {}
-                        Line::Open(missing) => add(5, missing),
-                        Line::Lost => e.uncompletable_points += sv,
-                    }
-                }
-            }
-            Objective::ColumnColourVariety | Objective::ColumnShadeVariety => {
-                let colour = objective == Objective::ColumnColourVariety;
-                for &line in &COL_MASKS {
-                    match line_state(w, line, dead, colour) {
-                        Line::Done => {}
-                        Line::Open(missing) => add(4, missing),
+                        Line::Open(missing) => add(per, missing),
                         Line::Lost => e.uncompletable_points += sv,
                     }
                 }
