@@ -607,3 +607,137 @@ fn bad_notation_and_bad_options_give_clear_errors() {
         assert!(err.contains("expected"), "{spec}: {err}");
     }
 }
+
+/// The placement rules written out space by space, with row/column arithmetic instead of masks.
+fn naive_allowed(w: &Window, d: u8, rule: Rule) -> u32 {
+    let (c, v) = (cards::colour(d), cards::value(d));
+    let at = |r: i32, col: i32| -> Option<u8> {
+        if (0..4).contains(&r) && (0..5).contains(&col) { w.die_at((r * 5 + col) as usize) } else { None }
+    };
+    let empty_board = w.occupied == 0;
+    let mut out = 0;
+    for cell in 0..CELLS {
+        let (r, col) = ((cell / 5) as i32, (cell % 5) as i32);
+        if w.die_at(cell).is_some() {
+            continue;
+        }
+        match w.restrictions().of(cell) {
+            Some(Ok(rc)) if rc != c && rule != Rule::IgnoreColour => continue,
+            Some(Err(rv)) if rv != v && rule != Rule::IgnoreValue => continue,
+            _ => {}
+        }
+        let orthogonal = [(r - 1, col), (r + 1, col), (r, col - 1), (r, col + 1)];
+        if orthogonal.iter().filter_map(|&(a, b)| at(a, b)).any(|n| cards::colour(n) == c || cards::value(n) == v) {
+            continue;
+        }
+        let touching = (-1..=1)
+            .flat_map(|dr| (-1..=1).map(move |dc| (dr, dc)))
+            .filter(|&(dr, dc)| (dr, dc) != (0, 0))
+            .any(|(dr, dc)| at(r + dr, col + dc).is_some());
+        let edge = r == 0 || r == 3 || col == 0 || col == 4;
+        let ok = if empty_board {
+            edge
+        } else if rule == Rule::Lonely {
+            !touching
+        } else {
+            touching
+        };
+        if ok {
+            out |= 1 << cell;
+        }
+    }
+    out
+}
+
+#[test]
+fn bitboard_placement_rules_match_a_space_by_space_check() {
+    let mut rng = rng_from_seed(77);
+    use rand::RngExt;
+    let mut checked = 0;
+    for _ in 0..400 {
+        let mut w = Window::new(rng.random_range(0..24));
+        // Any dice anywhere (rules not enforced), so every neighbourhood shape appears.
+        for cell in 0..CELLS {
+            if rng.random_range(0..100) < 35 {
+                w.put(cell, rng.random_range(0..30));
+            }
+        }
+        for d in 0..30 {
+            for rule in [Rule::Normal, Rule::IgnoreColour, Rule::IgnoreValue, Rule::Lonely] {
+                assert_eq!(w.allowed(d, rule), naive_allowed(&w, d, rule), "{w:?} die {d} {rule:?}");
+                checked += 1;
+            }
+        }
+        // Unfillable: an empty space where no die meets both its restriction and its orthogonal
+        // neighbours (placed dice elsewhere could always make it touch later). Normal and lonely
+        // placements together ignore the touching rule on a non-empty board.
+        if w.occupied == 0 {
+            continue;
+        }
+        let dead: u32 = (0..CELLS)
+            .filter(|&cell| w.die_at(cell).is_none())
+            .filter(|&cell| {
+                (0..30).all(|d| {
+                    (naive_allowed(&w, d, Rule::Normal) | naive_allowed(&w, d, Rule::Lonely)) & (1 << cell) == 0
+                })
+            })
+            .fold(0, |m, cell| m | 1 << cell);
+        assert_eq!(w.dead_spaces(), dead, "{w:?}");
+    }
+    assert_eq!(checked, 400 * 30 * 4);
+}
+
+/// Public-objective scoring written out from the dice, without masks.
+fn naive_objective(o: Objective, w: &Window) -> i32 {
+    let dice: Vec<Option<u8>> = (0..CELLS).map(|c| w.die_at(c)).collect();
+    let attr = |d: u8, colour: bool| if colour { cards::colour(d) } else { cards::value(d) as usize };
+    let varied = |cells: Vec<usize>, colour: bool| {
+        let vals: Option<Vec<usize>> = cells.iter().map(|&c| dice[c].map(|d| attr(d, colour))).collect();
+        vals.is_some_and(|v| (0..v.len()).all(|i| (0..i).all(|j| v[i] != v[j])))
+    };
+    let rows = |colour: bool| (0..4).filter(|&r| varied((0..5).map(|c| r * 5 + c).collect(), colour)).count() as i32;
+    let cols = |colour: bool| (0..5).filter(|&c| varied((0..4).map(|r| r * 5 + c).collect(), colour)).count() as i32;
+    let count_value = |v: u8| dice.iter().flatten().filter(|&&d| cards::value(d) == v).count() as i32;
+    let count_colour = |c: usize| dice.iter().flatten().filter(|&&d| cards::colour(d) == c).count() as i32;
+    match o {
+        Objective::RowColourVariety => 6 * rows(true),
+        Objective::ColumnColourVariety => 5 * cols(true),
+        Objective::RowShadeVariety => 5 * rows(false),
+        Objective::ColumnShadeVariety => 4 * cols(false),
+        Objective::LightShades => 2 * count_value(1).min(count_value(2)),
+        Objective::MediumShades => 2 * count_value(3).min(count_value(4)),
+        Objective::DeepShades => 2 * count_value(5).min(count_value(6)),
+        Objective::ShadeVariety => 5 * (1..=6).map(count_value).min().unwrap(),
+        Objective::ColourVariety => 4 * (0..5).map(count_colour).min().unwrap(),
+        Objective::ColourDiagonals => (0..CELLS)
+            .filter(|&cell| {
+                let Some(d) = dice[cell] else { return false };
+                let (r, c) = ((cell / 5) as i32, (cell % 5) as i32);
+                [(-1, -1), (-1, 1), (1, -1), (1, 1)].iter().any(|&(dr, dc)| {
+                    let (rr, cc) = (r + dr, c + dc);
+                    (0..4).contains(&rr)
+                        && (0..5).contains(&cc)
+                        && dice[(rr * 5 + cc) as usize].is_some_and(|n| cards::colour(n) == cards::colour(d))
+                })
+            })
+            .count() as i32,
+    }
+}
+
+#[test]
+fn objective_scoring_matches_a_dice_by_dice_count() {
+    use rand::RngExt;
+    let mut rng = rng_from_seed(78);
+    for _ in 0..2000 {
+        let mut w = Window::new(0);
+        let fill = rng.random_range(30..=100);
+        for cell in 0..CELLS {
+            if rng.random_range(0..100) < fill {
+                w.put(cell, rng.random_range(0..30));
+            }
+        }
+        for o in cards::OBJECTIVES {
+            assert_eq!(o.score(&w.colour, &w.value), naive_objective(o, &w), "{o:?} {w:?}");
+        }
+    }
+}
