@@ -736,7 +736,7 @@ fn objective_scoring_matches_a_dice_by_dice_count() {
                 w.put(cell, rng.random_range(0..30));
             }
         }
-        for o in cards::OBJECTIVES {
+        for o in OBJECTIVES {
             assert_eq!(o.score(&w.colour, &w.value), naive_objective(o, &w), "{o:?} {w:?}");
         }
     }
