@@ -49,14 +49,20 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
         game.spec(),
         args.agents.iter().enumerate().map(|(i, a)| format!("player {i}: {a}")).collect::<Vec<_>>().join(", ")
     );
-    let any_human = args.agents.iter().any(|a| a.trim() == "human");
+    let human_seat = args.agents.iter().position(|a| a.trim() == "human");
+    let any_human = human_seat.is_some();
     loop {
         match state.turn() {
             Turn::Terminal => break,
             Turn::Chance => {
                 state.chance_outcomes(&mut outcomes);
                 let a = sample_chance(&outcomes, &mut chance);
-                println!("chance: {}", state.action_to_string(a));
+                // A human sees chance as their seat sees it (no other player's secret card).
+                let text = match human_seat {
+                    Some(seat) => state.action_to_string_for(seat, a),
+                    None => state.action_to_string(a),
+                };
+                println!("chance: {text}");
                 state.apply_unchecked(a);
             }
             Turn::Player(seat) => {

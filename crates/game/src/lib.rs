@@ -212,6 +212,14 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
     /// The action in the game's notation (also used for chance outcomes at chance nodes).
     fn action_to_string(&self, action: Action) -> String;
 
+    /// The action (or chance outcome) as `viewer` sees it: like [`State::action_to_string`] with
+    /// whatever `viewer` may not know masked (a card dealt to another player). The default
+    /// hides nothing.
+    fn action_to_string_for(&self, viewer: Player, action: Action) -> String {
+        let _ = viewer;
+        self.action_to_string(action)
+    }
+
     /// Reads an action in the game's notation. Only the text is checked; legality is for `apply`.
     fn parse_action(&self, text: &str) -> Result<Action, Error>;
 

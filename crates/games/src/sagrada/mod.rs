@@ -1401,6 +1401,23 @@ impl State for SagradaState {
     fn parse_action(&self, text: &str) -> Result<Action, Error> {
         notation::parse_action(self, text)
     }
+
+    fn action_to_string_for(&self, viewer: Player, action: Action) -> String {
+        let hidden = match self.stage {
+            Stage::Privates => !self.sees_private(viewer, self.count as usize),
+            Stage::Offers => {
+                let per = if self.windows_mode == Windows::Cards { 2 } else { 4 };
+                !self.sees_offers(viewer, (self.count / per) as usize)
+            }
+            _ => false,
+        };
+        if hidden {
+            let text = self.action_to_string(action);
+            format!("{}:?", text.split(':').next().unwrap_or("hidden"))
+        } else {
+            self.action_to_string(action)
+        }
+    }
 }
 
 impl fmt::Display for SagradaState {

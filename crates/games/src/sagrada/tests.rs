@@ -741,3 +741,18 @@ fn objective_scoring_matches_a_dice_by_dice_count() {
         }
     }
 }
+
+#[test]
+fn other_players_secret_draws_are_masked_in_their_view() {
+    let mut s = Sagrada::default().initial_state();
+    let mut out = Vec::new();
+    while s.stage != Stage::Privates {
+        s.chance_outcomes(&mut out);
+        s.apply(out[0].0).unwrap();
+    }
+    s.chance_outcomes(&mut out);
+    let a = out[2].0; // player 0 is dealt green
+    assert_eq!(s.action_to_string_for(0, a), "private:G");
+    assert_eq!(s.action_to_string_for(1, a), "private:?");
+    assert_eq!(s.action_to_string(a), "private:G");
+}
