@@ -358,7 +358,7 @@ impl Evaluator<SagradaState> for SagradaHeuristic {
             return;
         };
         let w = state.window(p);
-        actions.retain(|&a| match placed_die(state, w, a) {
+        actions.retain(|&a| match placed_die(w, a) {
             Some((d, cell, board)) => !kills_neighbour(&board, d, cell),
             None => true,
         });
@@ -367,20 +367,17 @@ impl Evaluator<SagradaState> for SagradaHeuristic {
 
 /// The die an action puts on the window, where, and the window it lands on (with a moved die
 /// lifted first).
-fn placed_die(state: &SagradaState, w: &Window, a: Action) -> Option<(u8, usize, Window)> {
+fn placed_die(w: &Window, a: Action) -> Option<(u8, usize, Window)> {
     Some(match decode(a)? {
         Move::Place { die, cell } | Move::Cork { die, cell } => (die, cell as usize, *w),
         Move::Grozing { die, up, cell } => (if up { die + 1 } else { die - 1 }, cell as usize, *w),
-        Move::Grinding { die, cell } => (cards::die(cards::colour(die), 7 - cards::value(die)), cell as usize, *w),
+        Move::Grinding { die, cell } => (super::flip(die), cell as usize, *w),
         Move::Relocate { from, to, .. } => {
             let mut board = *w;
             let d = board.take(from as usize);
             (d, to as usize, board)
         }
-        _ => {
-            let _ = state;
-            return None;
-        }
+        _ => return None,
     })
 }
 
@@ -436,7 +433,7 @@ impl RulesAgent {
         let base_points = points(s);
         let mut best: Option<(Action, f64, u32)> = None;
         for &a in moves {
-            let Some((die, _, _)) = placed_die(s, s.window(p), a) else {
+            let Some((die, _, _)) = placed_die(s.window(p), a) else {
                 continue;
             };
             let mut next = s.clone();

@@ -455,7 +455,8 @@ pub(crate) fn bits(mut m: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-const fn flip(d: u8) -> u8 {
+/// A die turned to its opposite face (1-6, 2-5, 3-4).
+pub(crate) const fn flip(d: u8) -> u8 {
     cards::die(cards::colour(d), 7 - cards::value(d))
 }
 
@@ -778,13 +779,14 @@ impl SagradaState {
         }
     }
 
-    /// Chance outcomes with integer weights, in ascending outcome order.
-    fn chance_weights(&self, out: &mut Vec<(Action, u32)>) {
+    /// Chance outcomes with integer weights (held as `f64`, exact), in ascending outcome order;
+    /// `chance_outcomes` normalises them in place, so listing outcomes allocates nothing.
+    fn chance_weights(&self, out: &mut Vec<(Action, f64)>) {
         out.clear();
         let mut unused = |count: usize, used: &dyn Fn(u8) -> bool| {
             for i in 0..count {
                 if !used(i as u8) {
-                    out.push((i as Action, 1));
+                    out.push((i as Action, 1.0));
                 }
             }
         };
@@ -802,8 +804,8 @@ impl SagradaState {
             }
             Stage::Draw => {
                 for d in 0..DIE_KINDS as u8 {
-                    let w = self.bag[cards::colour(d)] as u32;
-                    if w > 0 {
+                    let w = self.bag[cards::colour(d)] as f64;
+                    if w > 0.0 {
                         out.push((d as Action, w));
                     }
                 }
@@ -811,15 +813,15 @@ impl SagradaState {
             Stage::Play => match self.pending {
                 Pending::FluxBrushRoll => {
                     let c = cards::colour(self.held);
-                    out.extend((1..=6).map(|v| (cards::die(c, v) as Action, 1)));
+                    out.extend((1..=6).map(|v| (cards::die(c, v) as Action, 1.0)));
                 }
                 Pending::HammerRoll => {
                     if let Some(c) = (0..COLOURS).find(|&c| self.reroll[c] > 0) {
-                        out.extend((1..=6).map(|v| (cards::die(c, v) as Action, 1)));
+                        out.extend((1..=6).map(|v| (cards::die(c, v) as Action, 1.0)));
                     }
                 }
                 Pending::FluxRemoverDraw => {
-                    out.extend((0..COLOURS).filter(|&c| self.bag[c] > 0).map(|c| (c as Action, self.bag[c] as u32)))
+                    out.extend((0..COLOURS).filter(|&c| self.bag[c] > 0).map(|c| (c as Action, self.bag[c] as f64)))
                 }
                 _ => {}
             },
@@ -828,13 +830,13 @@ impl SagradaState {
         if self.fated && !out.is_empty() {
             let pick = self.fated_pick(out);
             out.clear();
-            out.push((pick, 1));
+            out.push((pick, 1.0));
         }
     }
 
     /// The outcome a fixed future gives at this chance node. Round draws are keyed by round and
     /// draw number, so the dice of later rounds do not shift when a tool card rolls dice.
-    fn fated_pick(&self, out: &[(Action, u32)]) -> Action {
+    fn fated_pick(&self, out: &[(Action, f64)]) -> Action {
         let (kind, a, b): (u64, u64, u64) = match self.stage {
             Stage::Draw => (1, self.round as u64, self.count as u64),
             Stage::Play => (2, self.events as u64, 0),
@@ -842,6 +844,7 @@ impl SagradaState {
         };
         let key = splitmix64(self.fate ^ splitmix64((kind << 56) ^ (a << 24) ^ b));
         let total: u64 = out.iter().map(|o| o.1 as u64).sum();
+        // Weights are small whole numbers, so `as u64` is exact.
         let mut target = ((key as u128 * total as u128) >> 64) as u64;
         for &(action, w) in out {
             if target < w as u64 {
@@ -1214,10 +1217,11 @@ impl State for SagradaState {
         if self.turn() != Turn::Chance {
             return;
         }
-        let mut weights = Vec::with_capacity(DIE_KINDS);
-        self.chance_weights(&mut weights);
-        let total: u32 = weights.iter().map(|w| w.1).sum();
-        out.extend(weights.iter().map(|&(a, w)| (a, w as f64 / total as f64)));
+        self.chance_weights(out);
+        let total: f64 = out.iter().map(|w| w.1).sum();
+        for o in out.iter_mut() {
+            o.1 /= total;
+        }
     }
 
     fn apply_unchecked(&mut self, action: Action) {

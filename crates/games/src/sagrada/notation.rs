@@ -194,9 +194,7 @@ pub(crate) fn illegal_reason(s: &SagradaState, action: Action) -> String {
         (Stage::Choose, Some(Move::Choose(_))) => None,
         (Stage::Choose, _) => Some("choose a window pattern first (window:1-4)".to_string()),
         (_, Some(Move::Choose(_))) => Some("patterns are chosen at setup only".into()),
-        (_, Some(m)) if s.pending != Pending::None => {
-            Some(format!("finish the tool card first ({})", pending_hint(s, m)))
-        }
+        (_, Some(_)) if s.pending != Pending::None => Some(format!("finish the tool card first ({})", pending_hint(s))),
         (_, Some(Move::Place { die, cell })) => placement_reason(s, p, die, cell),
         _ => None,
     };
@@ -213,7 +211,7 @@ pub(crate) fn illegal_reason(s: &SagradaState, action: Action) -> String {
     }
 }
 
-fn pending_hint(s: &SagradaState, _m: Move) -> String {
+fn pending_hint(s: &SagradaState) -> String {
     match s.pending {
         Pending::PlaceHeld => format!("place the held die {}", cards::die_name(s.held)),
         Pending::FluxRemoverValue => "choose the drawn die's value with value:1-6".into(),
