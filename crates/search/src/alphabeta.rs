@@ -70,6 +70,13 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
                    depth any that look better (faster, not exact; false for exact minimax values)",
         },
         ParamInfo {
+            name: "lmp",
+            default: "false",
+            accepts: "true or false",
+            help: "late move pruning: in null-window nodes within 3 plies of the horizon, skip moves ordered after \
+                   the first 3+2*depth^2 (table and killer moves are always tried; selective, not exact)",
+        },
+        ParamInfo {
             name: "plain",
             default: "false",
             accepts: "true or false",
@@ -92,6 +99,8 @@ pub struct AlphaBetaConfig {
     pub filter: bool,
     pub worlds: u32,
     pub lmr: bool,
+    /// Late move pruning near the horizon.
+    pub lmp: bool,
     pub plain: bool,
     pub verbose: bool,
 }
@@ -114,6 +123,7 @@ impl AlphaBetaConfig {
             filter: o.get_bool("filter")?,
             worlds: o.get_in("worlds", 0..=100_000)?,
             lmr: o.get_bool("lmr")?,
+            lmp: o.get_bool("lmp")?,
             plain: o.get_bool("plain")?,
             verbose: o.get_bool("verbose")?,
         })
@@ -138,6 +148,9 @@ impl AlphaBetaConfig {
             s = s.with("plain", true);
         } else if self.lmr {
             s = s.with("lmr", true);
+        }
+        if self.lmp && !self.plain {
+            s = s.with("lmp", true);
         }
         s.to_string()
     }
@@ -190,6 +203,7 @@ pub struct AlphaBeta<S: State> {
     reductions: (u64, u64),
     /// Frontier nodes skipped by futility pruning.
     futile: u64,
+    pruned: u64,
     report: SearchReport,
 }
 
@@ -230,6 +244,7 @@ impl<S: State> AlphaBeta<S> {
             saw_chance: false,
             reductions: (0, 0),
             futile: 0,
+            pruned: 0,
             report: SearchReport::default(),
             config,
         }
@@ -287,8 +302,11 @@ impl<S: State> AlphaBeta<S> {
         }
     }
 
-    /// Fills `self.moves[ply]` with the legal actions of `state`, filtered and ordered.
-    fn ordered_moves(&mut self, state: &S, ply: usize, mover: Player, tt_move: Action) {
+    /// Fills `self.scores[ply]` with the legal actions of `state`, filtered, each with its
+    /// ordering key (unique, higher first). With `sort`, `self.moves[ply]` gets them in order;
+    /// without, the search picks them one by one ([`Self::pick`]), since a cut-off usually comes
+    /// after the first few and sorting all of them was a sixth of the search time.
+    fn ordered_moves(&mut self, state: &S, ply: usize, mover: Player, tt_move: Action, sort: bool) {
         let mut moves = std::mem::take(&mut self.moves[ply]);
         state.legal_actions(&mut moves);
         if self.config.filter && moves.len() > 1 {
@@ -325,11 +343,26 @@ impl<S: State> AlphaBeta<S> {
             };
             scores.push((base + (n - i as u64).min(255), a));
         }
-        scores.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
-        moves.clear();
-        moves.extend(scores.iter().map(|&(_, a)| a));
+        if sort {
+            scores.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
+            moves.clear();
+            moves.extend(scores.iter().map(|&(_, a)| a));
+        }
         self.moves[ply] = moves;
         self.scores[ply] = scores;
+    }
+
+    /// Moves the best-keyed of the moves not yet tried to position `i` and returns it.
+    fn pick(&mut self, ply: usize, i: usize) -> Action {
+        let scores = &mut self.scores[ply];
+        let mut best = i;
+        for j in i + 1..scores.len() {
+            if scores[j].0 > scores[best].0 {
+                best = j;
+            }
+        }
+        scores.swap(i, best);
+        scores[i].1
     }
 
     fn search(&mut self, state: &S, depth: u32, ply: usize, mut alpha: f64, mut beta: f64) -> f64 {
@@ -345,24 +378,9 @@ impl<S: State> AlphaBeta<S> {
         };
         self.ensure_ply(ply);
         let plain = self.config.plain;
-        let key = if plain { 0 } else { state.zobrist() ^ self.key_salt };
-        let mut tt_move = Action::MAX;
-        if let Some(e) = if plain { None } else { self.tt.probe(key) } {
-            tt_move = e.best;
-            if e.depth as u32 >= depth {
-                let v = from_tt(e.value, ply);
-                match e.bound {
-                    Bound::Exact => return v,
-                    Bound::Lower => alpha = alpha.max(v),
-                    Bound::Upper => beta = beta.min(v),
-                }
-                if alpha >= beta {
-                    return v;
-                }
-            }
-        }
-        let (alpha0, beta0) = (alpha, beta);
         let maximize = mover == self.root_player;
+        // The horizon is decided before the table is probed: it is cheaper to compute than a
+        // probe, most nodes are there, and not storing it keeps the table for deeper nodes.
         // Futility pruning, exact: when one move can change the evaluation by at most `gain`
         // and the static value is that far outside the window, no child can enter it.
         if depth == 1
@@ -383,17 +401,44 @@ impl<S: State> AlphaBeta<S> {
             && !plain
             && let Some(v) = self.eval.frontier_value(state, self.root_player, maximize)
         {
-            self.tt.store(key, to_tt(v, ply), Action::MAX, depth, Bound::Exact);
             return v;
         }
-        self.ordered_moves(state, ply, mover, tt_move);
+        let key = if plain { 0 } else { state.zobrist() ^ self.key_salt };
+        let mut tt_move = Action::MAX;
+        if let Some(e) = if plain { None } else { self.tt.probe(key) } {
+            tt_move = e.best;
+            if e.depth as u32 >= depth {
+                let v = from_tt(e.value, ply);
+                match e.bound {
+                    Bound::Exact => return v,
+                    Bound::Lower => alpha = alpha.max(v),
+                    Bound::Upper => beta = beta.min(v),
+                }
+                if alpha >= beta {
+                    return v;
+                }
+            }
+        }
+        let (alpha0, beta0) = (alpha, beta);
+        self.ordered_moves(state, ply, mover, tt_move, false);
         let killers = self.killers[ply.min(MAX_DEPTH as usize + 1)];
         let lmr = self.config.lmr && !plain;
         let mut best = if maximize { -INF } else { INF };
         let mut best_move = Action::MAX;
-        let count = self.moves[ply].len();
+        let count = self.scores[ply].len();
+        // Late move pruning: in a null-window node near the horizon, moves ordered late are
+        // assumed not to change the outcome once a few have been tried.
+        let lmp_limit = if self.config.lmp && !plain && depth <= 3 && next_up(alpha) >= beta {
+            3 + 2 * (depth * depth) as usize
+        } else {
+            usize::MAX
+        };
         for i in 0..count {
-            let a = self.moves[ply][i];
+            let a = self.pick(ply, i);
+            if i >= lmp_limit && a != tt_move && !killers.contains(&a) {
+                self.pruned += 1;
+                continue;
+            }
             let mut child = state.clone();
             child.apply_unchecked(a);
             let full = depth - 1;
@@ -490,14 +535,21 @@ impl<S: State> AlphaBeta<S> {
     /// with `full_window`, else exact for the best and upper bounds for the rest), best first.
     fn root_iteration(&mut self, state: &S, depth: u32, first: Action, full_window: bool) -> Vec<(Action, f64)> {
         self.ensure_ply(0);
-        self.ordered_moves(state, 0, self.root_player, first);
+        self.ordered_moves(state, 0, self.root_player, first, true);
         let moves = self.moves[0].clone();
         let mut results: Vec<(Action, f64)> = Vec::with_capacity(moves.len());
         let mut alpha = -INF;
         for a in moves {
             let mut child = state.clone();
             child.apply_unchecked(a);
-            let v = self.search(&child, depth - 1, 1, if full_window { -INF } else { alpha }, INF);
+            // Principal variation search at the root too: a later move first has to show with a
+            // null window that it beats the best so far.
+            let v = if full_window || alpha == -INF {
+                self.search(&child, depth - 1, 1, if full_window { -INF } else { alpha }, INF)
+            } else {
+                let v = self.search(&child, depth - 1, 1, alpha, next_up(alpha));
+                if v > alpha && !self.aborted { self.search(&child, depth - 1, 1, alpha, INF) } else { v }
+            };
             if self.aborted {
                 break;
             }
@@ -634,6 +686,7 @@ impl<S: State> AlphaBeta<S> {
         self.nodes = 0;
         self.reductions = (0, 0);
         self.futile = 0;
+        self.pruned = 0;
         self.tt.new_search();
         self.history.iter_mut().for_each(|h| *h /= 8);
         let worlds = self.config.worlds.max(1);
@@ -659,7 +712,7 @@ impl<S: State> AlphaBeta<S> {
             Some(m) => m.0,
             None => {
                 // Not even depth 1 finished: fall back to the best-ordered legal move.
-                self.ordered_moves(state, 0, root, Action::MAX);
+                self.ordered_moves(state, 0, root, Action::MAX, true);
                 *self.moves[0]
                     .first()
                     .ok_or_else(|| Error::Agent { agent: "alphabeta".into(), reason: "no legal action".into() })?
@@ -692,7 +745,7 @@ impl<S: State> AlphaBeta<S> {
             };
             eprintln!(
                 "alphabeta: depth {} value {:.3} nodes {} ({:.0} nodes/s) tt hits {:.1}% of {} entries, futile {}, \
-                 reductions {} (re-searched {}), {:.3} s, pv {}",
+                 pruned {}, reductions {} (re-searched {}), {:.3} s, pv {}",
                 self.report.depth,
                 self.report.value,
                 self.report.nodes,
@@ -700,6 +753,7 @@ impl<S: State> AlphaBeta<S> {
                 100.0 * self.report.tt_hit_rate,
                 self.tt.len(),
                 self.futile,
+                self.pruned,
                 self.reductions.0,
                 self.reductions.1,
                 seconds,

@@ -95,8 +95,51 @@ fn exact_refinements_keep_the_minimax_value() {
 fn the_greedy_agent_and_search_find_a_winning_climb() {
     let game = Santorini::default();
     let s = SantoriniState::from_parts(&game, "00000 00000 00300 02000 00000", "b2 e1 e5 d5", 0).unwrap();
-    for spec in ["alphabeta:depth=1,eval=linear8", "alphabeta:depth=3", "mcts:iters=200", "santorini-greedy"] {
+    for spec in [
+        "alphabeta:depth=1,eval=linear8",
+        "alphabeta:depth=3",
+        "alphabeta:depth=6,eval=linear8,lmr=true,lmp=true",
+        "mcts:iters=200",
+        "santorini-greedy",
+    ] {
         let a = meeple_search::make_agent(&game, spec, 1).unwrap().act(&s, &Budget::UNLIMITED).unwrap();
         assert_eq!(s.action_to_string(a), "b2-c3", "{spec}");
+    }
+}
+
+fn opponent_wins_next(s: &SantoriniState) -> bool {
+    let mut legal = Vec::new();
+    s.legal_actions(&mut legal);
+    legal.iter().any(|&a| {
+        let mut c = *s;
+        c.apply_unchecked(a);
+        c.returns().is_some_and(|r| r[s.current_player().unwrap()] == 1.0)
+    })
+}
+
+#[test]
+fn searches_block_a_climb_to_level_three() {
+    // O's d4 worker stands on level 2 next to the level-3 e5: X has to step to d5 and dome e5.
+    let game = Santorini::default();
+    let s = SantoriniState::from_parts(&game, "00003 00020 00000 00000 00000", "c4 a1 d4 a5", 0).unwrap();
+    let mut legal = Vec::new();
+    s.legal_actions(&mut legal);
+    let after = |a: Action| {
+        let mut c = s;
+        c.apply_unchecked(a);
+        c
+    };
+    let saving: Vec<String> =
+        legal.iter().filter(|&&a| !opponent_wins_next(&after(a))).map(|&a| s.action_to_string(a)).collect();
+    assert_eq!(saving, ["c4-d5-e5"]);
+    for spec in [
+        "alphabeta:depth=2,eval=linear8",
+        "alphabeta:depth=6,eval=linear8",
+        "alphabeta:depth=8,eval=linear8,lmr=true,lmp=true",
+        "alphabeta:time=200ms,eval=linear8,lmr=true,lmp=true",
+        "mcts:iters=3000",
+    ] {
+        let a = meeple_search::make_agent(&game, spec, 1).unwrap().act(&s, &Budget::UNLIMITED).unwrap();
+        assert_eq!(s.action_to_string(a), "c4-d5-e5", "{spec}");
     }
 }

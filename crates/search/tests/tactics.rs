@@ -174,7 +174,14 @@ fn opponent_can_win(s: &Connect4State) -> bool {
 #[test]
 fn both_searches_find_wins_in_one_and_forced_blocks() {
     let game = Connect4::default();
-    for spec in ["alphabeta:depth=2", "alphabeta:depth=5", "mcts:iters=300", "mcts:iters=2000,solver=false"] {
+    let specs = [
+        "alphabeta:depth=2",
+        "alphabeta:depth=5",
+        "alphabeta:depth=6,lmr=true,lmp=true",
+        "mcts:iters=300",
+        "mcts:iters=2000,solver=false",
+    ];
+    for spec in specs {
         for moves in WIN_IN_ONE {
             let s = c4(moves);
             let a = make_agent(&game, spec, 9).unwrap().act(&s, &Budget::UNLIMITED).unwrap();

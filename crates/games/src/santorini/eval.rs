@@ -58,9 +58,20 @@ pub fn linear22_default_weights() -> [f64; 22] {
 
 /// King-move distance from the centre cell (c3): 0, 1 or 2.
 fn centre_distance(cell: usize) -> u32 {
-    let (r, c) = ((cell / 5) as i32, (cell % 5) as i32);
-    (r - 2).unsigned_abs().max((c - 2).unsigned_abs())
+    CENTRE_DISTANCE[cell] as u32
 }
+
+const CENTRE_DISTANCE: [u8; CELLS] = {
+    let mut t = [0; CELLS];
+    let mut cell = 0;
+    while cell < CELLS {
+        let (r, c) = ((cell / 5) as i32, (cell % 5) as i32);
+        let (dr, dc) = ((r - 2).unsigned_abs(), (c - 2).unsigned_abs());
+        t[cell] = if dr > dc { dr } else { dc } as u8;
+        cell += 1;
+    }
+    t
+};
 
 fn weights_from<const N: usize>(spec: &Spec, subject: &str, default: [f64; N]) -> Result<[f64; N], Error> {
     let o = spec.options(subject, WEIGHTS_PARAM)?;
@@ -136,6 +147,7 @@ fn linear_gain(own: &[f64], centrality: f64) -> f64 {
 
 /// The 8 features for `player` then the opponent: workers on level 0, 1, 2 (each /2) and mean
 /// centre distance (/2).
+#[cfg_attr(not(test), allow(dead_code))] // the definition; evaluation uses `Linear8::side`
 pub fn linear8_features(state: &SantoriniState, player: Player) -> [f64; 8] {
     let mut f = [0.0; 8];
     for (side, p) in [player, 1 - player].into_iter().enumerate() {
@@ -205,7 +217,7 @@ impl Default for Linear8 {
 
 impl Evaluator<SantoriniState> for Linear8 {
     fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
-        linear8_features(state, player).iter().zip(&self.weights).map(|(f, w)| f * w).sum()
+        self.combine(Self::side(state, state.workers[player]), Self::side(state, state.workers[1 - player]))
     }
 
     fn move_gain_bound(&self, state: &SantoriniState) -> Option<f64> {
@@ -222,6 +234,8 @@ impl Evaluator<SantoriniState> for Linear8 {
             return None;
         }
         let p = state.mover();
+        // Only the mover's features change, so the opponent's are computed once.
+        let other = Self::side(state, state.workers[1 - p]);
         let blocked = state.dome | state.worker_bits[0] | state.worker_bits[1];
         let mut best: Option<f64> = None;
         for w in 0..2 {
@@ -230,9 +244,10 @@ impl Evaluator<SantoriniState> for Linear8 {
             while dests != 0 {
                 let to = dests.trailing_zeros() as usize;
                 dests &= dests - 1;
-                let mut moved = *state;
-                moved.workers[p][w] = to as u8;
-                let v = self.evaluate(&moved, root);
+                let mut cells = state.workers[p];
+                cells[w] = to as u8;
+                let moved = Self::side(state, cells);
+                let v = if root == p { self.combine(moved, other) } else { self.combine(other, moved) };
                 best = Some(match best {
                     None => v,
                     Some(b) if maximize => b.max(v),
@@ -249,6 +264,42 @@ impl Evaluator<SantoriniState> for Linear8 {
 
     fn has_move_priority(&self) -> bool {
         true
+    }
+}
+
+impl Linear8 {
+    /// One side's four features (see [`linear8_features`]) with its workers on `cells`.
+    fn side(state: &SantoriniState, cells: [u8; 2]) -> [f64; 4] {
+        let mut f = [0.0; 4];
+        let (mut placed, mut distance) = (0u32, 0u32);
+        for c in cells {
+            if c as usize >= CELLS {
+                continue;
+            }
+            let h = state.height(c as usize) as usize;
+            if h < 3 {
+                f[h] += 0.5;
+            }
+            placed += 1;
+            distance += CENTRE_DISTANCE[c as usize] as u32;
+        }
+        if placed > 0 {
+            f[3] = distance as f64 / placed as f64 / 2.0;
+        }
+        f
+    }
+
+    /// The weighted sum of the player's and the opponent's features, in the features' order.
+    fn combine(&self, own: [f64; 4], opponent: [f64; 4]) -> f64 {
+        let w = &self.weights;
+        own[0] * w[0]
+            + own[1] * w[1]
+            + own[2] * w[2]
+            + own[3] * w[3]
+            + opponent[0] * w[4]
+            + opponent[1] * w[5]
+            + opponent[2] * w[6]
+            + opponent[3] * w[7]
     }
 }
 

@@ -372,3 +372,42 @@ fn specs_and_registries() {
     assert!(game().evaluator(&"linear8:weights=(1,2,3,4,5,6,7,8)".parse().unwrap()).unwrap().is_ok());
     assert!(game().game_agent(&"santorini-greedy".parse().unwrap(), 0).unwrap().is_ok());
 }
+
+#[test]
+fn linear8_fast_paths_match_the_features() {
+    // `evaluate` and the horizon shortcut `frontier_value` must give exactly what the feature
+    // definition and a move-by-move search give, for any weights, on positions from random play.
+    let mut rng = rng_from_seed(41);
+    let (mut checked, mut frontiers) = (0, 0);
+    for _ in 0..200 {
+        let weights: [f64; 8] = std::array::from_fn(|_| rng.random_range(-4.0..4.0));
+        let e = Linear8 { weights };
+        let mut s = game().initial_state();
+        let mut legal = Vec::new();
+        while !s.is_terminal() {
+            for player in 0..2 {
+                let dot: f64 = eval::linear8_features(&s, player).iter().zip(&weights).map(|(f, w)| f * w).sum();
+                assert_eq!(e.evaluate(&s, player), dot);
+            }
+            s.legal_actions(&mut legal);
+            for root in 0..2 {
+                let maximize = s.mover() == root;
+                if let Some(v) = e.frontier_value(&s, root, maximize) {
+                    let children = legal.iter().map(|&a| {
+                        let mut c = s;
+                        c.apply_unchecked(a);
+                        e.evaluate(&c, root)
+                    });
+                    let best =
+                        if maximize { children.fold(f64::MIN, f64::max) } else { children.fold(f64::MAX, f64::min) };
+                    assert_eq!(v, best, "{s:?}");
+                    frontiers += 1;
+                }
+            }
+            checked += 1;
+            let a = legal[rng.random_range(0..legal.len())];
+            s.apply_unchecked(a);
+        }
+    }
+    assert!(checked > 2000 && frontiers > 1000, "{checked} positions, {frontiers} frontiers");
+}
