@@ -130,6 +130,10 @@ pub struct MatchSummary {
     /// The SPRT's outcome, in `--sprt` mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprt: Option<SprtReport>,
+    /// Per-game means of the game's own figures (Catan: `dice_rolls`, `turns`), over the games
+    /// that finished: `[mean, standard deviation]`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metrics: std::collections::BTreeMap<String, [f64; 2]>,
 }
 
 /// Results of agent `a` against agent `b`.
@@ -290,6 +294,7 @@ pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Resul
         actions,
         returns: state.returns().map(|r| r.to_vec()),
         scores: state.scores().to_vec(),
+        metrics: state.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     };
     Ok(PlayedGame { index, seating, record, move_ms, move_seats })
 }
@@ -558,7 +563,27 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
         agents,
         pairwise,
         sprt: None,
+        metrics: metric_means(played),
     }
+}
+
+/// Mean and standard deviation of each game metric over the finished games.
+fn metric_means(played: &[PlayedGame]) -> std::collections::BTreeMap<String, [f64; 2]> {
+    let mut values: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for g in played.iter().filter(|g| g.record.returns.is_some()) {
+        for (k, &v) in &g.record.metrics {
+            values.entry(k.clone()).or_default().push(v);
+        }
+    }
+    values
+        .into_iter()
+        .map(|(k, v)| {
+            let n = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let var = if v.len() > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+            (k, [mean, var.sqrt()])
+        })
+        .collect()
 }
 
 #[cfg(test)]

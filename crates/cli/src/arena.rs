@@ -308,6 +308,11 @@ fn print_table(s: &MatchSummary, players: usize, config: &MatchConfig, secs: f64
         let late = a.budget_ms.map(|_| a.over_budget.to_string()).unwrap_or_else(|| "-".into());
         println!(" {:>9.3} {:>9.3} {:>9.3} {:>6}", a.mean_move_ms, a.p99_move_ms, a.max_move_ms, late);
     }
+    if !s.metrics.is_empty() {
+        let figures: Vec<String> =
+            s.metrics.iter().map(|(k, [mean, sd])| format!("{k} {mean:.1} (sd {sd:.1})")).collect();
+        println!("per game: {}", figures.join(", "));
+    }
     if s.pairwise.len() > 1 {
         println!("\npairwise (first agent's score):");
         for p in &s.pairwise {

@@ -186,6 +186,12 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
     /// ranking values); `None` before the end.
     fn returns(&self) -> Option<Values>;
 
+    /// Game-specific figures of a finished game that tournaments average and report (Catan:
+    /// dice rolls and turns). Names are stable keys; empty for most games.
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
     /// Per-player game scores (points, margins, tie-breaks); defined at every state.
     fn scores(&self) -> Values;
 

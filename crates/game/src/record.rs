@@ -18,6 +18,9 @@ pub struct GameRecord {
     /// Per-player scores at the last state.
     #[serde(default)]
     pub scores: Vec<f64>,
+    /// The game's own figures at the end ([`crate::State::metrics`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metrics: std::collections::BTreeMap<String, f64>,
 }
 
 impl GameRecord {

@@ -1,11 +1,13 @@
 //! meeple's game engines, and the registry that builds a game from its spec string.
 
+pub mod catan;
 pub mod cathedral;
 pub mod connect4;
 pub mod sagrada;
 pub mod santorini;
 pub mod tictactoe;
 
+pub use catan::Catan;
 pub use cathedral::Cathedral;
 pub use connect4::Connect4;
 pub use sagrada::Sagrada;
@@ -15,7 +17,8 @@ pub use tictactoe::TicTacToe;
 use meeple_game::{Error, Game, GameInfo};
 
 /// Every registered game, in the order `meeple games` lists them.
-pub const GAMES: &[GameInfo] = &[TicTacToe::INFO, Connect4::INFO, Santorini::INFO, Cathedral::INFO, Sagrada::INFO];
+pub const GAMES: &[GameInfo] =
+    &[TicTacToe::INFO, Connect4::INFO, Santorini::INFO, Cathedral::INFO, Sagrada::INFO, Catan::INFO];
 
 /// The error for a game name nobody registered.
 pub fn unknown_game(name: &str) -> Error {
@@ -48,6 +51,7 @@ macro_rules! with_game {
                 "santorini" => <$crate::Santorini as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 "cathedral" => <$crate::Cathedral as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 "sagrada" => <$crate::Sagrada as $crate::__Game>::from_spec(&spec).map(|$game| $body),
+                "catan" => <$crate::Catan as $crate::__Game>::from_spec(&spec).map(|$game| $body),
                 other => Err($crate::unknown_game(other)),
             },
         }
@@ -68,7 +72,7 @@ mod tests {
             assert_eq!(name, info.name);
         }
         let err = with_game!("chess", |g| g.num_players()).unwrap_err().to_string();
-        assert_eq!(err, "unknown game 'chess'; accepted: tictactoe, connect4, santorini, cathedral, sagrada");
+        assert_eq!(err, "unknown game 'chess'; accepted: tictactoe, connect4, santorini, cathedral, sagrada, catan");
         assert!(with_game!("connect4:rows=x", |g| g.num_players()).is_err());
     }
 }

@@ -1,0 +1,1432 @@
+//! Catan (base game) for 2-4 players under the official rules, without player-to-player trades
+//! (as in seed report 002; the action space leaves room for them).
+//!
+//! A turn is a sequence of actions: `roll` (or a knight first), then any builds, purchases,
+//! development cards and bank trades, then `end`. Dice, development-card draws, stolen cards
+//! and a random board's tiles, numbers and harbours are chance nodes. Opponents' development
+//! cards are hidden: observations give their number only, and [`State::determinize`] deals
+//! them again from the cards nobody has seen.
+//!
+//! Rules as in the rulebook: setup in snake order, resources for the second settlement; the
+//! distance rule; production with the bank-shortage rule (a resource the bank cannot pay to
+//! everyone owed goes to nobody, unless only one player is owed: they get what is left); a 7
+//! makes everyone with more than 7 cards discard half (rounded down), then the roller moves the
+//! robber and steals a random card from a player at the new hex; one development card per turn,
+//! none bought this turn (victory point cards only count); largest army from 3 knights and
+//! longest road from 5 roads, taken only by a strictly larger count, with the rulebook's rules
+//! for broken roads; 4:1, 3:1 and 2:1 bank trades; a player wins on reaching 10 points on their
+//! own turn. A turn limit (`turns`, default 1,000 turns) ends endless games as a draw.
+
+// Seats, resources, hexes and corners are small index spaces shared by several arrays.
+#![allow(clippy::needless_range_loop)]
+
+pub mod board;
+mod eval;
+mod notation;
+#[cfg(test)]
+mod tests;
+
+pub use eval::{CatanValue, ValueAgent, WeightedRandom};
+
+use board::{EDGES, HARBOURS, HEXES, TOPOLOGY, VERTICES};
+use meeple_game::{
+    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, Spec, State, Turn,
+    Values, zobrist::splitmix64,
+};
+use rand::RngExt;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// Most seats.
+pub const MAX_PLAYERS: usize = 4;
+/// Resource kinds: brick, lumber, wool, grain, ore.
+pub const RESOURCES: usize = 5;
+/// Resource names, in index order.
+pub const RESOURCE_NAMES: [&str; RESOURCES] = ["brick", "lumber", "wool", "grain", "ore"];
+/// Terrain names: the five producing terrains in resource order, then the desert.
+pub const TERRAIN_NAMES: [&str; 6] = ["hills", "forest", "pasture", "fields", "mountains", "desert"];
+pub(crate) const DESERT: u8 = 5;
+/// Development card kinds.
+pub const DEV_KINDS: usize = 5;
+/// Development card names, in index order.
+pub const DEV_NAMES: [&str; DEV_KINDS] = ["knight", "road_building", "year_of_plenty", "monopoly", "victory_point"];
+pub(crate) const KNIGHT: usize = 0;
+pub(crate) const ROAD_BUILDING: usize = 1;
+pub(crate) const YEAR_OF_PLENTY: usize = 2;
+pub(crate) const MONOPOLY: usize = 3;
+pub(crate) const VICTORY_POINT: usize = 4;
+const DEV_DECK: [u8; DEV_KINDS] = [14, 2, 2, 2, 5];
+const BANK: u8 = 19;
+/// Harbour kinds: a 2:1 harbour per resource, then the 3:1 harbour.
+pub(crate) const GENERIC_HARBOUR: u8 = 5;
+const HARBOUR_SET: [u8; 6] = [1, 1, 1, 1, 1, 4];
+const TERRAIN_SET: [u8; 6] = [3, 4, 4, 4, 3, 1];
+/// Number tokens by value 2-12 (index = value).
+const TOKENS: [u8; 13] = [0, 0, 1, 2, 2, 2, 2, 0, 2, 2, 2, 2, 1];
+const ROADS: u8 = 15;
+const SETTLEMENTS: u8 = 5;
+const CITIES: u8 = 4;
+/// Points to win.
+pub const WIN_POINTS: u8 = 10;
+
+pub(crate) const ROAD_COST: [u8; RESOURCES] = [1, 1, 0, 0, 0];
+pub(crate) const SETTLEMENT_COST: [u8; RESOURCES] = [1, 1, 1, 1, 0];
+pub(crate) const CITY_COST: [u8; RESOURCES] = [0, 0, 0, 2, 3];
+pub(crate) const DEV_COST: [u8; RESOURCES] = [0, 0, 1, 1, 1];
+
+// Player action ids: dense ranges, in this order.
+pub(crate) const SETTLE: u32 = 0; // vertex
+pub(crate) const CITY: u32 = SETTLE + VERTICES as u32; // vertex
+pub(crate) const ROAD: u32 = CITY + VERTICES as u32; // edge
+pub(crate) const ROLL: u32 = ROAD + EDGES as u32;
+pub(crate) const END: u32 = ROLL + 1;
+pub(crate) const BUY: u32 = END + 1;
+pub(crate) const PLAY_KNIGHT: u32 = BUY + 1;
+pub(crate) const PLAY_ROAD_BUILDING: u32 = PLAY_KNIGHT + 1;
+pub(crate) const PLAY_YEAR_OF_PLENTY: u32 = PLAY_ROAD_BUILDING + 1;
+pub(crate) const PLAY_MONOPOLY: u32 = PLAY_YEAR_OF_PLENTY + 1; // resource
+pub(crate) const TAKE: u32 = PLAY_MONOPOLY + RESOURCES as u32; // resource (year of plenty)
+pub(crate) const ROBBER: u32 = TAKE + RESOURCES as u32; // hex
+pub(crate) const STEAL: u32 = ROBBER + HEXES as u32; // victim seat
+pub(crate) const DISCARD: u32 = STEAL + MAX_PLAYERS as u32; // resource
+pub(crate) const TRADE: u32 = DISCARD + RESOURCES as u32; // give * 5 + get (give != get)
+/// Number of distinct player actions (player-to-player trades would follow).
+pub const NUM_ACTIONS: u32 = TRADE + (RESOURCES * RESOURCES) as u32;
+
+/// Where the game stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Phase {
+    /// Chance: the terrain of hex `count`.
+    BoardTiles,
+    /// Chance: the hex for red token `count` (6, 6, 8, 8) when reds must not touch.
+    RedHexes,
+    /// Chance: the number token of the next hex without one.
+    Numbers,
+    /// Chance: the kind of harbour `count`.
+    Harbours,
+    /// Setup: settlement `count` (0..2n) of the snake order.
+    SetupSettlement,
+    /// Setup: the road next to the settlement just placed.
+    SetupRoad,
+    /// Before the roll (a knight may be played).
+    Roll,
+    /// Chance: the dice.
+    Dice,
+    /// Players with more than 7 cards discard, one card per action.
+    Discard,
+    /// The current player moves the robber.
+    MoveRobber,
+    /// The current player picks whom to rob.
+    Steal,
+    /// Chance: the card taken from `victim`.
+    StealCard,
+    /// Builds, trades, cards, `end`.
+    Main,
+    /// Chance: the development card bought.
+    DevCard,
+    /// Road Building: free roads left in `count`.
+    FreeRoads,
+    /// Year of Plenty: resources left to take in `count`.
+    Plenty,
+    /// Game over.
+    Over,
+}
+
+/// One seat's pieces and cards.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Seat {
+    pub(crate) hand: [u8; RESOURCES],
+    /// Unplayed development cards, bought this turn included.
+    pub(crate) dev: [u8; DEV_KINDS],
+    /// Development cards bought this turn (not playable yet).
+    pub(crate) fresh: [u8; DEV_KINDS],
+    pub(crate) knights: u8,
+    pub(crate) settlements: u64,
+    pub(crate) cities: u64,
+    pub(crate) roads: u128,
+    /// Corners touched by this seat's roads.
+    pub(crate) road_ends: u64,
+    /// Harbours owned: bit k for kind k (5 = 3:1).
+    pub(crate) harbours: u8,
+    pub(crate) longest: u8,
+}
+
+impl Seat {
+    pub(crate) fn cards(&self) -> u32 {
+        self.hand.iter().map(|&c| c as u32).sum()
+    }
+
+    pub(crate) fn dev_cards(&self) -> u32 {
+        self.dev.iter().map(|&c| c as u32).sum()
+    }
+
+    fn can_pay(&self, cost: &[u8; RESOURCES]) -> bool {
+        self.hand.iter().zip(cost).all(|(h, c)| h >= c)
+    }
+
+    pub(crate) fn buildings(&self) -> u64 {
+        self.settlements | self.cities
+    }
+
+    /// Cards of `kind` it could play now (not bought this turn).
+    pub(crate) fn playable(&self, kind: usize) -> bool {
+        self.dev[kind] > self.fresh[kind]
+    }
+
+    /// Bank trade rate for giving `resource`.
+    pub(crate) fn rate(&self, resource: usize) -> u8 {
+        if self.harbours >> resource & 1 == 1 {
+            2
+        } else if self.harbours >> GENERIC_HARBOUR & 1 == 1 {
+            3
+        } else {
+            4
+        }
+    }
+}
+
+/// How the board is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoardKind {
+    /// The rulebook's starting map for beginners.
+    Beginner,
+    /// Tiles, numbers and harbours shuffled (chance nodes at the start).
+    Random,
+}
+
+/// The game and its options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Catan {
+    players: u8,
+    board: BoardKind,
+    /// With a random board: 6s and 8s never on neighbouring hexes.
+    separate_reds: bool,
+    turns: u32,
+    /// 0: winner 1, others 0. Otherwise the reward for finishing (see [`State::returns`]).
+    points_to_win: u8,
+}
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "players", default: "4", accepts: "2, 3 or 4", help: "number of players" },
+    ParamInfo {
+        name: "board",
+        default: "beginner",
+        accepts: "beginner or random",
+        help: "the rulebook's beginner map, or tiles, numbers and harbours shuffled",
+    },
+    ParamInfo {
+        name: "separate_reds",
+        default: "true",
+        accepts: "true or false",
+        help: "with board=random: no 6 or 8 next to another 6 or 8",
+    },
+    ParamInfo {
+        name: "turns",
+        default: "1000",
+        accepts: "integer 10..=100000",
+        help: "turn limit (all players' turns counted): the game ends there as a draw",
+    },
+    ParamInfo { name: "points", default: "10", accepts: "integer 3..=20", help: "victory points to win" },
+];
+
+/// The rulebook's starting map for beginners, hexes in `H0`-`H18` order: terrain and number.
+const BEGINNER_TILES: [(u8, u8); HEXES] = [
+    (4, 10),
+    (2, 2),
+    (1, 9),
+    (3, 12),
+    (0, 6),
+    (2, 4),
+    (0, 10),
+    (3, 9),
+    (1, 11),
+    (DESERT, 0),
+    (1, 3),
+    (4, 8),
+    (1, 8),
+    (4, 3),
+    (3, 4),
+    (2, 5),
+    (0, 5),
+    (3, 6),
+    (2, 11),
+];
+/// Harbour kinds of the beginner map, clockwise from the top left (see [`board::Topology`]).
+const BEGINNER_HARBOURS: [u8; HARBOURS] =
+    [GENERIC_HARBOUR, 2, GENERIC_HARBOUR, GENERIC_HARBOUR, 0, 1, GENERIC_HARBOUR, 3, 4];
+
+impl Game for Catan {
+    type State = CatanState;
+
+    const INFO: GameInfo = GameInfo {
+        name: "catan",
+        about: "Catan (base game, no player trades): settle, build roads and cities, 10 points wins",
+        params: PARAMS,
+    };
+
+    fn from_spec(spec: &Spec) -> Result<Self, Error> {
+        let o = spec.options("game catan", PARAMS)?;
+        let players = o.get_in("players", 2..=4)?;
+        let board = match o.get::<String>("board")?.as_str() {
+            "beginner" => BoardKind::Beginner,
+            "random" => BoardKind::Random,
+            other => return Err(o.bad_value("board", other)),
+        };
+        Ok(Catan {
+            players,
+            board,
+            separate_reds: o.get_bool("separate_reds")?,
+            turns: o.get_in("turns", 10..=100_000)?,
+            points_to_win: o.get_in("points", 3..=20)?,
+        })
+    }
+
+    fn spec(&self) -> Spec {
+        Spec::new("catan")
+            .with("players", self.players)
+            .with("board", if self.board == BoardKind::Beginner { "beginner" } else { "random" })
+            .with("separate_reds", self.separate_reds)
+            .with("turns", self.turns)
+            .with("points", self.points_to_win)
+    }
+
+    fn num_players(&self) -> usize {
+        self.players as usize
+    }
+
+    fn num_actions(&self) -> usize {
+        NUM_ACTIONS as usize
+    }
+
+    fn max_chance_outcomes(&self) -> usize {
+        HEXES
+    }
+
+    fn observation_shape(&self) -> Vec<usize> {
+        vec![OBSERVATION_LEN]
+    }
+
+    fn initial_state(&self) -> CatanState {
+        let mut s = CatanState {
+            n: self.players,
+            separate_reds: self.separate_reds,
+            turn_limit: self.turns,
+            win_points: self.points_to_win,
+            phase: Phase::BoardTiles,
+            count: 0,
+            terrain: [DESERT; HEXES],
+            number: [0; HEXES],
+            harbour: [GENERIC_HARBOUR; HARBOURS],
+            robber: 0,
+            seats: [Seat::default(); MAX_PLAYERS],
+            bank: [BANK; RESOURCES],
+            deck: DEV_DECK,
+            current: 0,
+            played_dev: false,
+            after_robber: Phase::Main,
+            victim: 0,
+            discards: [0; MAX_PLAYERS],
+            last_vertex: 0,
+            army: None,
+            road: None,
+            winner: None,
+            rolls: 0,
+            turns: 0,
+            last_roll: 0,
+        };
+        match self.board {
+            BoardKind::Beginner => {
+                for (h, &(t, n)) in BEGINNER_TILES.iter().enumerate() {
+                    s.terrain[h] = t;
+                    s.number[h] = n;
+                }
+                s.harbour = BEGINNER_HARBOURS;
+                s.finish_board();
+            }
+            BoardKind::Random => {}
+        }
+        s
+    }
+
+    fn game_agent(&self, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<CatanState>, Error>> {
+        eval::make_agent(spec, seed)
+    }
+
+    fn game_agent_infos(&self) -> Vec<AgentInfo> {
+        eval::AGENT_INFOS.to_vec()
+    }
+
+    fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<CatanState>, Error>> {
+        eval::make_evaluator(spec)
+    }
+
+    fn evaluator_infos(&self) -> Vec<AgentInfo> {
+        vec![eval::EVALUATOR_INFO]
+    }
+}
+
+/// A Catan position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CatanState {
+    n: u8,
+    separate_reds: bool,
+    turn_limit: u32,
+    win_points: u8,
+    pub(crate) phase: Phase,
+    /// Step within the phase (setup placements, board draws, free roads, picks left).
+    pub(crate) count: u8,
+    pub(crate) terrain: [u8; HEXES],
+    /// Number token per hex (0: none).
+    pub(crate) number: [u8; HEXES],
+    pub(crate) harbour: [u8; HARBOURS],
+    pub(crate) robber: u8,
+    pub(crate) seats: [Seat; MAX_PLAYERS],
+    pub(crate) bank: [u8; RESOURCES],
+    pub(crate) deck: [u8; DEV_KINDS],
+    pub(crate) current: u8,
+    pub(crate) played_dev: bool,
+    after_robber: Phase,
+    pub(crate) victim: u8,
+    /// Cards each seat still has to discard.
+    pub(crate) discards: [u8; MAX_PLAYERS],
+    last_vertex: u8,
+    pub(crate) army: Option<u8>,
+    pub(crate) road: Option<u8>,
+    winner: Option<u8>,
+    /// Dice rolls so far.
+    pub rolls: u32,
+    /// Turns started so far (after setup).
+    pub turns: u32,
+    pub(crate) last_roll: u8,
+}
+
+const OBSERVATION_LEN: usize = HEXES * 8 + VERTICES * 8 + EDGES * 4 + MAX_PLAYERS * 14 + DEV_KINDS + 12;
+
+impl CatanState {
+    /// Seats.
+    pub fn players(&self) -> usize {
+        self.n as usize
+    }
+
+    /// The seat whose turn it is (also while others discard).
+    pub fn turn_player(&self) -> usize {
+        self.current as usize
+    }
+
+    /// Victory points of `seat`, hidden victory point cards included.
+    pub fn points(&self, seat: usize) -> u8 {
+        self.public_points(seat) + self.seats[seat].dev[VICTORY_POINT]
+    }
+
+    /// Victory points everyone can see.
+    pub fn public_points(&self, seat: usize) -> u8 {
+        let s = &self.seats[seat];
+        let mut p = s.settlements.count_ones() as u8 + 2 * s.cities.count_ones() as u8;
+        if self.army == Some(seat as u8) {
+            p += 2;
+        }
+        if self.road == Some(seat as u8) {
+            p += 2;
+        }
+        p
+    }
+
+    /// Length of `seat`'s longest road.
+    pub fn longest_road(&self, seat: usize) -> u8 {
+        self.seats[seat].longest
+    }
+
+    /// Knights `seat` has played.
+    pub fn knights(&self, seat: usize) -> u8 {
+        self.seats[seat].knights
+    }
+
+    /// Resource cards of `seat`, by resource.
+    pub fn hand(&self, seat: usize) -> [u8; RESOURCES] {
+        self.seats[seat].hand
+    }
+
+    /// The terrain (index into [`TERRAIN_NAMES`]) and number token of each hex.
+    pub fn hexes(&self) -> impl Iterator<Item = (u8, u8)> + '_ {
+        self.terrain.iter().copied().zip(self.number.iter().copied())
+    }
+
+    fn occupied(&self) -> u64 {
+        self.seats.iter().fold(0, |m, s| m | s.buildings())
+    }
+
+    fn all_roads(&self) -> u128 {
+        self.seats.iter().fold(0, |m, s| m | s.roads)
+    }
+
+    /// Corners where a settlement would satisfy the distance rule.
+    fn open_vertices(&self) -> u64 {
+        let t = &*TOPOLOGY;
+        let occupied = self.occupied();
+        let mut blocked = occupied;
+        let mut m = occupied;
+        while m != 0 {
+            let v = m.trailing_zeros() as usize;
+            m &= m - 1;
+            blocked |= t.vertex_neighbours[v];
+        }
+        !blocked & ((1u64 << VERTICES) - 1)
+    }
+
+    /// Edges where `seat` may build a road: free, and touching its building or a road of its
+    /// that does not pass an opponent's building at that corner.
+    fn road_spots(&self, seat: usize) -> u128 {
+        let t = &*TOPOLOGY;
+        let me = &self.seats[seat];
+        let others = self.occupied() & !me.buildings();
+        let mut from = me.buildings() | (me.road_ends & !others);
+        let mut edges = 0u128;
+        while from != 0 {
+            let v = from.trailing_zeros() as usize;
+            from &= from - 1;
+            edges |= t.vertex_edges[v];
+        }
+        edges & !self.all_roads()
+    }
+
+    fn settlement_spots(&self, seat: usize) -> u64 {
+        self.open_vertices() & self.seats[seat].road_ends
+    }
+
+    fn pieces_left(&self, seat: usize) -> (u8, u8, u8) {
+        let s = &self.seats[seat];
+        (
+            ROADS - s.roads.count_ones() as u8,
+            SETTLEMENTS - s.settlements.count_ones() as u8,
+            CITIES - s.cities.count_ones() as u8,
+        )
+    }
+
+    /// Lays out derived board facts once tiles and numbers are known: the robber on the desert.
+    fn finish_board(&mut self) {
+        self.robber = self.terrain.iter().position(|&t| t == DESERT).unwrap_or(0) as u8;
+        self.phase = Phase::SetupSettlement;
+        self.count = 0;
+        self.current = 0;
+    }
+
+    /// Seat placing setup settlement `k` (snake order).
+    fn setup_seat(&self, k: u8) -> u8 {
+        if k < self.n { k } else { 2 * self.n - 1 - k }
+    }
+
+    fn pay(&mut self, seat: usize, cost: &[u8; RESOURCES]) {
+        for r in 0..RESOURCES {
+            self.seats[seat].hand[r] -= cost[r];
+            self.bank[r] += cost[r];
+        }
+    }
+
+    fn place_settlement(&mut self, seat: usize, v: usize) {
+        let t = &*TOPOLOGY;
+        self.seats[seat].settlements |= 1 << v;
+        for (i, &(a, b)) in t.harbour_vertices.iter().enumerate() {
+            if a as usize == v || b as usize == v {
+                self.seats[seat].harbours |= 1 << self.harbour[i];
+            }
+        }
+        // A settlement can cut another seat's road.
+        for other in 0..self.n as usize {
+            if other != seat && self.seats[other].road_ends >> v & 1 == 1 {
+                self.update_longest(other);
+            }
+        }
+        self.award_road();
+    }
+
+    fn place_road(&mut self, seat: usize, e: usize) {
+        let (a, b) = TOPOLOGY.edge_vertices[e];
+        let s = &mut self.seats[seat];
+        s.roads |= 1 << e;
+        s.road_ends |= 1 << a | 1 << b;
+        self.update_longest(seat);
+        self.award_road();
+    }
+
+    fn update_longest(&mut self, seat: usize) {
+        let blocked = self.occupied() & !self.seats[seat].buildings();
+        self.seats[seat].longest = longest_road(self.seats[seat].roads, blocked);
+    }
+
+    /// The rulebook's Longest Road: 5 roads at least; the holder keeps it while nobody is
+    /// strictly longer; when the holder falls behind, the single longest seat takes it, and on a
+    /// tie for the lead (or nobody at 5) it is set aside.
+    fn award_road(&mut self) {
+        let n = self.n as usize;
+        let best = (0..n).map(|p| self.seats[p].longest).max().unwrap_or(0);
+        if let Some(h) = self.road {
+            let held = self.seats[h as usize].longest;
+            if held >= 5 && held == best {
+                return;
+            }
+        }
+        let leaders: Vec<usize> = (0..n).filter(|&p| self.seats[p].longest == best).collect();
+        self.road = if best >= 5 && leaders.len() == 1 { Some(leaders[0] as u8) } else { None };
+    }
+
+    /// Ends the game if the current seat has reached the winning score (only on its own turn).
+    fn check_win(&mut self) {
+        let p = self.current as usize;
+        if self.points(p) >= self.win_points {
+            self.winner = Some(p as u8);
+            self.phase = Phase::Over;
+        }
+    }
+
+    fn start_turn(&mut self, seat: u8) {
+        self.current = seat;
+        self.turns += 1;
+        self.played_dev = false;
+        for s in self.seats.iter_mut() {
+            s.fresh = [0; DEV_KINDS];
+        }
+        if self.turns > self.turn_limit {
+            self.phase = Phase::Over;
+            return;
+        }
+        self.phase = Phase::Roll;
+        self.check_win();
+    }
+
+    fn produce(&mut self, roll: u8) {
+        let t = &*TOPOLOGY;
+        let mut owed = [[0u8; RESOURCES]; MAX_PLAYERS];
+        for h in 0..HEXES {
+            if self.number[h] != roll || h == self.robber as usize {
+                continue;
+            }
+            let r = self.terrain[h] as usize;
+            for &v in &t.hex_vertices[h] {
+                for p in 0..self.n as usize {
+                    let s = &self.seats[p];
+                    owed[p][r] += (s.settlements >> v & 1) as u8 + 2 * (s.cities >> v & 1) as u8;
+                }
+            }
+        }
+        for r in 0..RESOURCES {
+            let total: u32 = (0..self.n as usize).map(|p| owed[p][r] as u32).sum();
+            if total == 0 {
+                continue;
+            }
+            if total <= self.bank[r] as u32 {
+                for p in 0..self.n as usize {
+                    self.seats[p].hand[r] += owed[p][r];
+                }
+                self.bank[r] -= total as u8;
+            } else {
+                let owed_seats: Vec<usize> = (0..self.n as usize).filter(|&p| owed[p][r] > 0).collect();
+                if owed_seats.len() == 1 {
+                    let give = self.bank[r];
+                    self.seats[owed_seats[0]].hand[r] += give;
+                    self.bank[r] = 0;
+                }
+            }
+        }
+    }
+
+    /// Seats (other than the current one) with a building on the robber's hex and a card.
+    fn victims(&self) -> u8 {
+        let t = &*TOPOLOGY;
+        let mut corners = 0u64;
+        for &v in &t.hex_vertices[self.robber as usize] {
+            corners |= 1 << v;
+        }
+        let mut m = 0u8;
+        for p in 0..self.n as usize {
+            if p != self.current as usize && self.seats[p].buildings() & corners != 0 && self.seats[p].cards() > 0 {
+                m |= 1 << p;
+            }
+        }
+        m
+    }
+
+    fn after_robber_moved(&mut self) {
+        let v = self.victims();
+        if v == 0 {
+            self.phase = self.after_robber;
+        } else {
+            self.phase = Phase::Steal;
+        }
+    }
+
+    /// The next seat that still has to discard, in turn order from the current seat.
+    fn discarder(&self) -> Option<usize> {
+        let n = self.n as usize;
+        (0..n).map(|k| (self.current as usize + k) % n).find(|&p| self.discards[p] > 0)
+    }
+
+    fn after_discards(&mut self) {
+        if self.discarder().is_none() {
+            self.after_robber = Phase::Main;
+            self.phase = Phase::MoveRobber;
+        }
+    }
+
+    fn next_number_hex(&self) -> Option<usize> {
+        (0..HEXES).find(|&h| self.terrain[h] != DESERT && self.number[h] == 0)
+    }
+
+    /// Red hexes allowed for the next 6 or 8: producing, without a token, not next to a red.
+    fn red_spots(&self) -> u32 {
+        let t = &*TOPOLOGY;
+        let mut m = 0u32;
+        for h in 0..HEXES {
+            if self.terrain[h] == DESERT || self.number[h] != 0 {
+                continue;
+            }
+            if t.hex_neighbours[h].iter().any(|&g| matches!(self.number[g as usize], 6 | 8)) {
+                continue;
+            }
+            m |= 1 << h;
+        }
+        m
+    }
+
+    fn tokens_left(&self) -> [u8; 13] {
+        let mut left = TOKENS;
+        for h in 0..HEXES {
+            if self.number[h] != 0 {
+                left[self.number[h] as usize] -= 1;
+            }
+        }
+        left
+    }
+
+    fn is_free_road_possible(&self) -> bool {
+        let seat = self.current as usize;
+        self.pieces_left(seat).0 > 0 && self.road_spots(seat) != 0
+    }
+}
+
+/// Longest trail in `roads` that does not pass through a corner in `blocked`.
+pub(crate) fn longest_road(roads: u128, blocked: u64) -> u8 {
+    fn walk(v: usize, roads: u128, used: u128, blocked: u64) -> u8 {
+        let t = &*TOPOLOGY;
+        let mut best = 0;
+        let mut out = t.vertex_edges[v] & roads & !used;
+        while out != 0 {
+            let e = out.trailing_zeros() as usize;
+            out &= out - 1;
+            let (a, b) = t.edge_vertices[e];
+            let w = if a as usize == v { b } else { a } as usize;
+            let len = if blocked >> w & 1 == 1 { 1 } else { 1 + walk(w, roads, used | 1 << e, blocked) };
+            best = best.max(len);
+        }
+        best
+    }
+    if roads == 0 {
+        return 0;
+    }
+    let t = &*TOPOLOGY;
+    let mut ends = 0u64;
+    let mut m = roads;
+    while m != 0 {
+        let e = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let (a, b) = t.edge_vertices[e];
+        ends |= 1 << a | 1 << b;
+    }
+    let mut best = 0;
+    while ends != 0 {
+        let v = ends.trailing_zeros() as usize;
+        ends &= ends - 1;
+        best = best.max(walk(v, roads, 0, blocked));
+    }
+    best
+}
+
+fn push_bits64(out: &mut Vec<Action>, mut m: u64, base: u32) {
+    while m != 0 {
+        out.push(base + m.trailing_zeros());
+        m &= m - 1;
+    }
+}
+
+fn push_bits128(out: &mut Vec<Action>, mut m: u128, base: u32) {
+    while m != 0 {
+        out.push(base + m.trailing_zeros());
+        m &= m - 1;
+    }
+}
+
+impl State for CatanState {
+    fn turn(&self) -> Turn {
+        match self.phase {
+            Phase::Over => Turn::Terminal,
+            Phase::BoardTiles
+            | Phase::RedHexes
+            | Phase::Numbers
+            | Phase::Harbours
+            | Phase::Dice
+            | Phase::StealCard
+            | Phase::DevCard => Turn::Chance,
+            Phase::SetupSettlement | Phase::SetupRoad => Turn::Player(self.setup_seat(self.count) as usize),
+            Phase::Discard => Turn::Player(self.discarder().unwrap_or(self.current as usize)),
+            _ => Turn::Player(self.current as usize),
+        }
+    }
+
+    fn legal_actions(&self, out: &mut Vec<Action>) {
+        out.clear();
+        let p = self.current as usize;
+        match self.phase {
+            Phase::SetupSettlement => push_bits64(out, self.open_vertices(), SETTLE),
+            Phase::SetupRoad => {
+                let v = self.last_vertex as usize;
+                push_bits128(out, TOPOLOGY.vertex_edges[v] & !self.all_roads(), ROAD);
+            }
+            Phase::Roll => {
+                out.push(ROLL);
+                if !self.played_dev && self.seats[p].playable(KNIGHT) {
+                    out.push(PLAY_KNIGHT);
+                }
+            }
+            Phase::Discard => {
+                if let Some(d) = self.discarder() {
+                    for r in 0..RESOURCES {
+                        if self.seats[d].hand[r] > 0 {
+                            out.push(DISCARD + r as u32);
+                        }
+                    }
+                }
+            }
+            Phase::MoveRobber => {
+                for h in 0..HEXES {
+                    if h != self.robber as usize {
+                        out.push(ROBBER + h as u32);
+                    }
+                }
+            }
+            Phase::Steal => {
+                let v = self.victims();
+                for q in 0..self.n as usize {
+                    if v >> q & 1 == 1 {
+                        out.push(STEAL + q as u32);
+                    }
+                }
+            }
+            Phase::FreeRoads => push_bits128(out, self.road_spots(p), ROAD),
+            Phase::Plenty => {
+                for r in 0..RESOURCES {
+                    if self.bank[r] > 0 {
+                        out.push(TAKE + r as u32);
+                    }
+                }
+            }
+            Phase::Main => {
+                let s = &self.seats[p];
+                let (roads, settlements, cities) = self.pieces_left(p);
+                if settlements > 0 && s.can_pay(&SETTLEMENT_COST) {
+                    push_bits64(out, self.settlement_spots(p), SETTLE);
+                }
+                if cities > 0 && s.can_pay(&CITY_COST) {
+                    push_bits64(out, s.settlements, CITY);
+                }
+                if roads > 0 && s.can_pay(&ROAD_COST) {
+                    push_bits128(out, self.road_spots(p), ROAD);
+                }
+                out.push(END);
+                if s.can_pay(&DEV_COST) && self.deck.iter().any(|&c| c > 0) {
+                    out.push(BUY);
+                }
+                if !self.played_dev {
+                    if s.playable(KNIGHT) {
+                        out.push(PLAY_KNIGHT);
+                    }
+                    if s.playable(ROAD_BUILDING) {
+                        out.push(PLAY_ROAD_BUILDING);
+                    }
+                    if s.playable(YEAR_OF_PLENTY) {
+                        out.push(PLAY_YEAR_OF_PLENTY);
+                    }
+                    if s.playable(MONOPOLY) {
+                        for r in 0..RESOURCES {
+                            out.push(PLAY_MONOPOLY + r as u32);
+                        }
+                    }
+                }
+                for give in 0..RESOURCES {
+                    if s.hand[give] >= s.rate(give) {
+                        for get in 0..RESOURCES {
+                            if get != give && self.bank[get] > 0 {
+                                out.push(TRADE + (give * RESOURCES + get) as u32);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn chance_outcomes(&self, out: &mut Vec<(Action, f64)>) {
+        out.clear();
+        match self.phase {
+            Phase::BoardTiles => {
+                let mut left = TERRAIN_SET;
+                for &t in &self.terrain[..self.count as usize] {
+                    left[t as usize] -= 1;
+                }
+                let total: u8 = left.iter().sum();
+                for (t, &c) in left.iter().enumerate() {
+                    if c > 0 {
+                        out.push((t as Action, c as f64 / total as f64));
+                    }
+                }
+            }
+            Phase::RedHexes => {
+                let spots = self.red_spots();
+                let k = spots.count_ones() as f64;
+                let mut m = spots;
+                while m != 0 {
+                    out.push((m.trailing_zeros(), 1.0 / k));
+                    m &= m - 1;
+                }
+            }
+            Phase::Numbers => {
+                let left = self.tokens_left();
+                let total: u8 = left.iter().sum();
+                for (v, &c) in left.iter().enumerate() {
+                    if c > 0 {
+                        out.push((v as Action, c as f64 / total as f64));
+                    }
+                }
+            }
+            Phase::Harbours => {
+                let mut left = HARBOUR_SET;
+                for &h in &self.harbour[..self.count as usize] {
+                    left[h as usize] -= 1;
+                }
+                let total: u8 = left.iter().sum();
+                for (h, &c) in left.iter().enumerate() {
+                    if c > 0 {
+                        out.push((h as Action, c as f64 / total as f64));
+                    }
+                }
+            }
+            Phase::Dice => {
+                for sum in 2..=12u32 {
+                    let ways = 6 - (sum as i32 - 7).unsigned_abs();
+                    out.push((sum, ways as f64 / 36.0));
+                }
+            }
+            Phase::DevCard => {
+                let total: u8 = self.deck.iter().sum();
+                for (k, &c) in self.deck.iter().enumerate() {
+                    if c > 0 {
+                        out.push((k as Action, c as f64 / total as f64));
+                    }
+                }
+            }
+            Phase::StealCard => {
+                let hand = &self.seats[self.victim as usize].hand;
+                let total: u8 = hand.iter().sum();
+                for (r, &c) in hand.iter().enumerate() {
+                    if c > 0 {
+                        out.push((r as Action, c as f64 / total as f64));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn random_action(&self, rng: &mut Rng, buf: &mut Vec<Action>) -> Action {
+        // Dice without listing outcomes: two dice, as at the table.
+        if self.phase == Phase::Dice {
+            return rng.random_range(1..=6u32) + rng.random_range(1..=6u32);
+        }
+        if self.turn() == Turn::Chance {
+            let mut outcomes = Vec::new();
+            self.chance_outcomes(&mut outcomes);
+            let mut x: f64 = rng.random_range(0.0..1.0);
+            for &(a, p) in &outcomes {
+                if x < p {
+                    return a;
+                }
+                x -= p;
+            }
+            return outcomes.last().expect("a chance node has outcomes").0;
+        }
+        self.legal_actions(buf);
+        buf[rng.random_range(0..buf.len())]
+    }
+
+    fn apply_unchecked(&mut self, action: Action) {
+        let p = self.current as usize;
+        match self.phase {
+            Phase::BoardTiles => {
+                self.terrain[self.count as usize] = action as u8;
+                self.count += 1;
+                if self.count as usize == HEXES {
+                    self.count = 0;
+                    self.phase = if self.separate_reds { Phase::RedHexes } else { Phase::Numbers };
+                }
+            }
+            Phase::RedHexes => {
+                self.number[action as usize] = [6, 6, 8, 8][self.count as usize];
+                self.count += 1;
+                if self.count == 4 {
+                    self.count = 0;
+                    self.phase = Phase::Numbers;
+                }
+            }
+            Phase::Numbers => {
+                if let Some(h) = self.next_number_hex() {
+                    self.number[h] = action as u8;
+                }
+                if self.next_number_hex().is_none() {
+                    self.count = 0;
+                    self.phase = Phase::Harbours;
+                }
+            }
+            Phase::Harbours => {
+                self.harbour[self.count as usize] = action as u8;
+                self.count += 1;
+                if self.count as usize == HARBOURS {
+                    self.finish_board();
+                }
+            }
+            Phase::SetupSettlement => {
+                let seat = self.setup_seat(self.count) as usize;
+                let v = (action - SETTLE) as usize;
+                self.place_settlement(seat, v);
+                self.last_vertex = v as u8;
+                if self.count >= self.n {
+                    // The second settlement yields one card per producing neighbour hex.
+                    for &h in &TOPOLOGY.vertex_hexes[v] {
+                        let t = self.terrain[h as usize];
+                        if t != DESERT && self.bank[t as usize] > 0 {
+                            self.seats[seat].hand[t as usize] += 1;
+                            self.bank[t as usize] -= 1;
+                        }
+                    }
+                }
+                self.phase = Phase::SetupRoad;
+            }
+            Phase::SetupRoad => {
+                let seat = self.setup_seat(self.count) as usize;
+                self.place_road(seat, (action - ROAD) as usize);
+                self.count += 1;
+                if self.count == 2 * self.n {
+                    self.count = 0;
+                    self.start_turn(0);
+                } else {
+                    self.phase = Phase::SetupSettlement;
+                }
+            }
+            Phase::Roll => match action {
+                ROLL => self.phase = Phase::Dice,
+                _ => self.play_knight(Phase::Roll),
+            },
+            Phase::Dice => {
+                let roll = action as u8;
+                self.rolls += 1;
+                self.last_roll = roll;
+                if roll == 7 {
+                    for q in 0..self.n as usize {
+                        let c = self.seats[q].cards();
+                        self.discards[q] = if c > 7 { (c / 2) as u8 } else { 0 };
+                    }
+                    self.phase = Phase::Discard;
+                    self.after_discards();
+                } else {
+                    self.produce(roll);
+                    self.phase = Phase::Main;
+                }
+            }
+            Phase::Discard => {
+                if let Some(d) = self.discarder() {
+                    let r = (action - DISCARD) as usize;
+                    self.seats[d].hand[r] -= 1;
+                    self.bank[r] += 1;
+                    self.discards[d] -= 1;
+                }
+                self.after_discards();
+            }
+            Phase::MoveRobber => {
+                self.robber = (action - ROBBER) as u8;
+                self.after_robber_moved();
+            }
+            Phase::Steal => {
+                self.victim = (action - STEAL) as u8;
+                self.phase = Phase::StealCard;
+            }
+            Phase::StealCard => {
+                let r = action as usize;
+                self.seats[self.victim as usize].hand[r] -= 1;
+                self.seats[p].hand[r] += 1;
+                self.phase = self.after_robber;
+            }
+            Phase::DevCard => {
+                let k = action as usize;
+                self.deck[k] -= 1;
+                self.seats[p].dev[k] += 1;
+                self.seats[p].fresh[k] += 1;
+                self.phase = Phase::Main;
+                self.check_win();
+            }
+            Phase::FreeRoads => {
+                self.place_road(p, (action - ROAD) as usize);
+                self.count -= 1;
+                self.phase = Phase::Main;
+                self.check_win();
+                if self.phase == Phase::Main && self.count > 0 && self.is_free_road_possible() {
+                    self.phase = Phase::FreeRoads;
+                }
+            }
+            Phase::Plenty => {
+                let r = (action - TAKE) as usize;
+                self.bank[r] -= 1;
+                self.seats[p].hand[r] += 1;
+                self.count -= 1;
+                if self.count == 0 || self.bank.iter().all(|&b| b == 0) {
+                    self.phase = Phase::Main;
+                }
+            }
+            Phase::Main => self.apply_main(action),
+            Phase::Over => {}
+        }
+    }
+
+    fn returns(&self) -> Option<Values> {
+        if self.phase != Phase::Over {
+            return None;
+        }
+        let n = self.n as usize;
+        Some(match self.winner {
+            Some(w) => {
+                let mut data = [0.0; MAX_PLAYERS];
+                data[w as usize] = 1.0;
+                Values::from_slice(&data[..n])
+            }
+            None => Values::filled(n, 1.0 / n as f64),
+        })
+    }
+
+    fn metrics(&self) -> Vec<(&'static str, f64)> {
+        vec![("dice_rolls", self.rolls as f64), ("turns", self.turns.min(self.turn_limit) as f64)]
+    }
+
+    fn scores(&self) -> Values {
+        let data: Vec<f64> = (0..self.n as usize).map(|p| self.points(p) as f64).collect();
+        Values::from_slice(&data)
+    }
+
+    fn observation(&self, player: Player, out: &mut Vec<f32>) {
+        out.clear();
+        let n = self.n as usize;
+        let rel = |q: usize| (q + n - player) % n;
+        for h in 0..HEXES {
+            let mut f = [0.0f32; 8];
+            f[self.terrain[h] as usize] = 1.0;
+            let num = self.number[h] as i32;
+            f[6] = if num == 0 { 0.0 } else { (6 - (num - 7).abs()) as f32 / 36.0 };
+            f[7] = (h == self.robber as usize) as u8 as f32;
+            out.extend_from_slice(&f);
+        }
+        for v in 0..VERTICES {
+            let mut f = [0.0f32; 8];
+            for q in 0..n {
+                let s = &self.seats[q];
+                if s.settlements >> v & 1 == 1 {
+                    f[rel(q) * 2] = 1.0;
+                }
+                if s.cities >> v & 1 == 1 {
+                    f[rel(q) * 2 + 1] = 1.0;
+                }
+            }
+            out.extend_from_slice(&f);
+        }
+        for e in 0..EDGES {
+            let mut f = [0.0f32; 4];
+            for q in 0..n {
+                if self.seats[q].roads >> e & 1 == 1 {
+                    f[rel(q)] = 1.0;
+                }
+            }
+            out.extend_from_slice(&f);
+        }
+        for k in 0..MAX_PLAYERS {
+            let mut f = [0.0f32; 14];
+            if k < n {
+                let q = (player + k) % n;
+                let s = &self.seats[q];
+                for r in 0..RESOURCES {
+                    f[r] = s.hand[r] as f32 / 10.0;
+                }
+                f[5] = s.dev_cards() as f32 / 5.0;
+                f[6] = s.knights as f32 / 5.0;
+                f[7] = self.public_points(q) as f32 / 10.0;
+                f[8] = s.longest as f32 / 15.0;
+                f[9] = (self.army == Some(q as u8)) as u8 as f32;
+                f[10] = (self.road == Some(q as u8)) as u8 as f32;
+                f[11] = s.harbours.count_ones() as f32 / 6.0;
+                f[12] = (q == self.current as usize) as u8 as f32;
+                f[13] = 1.0;
+            }
+            out.extend_from_slice(&f);
+        }
+        for k in 0..DEV_KINDS {
+            out.push(self.seats[player].dev[k] as f32);
+        }
+        for r in 0..RESOURCES {
+            out.push(self.bank[r] as f32 / 19.0);
+        }
+        out.push(self.deck.iter().sum::<u8>() as f32 / 25.0);
+        out.push(self.played_dev as u8 as f32);
+        out.push((self.phase == Phase::Roll) as u8 as f32);
+        out.push((self.phase == Phase::Main) as u8 as f32);
+        out.push(matches!(self.phase, Phase::MoveRobber | Phase::Steal) as u8 as f32);
+        out.push((self.phase == Phase::Discard) as u8 as f32);
+        out.push(matches!(self.phase, Phase::SetupSettlement | Phase::SetupRoad) as u8 as f32);
+    }
+
+    fn observation_string(&self, player: Player) -> String {
+        let mut s = self.to_string();
+        s.push_str(&format!("development cards of seat {player}: "));
+        let cards: Vec<String> = (0..DEV_KINDS)
+            .filter(|&k| self.seats[player].dev[k] > 0)
+            .map(|k| format!("{} {}", self.seats[player].dev[k], DEV_NAMES[k]))
+            .collect();
+        s.push_str(&if cards.is_empty() { "none".to_string() } else { cards.join(", ") });
+        s.push('\n');
+        s
+    }
+
+    fn determinize(&self, player: Player, rng: &mut Rng) -> Self {
+        // Opponents' development cards are redealt from everything the viewer has not seen:
+        // the deck plus those hands (each keeps its count, and its count bought this turn).
+        let mut s = self.clone();
+        let mut pool = s.deck;
+        for q in 0..self.n as usize {
+            if q != player {
+                for k in 0..DEV_KINDS {
+                    pool[k] += s.seats[q].dev[k];
+                }
+            }
+        }
+        for q in 0..self.n as usize {
+            if q == player {
+                continue;
+            }
+            let held = s.seats[q].dev_cards();
+            let fresh: u32 = s.seats[q].fresh.iter().map(|&c| c as u32).sum();
+            s.seats[q].dev = [0; DEV_KINDS];
+            s.seats[q].fresh = [0; DEV_KINDS];
+            for i in 0..held {
+                let total: u32 = pool.iter().map(|&c| c as u32).sum();
+                let mut x = rng.random_range(0..total);
+                let k = (0..DEV_KINDS)
+                    .find(|&k| {
+                        if x < pool[k] as u32 {
+                            true
+                        } else {
+                            x -= pool[k] as u32;
+                            false
+                        }
+                    })
+                    .expect("the pool holds the cards dealt from it");
+                pool[k] -= 1;
+                s.seats[q].dev[k] += 1;
+                if i < fresh {
+                    s.seats[q].fresh[k] += 1;
+                }
+            }
+        }
+        s.deck = pool;
+        s
+    }
+
+    fn zobrist(&self) -> u64 {
+        let mut h = rustc_hash::FxHasher::default();
+        self.hash(&mut h);
+        splitmix64(h.finish())
+    }
+
+    fn action_to_string(&self, action: Action) -> String {
+        notation::action_to_string(self, action)
+    }
+
+    fn action_to_string_for(&self, viewer: Player, action: Action) -> String {
+        if self.phase == Phase::DevCard && viewer != self.current as usize {
+            return "drew a development card".to_string();
+        }
+        self.action_to_string(action)
+    }
+
+    fn parse_action(&self, text: &str) -> Result<Action, Error> {
+        notation::parse_action(self, text)
+    }
+}
+
+impl CatanState {
+    fn play_knight(&mut self, back: Phase) {
+        let p = self.current as usize;
+        self.seats[p].dev[KNIGHT] -= 1;
+        self.seats[p].knights += 1;
+        self.played_dev = true;
+        let k = self.seats[p].knights;
+        let beats = match self.army {
+            None => true,
+            Some(h) => h as usize != p && k > self.seats[h as usize].knights,
+        };
+        if k >= 3 && beats {
+            self.army = Some(p as u8);
+        }
+        self.after_robber = back;
+        self.phase = Phase::MoveRobber;
+        self.check_win();
+    }
+
+    fn apply_main(&mut self, action: Action) {
+        let p = self.current as usize;
+        match action {
+            a if a < CITY => {
+                self.pay(p, &SETTLEMENT_COST);
+                self.place_settlement(p, (a - SETTLE) as usize);
+                self.check_win();
+            }
+            a if a < ROAD => {
+                let v = (a - CITY) as usize;
+                self.pay(p, &CITY_COST);
+                self.seats[p].settlements &= !(1 << v);
+                self.seats[p].cities |= 1 << v;
+                self.check_win();
+            }
+            a if a < ROLL => {
+                self.pay(p, &ROAD_COST);
+                self.place_road(p, (a - ROAD) as usize);
+                self.check_win();
+            }
+            END => {
+                let next = (self.current + 1) % self.n;
+                self.start_turn(next);
+            }
+            BUY => {
+                self.pay(p, &DEV_COST);
+                self.phase = Phase::DevCard;
+            }
+            PLAY_KNIGHT => self.play_knight(Phase::Main),
+            PLAY_ROAD_BUILDING => {
+                self.seats[p].dev[ROAD_BUILDING] -= 1;
+                self.played_dev = true;
+                self.count = 2;
+                if self.is_free_road_possible() {
+                    self.phase = Phase::FreeRoads;
+                }
+            }
+            PLAY_YEAR_OF_PLENTY => {
+                self.seats[p].dev[YEAR_OF_PLENTY] -= 1;
+                self.played_dev = true;
+                self.count = 2;
+                if self.bank.iter().any(|&b| b > 0) {
+                    self.phase = Phase::Plenty;
+                }
+            }
+            a if (PLAY_MONOPOLY..TAKE).contains(&a) => {
+                let r = (a - PLAY_MONOPOLY) as usize;
+                self.seats[p].dev[MONOPOLY] -= 1;
+                self.played_dev = true;
+                for q in 0..self.n as usize {
+                    if q != p {
+                        let c = self.seats[q].hand[r];
+                        self.seats[q].hand[r] = 0;
+                        self.seats[p].hand[r] += c;
+                    }
+                }
+            }
+            a if (TRADE..NUM_ACTIONS).contains(&a) => {
+                let (give, get) =
+                    (((a - TRADE) / RESOURCES as u32) as usize, ((a - TRADE) % RESOURCES as u32) as usize);
+                let rate = self.seats[p].rate(give);
+                self.seats[p].hand[give] -= rate;
+                self.bank[give] += rate;
+                self.seats[p].hand[get] += 1;
+                self.bank[get] -= 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+impl fmt::Display for CatanState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows = [(0, 3), (3, 7), (7, 12), (12, 16), (16, 19)];
+        for (i, &(a, b)) in rows.iter().enumerate() {
+            write!(f, "{}", " ".repeat([4, 2, 0, 2, 4][i] * 2))?;
+            for h in a..b {
+                let t = &TERRAIN_NAMES[self.terrain[h] as usize][..3];
+                let robber = if h == self.robber as usize { "*" } else { " " };
+                if self.number[h] == 0 {
+                    write!(f, " H{h:<2}{t}   {robber}")?;
+                } else {
+                    write!(f, " H{h:<2}{t}{:>2} {robber}", self.number[h])?;
+                }
+            }
+            writeln!(f)?;
+        }
+        let kinds = ["brick", "lumber", "wool", "grain", "ore", "3:1"];
+        let harbours: Vec<String> = (0..HARBOURS)
+            .map(|i| {
+                let (a, b) = TOPOLOGY.harbour_vertices[i];
+                format!("{}@{a}-{b}", kinds[self.harbour[i] as usize])
+            })
+            .collect();
+        writeln!(f, "harbours: {}", harbours.join(" "))?;
+        for p in 0..self.n as usize {
+            let s = &self.seats[p];
+            let list = |m: u64| {
+                let mut v = Vec::new();
+                let mut m = m;
+                while m != 0 {
+                    v.push(m.trailing_zeros().to_string());
+                    m &= m - 1;
+                }
+                v.join(",")
+            };
+            let mut roads = Vec::new();
+            let mut m = s.roads;
+            while m != 0 {
+                let (a, b) = TOPOLOGY.edge_vertices[m.trailing_zeros() as usize];
+                roads.push(format!("{a}-{b}"));
+                m &= m - 1;
+            }
+            writeln!(
+                f,
+                "seat {p}{}: {} points, cards {} (bricks {} lumber {} wool {} grain {} ore {}), {} development cards, \
+                 {} knights, road {}{}{}; settlements [{}] cities [{}] roads [{}]",
+                if p == self.current as usize { " (to move)" } else { "" },
+                self.public_points(p),
+                s.cards(),
+                s.hand[0],
+                s.hand[1],
+                s.hand[2],
+                s.hand[3],
+                s.hand[4],
+                s.dev_cards(),
+                s.knights,
+                s.longest,
+                if self.road == Some(p as u8) { ", longest road" } else { "" },
+                if self.army == Some(p as u8) { ", largest army" } else { "" },
+                list(s.settlements),
+                list(s.cities),
+                roads.join(",")
+            )?;
+        }
+        writeln!(
+            f,
+            "bank {:?}, development deck {}, turn {}, dice rolls {}, last roll {}",
+            self.bank,
+            self.deck.iter().sum::<u8>(),
+            self.turns,
+            self.rolls,
+            self.last_roll
+        )
+    }
+}
