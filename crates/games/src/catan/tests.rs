@@ -518,3 +518,68 @@ fn random_play_is_seat_balanced_and_finishes() {
         assert!((0.17..0.33).contains(&share), "seat {p} won {share:.3} ({wins:?})");
     }
 }
+
+#[test]
+fn piece_limits_and_the_turn_limit() {
+    let mut s = after_setup();
+    play(&mut s, "roll dice:2");
+    s.seats[0].hand = [9, 9, 9, 9, 9];
+    // Five settlements on the board: no sixth, however rich.
+    let open = s.open_vertices() & !s.seats[0].road_ends;
+    let mut m = open;
+    let mut placed = s.seats[0].settlements.count_ones();
+    while placed < 5 {
+        let v = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if s.open_vertices() >> v & 1 == 1 {
+            s.seats[0].settlements |= 1 << v;
+            placed += 1;
+        }
+    }
+    s.seats[0].road_ends = (1u64 << VERTICES) - 1; // every corner reachable by road
+    assert!(!legal(&s).iter().any(|&a| a < CITY), "a sixth settlement");
+    assert!(legal(&s).iter().any(|&a| (CITY..ROAD).contains(&a)));
+    // Fifteen roads: no sixteenth.
+    let mut r = 0u128;
+    for e in 0..15 {
+        r |= 1 << e;
+    }
+    s.seats[0].roads = r;
+    assert!(!legal(&s).iter().any(|&a| (ROAD..ROLL).contains(&a)), "a sixteenth road");
+    // A game that reaches its turn limit ends as a draw with equal shares.
+    let mut t = game("catan:turns=10").initial_state();
+    let mut rng = rng_from_seed(1);
+    let mut buf = Vec::new();
+    while matches!(t.phase, Phase::SetupSettlement | Phase::SetupRoad) {
+        let a = t.random_action(&mut rng, &mut buf);
+        t.apply(a).unwrap();
+    }
+    while !t.is_terminal() {
+        let a = if t.turn() == Turn::Chance {
+            t.random_action(&mut rng, &mut buf)
+        } else if legal(&t).contains(&END) {
+            END
+        } else {
+            legal(&t)[0]
+        };
+        t.apply(a).unwrap();
+    }
+    assert_eq!(t.turns, 11);
+    assert_eq!(t.returns().unwrap().as_slice(), [0.25; 4]);
+    assert_eq!(t.metrics(), [("dice_rolls", 10.0), ("turns", 10.0)]);
+}
+
+#[test]
+fn no_steal_without_a_victim_with_cards() {
+    let mut s = after_setup();
+    for p in 1..4 {
+        s.seats[p].hand = [0; RESOURCES];
+    }
+    s.seats[0].hand = [0; RESOURCES];
+    play(&mut s, "roll dice:7");
+    assert_eq!(s.phase, Phase::MoveRobber);
+    // Every hex: either no opponent with cards touches it, so play goes on without a steal.
+    let h = (0..HEXES).find(|&h| h != s.robber as usize).unwrap();
+    play(&mut s, &format!("robber:H{h}"));
+    assert_eq!(s.phase, Phase::Main);
+}
