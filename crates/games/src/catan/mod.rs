@@ -201,6 +201,8 @@ pub struct Catan {
     board: BoardKind,
     /// With a random board: 6s and 8s never on neighbouring hexes.
     separate_reds: bool,
+    /// Stolen cards are seen by thief and victim only.
+    hidden_hands: bool,
     turns: u32,
     /// 0: winner 1, others 0. Otherwise the reward for finishing (see [`State::returns`]).
     points_to_win: u8,
@@ -219,6 +221,13 @@ const PARAMS: &[ParamInfo] = &[
         default: "true",
         accepts: "true or false",
         help: "with board=random: no 6 or 8 next to another 6 or 8",
+    },
+    ParamInfo {
+        name: "hidden_hands",
+        default: "false",
+        accepts: "true or false",
+        help: "a stolen card is known to thief and victim only: others see hands up to those cards, and \
+               determinize samples them",
     },
     ParamInfo {
         name: "turns",
@@ -276,6 +285,7 @@ impl Game for Catan {
             players,
             board,
             separate_reds: o.get_bool("separate_reds")?,
+            hidden_hands: o.get_bool("hidden_hands")?,
             turns: o.get_in("turns", 10..=100_000)?,
             points_to_win: o.get_in("points", 3..=20)?,
         })
@@ -286,6 +296,7 @@ impl Game for Catan {
             .with("players", self.players)
             .with("board", if self.board == BoardKind::Beginner { "beginner" } else { "random" })
             .with("separate_reds", self.separate_reds)
+            .with("hidden_hands", self.hidden_hands)
             .with("turns", self.turns)
             .with("points", self.points_to_win)
     }
@@ -310,6 +321,8 @@ impl Game for Catan {
         let mut s = CatanState {
             n: self.players,
             separate_reds: self.separate_reds,
+            hidden_hands: self.hidden_hands,
+            unseen: [[[0; RESOURCES]; MAX_PLAYERS]; MAX_PLAYERS],
             turn_limit: self.turns,
             win_points: self.points_to_win,
             phase: Phase::BoardTiles,
@@ -370,6 +383,10 @@ impl Game for Catan {
 pub struct CatanState {
     n: u8,
     separate_reds: bool,
+    hidden_hands: bool,
+    /// With `hidden_hands`: `unseen[thief][victim][r]` counts cards of resource `r` stolen so
+    /// far, which only those two saw.
+    pub(crate) unseen: [[[u8; RESOURCES]; MAX_PLAYERS]; MAX_PLAYERS],
     turn_limit: u32,
     win_points: u8,
     pub(crate) phase: Phase,
@@ -449,6 +466,35 @@ impl CatanState {
     /// The terrain (index into [`TERRAIN_NAMES`]) and number token of each hex.
     pub fn hexes(&self) -> impl Iterator<Item = (u8, u8)> + '_ {
         self.terrain.iter().copied().zip(self.number.iter().copied())
+    }
+
+    /// `seat`'s hand as `viewer` knows it: exact, except that with `hidden_hands` the cards
+    /// stolen between two other players are left out (added back to the victim, taken from the
+    /// thief, so an entry can go below zero), with the number of such cards the seat gained.
+    pub fn visible_hand(&self, viewer: usize, seat: usize) -> ([i32; RESOURCES], i32) {
+        let mut hand = self.seats[seat].hand.map(|c| c as i32);
+        let mut unknown = 0;
+        if self.hidden_hands {
+            for t in 0..self.n as usize {
+                for x in 0..self.n as usize {
+                    if t == viewer || x == viewer {
+                        continue;
+                    }
+                    for r in 0..RESOURCES {
+                        let c = self.unseen[t][x][r] as i32;
+                        if seat == t {
+                            hand[r] -= c;
+                            unknown += c;
+                        }
+                        if seat == x {
+                            hand[r] += c;
+                            unknown -= c;
+                        }
+                    }
+                }
+            }
+        }
+        (hand, unknown)
     }
 
     fn occupied(&self) -> u64 {
@@ -1061,6 +1107,9 @@ impl State for CatanState {
                 let r = action as usize;
                 self.seats[self.victim as usize].hand[r] -= 1;
                 self.seats[p].hand[r] += 1;
+                if self.hidden_hands {
+                    self.unseen[p][self.victim as usize][r] = self.unseen[p][self.victim as usize][r].saturating_add(1);
+                }
                 self.phase = self.after_robber;
             }
             Phase::DevCard => {
@@ -1157,8 +1206,9 @@ impl State for CatanState {
             if k < n {
                 let q = (player + k) % n;
                 let s = &self.seats[q];
+                let (hand, _) = self.visible_hand(player, q);
                 for r in 0..RESOURCES {
-                    f[r] = s.hand[r] as f32 / 10.0;
+                    f[r] = hand[r] as f32 / 10.0;
                 }
                 f[5] = s.dev_cards() as f32 / 5.0;
                 f[6] = s.knights as f32 / 5.0;
@@ -1188,7 +1238,7 @@ impl State for CatanState {
     }
 
     fn observation_string(&self, player: Player) -> String {
-        let mut s = self.to_string();
+        let mut s = View(self, player).to_string();
         s.push_str(&format!("development cards of seat {player}: "));
         let cards: Vec<String> = (0..DEV_KINDS)
             .filter(|&k| self.seats[player].dev[k] > 0)
@@ -1240,6 +1290,43 @@ impl State for CatanState {
             }
         }
         s.deck = pool;
+        // Cards stolen out of the viewer's sight: each is put back and drawn again from the
+        // victim's hand as it is now (an approximation of the posterior: later spending is not
+        // used as evidence), keeping every hand's size.
+        if self.hidden_hands {
+            for t in 0..self.n as usize {
+                for x in 0..self.n as usize {
+                    if t == player || x == player {
+                        continue;
+                    }
+                    for r in 0..RESOURCES {
+                        for _ in 0..self.unseen[t][x][r] {
+                            if s.seats[t].hand[r] == 0 {
+                                continue; // spent since: that card's kind is no longer open
+                            }
+                            s.seats[t].hand[r] -= 1;
+                            s.seats[x].hand[r] += 1;
+                            s.unseen[t][x][r] -= 1;
+                            let total: u32 = s.seats[x].hand.iter().map(|&c| c as u32).sum();
+                            let mut pick = rng.random_range(0..total);
+                            let k = (0..RESOURCES)
+                                .find(|&k| {
+                                    if pick < s.seats[x].hand[k] as u32 {
+                                        true
+                                    } else {
+                                        pick -= s.seats[x].hand[k] as u32;
+                                        false
+                                    }
+                                })
+                                .expect("the victim holds the card just put back");
+                            s.seats[x].hand[k] -= 1;
+                            s.seats[t].hand[k] += 1;
+                            s.unseen[t][x][k] += 1;
+                        }
+                    }
+                }
+            }
+        }
         s
     }
 
@@ -1256,6 +1343,13 @@ impl State for CatanState {
     fn action_to_string_for(&self, viewer: Player, action: Action) -> String {
         if self.phase == Phase::DevCard && viewer != self.current as usize {
             return "drew a development card".to_string();
+        }
+        if self.phase == Phase::StealCard
+            && self.hidden_hands
+            && viewer != self.current as usize
+            && viewer != self.victim as usize
+        {
+            return "stole a card".to_string();
         }
         self.action_to_string(action)
     }
@@ -1357,6 +1451,22 @@ impl CatanState {
 
 impl fmt::Display for CatanState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f, None)
+    }
+}
+
+/// The position as one seat sees it.
+struct View<'a>(&'a CatanState, usize);
+
+impl fmt::Display for View<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.render(f, Some(self.1))
+    }
+}
+
+impl CatanState {
+    /// Board and seats; with a `viewer`, hands as that seat knows them.
+    fn render(&self, f: &mut fmt::Formatter<'_>, viewer: Option<usize>) -> fmt::Result {
         let rows = [(0, 3), (3, 7), (7, 12), (12, 16), (16, 19)];
         for (i, &(a, b)) in rows.iter().enumerate() {
             write!(f, "{}", " ".repeat([4, 2, 0, 2, 4][i] * 2))?;
@@ -1397,18 +1507,20 @@ impl fmt::Display for CatanState {
                 roads.push(format!("{a}-{b}"));
                 m &= m - 1;
             }
+            let (hand, unknown) = self.visible_hand(viewer.unwrap_or(p), p);
+            let unknown = if unknown > 0 { format!(" +{unknown} unseen") } else { String::new() };
             writeln!(
                 f,
-                "seat {p}{}: {} points, cards {} (bricks {} lumber {} wool {} grain {} ore {}), {} development cards, \
-                 {} knights, road {}{}{}; settlements [{}] cities [{}] roads [{}]",
+                "seat {p}{}: {} points, cards {} (brick {} lumber {} wool {} grain {} ore {}{unknown}), {} development \
+                 cards, {} knights, road {}{}{}; settlements [{}] cities [{}] roads [{}]",
                 if p == self.current as usize { " (to move)" } else { "" },
                 self.public_points(p),
                 s.cards(),
-                s.hand[0],
-                s.hand[1],
-                s.hand[2],
-                s.hand[3],
-                s.hand[4],
+                hand[0],
+                hand[1],
+                hand[2],
+                hand[3],
+                hand[4],
                 s.dev_cards(),
                 s.knights,
                 s.longest,

@@ -484,7 +484,13 @@ fn notation_round_trips_and_rejects_bad_moves() {
 
 #[test]
 fn conformance() {
-    for spec in ["catan", "catan:players=3", "catan:players=2,board=random", "catan:board=random,separate_reds=false"] {
+    for spec in [
+        "catan",
+        "catan:players=3",
+        "catan:players=2,board=random",
+        "catan:board=random,separate_reds=false",
+        "catan:hidden_hands=true",
+    ] {
         let g = game(spec);
         let config = conformance::Config::with_games(3);
         let report = conformance::check(&g, &config).unwrap();
@@ -582,4 +588,65 @@ fn no_steal_without_a_victim_with_cards() {
     let h = (0..HEXES).find(|&h| h != s.robber as usize).unwrap();
     play(&mut s, &format!("robber:H{h}"));
     assert_eq!(s.phase, Phase::Main);
+}
+
+#[test]
+fn hidden_hands_hide_a_steal_from_everyone_else() {
+    // Seat 0 robs seat 1; seats 2 and 3 must not learn the card, seats 0 and 1 do.
+    let steal = |card: &str| {
+        let (mut s, _) = setup();
+        s.hidden_hands = true;
+        s.seats[1].hand = [1, 0, 0, 0, 1];
+        for p in [2, 3] {
+            s.seats[p].hand = [0; RESOURCES];
+        }
+        s.seats[0].hand = [0; RESOURCES];
+        play(&mut s, "roll dice:7");
+        let h = (0..HEXES)
+            .find(|&h| {
+                h != s.robber as usize && TOPOLOGY.hex_vertices[h].iter().any(|&v| s.seats[1].buildings() >> v & 1 == 1)
+            })
+            .unwrap();
+        play(&mut s, &format!("robber:H{h}"));
+        if s.phase == Phase::Steal {
+            play(&mut s, "steal:1");
+        }
+        let mut note = Vec::new();
+        for viewer in 0..4 {
+            note.push(s.action_to_string_for(viewer, s.parse_action(card).unwrap()));
+        }
+        play(&mut s, card);
+        (s, note)
+    };
+    let (a, note) = steal("stole:brick");
+    let (b, _) = steal("stole:ore");
+    assert_eq!(note, ["stole:brick", "stole:brick", "stole a card", "stole a card"]);
+    for viewer in [2, 3] {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        a.observation(viewer, &mut x);
+        b.observation(viewer, &mut y);
+        assert_eq!(x, y, "seat {viewer} can tell the stolen card");
+        assert_eq!(a.observation_string(viewer), b.observation_string(viewer));
+    }
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    a.observation(0, &mut x);
+    b.observation(0, &mut y);
+    assert_ne!(x, y, "the thief knows");
+    // Seat 2's worlds put either card with the thief, in proportion to the victim's hand.
+    let mut rng = rng_from_seed(4);
+    let mut brick = 0;
+    for _ in 0..400 {
+        let d = a.determinize(2, &mut rng);
+        assert_eq!(d.seats[0].cards(), 1);
+        assert_eq!(d.seats[1].cards(), 1);
+        brick += d.seats[0].hand[0] as u32;
+    }
+    assert!((140..260).contains(&brick), "{brick} of 400 worlds gave the thief the brick");
+    // The thief's own worlds keep the card it saw.
+    assert!((0..50).all(|_| a.determinize(0, &mut rng).seats[0].hand == [1, 0, 0, 0, 0]));
+    // Without the option everyone sees the card.
+    let mut open = a.clone();
+    open.hidden_hands = false;
+    assert_eq!(open.visible_hand(2, 0).0, [1, 0, 0, 0, 0]);
+    assert_eq!(a.visible_hand(2, 0), ([0, 0, 0, 0, 0], 1));
 }
