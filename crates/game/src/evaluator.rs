@@ -41,6 +41,17 @@ pub trait Evaluator<S: State>: Send + Sync {
         None
     }
 
+    /// The exact search value of `state` two plies above the horizon, for `root`: the mover's
+    /// best action against the next player's best reply, each position after the reply scored
+    /// by `evaluate(_, root)` (the mover maximises if `maximize`), when the evaluator can tell it
+    /// faster than a search; `None` if it cannot, or if the game might end within the two plies.
+    /// It may stop early with a value at least `beta` (maximising) or at most `alpha`
+    /// (minimising): a bound, as alpha-beta's fail-soft values are.
+    fn frontier2_value(&self, state: &S, root: Player, maximize: bool, alpha: f64, beta: f64) -> Option<f64> {
+        let _ = (state, root, maximize, alpha, beta);
+        None
+    }
+
     /// Forward pruning: removes actions not worth searching (the Sagrada report's "heuristic
     /// filter"). Search ignores a filter that removes every action. The default keeps all.
     fn filter(&self, state: &S, actions: &mut Vec<Action>) {

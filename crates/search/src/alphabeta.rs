@@ -204,6 +204,8 @@ pub struct AlphaBeta<S: State> {
     /// Frontier nodes skipped by futility pruning.
     futile: u64,
     pruned: u64,
+    /// Nodes two plies above the horizon the evaluator valued without a search.
+    horizon2: u64,
     report: SearchReport,
 }
 
@@ -245,6 +247,7 @@ impl<S: State> AlphaBeta<S> {
             reductions: (0, 0),
             futile: 0,
             pruned: 0,
+            horizon2: 0,
             report: SearchReport::default(),
             config,
         }
@@ -401,6 +404,13 @@ impl<S: State> AlphaBeta<S> {
             && !plain
             && let Some(v) = self.eval.frontier_value(state, self.root_player, maximize)
         {
+            return v;
+        }
+        if depth == 2
+            && !plain
+            && let Some(v) = self.eval.frontier2_value(state, self.root_player, maximize, alpha, beta)
+        {
+            self.horizon2 += 1;
             return v;
         }
         let key = if plain { 0 } else { state.zobrist() ^ self.key_salt };
@@ -687,6 +697,7 @@ impl<S: State> AlphaBeta<S> {
         self.reductions = (0, 0);
         self.futile = 0;
         self.pruned = 0;
+        self.horizon2 = 0;
         self.tt.new_search();
         self.history.iter_mut().for_each(|h| *h /= 8);
         let worlds = self.config.worlds.max(1);
@@ -745,7 +756,7 @@ impl<S: State> AlphaBeta<S> {
             };
             eprintln!(
                 "alphabeta: depth {} value {:.3} nodes {} ({:.0} nodes/s) tt hits {:.1}% of {} entries, futile {}, \
-                 pruned {}, reductions {} (re-searched {}), {:.3} s, pv {}",
+                 two-ply horizons {}, pruned {}, reductions {} (re-searched {}), {:.3} s, pv {}",
                 self.report.depth,
                 self.report.value,
                 self.report.nodes,
@@ -753,6 +764,7 @@ impl<S: State> AlphaBeta<S> {
                 100.0 * self.report.tt_hit_rate,
                 self.tt.len(),
                 self.futile,
+                self.horizon2,
                 self.pruned,
                 self.reductions.0,
                 self.reductions.1,

@@ -31,7 +31,7 @@ pub use eval::{CatanValue, ValueAgent, WeightedRandom};
 use board::{EDGES, HARBOURS, HEXES, TOPOLOGY, VERTICES};
 use meeple_game::{
     Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, Spec, State, Turn,
-    Values, zobrist::splitmix64,
+    Values, sample_chance, zobrist::splitmix64,
 };
 use rand::RngExt;
 use std::fmt;
@@ -749,6 +749,19 @@ impl CatanState {
     }
 }
 
+/// A random index of `counts`, each as likely as its count (the counts may not all be zero).
+fn draw(counts: &[u8], rng: &mut Rng) -> usize {
+    let total: u32 = counts.iter().map(|&c| c as u32).sum();
+    let mut x = rng.random_range(0..total);
+    for (k, &c) in counts.iter().enumerate() {
+        if x < c as u32 {
+            return k;
+        }
+        x -= c as u32;
+    }
+    unreachable!("x is below the total")
+}
+
 /// Longest trail in `roads` that does not pass through a corner in `blocked`.
 pub(crate) fn longest_road(roads: u128, blocked: u64) -> u8 {
     fn walk(v: usize, roads: u128, used: u128, blocked: u64) -> u8 {
@@ -990,14 +1003,7 @@ impl State for CatanState {
         if self.turn() == Turn::Chance {
             let mut outcomes = Vec::new();
             self.chance_outcomes(&mut outcomes);
-            let mut x: f64 = rng.random_range(0.0..1.0);
-            for &(a, p) in &outcomes {
-                if x < p {
-                    return a;
-                }
-                x -= p;
-            }
-            return outcomes.last().expect("a chance node has outcomes").0;
+            return sample_chance(&outcomes, rng);
         }
         self.legal_actions(buf);
         buf[rng.random_range(0..buf.len())]
@@ -1270,18 +1276,7 @@ impl State for CatanState {
             s.seats[q].dev = [0; DEV_KINDS];
             s.seats[q].fresh = [0; DEV_KINDS];
             for i in 0..held {
-                let total: u32 = pool.iter().map(|&c| c as u32).sum();
-                let mut x = rng.random_range(0..total);
-                let k = (0..DEV_KINDS)
-                    .find(|&k| {
-                        if x < pool[k] as u32 {
-                            true
-                        } else {
-                            x -= pool[k] as u32;
-                            false
-                        }
-                    })
-                    .expect("the pool holds the cards dealt from it");
+                let k = draw(&pool, rng);
                 pool[k] -= 1;
                 s.seats[q].dev[k] += 1;
                 if i < fresh {
@@ -1307,18 +1302,7 @@ impl State for CatanState {
                             s.seats[t].hand[r] -= 1;
                             s.seats[x].hand[r] += 1;
                             s.unseen[t][x][r] -= 1;
-                            let total: u32 = s.seats[x].hand.iter().map(|&c| c as u32).sum();
-                            let mut pick = rng.random_range(0..total);
-                            let k = (0..RESOURCES)
-                                .find(|&k| {
-                                    if pick < s.seats[x].hand[k] as u32 {
-                                        true
-                                    } else {
-                                        pick -= s.seats[x].hand[k] as u32;
-                                        false
-                                    }
-                                })
-                                .expect("the victim holds the card just put back");
+                            let k = draw(&s.seats[x].hand, rng);
                             s.seats[x].hand[k] -= 1;
                             s.seats[t].hand[k] += 1;
                             s.unseen[t][x][k] += 1;

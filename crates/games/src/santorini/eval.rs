@@ -258,6 +258,139 @@ impl Evaluator<SantoriniState> for Linear8 {
         best
     }
 
+    fn frontier2_value(
+        &self,
+        state: &SantoriniState,
+        root: Player,
+        maximize: bool,
+        alpha: f64,
+        beta: f64,
+    ) -> Option<f64> {
+        // Two plies without a search: for each move of the mover's worker, the reply values of
+        // the opponent's moves are computed once, and each build changes only the replies onto
+        // the built cell. Every position where the game could end within the two plies is left
+        // to the search (None), so the value is exactly what the search would find.
+        if state.placed < 4 || state.official {
+            return None;
+        }
+        let m = state.mover();
+        let o = 1 - m;
+        if can_win_next(state, m) {
+            return None;
+        }
+        // No reply may win: no opponent worker on level 2 next to a cell of level 2 or more
+        // (a build, or a worker leaving it, could turn that into a climb to 3).
+        if state.workers(o).any(|c| state.height(c) == 2 && NEIGHBOURS[c] & !state.dome & state.level[1] != 0) {
+            return None;
+        }
+        let workers_all = state.worker_bits[0] | state.worker_bits[1];
+        let blocked = state.dome | workers_all;
+        let o_reach =
+            state.workers(o).fold(0u32, |acc, c| acc | (NEIGHBOURS[c] & !blocked & state.climbable(state.height(c))));
+        if o_reach.count_ones() < 3 {
+            return None; // one turn blocks at most two cells: with three the opponent can move
+        }
+        let value = |m_side: [f64; 4], o_side: [f64; 4]| {
+            if root == m { self.combine(m_side, o_side) } else { self.combine(o_side, m_side) }
+        };
+        // The opponent's choice: the lowest root value if the mover maximises, else the highest.
+        let o_better = |a: f64, b: f64| if maximize { a < b } else { a > b };
+        let o_cells = state.workers[o];
+        let o_heights = o_cells.map(|c| state.height(c as usize));
+        let none = if maximize { f64::INFINITY } else { f64::NEG_INFINITY };
+        let mut best = -none;
+        for w in 0..2 {
+            let from = state.workers[m][w] as usize;
+            let mut dests = NEIGHBOURS[from] & !blocked & state.climbable(state.height(from));
+            while dests != 0 {
+                let to = dests.trailing_zeros() as usize;
+                dests &= dests - 1;
+                let mut m_cells = state.workers[m];
+                m_cells[w] = to as u8;
+                let m_side = Self::side(state, m_cells);
+                let occupied = (workers_all & !(1 << from)) | 1 << to;
+                // The two best reply destinations (distinct cells) before any build.
+                let (mut b1, mut c1, mut b2, mut c2) = (none, usize::MAX, none, usize::MAX);
+                for j in 0..2 {
+                    let oc = o_cells[j] as usize;
+                    let mut ds = NEIGHBOURS[oc] & !state.dome & !occupied & state.climbable(o_heights[j]);
+                    while ds != 0 {
+                        let d = ds.trailing_zeros() as usize;
+                        ds &= ds - 1;
+                        let mut cells = o_cells;
+                        cells[j] = d as u8;
+                        let v = value(m_side, Self::side(state, cells));
+                        if d == c1 {
+                            if o_better(v, b1) {
+                                b1 = v;
+                            }
+                        } else if o_better(v, b1) {
+                            (b2, c2) = (b1, c1);
+                            (b1, c1) = (v, d);
+                        } else if d == c2 {
+                            if o_better(v, b2) {
+                                b2 = v;
+                            }
+                        } else if o_better(v, b2) {
+                            (b2, c2) = (v, d);
+                        }
+                    }
+                }
+                let mut builds = NEIGHBOURS[to] & !(state.dome | (workers_all & !(1 << from)) | 1 << to);
+                while builds != 0 {
+                    let b = builds.trailing_zeros() as usize;
+                    builds &= builds - 1;
+                    let hb = state.height(b);
+                    let mut reply = if b == c1 { b2 } else { b1 };
+                    // Replies onto the built cell, at its new height.
+                    if hb + 1 < 4 {
+                        for j in 0..2 {
+                            if NEIGHBOURS[o_cells[j] as usize] >> b & 1 == 1 && hb <= o_heights[j] {
+                                let mut cells = o_cells;
+                                cells[j] = b as u8;
+                                let v = value(m_side, Self::side_raised(state, cells, b));
+                                if o_better(v, reply) {
+                                    reply = v;
+                                }
+                            }
+                        }
+                    }
+                    if reply == none {
+                        return None; // the opponent would have no move
+                    }
+                    // The mover must keep a move after any reply (again: a turn blocks two).
+                    let mut level = state.level;
+                    let mut dome = state.dome;
+                    if hb < 3 {
+                        level[hb as usize] |= 1 << b;
+                    } else {
+                        dome |= 1 << b;
+                    }
+                    let blocked_after = dome | occupied | state.worker_bits[o];
+                    let m_reach = m_cells.iter().fold(0u32, |acc, &c| {
+                        let c = c as usize;
+                        let climbable = match state.height(c) {
+                            0 => !level[1],
+                            1 => !level[2],
+                            _ => u32::MAX,
+                        };
+                        acc | (NEIGHBOURS[c] & !blocked_after & climbable)
+                    });
+                    if m_reach.count_ones() < 3 {
+                        return None;
+                    }
+                    if (maximize && reply > best) || (!maximize && reply < best) {
+                        best = reply;
+                    }
+                }
+                if (maximize && best >= beta) || (!maximize && best <= alpha) {
+                    return Some(best);
+                }
+            }
+        }
+        Some(best)
+    }
+
     fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
         height_priority(state, action)
     }
@@ -277,6 +410,27 @@ impl Linear8 {
                 continue;
             }
             let h = state.height(c as usize) as usize;
+            if h < 3 {
+                f[h] += 0.5;
+            }
+            placed += 1;
+            distance += CENTRE_DISTANCE[c as usize] as u32;
+        }
+        if placed > 0 {
+            f[3] = distance as f64 / placed as f64 / 2.0;
+        }
+        f
+    }
+
+    /// [`Self::side`] with the cell `raised` one level higher than in `state` (a build).
+    fn side_raised(state: &SantoriniState, cells: [u8; 2], raised: usize) -> [f64; 4] {
+        let mut f = [0.0; 4];
+        let (mut placed, mut distance) = (0u32, 0u32);
+        for c in cells {
+            if c as usize >= CELLS {
+                continue;
+            }
+            let h = state.height(c as usize) as usize + (c as usize == raised) as usize;
             if h < 3 {
                 f[h] += 0.5;
             }

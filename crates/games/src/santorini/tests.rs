@@ -411,3 +411,55 @@ fn linear8_fast_paths_match_the_features() {
     }
     assert!(checked > 2000 && frontiers > 1000, "{checked} positions, {frontiers} frontiers");
 }
+
+#[test]
+fn linear8_two_ply_horizon_matches_a_search() {
+    // Where `frontier2_value` answers, it equals the two-ply minimax over every move and build,
+    // and with a window it only stops early with a valid bound.
+    fn minimax2(e: &Linear8, s: &SantoriniState, root: usize, depth: u32) -> f64 {
+        if depth == 0 {
+            return e.evaluate(s, root);
+        }
+        let mut legal = Vec::new();
+        s.legal_actions(&mut legal);
+        let values = legal.iter().map(|&a| {
+            let mut c = *s;
+            c.apply_unchecked(a);
+            assert!(!c.is_terminal(), "a two-ply horizon must not cross the end of the game");
+            minimax2(e, &c, root, depth - 1)
+        });
+        if s.mover() == root { values.fold(f64::MIN, f64::max) } else { values.fold(f64::MAX, f64::min) }
+    }
+    let mut rng = rng_from_seed(43);
+    let (mut answered, mut positions) = (0, 0);
+    for _ in 0..120 {
+        let weights: [f64; 8] = std::array::from_fn(|_| rng.random_range(-4.0..4.0));
+        let e = Linear8 { weights };
+        let mut s = game().initial_state();
+        let mut legal = Vec::new();
+        while !s.is_terminal() {
+            for root in 0..2 {
+                let maximize = s.mover() == root;
+                if let Some(v) = e.frontier2_value(&s, root, maximize, f64::NEG_INFINITY, f64::INFINITY) {
+                    let exact = minimax2(&e, &s, root, 2);
+                    assert_eq!(v, exact, "{s:?}");
+                    // A window just below (maximising) or above (minimising) the value may stop
+                    // early, never on the wrong side.
+                    let (lo, hi) = if maximize { (exact - 1.0, exact - 0.5) } else { (exact + 0.5, exact + 1.0) };
+                    let b = e.frontier2_value(&s, root, maximize, lo, hi).unwrap();
+                    if maximize {
+                        assert!(b >= hi && b <= exact, "{b} vs {exact}");
+                    } else {
+                        assert!(b <= lo && b >= exact, "{b} vs {exact}");
+                    }
+                    answered += 1;
+                }
+            }
+            positions += 1;
+            s.legal_actions(&mut legal);
+            let a = legal[rng.random_range(0..legal.len())];
+            s.apply_unchecked(a);
+        }
+    }
+    assert!(answered > positions / 2, "answered {answered} of {positions}");
+}
