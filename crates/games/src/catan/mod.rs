@@ -749,6 +749,16 @@ impl CatanState {
     }
 }
 
+/// Chance outcomes `0..counts.len()`, each as likely as its count (zero counts left out).
+fn push_weighted(out: &mut Vec<(Action, f64)>, counts: &[u8]) {
+    let total: u32 = counts.iter().map(|&c| c as u32).sum();
+    for (k, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            out.push((k as Action, c as f64 / total as f64));
+        }
+    }
+}
+
 /// A random index of `counts`, each as likely as its count (the counts may not all be zero).
 fn draw(counts: &[u8], rng: &mut Rng) -> usize {
     let total: u32 = counts.iter().map(|&c| c as u32).sum();
@@ -931,12 +941,7 @@ impl State for CatanState {
                 for &t in &self.terrain[..self.count as usize] {
                     left[t as usize] -= 1;
                 }
-                let total: u8 = left.iter().sum();
-                for (t, &c) in left.iter().enumerate() {
-                    if c > 0 {
-                        out.push((t as Action, c as f64 / total as f64));
-                    }
-                }
+                push_weighted(out, &left);
             }
             Phase::RedHexes => {
                 let spots = self.red_spots();
@@ -947,26 +952,13 @@ impl State for CatanState {
                     m &= m - 1;
                 }
             }
-            Phase::Numbers => {
-                let left = self.tokens_left();
-                let total: u8 = left.iter().sum();
-                for (v, &c) in left.iter().enumerate() {
-                    if c > 0 {
-                        out.push((v as Action, c as f64 / total as f64));
-                    }
-                }
-            }
+            Phase::Numbers => push_weighted(out, &self.tokens_left()),
             Phase::Harbours => {
                 let mut left = HARBOUR_SET;
                 for &h in &self.harbour[..self.count as usize] {
                     left[h as usize] -= 1;
                 }
-                let total: u8 = left.iter().sum();
-                for (h, &c) in left.iter().enumerate() {
-                    if c > 0 {
-                        out.push((h as Action, c as f64 / total as f64));
-                    }
-                }
+                push_weighted(out, &left);
             }
             Phase::Dice => {
                 for sum in 2..=12u32 {
@@ -974,23 +966,8 @@ impl State for CatanState {
                     out.push((sum, ways as f64 / 36.0));
                 }
             }
-            Phase::DevCard => {
-                let total: u8 = self.deck.iter().sum();
-                for (k, &c) in self.deck.iter().enumerate() {
-                    if c > 0 {
-                        out.push((k as Action, c as f64 / total as f64));
-                    }
-                }
-            }
-            Phase::StealCard => {
-                let hand = &self.seats[self.victim as usize].hand;
-                let total: u8 = hand.iter().sum();
-                for (r, &c) in hand.iter().enumerate() {
-                    if c > 0 {
-                        out.push((r as Action, c as f64 / total as f64));
-                    }
-                }
-            }
+            Phase::DevCard => push_weighted(out, &self.deck),
+            Phase::StealCard => push_weighted(out, &self.seats[self.victim as usize].hand),
             _ => {}
         }
     }

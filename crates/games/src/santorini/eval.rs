@@ -403,23 +403,7 @@ impl Evaluator<SantoriniState> for Linear8 {
 impl Linear8 {
     /// One side's four features (see [`linear8_features`]) with its workers on `cells`.
     fn side(state: &SantoriniState, cells: [u8; 2]) -> [f64; 4] {
-        let mut f = [0.0; 4];
-        let (mut placed, mut distance) = (0u32, 0u32);
-        for c in cells {
-            if c as usize >= CELLS {
-                continue;
-            }
-            let h = state.height(c as usize) as usize;
-            if h < 3 {
-                f[h] += 0.5;
-            }
-            placed += 1;
-            distance += CENTRE_DISTANCE[c as usize] as u32;
-        }
-        if placed > 0 {
-            f[3] = distance as f64 / placed as f64 / 2.0;
-        }
-        f
+        Self::side_raised(state, cells, usize::MAX)
     }
 
     /// [`Self::side`] with the cell `raised` one level higher than in `state` (a build).
