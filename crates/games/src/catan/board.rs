@@ -128,8 +128,10 @@ fn build() -> Topology {
             .collect()
     });
     // Coastal sides belong to one hex only; walk them clockwise around the island and put a
-    // harbour on the sides the printed frame uses: every third or fourth side (gaps 3, 3, 4
-    // repeated), which gives the frame's three-fold symmetric pattern of 9 harbours on 30 sides.
+    // harbour on the sides the printed frame uses: from H0's upper-left side, gaps of 3, 4, 3
+    // sides repeated (the frame's three-fold symmetric pattern of 9 harbours on 30 sides; the
+    // beginner map's harbours sit on H0's upper-left, H1's and H6's upper-right, H11's right,
+    // H15's and H17's lower-right, H16's lower-left, H12's and H3's left sides).
     let coastal: Vec<(u8, u8)> = {
         let mut count = std::collections::HashMap::new();
         for hex in 0..HEXES {
@@ -173,7 +175,7 @@ fn build() -> Topology {
     assert_eq!(coastal.len(), 30, "the coast has 30 sides");
     let mut harbour_vertices = [(0u8, 0u8); HARBOURS];
     let mut side = 0;
-    for (i, gap) in [3, 3, 4, 3, 3, 4, 3, 3, 4].into_iter().enumerate() {
+    for (i, gap) in [3, 4, 3, 3, 4, 3, 3, 4, 3].into_iter().enumerate() {
         harbour_vertices[i] = coastal[side];
         side += gap;
     }
@@ -224,6 +226,14 @@ mod tests {
             assert!(t.vertex_hexes[a as usize].len() < 3 && t.vertex_hexes[b as usize].len() < 3);
             assert_eq!(used & (1 << a | 1 << b), 0);
             used |= 1 << a | 1 << b;
+        }
+        // The frame's harbour sides, clockwise from the top left: (hex, side), sides numbered
+        // clockwise from the top corner (0 upper-right, 1 right, 2 lower-right, 3 lower-left,
+        // 4 left, 5 upper-left).
+        let sides = [(0, 5), (1, 0), (6, 0), (11, 1), (15, 2), (17, 2), (16, 3), (12, 4), (3, 4)];
+        for (i, &(h, k)) in sides.iter().enumerate() {
+            let (a, b) = (t.hex_vertices[h][k], t.hex_vertices[h][(k + 1) % 6]);
+            assert_eq!(t.harbour_vertices[i], (a.min(b), a.max(b)), "harbour {i}");
         }
         // Every hex's corners are distinct and its sides are edges.
         for h in 0..HEXES {

@@ -238,7 +238,9 @@ const PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "points", default: "10", accepts: "integer 3..=20", help: "victory points to win" },
 ];
 
-/// The rulebook's starting map for beginners, hexes in `H0`-`H18` order: terrain and number.
+/// The rulebook's starting map for beginners (base game, 4th edition), hexes in `H0`-`H18` order:
+/// terrain and number. Checked against three independent open transcriptions of the printed map,
+/// which agree on every hex.
 const BEGINNER_TILES: [(u8, u8); HEXES] = [
     (4, 10),
     (2, 2),
@@ -260,9 +262,11 @@ const BEGINNER_TILES: [(u8, u8); HEXES] = [
     (3, 6),
     (2, 11),
 ];
-/// Harbour kinds of the beginner map, clockwise from the top left (see [`board::Topology`]).
+/// Harbour kinds of the beginner map, clockwise from the top left (see [`board::Topology`]):
+/// 3:1, grain, ore, 3:1, wool, 3:1, 3:1, brick, lumber. The cyclic order is the same in four
+/// open transcriptions; where it starts (which sides) follows the one that gives corners.
 const BEGINNER_HARBOURS: [u8; HARBOURS] =
-    [GENERIC_HARBOUR, 2, GENERIC_HARBOUR, GENERIC_HARBOUR, 0, 1, GENERIC_HARBOUR, 3, 4];
+    [GENERIC_HARBOUR, 3, 4, GENERIC_HARBOUR, 2, GENERIC_HARBOUR, GENERIC_HARBOUR, 0, 1];
 
 impl Game for Catan {
     type State = CatanState;
