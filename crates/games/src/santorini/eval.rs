@@ -96,9 +96,9 @@ fn weights_from<const N: usize>(spec: &Spec, subject: &str, default: [f64; N]) -
 
 pub(crate) fn make_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<SantoriniState>, Error>> {
     match spec.name.as_str() {
-        "linear8" => Some(
-            weights_from(spec, "evaluator linear8", LINEAR8_WEIGHTS).map(|w| Box::new(Linear8 { weights: w }) as _),
-        ),
+        "linear8" => {
+            Some(weights_from(spec, "evaluator linear8", LINEAR8_WEIGHTS).map(|w| Box::new(Linear8::new(w)) as _))
+        }
         "linear22" => Some(
             weights_from(spec, "evaluator linear22", linear22_default_weights())
                 .map(|w| Box::new(Linear22 { weights: w }) as _),
@@ -206,18 +206,56 @@ pub fn linear22_features(state: &SantoriniState, player: Player) -> [f64; 22] {
 #[derive(Clone, Debug)]
 pub struct Linear8 {
     /// One weight per feature of [`linear8_features`].
-    pub weights: [f64; 8],
+    weights: [f64; 8],
+    /// One worker's share of a side's value, by side (0: the player's weights, 1: the
+    /// opponent's), the worker's height and its cell: with both workers placed the value is the
+    /// sum of four shares, so search never builds feature vectors.
+    share: Box<[[[f64; CELLS]; 4]; 2]>,
 }
 
 impl Default for Linear8 {
     fn default() -> Self {
-        Linear8 { weights: LINEAR8_WEIGHTS }
+        Linear8::new(LINEAR8_WEIGHTS)
+    }
+}
+
+impl Linear8 {
+    pub fn new(weights: [f64; 8]) -> Self {
+        let share = Box::new(std::array::from_fn(|k| {
+            std::array::from_fn(|h| {
+                std::array::from_fn(|c| {
+                    let level = if h < 3 { 0.5 * weights[4 * k + h] } else { 0.0 };
+                    level + CENTRE_DISTANCE[c] as f64 / 4.0 * weights[4 * k + 3]
+                })
+            })
+        }));
+        Linear8 { weights, share }
+    }
+
+    pub fn weights(&self) -> &[f64; 8] {
+        &self.weights
+    }
+
+    /// The value of one side's workers on `cells` with weights `k` (0 the player's, 1 the
+    /// opponent's), the cell `raised` one level higher than in `state` (a build; `usize::MAX`
+    /// for none).
+    fn part(&self, state: &SantoriniState, cells: [u8; 2], k: usize, raised: usize) -> f64 {
+        let (a, b) = (cells[0] as usize, cells[1] as usize);
+        if a >= CELLS || b >= CELLS {
+            // Placement: the centrality feature is the mean over the workers placed so far.
+            let f = Self::side_raised(state, cells, raised);
+            return f.iter().zip(&self.weights[4 * k..4 * k + 4]).map(|(f, w)| f * w).sum();
+        }
+        let ha = state.height(a) as usize + (a == raised) as usize;
+        let hb = state.height(b) as usize + (b == raised) as usize;
+        self.share[k][ha][a] + self.share[k][hb][b]
     }
 }
 
 impl Evaluator<SantoriniState> for Linear8 {
     fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
-        self.combine(Self::side(state, state.workers[player]), Self::side(state, state.workers[1 - player]))
+        self.part(state, state.workers[player], 0, usize::MAX)
+            + self.part(state, state.workers[1 - player], 1, usize::MAX)
     }
 
     fn move_gain_bound(&self, state: &SantoriniState) -> Option<f64> {
@@ -234,8 +272,9 @@ impl Evaluator<SantoriniState> for Linear8 {
             return None;
         }
         let p = state.mover();
-        // Only the mover's features change, so the opponent's are computed once.
-        let other = Self::side(state, state.workers[1 - p]);
+        // Only the mover's part changes, so the opponent's is computed once.
+        let (km, ko) = if root == p { (0, 1) } else { (1, 0) };
+        let other = self.part(state, state.workers[1 - p], ko, usize::MAX);
         let blocked = state.dome | state.worker_bits[0] | state.worker_bits[1];
         let mut best: Option<f64> = None;
         for w in 0..2 {
@@ -246,8 +285,7 @@ impl Evaluator<SantoriniState> for Linear8 {
                 dests &= dests - 1;
                 let mut cells = state.workers[p];
                 cells[w] = to as u8;
-                let moved = Self::side(state, cells);
-                let v = if root == p { self.combine(moved, other) } else { self.combine(other, moved) };
+                let v = self.part(state, cells, km, usize::MAX) + other;
                 best = Some(match best {
                     None => v,
                     Some(b) if maximize => b.max(v),
@@ -287,100 +325,120 @@ impl Evaluator<SantoriniState> for Linear8 {
         let blocked = state.dome | workers_all;
         let o_reach =
             state.workers(o).fold(0u32, |acc, c| acc | (NEIGHBOURS[c] & !blocked & state.climbable(state.height(c))));
-        if o_reach.count_ones() < 3 {
+        if !at_least(o_reach, 3) {
             return None; // one turn blocks at most two cells: with three the opponent can move
         }
-        let value = |m_side: [f64; 4], o_side: [f64; 4]| {
-            if root == m { self.combine(m_side, o_side) } else { self.combine(o_side, m_side) }
-        };
+        // The value is linear: the mover's part plus the opponent's part, each depending only
+        // on that side's workers and the heights under them. So the opponent's replies are
+        // valued once, not once per move of the mover: a move only takes the reply onto its
+        // destination away (and frees its origin), and a build only changes the replies onto the
+        // built cell. Sums are grouped as in `evaluate`, so the result is exactly the search's.
+        let (km, ko) = if root == m { (0, 1) } else { (1, 0) };
         // The opponent's choice: the lowest root value if the mover maximises, else the highest.
         let o_better = |a: f64, b: f64| if maximize { a < b } else { a > b };
         let o_cells = state.workers[o];
         let o_heights = o_cells.map(|c| state.height(c as usize));
         let none = if maximize { f64::INFINITY } else { f64::NEG_INFINITY };
+        let reply_part = |cells: [u8; 2], raised: usize| self.part(state, cells, ko, raised);
+        // The best reply part per destination cell that neither worker of the mover stands on,
+        // at today's heights; the three best cells, best first (a move and a build rule out two).
+        let mut cell_best = [none; CELLS];
+        let mut reached = 0u32;
+        for j in 0..2 {
+            let mut ds = NEIGHBOURS[o_cells[j] as usize] & !blocked & state.climbable(o_heights[j]);
+            reached |= ds;
+            while ds != 0 {
+                let d = ds.trailing_zeros() as usize;
+                ds &= ds - 1;
+                let mut cells = o_cells;
+                cells[j] = d as u8;
+                let v = reply_part(cells, usize::MAX);
+                if o_better(v, cell_best[d]) {
+                    cell_best[d] = v;
+                }
+            }
+        }
+        let mut top = [(none, usize::MAX); 3];
+        while reached != 0 {
+            let d = reached.trailing_zeros() as usize;
+            reached &= reached - 1;
+            let mut entry = (cell_best[d], d);
+            for slot in top.iter_mut() {
+                if o_better(entry.0, slot.0) {
+                    std::mem::swap(slot, &mut entry);
+                }
+            }
+        }
+        // Replies onto a cell one level higher than today (after a build there), by cell.
+        let mut raised_known = 0u32;
+        let mut raised = [none; CELLS];
         let mut best = -none;
         for w in 0..2 {
             let from = state.workers[m][w] as usize;
+            // Replies onto the cell this worker leaves, at its height.
+            let mut from_reply = none;
+            for j in 0..2 {
+                if NEIGHBOURS[o_cells[j] as usize] >> from & 1 == 1 && state.height(from) <= o_heights[j] + 1 {
+                    let mut cells = o_cells;
+                    cells[j] = from as u8;
+                    let v = reply_part(cells, usize::MAX);
+                    if o_better(v, from_reply) {
+                        from_reply = v;
+                    }
+                }
+            }
             let mut dests = NEIGHBOURS[from] & !blocked & state.climbable(state.height(from));
             while dests != 0 {
                 let to = dests.trailing_zeros() as usize;
                 dests &= dests - 1;
                 let mut m_cells = state.workers[m];
                 m_cells[w] = to as u8;
-                let m_side = Self::side(state, m_cells);
+                let m_part = self.part(state, m_cells, km, usize::MAX);
                 let occupied = (workers_all & !(1 << from)) | 1 << to;
-                // The two best reply destinations (distinct cells) before any build.
-                let (mut b1, mut c1, mut b2, mut c2) = (none, usize::MAX, none, usize::MAX);
-                for j in 0..2 {
-                    let oc = o_cells[j] as usize;
-                    let mut ds = NEIGHBOURS[oc] & !state.dome & !occupied & state.climbable(o_heights[j]);
-                    while ds != 0 {
-                        let d = ds.trailing_zeros() as usize;
-                        ds &= ds - 1;
-                        let mut cells = o_cells;
-                        cells[j] = d as u8;
-                        let v = value(m_side, Self::side(state, cells));
-                        if d == c1 {
-                            if o_better(v, b1) {
-                                b1 = v;
-                            }
-                        } else if o_better(v, b1) {
-                            (b2, c2) = (b1, c1);
-                            (b1, c1) = (v, d);
-                        } else if d == c2 {
-                            if o_better(v, b2) {
-                                b2 = v;
-                            }
-                        } else if o_better(v, b2) {
-                            (b2, c2) = (v, d);
-                        }
-                    }
-                }
-                let mut builds = NEIGHBOURS[to] & !(state.dome | (workers_all & !(1 << from)) | 1 << to);
+                // With four cells to move to before the build, three remain after it (a build
+                // changes one cell), so the check per build below is needed only with fewer.
+                let reach_before = m_cells.iter().fold(0u32, |acc, &c| {
+                    let c = c as usize;
+                    acc | (NEIGHBOURS[c] & !(state.dome | occupied) & state.climbable(state.height(c)))
+                });
+                let check_reach = !at_least(reach_before, 4);
+                let mut builds = NEIGHBOURS[to] & !(state.dome | occupied);
                 while builds != 0 {
                     let b = builds.trailing_zeros() as usize;
                     builds &= builds - 1;
                     let hb = state.height(b);
-                    let mut reply = if b == c1 { b2 } else { b1 };
-                    // Replies onto the built cell, at its new height.
+                    let mut reply = top.iter().find(|e| e.1 != to && e.1 != b).map_or(none, |e| e.0);
+                    if b != from && o_better(from_reply, reply) {
+                        reply = from_reply;
+                    }
                     if hb + 1 < 4 {
-                        for j in 0..2 {
-                            if NEIGHBOURS[o_cells[j] as usize] >> b & 1 == 1 && hb <= o_heights[j] {
-                                let mut cells = o_cells;
-                                cells[j] = b as u8;
-                                let v = value(m_side, Self::side_raised(state, cells, b));
-                                if o_better(v, reply) {
-                                    reply = v;
+                        if raised_known >> b & 1 == 0 {
+                            raised_known |= 1 << b;
+                            for j in 0..2 {
+                                if NEIGHBOURS[o_cells[j] as usize] >> b & 1 == 1 && hb <= o_heights[j] {
+                                    let mut cells = o_cells;
+                                    cells[j] = b as u8;
+                                    let v = reply_part(cells, b);
+                                    if o_better(v, raised[b]) {
+                                        raised[b] = v;
+                                    }
                                 }
                             }
+                        }
+                        if o_better(raised[b], reply) {
+                            reply = raised[b];
                         }
                     }
                     if reply == none {
                         return None; // the opponent would have no move
                     }
                     // The mover must keep a move after any reply (again: a turn blocks two).
-                    let mut level = state.level;
-                    let mut dome = state.dome;
-                    if hb < 3 {
-                        level[hb as usize] |= 1 << b;
-                    } else {
-                        dome |= 1 << b;
-                    }
-                    let blocked_after = dome | occupied | state.worker_bits[o];
-                    let m_reach = m_cells.iter().fold(0u32, |acc, &c| {
-                        let c = c as usize;
-                        let climbable = match state.height(c) {
-                            0 => !level[1],
-                            1 => !level[2],
-                            _ => u32::MAX,
-                        };
-                        acc | (NEIGHBOURS[c] & !blocked_after & climbable)
-                    });
-                    if m_reach.count_ones() < 3 {
+                    if check_reach && !Self::keeps_reach(state, m_cells, occupied, b, hb) {
                         return None;
                     }
-                    if (maximize && reply > best) || (!maximize && reply < best) {
-                        best = reply;
+                    let value = m_part + reply;
+                    if (maximize && value > best) || (!maximize && value < best) {
+                        best = value;
                     }
                 }
                 if (maximize && best >= beta) || (!maximize && best <= alpha) {
@@ -401,12 +459,31 @@ impl Evaluator<SantoriniState> for Linear8 {
 }
 
 impl Linear8 {
-    /// One side's four features (see [`linear8_features`]) with its workers on `cells`.
-    fn side(state: &SantoriniState, cells: [u8; 2]) -> [f64; 4] {
-        Self::side_raised(state, cells, usize::MAX)
+    /// Whether the mover's workers on `cells` have at least three cells to move to after a build
+    /// on `b` (height `hb` before it).
+    fn keeps_reach(state: &SantoriniState, cells: [u8; 2], occupied: u32, b: usize, hb: u8) -> bool {
+        let mut level = state.level;
+        let mut dome = state.dome;
+        if hb < 3 {
+            level[hb as usize] |= 1 << b;
+        } else {
+            dome |= 1 << b;
+        }
+        let blocked_after = dome | occupied;
+        let reach = cells.iter().fold(0u32, |acc, &c| {
+            let c = c as usize;
+            let climbable = match state.height(c) {
+                0 => !level[1],
+                1 => !level[2],
+                _ => u32::MAX,
+            };
+            acc | (NEIGHBOURS[c] & !blocked_after & climbable)
+        });
+        at_least(reach, 3)
     }
 
-    /// [`Self::side`] with the cell `raised` one level higher than in `state` (a build).
+    /// One side's four features (see [`linear8_features`]) with its workers on `cells`, the
+    /// cell `raised` one level higher than in `state` (a build).
     fn side_raised(state: &SantoriniState, cells: [u8; 2], raised: usize) -> [f64; 4] {
         let mut f = [0.0; 4];
         let (mut placed, mut distance) = (0u32, 0u32);
@@ -425,19 +502,6 @@ impl Linear8 {
             f[3] = distance as f64 / placed as f64 / 2.0;
         }
         f
-    }
-
-    /// The weighted sum of the player's and the opponent's features, in the features' order.
-    fn combine(&self, own: [f64; 4], opponent: [f64; 4]) -> f64 {
-        let w = &self.weights;
-        own[0] * w[0]
-            + own[1] * w[1]
-            + own[2] * w[2]
-            + own[3] * w[3]
-            + opponent[0] * w[4]
-            + opponent[1] * w[5]
-            + opponent[2] * w[6]
-            + opponent[3] * w[7]
     }
 }
 
@@ -460,6 +524,15 @@ impl Evaluator<SantoriniState> for Linear22 {
     fn has_move_priority(&self) -> bool {
         true
     }
+}
+
+/// Whether `bits` has at least `n` (at most 4) bits set, without a population count (which is a
+/// dozen instructions on the baseline x86-64 target).
+fn at_least(mut bits: u32, n: u32) -> bool {
+    for _ in 1..n {
+        bits &= bits.wrapping_sub(1);
+    }
+    bits != 0
 }
 
 /// Whether `player` could climb onto level 3 on their next move.
