@@ -239,12 +239,11 @@ impl Linear8 {
     /// The value of one side's workers on `cells` with weights `k` (0 the player's, 1 the
     /// opponent's), the cell `raised` one level higher than in `state` (a build; `usize::MAX`
     /// for none).
+    #[inline]
     fn part(&self, state: &SantoriniState, cells: [u8; 2], k: usize, raised: usize) -> f64 {
         let (a, b) = (cells[0] as usize, cells[1] as usize);
         if a >= CELLS || b >= CELLS {
-            // Placement: the centrality feature is the mean over the workers placed so far.
-            let f = Self::side_raised(state, cells, raised);
-            return f.iter().zip(&self.weights[4 * k..4 * k + 4]).map(|(f, w)| f * w).sum();
+            return self.part_in_placement(state, cells, k, raised);
         }
         let ha = state.height(a) as usize + (a == raised) as usize;
         let hb = state.height(b) as usize + (b == raised) as usize;
@@ -372,21 +371,31 @@ impl Evaluator<SantoriniState> for Linear8 {
         // Replies onto a cell one level higher than today (after a build there), by cell.
         let mut raised_known = 0u32;
         let mut raised = [none; CELLS];
-        let mut best = -none;
-        for w in 0..2 {
+        // Replies onto the cell each worker of the mover leaves, at its height.
+        let from_reply: [f64; 2] = std::array::from_fn(|w| {
             let from = state.workers[m][w] as usize;
-            // Replies onto the cell this worker leaves, at its height.
-            let mut from_reply = none;
+            let mut r = none;
             for j in 0..2 {
                 if NEIGHBOURS[o_cells[j] as usize] >> from & 1 == 1 && state.height(from) <= o_heights[j] + 1 {
                     let mut cells = o_cells;
                     cells[j] = from as u8;
                     let v = reply_part(cells, usize::MAX);
-                    if o_better(v, from_reply) {
-                        from_reply = v;
+                    if o_better(v, r) {
+                        r = v;
                     }
                 }
             }
+            r
+        });
+        // The mover's moves with a bound on their value: whatever the build, the opponent keeps
+        // the second best of the top replies the move leaves, so the value is at most (when
+        // maximising) the mover's part plus that reply. Moves are taken best bound first, and
+        // once no bound beats the best value the rest cannot matter (their terminal replies
+        // would only make them worse), so they are not expanded.
+        let mut moves = [(0.0, 0u8, 0u8, 0.0); 16];
+        let mut count = 0;
+        for w in 0..2 {
+            let from = state.workers[m][w] as usize;
             let mut dests = NEIGHBOURS[from] & !blocked & state.climbable(state.height(from));
             while dests != 0 {
                 let to = dests.trailing_zeros() as usize;
@@ -394,6 +403,29 @@ impl Evaluator<SantoriniState> for Linear8 {
                 let mut m_cells = state.workers[m];
                 m_cells[w] = to as u8;
                 let m_part = self.part(state, m_cells, km, usize::MAX);
+                let second = top.iter().filter(|e| e.1 != to).nth(1).map_or(none, |e| e.0);
+                moves[count] = (m_part + second, w as u8, to as u8, m_part);
+                count += 1;
+            }
+        }
+        let mut best = -none;
+        for i in 0..count {
+            let mut k = i;
+            for j in i + 1..count {
+                if (maximize && moves[j].0 > moves[k].0) || (!maximize && moves[j].0 < moves[k].0) {
+                    k = j;
+                }
+            }
+            moves.swap(i, k);
+            let (bound, w, to, m_part) = moves[i];
+            if (maximize && bound <= best) || (!maximize && bound >= best) {
+                break;
+            }
+            let (w, to) = (w as usize, to as usize);
+            let from = state.workers[m][w] as usize;
+            let mut m_cells = state.workers[m];
+            m_cells[w] = to as u8;
+            {
                 let occupied = (workers_all & !(1 << from)) | 1 << to;
                 // With four cells to move to before the build, three remain after it (a build
                 // changes one cell), so the check per build below is needed only with fewer.
@@ -408,8 +440,8 @@ impl Evaluator<SantoriniState> for Linear8 {
                     builds &= builds - 1;
                     let hb = state.height(b);
                     let mut reply = top.iter().find(|e| e.1 != to && e.1 != b).map_or(none, |e| e.0);
-                    if b != from && o_better(from_reply, reply) {
-                        reply = from_reply;
+                    if b != from && o_better(from_reply[w], reply) {
+                        reply = from_reply[w];
                     }
                     if hb + 1 < 4 {
                         if raised_known >> b & 1 == 0 {
@@ -480,6 +512,14 @@ impl Linear8 {
             acc | (NEIGHBOURS[c] & !blocked_after & climbable)
         });
         at_least(reach, 3)
+    }
+
+    /// [`Self::part`] during placement: the centrality feature is the mean over the workers
+    /// placed so far.
+    #[cold]
+    fn part_in_placement(&self, state: &SantoriniState, cells: [u8; 2], k: usize, raised: usize) -> f64 {
+        let f = Self::side_raised(state, cells, raised);
+        f.iter().zip(&self.weights[4 * k..4 * k + 4]).map(|(f, w)| f * w).sum()
     }
 
     /// One side's four features (see [`linear8_features`]) with its workers on `cells`, the
