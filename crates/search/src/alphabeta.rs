@@ -206,6 +206,8 @@ pub struct AlphaBeta<S: State> {
     pruned: u64,
     /// Nodes two plies above the horizon the evaluator valued without a search.
     horizon2: u64,
+    /// Root iterations searched again after falling outside the aspiration window.
+    researches: u64,
     report: SearchReport,
 }
 
@@ -248,6 +250,7 @@ impl<S: State> AlphaBeta<S> {
             futile: 0,
             pruned: 0,
             horizon2: 0,
+            researches: 0,
             report: SearchReport::default(),
             config,
         }
@@ -543,28 +546,40 @@ impl<S: State> AlphaBeta<S> {
 
     /// One iteration at the root. Returns each fully searched root move with its value (exact
     /// with `full_window`, else exact for the best and upper bounds for the rest), best first.
-    fn root_iteration(&mut self, state: &S, depth: u32, first: Action, full_window: bool) -> Vec<(Action, f64)> {
+    fn root_iteration(
+        &mut self,
+        state: &S,
+        depth: u32,
+        first: Action,
+        full_window: bool,
+        window: (f64, f64),
+    ) -> Vec<(Action, f64)> {
         self.ensure_ply(0);
         self.ordered_moves(state, 0, self.root_player, first, true);
         let moves = self.moves[0].clone();
         let mut results: Vec<(Action, f64)> = Vec::with_capacity(moves.len());
-        let mut alpha = -INF;
-        for a in moves {
+        let (mut alpha, beta) = if full_window { (-INF, INF) } else { window };
+        for (i, a) in moves.into_iter().enumerate() {
             let mut child = state.clone();
             child.apply_unchecked(a);
             // Principal variation search at the root too: a later move first has to show with a
             // null window that it beats the best so far.
-            let v = if full_window || alpha == -INF {
-                self.search(&child, depth - 1, 1, if full_window { -INF } else { alpha }, INF)
+            let v = if full_window {
+                self.search(&child, depth - 1, 1, -INF, INF)
+            } else if i == 0 || alpha == -INF {
+                self.search(&child, depth - 1, 1, alpha, beta)
             } else {
                 let v = self.search(&child, depth - 1, 1, alpha, next_up(alpha));
-                if v > alpha && !self.aborted { self.search(&child, depth - 1, 1, alpha, INF) } else { v }
+                if v > alpha && v < beta && !self.aborted { self.search(&child, depth - 1, 1, alpha, beta) } else { v }
             };
             if self.aborted {
                 break;
             }
             results.push((a, v));
             alpha = alpha.max(v);
+            if alpha >= beta {
+                break; // above the aspiration window: the caller searches again with a wider one
+            }
         }
         // Stable: among equal values the earlier (better ordered) move stays first.
         results.sort_by(|x, y| y.1.total_cmp(&x.1));
@@ -587,10 +602,39 @@ impl<S: State> AlphaBeta<S> {
         let mut completed = 0;
         // Plain search is one fixed-depth pass, as the reports' minimax was.
         let first_depth = if self.config.plain { max_depth } else { 1 };
+        // Aspiration: from depth 3 the iteration starts with a window around the last value,
+        // as wide as the value moved between the last iterations; a result outside it is
+        // searched again with that side open.
+        let mut values: Vec<f64> = Vec::new();
         for depth in first_depth..=max_depth {
             let first = best.first().map_or(Action::MAX, |m| m.0);
             self.saw_chance = false;
-            let results = self.root_iteration(state, depth, first, full_window);
+            let mut window = (-INF, INF);
+            if !full_window
+                && !self.config.plain
+                && let [.., a, b] = values[..]
+                && b.abs() < MATE_BOUND
+                && a.abs() < MATE_BOUND
+            {
+                // Centred on the value of the same parity (one side's extra move at the horizon
+                // makes values alternate between odd and even depths).
+                let delta = (b - a).abs().max(1e-3 * (1.0 + a.abs()));
+                window = (a - delta, a + delta);
+            }
+            let mut results = self.root_iteration(state, depth, first, full_window, window);
+            while !self.aborted
+                && let Some(&(_, v)) = results.first()
+            {
+                if v <= window.0 && window.0 > -INF {
+                    window.0 = -INF;
+                } else if v >= window.1 && window.1 < INF {
+                    window.1 = INF;
+                } else {
+                    break;
+                }
+                self.researches += 1;
+                results = self.root_iteration(state, depth, first, full_window, window);
+            }
             if self.aborted {
                 // A partial iteration still counts if it searched the previous best move first
                 // and found something at least as good; otherwise keep the completed one.
@@ -605,6 +649,9 @@ impl<S: State> AlphaBeta<S> {
             }
             best = results;
             completed = depth;
+            if let Some(m) = best.first() {
+                values.push(m.1);
+            }
             // A forced win or loss does not change with more depth.
             if !self.saw_chance && !full_window && best.first().is_some_and(|m| m.1.abs() > MATE_BOUND) {
                 break;
@@ -640,7 +687,7 @@ impl<S: State> AlphaBeta<S> {
             let first = best.first().map_or(Action::MAX, |m| m.0);
             for (w, world) in worlds.iter().enumerate() {
                 self.key_salt = meeple_game::zobrist::splitmix64(((root as u64) << 32) | (w as u64 + 1));
-                for (a, v) in self.root_iteration(world, depth, first, true) {
+                for (a, v) in self.root_iteration(world, depth, first, true, (-INF, INF)) {
                     match sum.iter_mut().find(|m| m.0 == a) {
                         Some(m) => m.1 += v,
                         None => sum.push((a, v)),
@@ -698,6 +745,7 @@ impl<S: State> AlphaBeta<S> {
         self.futile = 0;
         self.pruned = 0;
         self.horizon2 = 0;
+        self.researches = 0;
         self.tt.new_search();
         self.history.iter_mut().for_each(|h| *h /= 8);
         let worlds = self.config.worlds.max(1);
@@ -756,7 +804,7 @@ impl<S: State> AlphaBeta<S> {
             };
             eprintln!(
                 "alphabeta: depth {} value {:.3} nodes {} ({:.0} nodes/s) tt hits {:.1}% of {} entries, futile {}, \
-                 two-ply horizons {}, pruned {}, reductions {} (re-searched {}), {:.3} s, pv {}",
+                 two-ply horizons {}, pruned {}, reductions {} (re-searched {}), aspiration re-searches {}, {:.3} s, pv {}",
                 self.report.depth,
                 self.report.value,
                 self.report.nodes,
@@ -768,6 +816,7 @@ impl<S: State> AlphaBeta<S> {
                 self.pruned,
                 self.reductions.0,
                 self.reductions.1,
+                self.researches,
                 seconds,
                 pv.join(" ")
             );
