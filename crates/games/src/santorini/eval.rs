@@ -303,6 +303,33 @@ impl Evaluator<SantoriniState> for Linear8 {
         alpha: f64,
         beta: f64,
     ) -> Option<f64> {
+        // One copy per side to move, so the many comparisons do not test `maximize` each time.
+        if maximize {
+            self.frontier2::<true>(state, root, alpha, beta)
+        } else {
+            self.frontier2::<false>(state, root, alpha, beta)
+        }
+    }
+
+    fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
+        height_priority(state, action)
+    }
+
+    fn has_move_priority(&self) -> bool {
+        true
+    }
+}
+
+impl Linear8 {
+    /// [`Evaluator::frontier2_value`] for a maximising (`MAXIMIZE`) or minimising mover.
+    fn frontier2<const MAXIMIZE: bool>(
+        &self,
+        state: &SantoriniState,
+        root: Player,
+        alpha: f64,
+        beta: f64,
+    ) -> Option<f64> {
+        let maximize = MAXIMIZE;
         // Two plies without a search: for each move of the mover's worker, the reply values of
         // the opponent's moves are computed once, and each build changes only the replies onto
         // the built cell. Every position where the game could end within the two plies is left
@@ -481,16 +508,6 @@ impl Evaluator<SantoriniState> for Linear8 {
         Some(best)
     }
 
-    fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
-        height_priority(state, action)
-    }
-
-    fn has_move_priority(&self) -> bool {
-        true
-    }
-}
-
-impl Linear8 {
     /// Whether the mover's workers on `cells` have at least three cells to move to after a build
     /// on `b` (height `hb` before it).
     fn keeps_reach(state: &SantoriniState, cells: [u8; 2], occupied: u32, b: usize, hb: u8) -> bool {
