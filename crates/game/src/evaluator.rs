@@ -18,6 +18,13 @@ pub trait Evaluator<S: State>: Send + Sync {
         0
     }
 
+    /// [`Evaluator::move_priority`] of each of `actions`, written to `out` (cleared first): one
+    /// call per node, which an evaluator can answer faster than move by move.
+    fn move_priorities(&self, state: &S, actions: &[Action], out: &mut Vec<i32>) {
+        out.clear();
+        out.extend(actions.iter().map(|&a| self.move_priority(state, a)));
+    }
+
     /// Whether [`Evaluator::move_priority`] carries information (search skips it otherwise).
     fn has_move_priority(&self) -> bool {
         false

@@ -186,6 +186,8 @@ pub struct AlphaBeta<S: State> {
     moves: Vec<Vec<Action>>,
     scores: Vec<Vec<(u64, Action)>>,
     outcomes: Vec<Vec<(Action, f64)>>,
+    /// The evaluator's move priorities at the node being ordered.
+    priorities: Vec<i32>,
     // Per-search state.
     root_player: Player,
     key_salt: u64,
@@ -236,6 +238,7 @@ impl<S: State> AlphaBeta<S> {
             moves: Vec::new(),
             scores: Vec::new(),
             outcomes: Vec::new(),
+            priorities: Vec::new(),
             root_player: 0,
             key_salt: 0,
             nodes: 0,
@@ -323,6 +326,9 @@ impl<S: State> AlphaBeta<S> {
             }
         }
         let priority = self.config.order && self.eval.has_move_priority();
+        if priority {
+            self.eval.move_priorities(state, &moves, &mut self.priorities);
+        }
         let mut scores = std::mem::take(&mut self.scores[ply]);
         scores.clear();
         let killers = self.killers[ply.min(self.killers.len() - 1)];
@@ -340,11 +346,7 @@ impl<S: State> AlphaBeta<S> {
             } else if a == killers[1] {
                 5 << 60
             } else {
-                let p = if priority {
-                    (self.eval.move_priority(state, a).clamp(-(1 << 19), 1 << 19) + (1 << 19)) as u64
-                } else {
-                    0
-                };
+                let p = if priority { (self.priorities[i].clamp(-(1 << 19), 1 << 19) + (1 << 19)) as u64 } else { 0 };
                 (p << 36) + ((history.get(a as usize).copied().unwrap_or(0) as u64).min((1 << 28) - 1) << 8)
             };
             scores.push((base + (n - i as u64).min(255), a));

@@ -2,7 +2,7 @@
 //! weights, the 22-feature extended set, move ordering by the mover's height, and a greedy
 //! rules-based agent.
 
-use super::{CELLS, Decoded, NEIGHBOURS, SantoriniState, WIN_BASE};
+use super::{CELLS, Decoded, NEIGHBOUR, NEIGHBOURS, SantoriniState, TURN_BASE, WIN_BASE};
 use meeple_game::{
     Action, Agent, AgentInfo, BoxedEvaluator, Budget, Error, Evaluator, ParamInfo, Player, Rng, Spec, State,
     rng_from_seed,
@@ -120,6 +120,35 @@ fn height_priority(state: &SantoriniState, action: Action) -> i32 {
             h_to * h_to + h_other * h_other
         }
     }
+}
+
+/// [`height_priority`] of many actions: after placement the priority depends only on the worker
+/// and its move, so the 16 values are computed once and looked up by action.
+fn height_priorities(state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
+    out.clear();
+    if state.placed < 4 {
+        out.extend(actions.iter().map(|&a| height_priority(state, a)));
+        return;
+    }
+    let p = state.mover();
+    let mut by_move = [0i32; 16];
+    for w in 0..2 {
+        let (from, other) = (state.workers[p][w] as usize, state.workers[p][1 - w] as usize);
+        let h_other = state.height(other) as i32;
+        for md in 0..8 {
+            let to = NEIGHBOUR[from][md] as usize;
+            if to < CELLS {
+                let h_to = state.height(to) as i32;
+                by_move[w * 8 + md] = h_to * h_to + h_other * h_other;
+            }
+        }
+    }
+    // Turn ids are worker * 64 + move * 8 + build above TURN_BASE, winning climbs worker * 8 +
+    // move above WIN_BASE.
+    out.extend(actions.iter().map(|&a| {
+        let x = if a >= WIN_BASE { a - WIN_BASE } else { (a - TURN_BASE) / 8 };
+        by_move[x as usize]
+    }));
 }
 
 /// Whether every move from `state` leaves the game running: the mover has no winning climb and
@@ -313,6 +342,10 @@ impl Evaluator<SantoriniState> for Linear8 {
 
     fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
         height_priority(state, action)
+    }
+
+    fn move_priorities(&self, state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
+        height_priorities(state, actions, out);
     }
 
     fn has_move_priority(&self) -> bool {
@@ -576,6 +609,10 @@ impl Evaluator<SantoriniState> for Linear22 {
 
     fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
         height_priority(state, action)
+    }
+
+    fn move_priorities(&self, state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
+        height_priorities(state, actions, out);
     }
 
     fn has_move_priority(&self) -> bool {

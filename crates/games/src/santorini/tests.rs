@@ -375,8 +375,9 @@ fn specs_and_registries() {
 
 #[test]
 fn linear8_fast_paths_match_the_features() {
-    // `evaluate` and the horizon shortcut `frontier_value` must give exactly what the feature
-    // definition and a move-by-move search give, for any weights, on positions from random play.
+    // `evaluate`, the horizon shortcut `frontier_value` and the batched move priorities must give
+    // what the feature definition, a move-by-move search and the one-move priority give, for any
+    // weights, on positions from random play.
     let mut rng = rng_from_seed(41);
     let (mut checked, mut frontiers) = (0, 0);
     for _ in 0..200 {
@@ -392,6 +393,9 @@ fn linear8_fast_paths_match_the_features() {
                 assert!((v - dot).abs() <= 1e-12 * (1.0 + dot.abs()), "{v} vs {dot}");
             }
             s.legal_actions(&mut legal);
+            let mut priorities = Vec::new();
+            e.move_priorities(&s, &legal, &mut priorities);
+            assert_eq!(priorities, legal.iter().map(|&a| e.move_priority(&s, a)).collect::<Vec<_>>());
             for root in 0..2 {
                 let maximize = s.mover() == root;
                 if let Some(v) = e.frontier_value(&s, root, maximize) {
