@@ -118,6 +118,10 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
 
 /// A position: small, `Clone`, and cheap enough to copy in every search iteration.
 pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
+    /// Whether [`State::is_legal`] answers without generating the legal moves (search then
+    /// tries its table and killer moves before generating the rest).
+    const CHEAP_IS_LEGAL: bool = false;
+
     /// Who acts now.
     fn turn(&self) -> Turn;
 

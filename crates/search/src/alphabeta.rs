@@ -435,12 +435,10 @@ impl<S: State> AlphaBeta<S> {
             }
         }
         let (alpha0, beta0) = (alpha, beta);
-        self.ordered_moves(state, ply, mover, tt_move, false);
         let killers = self.killers[ply.min(MAX_DEPTH as usize + 1)];
         let lmr = self.config.lmr && !plain;
         let mut best = if maximize { -INF } else { INF };
         let mut best_move = Action::MAX;
-        let count = self.scores[ply].len();
         // Late move pruning: in a null-window node near the horizon, moves ordered late are
         // assumed not to change the outcome once a few have been tried.
         let lmp_limit = if self.config.lmp && !plain && depth <= 3 && next_up(alpha) >= beta {
@@ -448,68 +446,50 @@ impl<S: State> AlphaBeta<S> {
         } else {
             usize::MAX
         };
-        for i in 0..count {
-            let a = self.pick(ply, i);
-            if i >= lmp_limit && a != tt_move && !killers.contains(&a) {
-                self.pruned += 1;
-                continue;
-            }
-            let mut child = state.clone();
-            child.apply_unchecked(a);
-            let full = depth - 1;
-            let v = if i == 0 || alpha == -INF || beta == INF {
-                self.search(&child, full, ply + 1, alpha, beta)
-            } else {
-                // Principal variation search: first try to show the move is no better with a null
-                // window; late, quiet-ordered moves try that at reduced depth (late move
-                // reductions). Whatever looks better is searched again, fully.
-                let reduction = if lmr && depth >= 3 && i >= 3 && a != tt_move && !killers.contains(&a) {
-                    // Logarithmic in both depth and move number, as in modern engines.
-                    let r = ((depth as f64).ln() * ((i + 1) as f64).ln() / 2.0) as u32;
-                    r.clamp(1, depth - 2)
-                } else {
-                    0
-                };
-                let (lo, hi) = if maximize { (alpha, next_up(alpha)) } else { (next_down(beta), beta) };
-                let improves = |v: f64| if maximize { v > alpha } else { v < beta };
-                let mut v = self.search(&child, full - reduction, ply + 1, lo, hi);
-                if reduction > 0 {
-                    self.reductions.0 += 1;
-                    if improves(v) && !self.aborted {
-                        self.reductions.1 += 1;
-                        v = self.search(&child, full, ply + 1, lo, hi);
-                    }
+        let mut bounds = (alpha, beta);
+        // Staged generation: the table move and the killers (in the order the full list would
+        // put them) are tried before any other move is generated; a cut-off by one of them,
+        // the common case near the horizon, saves generating and ordering the rest.
+        let mut tried = [Action::MAX; 3];
+        let mut n_tried = 0;
+        let mut cut = false;
+        if !plain && !self.config.filter && S::CHEAP_IS_LEGAL {
+            for a in [tt_move, killers[0], killers[1]] {
+                if a == Action::MAX || tried[..n_tried].contains(&a) || !state.is_legal(a) {
+                    continue;
                 }
-                if improves(v) && v > alpha && v < beta && !self.aborted {
-                    v = self.search(&child, full, ply + 1, alpha, beta);
+                tried[n_tried] = a;
+                let v = self.search_child(state, a, n_tried, depth, ply, bounds, maximize, false);
+                n_tried += 1;
+                if self.aborted {
+                    return 0.0;
                 }
-                v
-            };
-            if self.aborted {
-                return 0.0;
-            }
-            if (maximize && v > best) || (!maximize && v < best) {
-                best = v;
-                best_move = a;
-            }
-            if maximize {
-                alpha = alpha.max(v);
-            } else {
-                beta = beta.min(v);
-            }
-            if alpha >= beta && plain {
-                break;
-            }
-            if alpha >= beta {
-                let k = &mut self.killers[ply.min(MAX_DEPTH as usize + 1)];
-                if k[0] != a {
-                    k[1] = k[0];
-                    k[0] = a;
+                if self.note_child(v, a, depth, ply, mover, maximize, &mut best, &mut best_move, &mut bounds) {
+                    cut = true;
+                    break;
                 }
-                if let Some(h) = self.history.get_mut(mover * self.num_actions + a as usize) {
-                    *h = h.saturating_add(depth * depth);
+            }
+        }
+        if !cut {
+            self.ordered_moves(state, ply, mover, tt_move, false);
+            for i in 0..self.scores[ply].len() {
+                let a = self.pick(ply, i);
+                if tried[..n_tried].contains(&a) {
+                    continue;
                 }
-                break;
+                let special = a == tt_move || killers.contains(&a);
+                if i >= lmp_limit && !special {
+                    self.pruned += 1;
+                    continue;
+                }
+                let reducible = lmr && depth >= 3 && i >= 3 && !special;
+                let v = self.search_child(state, a, i, depth, ply, bounds, maximize, reducible);
+                if self.aborted {
+                    return 0.0;
+                }
+                if self.note_child(v, a, depth, ply, mover, maximize, &mut best, &mut best_move, &mut bounds) {
+                    break;
+                }
             }
         }
         let bound = if best <= alpha0 {
@@ -523,6 +503,92 @@ impl<S: State> AlphaBeta<S> {
             self.tt.store(key, to_tt(best, ply), best_move, depth, bound);
         }
         best
+    }
+
+    /// The value of the child after `a`, the `i`-th move in order: the first with the window,
+    /// later ones by principal variation search (a null window first, reduced by late move
+    /// reductions when `reducible`, searched again fully if they look better).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn search_child(
+        &mut self,
+        state: &S,
+        a: Action,
+        i: usize,
+        depth: u32,
+        ply: usize,
+        (alpha, beta): (f64, f64),
+        maximize: bool,
+        reducible: bool,
+    ) -> f64 {
+        let mut child = state.clone();
+        child.apply_unchecked(a);
+        let full = depth - 1;
+        if i == 0 || alpha == -INF || beta == INF {
+            return self.search(&child, full, ply + 1, alpha, beta);
+        }
+        let reduction = if reducible {
+            // Logarithmic in both depth and move number, as in modern engines.
+            let r = ((depth as f64).ln() * ((i + 1) as f64).ln() / 2.0) as u32;
+            r.clamp(1, depth - 2)
+        } else {
+            0
+        };
+        let (lo, hi) = if maximize { (alpha, next_up(alpha)) } else { (next_down(beta), beta) };
+        let improves = |v: f64| if maximize { v > alpha } else { v < beta };
+        let mut v = self.search(&child, full - reduction, ply + 1, lo, hi);
+        if reduction > 0 {
+            self.reductions.0 += 1;
+            if improves(v) && !self.aborted {
+                self.reductions.1 += 1;
+                v = self.search(&child, full, ply + 1, lo, hi);
+            }
+        }
+        if improves(v) && v > alpha && v < beta && !self.aborted {
+            v = self.search(&child, full, ply + 1, alpha, beta);
+        }
+        v
+    }
+
+    /// Takes a child's value into the node's best value and window; on a cut-off records the
+    /// move as killer and in the history, and returns true.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn note_child(
+        &mut self,
+        v: f64,
+        a: Action,
+        depth: u32,
+        ply: usize,
+        mover: Player,
+        maximize: bool,
+        best: &mut f64,
+        best_move: &mut Action,
+        (alpha, beta): &mut (f64, f64),
+    ) -> bool {
+        if (maximize && v > *best) || (!maximize && v < *best) {
+            *best = v;
+            *best_move = a;
+        }
+        if maximize {
+            *alpha = alpha.max(v);
+        } else {
+            *beta = beta.min(v);
+        }
+        if *alpha < *beta {
+            return false;
+        }
+        if !self.config.plain {
+            let k = &mut self.killers[ply.min(MAX_DEPTH as usize + 1)];
+            if k[0] != a {
+                k[1] = k[0];
+                k[0] = a;
+            }
+            if let Some(h) = self.history.get_mut(mover * self.num_actions + a as usize) {
+                *h = h.saturating_add(depth * depth);
+            }
+        }
+        true
     }
 
     /// Expectimax: the probability-weighted mean of the outcomes, each searched with a full

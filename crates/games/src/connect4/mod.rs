@@ -175,6 +175,8 @@ impl Connect4State {
 }
 
 impl State for Connect4State {
+    const CHEAP_IS_LEGAL: bool = true;
+
     fn turn(&self) -> Turn {
         if self.winner.is_some() || self.moves as u32 == self.rows as u32 * self.cols as u32 {
             Turn::Terminal

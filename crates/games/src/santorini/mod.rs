@@ -393,6 +393,8 @@ impl SantoriniState {
 }
 
 impl State for SantoriniState {
+    const CHEAP_IS_LEGAL: bool = true;
+
     fn turn(&self) -> Turn {
         if self.winner != NO_WINNER { Turn::Terminal } else { Turn::Player(self.mover()) }
     }
@@ -490,12 +492,33 @@ impl State for SantoriniState {
         if action < TURN_BASE {
             return false;
         }
-        let mut found = false;
-        self.for_each_turn(self.to_move as usize, |w, md, bd| {
-            found = Self::encode_turn(w, md, bd) == action;
-            found
-        });
-        found
+        // Directly, without generating moves (search asks this for its killer moves): the rules
+        // of `for_each_turn` for one worker, move and build.
+        let (worker, md, bd) = if action >= WIN_BASE {
+            let x = (action - WIN_BASE) as usize;
+            (x / 8, x % 8, None)
+        } else {
+            let x = (action - TURN_BASE) as usize;
+            (x / 64, x / 8 % 8, Some(x % 8))
+        };
+        let from = self.workers[self.to_move as usize][worker] as usize;
+        let to = NEIGHBOUR[from][md] as usize;
+        if to == UNPLACED as usize {
+            return false;
+        }
+        let blocked = self.dome | self.occupied();
+        if (NEIGHBOURS[from] & !blocked & self.climbable(self.height(from))) >> to & 1 == 0 {
+            return false;
+        }
+        let wins = self.level[2] >> to & 1 != 0;
+        match bd {
+            None => wins,
+            Some(bd) => {
+                let b = NEIGHBOUR[to][bd] as usize;
+                let builds = NEIGHBOURS[to] & !(self.dome | ((self.occupied() & !(1 << from)) | 1 << to));
+                !wins && b != UNPLACED as usize && builds >> b & 1 != 0 && self.supply_allows(b)
+            }
+        }
     }
 
     fn apply_unchecked(&mut self, action: Action) {

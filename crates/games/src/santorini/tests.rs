@@ -473,3 +473,29 @@ fn linear8_two_ply_horizon_matches_a_search() {
     }
     assert!(answered > positions / 2, "answered {answered} of {positions}");
 }
+
+#[test]
+fn is_legal_agrees_with_the_move_list_on_every_id() {
+    // `is_legal` decides one id without generating moves; it must say yes exactly for the
+    // listed ids, in play and at the end, with either supply rule.
+    let mut rng = rng_from_seed(47);
+    let mut legal = Vec::new();
+    let mut checked = 0;
+    for g in [Santorini::new(Supply::Unlimited), Santorini::new(Supply::Official)] {
+        for _ in 0..60 {
+            let mut s = g.initial_state();
+            loop {
+                s.legal_actions(&mut legal);
+                for a in 0..NUM_ACTIONS as Action + 3 {
+                    assert_eq!(s.is_legal(a), legal.contains(&a), "action {a}\n{s}");
+                }
+                checked += 1;
+                if legal.is_empty() {
+                    break;
+                }
+                s.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+            }
+        }
+    }
+    assert!(checked > 3000, "{checked}");
+}
