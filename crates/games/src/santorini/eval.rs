@@ -485,57 +485,55 @@ impl Linear8 {
             let from = state.workers[m][w] as usize;
             let mut m_cells = state.workers[m];
             m_cells[w] = to as u8;
-            {
-                let occupied = (workers_all & !(1 << from)) | 1 << to;
-                // With four cells to move to before the build, three remain after it (a build
-                // changes one cell), so the check per build below is needed only with fewer.
-                let reach_before = m_cells.iter().fold(0u32, |acc, &c| {
-                    let c = c as usize;
-                    acc | (NEIGHBOURS[c] & !(state.dome | occupied) & state.climbable(state.height(c)))
-                });
-                let check_reach = !at_least(reach_before, 4);
-                let mut builds = NEIGHBOURS[to] & !(state.dome | occupied);
-                while builds != 0 {
-                    let b = builds.trailing_zeros() as usize;
-                    builds &= builds - 1;
-                    let hb = state.height(b);
-                    let mut reply = top.iter().find(|e| e.1 != to && e.1 != b).map_or(none, |e| e.0);
-                    if b != from && o_better(from_reply[w], reply) {
-                        reply = from_reply[w];
-                    }
-                    if hb + 1 < 4 {
-                        if raised_known >> b & 1 == 0 {
-                            raised_known |= 1 << b;
-                            for j in 0..2 {
-                                if NEIGHBOURS[o_cells[j] as usize] >> b & 1 == 1 && hb <= o_heights[j] {
-                                    let mut cells = o_cells;
-                                    cells[j] = b as u8;
-                                    let v = reply_part(cells, b);
-                                    if o_better(v, raised[b]) {
-                                        raised[b] = v;
-                                    }
+            let occupied = (workers_all & !(1 << from)) | 1 << to;
+            // With four cells to move to before the build, three remain after it (a build
+            // changes one cell), so the check per build below is needed only with fewer.
+            let reach_before = m_cells.iter().fold(0u32, |acc, &c| {
+                let c = c as usize;
+                acc | (NEIGHBOURS[c] & !(state.dome | occupied) & state.climbable(state.height(c)))
+            });
+            let check_reach = !at_least(reach_before, 4);
+            let mut builds = NEIGHBOURS[to] & !(state.dome | occupied);
+            while builds != 0 {
+                let b = builds.trailing_zeros() as usize;
+                builds &= builds - 1;
+                let hb = state.height(b);
+                let mut reply = top.iter().find(|e| e.1 != to && e.1 != b).map_or(none, |e| e.0);
+                if b != from && o_better(from_reply[w], reply) {
+                    reply = from_reply[w];
+                }
+                if hb + 1 < 4 {
+                    if raised_known >> b & 1 == 0 {
+                        raised_known |= 1 << b;
+                        for j in 0..2 {
+                            if NEIGHBOURS[o_cells[j] as usize] >> b & 1 == 1 && hb <= o_heights[j] {
+                                let mut cells = o_cells;
+                                cells[j] = b as u8;
+                                let v = reply_part(cells, b);
+                                if o_better(v, raised[b]) {
+                                    raised[b] = v;
                                 }
                             }
                         }
-                        if o_better(raised[b], reply) {
-                            reply = raised[b];
-                        }
                     }
-                    if reply == none {
-                        return None; // the opponent would have no move
-                    }
-                    // The mover must keep a move after any reply (again: a turn blocks two).
-                    if check_reach && !Self::keeps_reach(state, m_cells, occupied, b, hb) {
-                        return None;
-                    }
-                    let value = m_part + reply;
-                    if (maximize && value > best) || (!maximize && value < best) {
-                        best = value;
+                    if o_better(raised[b], reply) {
+                        reply = raised[b];
                     }
                 }
-                if (maximize && best >= beta) || (!maximize && best <= alpha) {
-                    return Some(best);
+                if reply == none {
+                    return None; // the opponent would have no move
                 }
+                // The mover must keep a move after any reply (again: a turn blocks two).
+                if check_reach && !Self::keeps_reach(state, m_cells, occupied, b, hb) {
+                    return None;
+                }
+                let value = m_part + reply;
+                if (maximize && value > best) || (!maximize && value < best) {
+                    best = value;
+                }
+            }
+            if (maximize && best >= beta) || (!maximize && best <= alpha) {
+                return Some(best);
             }
         }
         Some(best)
