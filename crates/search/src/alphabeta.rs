@@ -662,8 +662,8 @@ impl<S: State> AlphaBeta<S> {
         max_depth: u32,
         budget_time: Option<Duration>,
         full_window: bool,
+        start: Instant,
     ) -> (Vec<(Action, f64)>, u32) {
-        let start = Instant::now();
         self.start_clock(start, budget_time);
         self.aborted = false;
         let mut best: Vec<(Action, f64)> = Vec::new();
@@ -743,8 +743,8 @@ impl<S: State> AlphaBeta<S> {
         root: Player,
         max_depth: u32,
         time: Option<Duration>,
+        start: Instant,
     ) -> (Vec<(Action, f64)>, u32) {
-        let start = Instant::now();
         self.start_clock(start, time);
         self.aborted = false;
         let mut best: Vec<(Action, f64)> = Vec::new();
@@ -823,17 +823,17 @@ impl<S: State> AlphaBeta<S> {
             // One world is still a sample: the true state may hold hidden information (for
             // perfect-information games `determinize` is a copy). worlds=0 reads the true state.
             if self.config.worlds == 0 {
-                self.deepen(state, depth, time, false)
+                self.deepen(state, depth, time, false, start)
             } else {
                 let world = state.determinize(root, &mut self.rng);
-                self.deepen(&world, depth, time, false)
+                self.deepen(&world, depth, time, false, start)
             }
         } else {
             // Algorithm 1 of the Sagrada report: exact values for every root move in each world,
             // summed per move.
             let samples: Vec<S> = (0..worlds).map(|_| state.determinize(root, &mut self.rng)).collect();
             self.node_limit = nodes.unwrap_or(u64::MAX);
-            self.deepen_worlds(&samples, root, depth, time)
+            self.deepen_worlds(&samples, root, depth, time, start)
         };
         let action = match root_moves.first() {
             Some(m) => m.0,
