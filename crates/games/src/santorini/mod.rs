@@ -313,18 +313,23 @@ impl SantoriniState {
         self.for_each_turn(player, |_, _, _| true)
     }
 
-    pub(crate) fn decode(&self, action: Action) -> Decoded {
-        if action < TURN_BASE {
-            return Decoded::Place(action as usize);
-        }
-        let p = self.mover();
-        let (worker, md, bd) = if action >= WIN_BASE {
+    /// A turn id's worker, move direction and build direction (none for a winning climb).
+    fn turn_parts(action: Action) -> (usize, usize, Option<usize>) {
+        if action >= WIN_BASE {
             let x = (action - WIN_BASE) as usize;
             (x / 8, x % 8, None)
         } else {
             let x = (action - TURN_BASE) as usize;
             (x / 64, x / 8 % 8, Some(x % 8))
-        };
+        }
+    }
+
+    pub(crate) fn decode(&self, action: Action) -> Decoded {
+        if action < TURN_BASE {
+            return Decoded::Place(action as usize);
+        }
+        let p = self.mover();
+        let (worker, md, bd) = Self::turn_parts(action);
         let from = self.workers[p][worker] as usize;
         let to = if from < CELLS { NEIGHBOUR[from][md] as usize } else { CELLS };
         let build = bd.map(|bd| if to < CELLS { NEIGHBOUR[to][bd] as usize } else { CELLS });
@@ -494,13 +499,7 @@ impl State for SantoriniState {
         }
         // Directly, without generating moves (search asks this for its killer moves): the rules
         // of `for_each_turn` for one worker, move and build.
-        let (worker, md, bd) = if action >= WIN_BASE {
-            let x = (action - WIN_BASE) as usize;
-            (x / 8, x % 8, None)
-        } else {
-            let x = (action - TURN_BASE) as usize;
-            (x / 64, x / 8 % 8, Some(x % 8))
-        };
+        let (worker, md, bd) = Self::turn_parts(action);
         let from = self.workers[self.to_move as usize][worker] as usize;
         let to = NEIGHBOUR[from][md] as usize;
         if to == UNPLACED as usize {
