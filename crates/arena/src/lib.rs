@@ -123,6 +123,9 @@ pub struct MatchSummary {
     pub confidence: f64,
     /// The agent rated 0 Elo.
     pub anchor: Option<String>,
+    /// `--move-overhead`: how long before its time each timed search stopped, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub move_overhead_ms: Option<f64>,
     /// One entry per agent, in the order given.
     pub agents: Vec<AgentSummary>,
     /// Head-to-head results of each pair that met (two-player games), from `a`'s side.
@@ -559,6 +562,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
         games: played.len(),
         seed: config.seed,
         confidence: config.confidence,
+        move_overhead_ms: config.budget.overhead.map(|d| d.as_secs_f64() * 1e3),
         anchor: fit.as_ref().and(anchor).map(|a| config.agents[a].clone()),
         agents,
         pairwise,

@@ -13,11 +13,15 @@ pub struct Budget {
     pub nodes: Option<u64>,
     /// Search depth in plies.
     pub depth: Option<u32>,
+    /// How long before the end of its time a timed search stops, kept in reserve for delays the
+    /// agent cannot control: the machine descheduling it, the caller's own work (the "move
+    /// overhead" of chess engines). `None`: 5% of the time, at most 15 ms.
+    pub overhead: Option<Duration>,
 }
 
 impl Budget {
     /// No outside limit: the agent's own options decide.
-    pub const UNLIMITED: Budget = Budget { time: None, iterations: None, nodes: None, depth: None };
+    pub const UNLIMITED: Budget = Budget { time: None, iterations: None, nodes: None, depth: None, overhead: None };
 
     /// A wall-clock budget.
     pub fn time(time: Duration) -> Self {

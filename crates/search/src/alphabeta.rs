@@ -194,6 +194,8 @@ pub struct AlphaBeta<S: State> {
     nodes: u64,
     node_limit: u64,
     deadline: Option<Instant>,
+    /// The caller's reserve at the end of a timed move ([`Budget::overhead`]).
+    overhead: Option<Duration>,
     aborted: bool,
     /// Node count and moment the clock started, and the node count of the next clock check.
     clock_nodes: u64,
@@ -244,6 +246,7 @@ impl<S: State> AlphaBeta<S> {
             nodes: 0,
             node_limit: u64::MAX,
             deadline: None,
+            overhead: None,
             aborted: false,
             clock_nodes: 0,
             clock_start: Instant::now(),
@@ -297,7 +300,7 @@ impl<S: State> AlphaBeta<S> {
 
     /// Starts the clock of a timed search.
     fn start_clock(&mut self, start: Instant, time: Option<Duration>) {
-        self.deadline = time.map(|t| crate::deadline(start, t));
+        self.deadline = time.map(|t| crate::deadline(start, t, self.overhead));
         self.clock_start = start;
         self.clock_nodes = self.nodes;
         self.next_check = self.nodes;
@@ -808,6 +811,7 @@ impl<S: State> AlphaBeta<S> {
         let depth =
             crate::tighter(self.config.depth, budget.depth).unwrap_or(if unlimited { MAX_DEPTH } else { 8 }).max(1);
         self.root_player = root;
+        self.overhead = budget.overhead;
         self.nodes = 0;
         self.reductions = (0, 0);
         self.futile = 0;

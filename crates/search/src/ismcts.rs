@@ -285,7 +285,7 @@ impl<S: State> Agent<S> for Ismcts<S> {
             outcomes: Vec::new(),
         };
         let mut done = 0u64;
-        let mut clock = crate::Clock::new(time.map(|t| crate::deadline(start, t)));
+        let mut clock = crate::Clock::new(time.map(|t| crate::deadline(start, t, budget.overhead)));
         loop {
             if iters.is_some_and(|n| done >= n) || clock.expired(done) {
                 break;

@@ -92,12 +92,17 @@ impl Clock {
     }
 }
 
-/// The moment a search given `time` from `start` must stop: a little before the budget (5%, at
-/// most 15 ms) so that finishing the last iteration, choosing the move, and a busy machine's
-/// scheduling delays stay within it (2%/5 ms let a move reach 304 ms of 300 while the machine
-/// compiled).
-pub(crate) fn deadline(start: std::time::Instant, time: std::time::Duration) -> std::time::Instant {
-    start + time - (time / 20).min(std::time::Duration::from_millis(15))
+/// The moment a search given `time` from `start` must stop: `overhead` before the budget ends,
+/// by default a little (5%, at most 15 ms) so that finishing the last iteration, choosing the
+/// move, and a busy machine's scheduling delays stay within it (2%/5 ms let a move reach 304 ms of
+/// 300 while the machine compiled). An overhead longer than the time leaves none.
+pub(crate) fn deadline(
+    start: std::time::Instant,
+    time: std::time::Duration,
+    overhead: Option<std::time::Duration>,
+) -> std::time::Instant {
+    let reserve = overhead.unwrap_or_else(|| (time / 20).min(std::time::Duration::from_millis(15)));
+    start + time.saturating_sub(reserve)
 }
 
 /// The only legal action of the player to move, if there is exactly one and the move is timed:
@@ -117,6 +122,32 @@ mod tests {
     use super::*;
     use meeple_game::{Budget, Game, State};
     use meeple_games::{Connect4, TicTacToe};
+
+    #[test]
+    fn deadline_keeps_the_overhead_in_reserve() {
+        let start = std::time::Instant::now();
+        let ms = std::time::Duration::from_millis;
+        assert_eq!(deadline(start, ms(300), None), start + ms(285), "default: 5%, at most 15 ms");
+        assert_eq!(deadline(start, ms(100), None), start + ms(95));
+        assert_eq!(deadline(start, ms(300), Some(ms(60))), start + ms(240));
+        assert_eq!(deadline(start, ms(300), Some(ms(500))), start, "an overhead beyond the time leaves none");
+    }
+
+    #[test]
+    fn a_timed_search_stops_at_its_overhead() {
+        // With all of its second kept in reserve the search stops at its first look at the clock,
+        // yet still answers with a legal move.
+        let game = Connect4::default();
+        let state = game.initial_state();
+        let budget = Budget { overhead: Some(std::time::Duration::from_secs(1)), ..Budget::UNLIMITED };
+        for spec in ["alphabeta:time=1s", "mcts:time=1s", "ismcts:time=1s"] {
+            let mut agent = make_agent(&game, spec, 3).unwrap();
+            let start = std::time::Instant::now();
+            let a = agent.act(&state, &budget).unwrap();
+            assert!(state.is_legal(a), "{spec}");
+            assert!(start.elapsed() < std::time::Duration::from_millis(500), "{spec} took {:?}", start.elapsed());
+        }
+    }
 
     #[test]
     fn registry_builds_and_rejects() {

@@ -417,7 +417,7 @@ impl<S: State> Mcts<S> {
             deadlines: (0..worlds)
                 .map(|w| {
                     time.map(|t| {
-                        let end = crate::deadline(start, t);
+                        let end = crate::deadline(start, t, budget.overhead);
                         start + (end - start).mul_f64((w + 1) as f64 / worlds as f64)
                     })
                 })
