@@ -1,4 +1,4 @@
-use crate::play::duration_arg;
+use crate::play::MoveClock;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -6,14 +6,14 @@ use meeple_arena::ratings::Sprt;
 use meeple_arena::{
     MatchConfig, MatchSummary, PlayedGame, outcome, run_match_from, run_sprt, seatings, total_games, validate,
 };
-use meeple_game::{Budget, Game};
+use meeple_game::Game;
 use meeple_games::with_game;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The tournament `meeple arena` plays when given no game: a quick, meaningful default.
 const DEFAULT_GAME: &str = "connect4";
@@ -47,13 +47,8 @@ pub struct ArenaArgs {
     /// Worker threads (default: all cores).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
-    /// Time limit for every move, e.g. `300ms`.
-    #[arg(long, value_parser = duration_arg)]
-    move_time: Option<Duration>,
-    /// Stop each timed search this long before its time is up, in reserve for delays the agent
-    /// cannot control (the machine descheduling it); default 5% of the time, at most 15 ms.
-    #[arg(long, value_parser = duration_arg)]
-    move_overhead: Option<Duration>,
+    #[command(flatten)]
+    clock: MoveClock,
     /// Play this many uniformly random plies before the agents take over (the same opening in
     /// every seating of a seed), so deterministic agents meet varied positions.
     #[arg(long, default_value_t = 0)]
@@ -152,7 +147,7 @@ pub fn run(args: &ArenaArgs) -> Result<()> {
         games: args.games,
         seed: args.seed,
         threads: args.threads.map(usize::from),
-        budget: Budget { time: args.move_time, overhead: args.move_overhead, ..Budget::UNLIMITED },
+        budget: args.clock.budget(),
         opening_plies: args.opening_plies,
         gauntlet: args.gauntlet,
         confidence: args.confidence,

@@ -15,13 +15,26 @@ pub struct PlayArgs {
     /// Seed for chance events and the agents' random choices.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Time limit for each agent move, e.g. `500ms` or `2s`.
+    #[command(flatten)]
+    clock: MoveClock,
+}
+
+/// The time control that `play` and `arena` give every move.
+#[derive(Args, Debug)]
+pub struct MoveClock {
+    /// Time limit for each agent move, e.g. `300ms` or `2s`.
     #[arg(long, value_parser = duration_arg)]
     move_time: Option<Duration>,
     /// Stop each timed search this long before its time is up, in reserve for delays the agent
     /// cannot control (the machine descheduling it); default 5% of the time, at most 15 ms.
     #[arg(long, value_parser = duration_arg)]
     move_overhead: Option<Duration>,
+}
+
+impl MoveClock {
+    pub fn budget(&self) -> Budget {
+        Budget { time: self.move_time, overhead: self.move_overhead, ..Budget::UNLIMITED }
+    }
 }
 
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
@@ -44,7 +57,7 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
             agents.push(meeple_search::make_agent(game, spec, derive_seed(args.seed, 1 + seat as u64))?);
         }
     }
-    let budget = Budget { time: args.move_time, overhead: args.move_overhead, ..Budget::UNLIMITED };
+    let budget = args.clock.budget();
     let mut chance = rng_from_seed(derive_seed(args.seed, 0));
     let mut state = game.initial_state();
     let mut outcomes = Vec::new();
