@@ -5,13 +5,14 @@
 //! cancels between paired games. Game `i` depends only on the base seed and `i`, and results are
 //! gathered in game order, so the outcome is identical whatever the thread count.
 
+pub mod files;
 pub mod ratings;
 mod stats;
 pub mod tune;
 
 pub use stats::{Z95, wilson};
 
-use meeple_game::{Budget, Error, Game, GameRecord, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Budget, Error, Game, GameRecord, State, Turn, derive_seed, limits, rng_from_seed, sample_chance};
 use meeple_search::make_agent;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -38,9 +39,49 @@ pub struct MatchConfig {
     pub gauntlet: bool,
     /// Confidence of the score and Elo intervals (0.95 by default).
     pub confidence: f64,
-    /// The agent rated 0 Elo: a spec among the agents; default `random` if present, else the
-    /// first agent.
+    /// The agent rated 0 Elo: a spec among the agents (or its label, `random#2`, when a spec
+    /// appears twice); default `random` if present, else the first agent.
     pub anchor: Option<String>,
+    /// Stop as soon as this test decides (two agents); `games` is then the most played.
+    pub sprt: Option<ratings::Sprt>,
+}
+
+/// The settings that decide a match's games, stored with every record so that a resumed run
+/// can check that it continues the same match (threads and confidence change no game).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchSettings {
+    pub agents: Vec<String>,
+    pub games: usize,
+    pub gauntlet: bool,
+    pub seed: u64,
+    pub opening_plies: usize,
+    pub move_time_ms: Option<f64>,
+    pub move_overhead_ms: Option<f64>,
+    pub sprt: Option<ratings::Sprt>,
+}
+
+impl MatchSettings {
+    /// The first setting in which `self` (from the records) differs from `now`, as a message.
+    /// With a single pairing, games keep their seeds and seats whatever the number of games,
+    /// so a run may be extended (or its SPRT given more room) with a larger `--games`.
+    fn difference(&self, now: &MatchSettings, single_pairing: bool) -> Option<String> {
+        let show = |x: &dyn std::fmt::Debug| format!("{x:?}");
+        let fields: [(&str, String, String); 8] = [
+            ("agents", self.agents.join(" "), now.agents.join(" ")),
+            ("--games", self.games.to_string(), now.games.to_string()),
+            ("--gauntlet", self.gauntlet.to_string(), now.gauntlet.to_string()),
+            ("--seed", self.seed.to_string(), now.seed.to_string()),
+            ("--opening-plies", self.opening_plies.to_string(), now.opening_plies.to_string()),
+            ("--move-time (ms)", show(&self.move_time_ms), show(&now.move_time_ms)),
+            ("--move-overhead (ms)", show(&self.move_overhead_ms), show(&now.move_overhead_ms)),
+            ("--sprt", show(&self.sprt), show(&now.sprt)),
+        ];
+        fields
+            .into_iter()
+            .filter(|(what, _, _)| !(single_pairing && *what == "--games"))
+            .find(|(_, a, b)| a != b)
+            .map(|(what, a, b)| format!("the records were made with {what} {a}, this run has {b}"))
+    }
 }
 
 impl MatchConfig {
@@ -56,8 +97,45 @@ impl MatchConfig {
             gauntlet: false,
             confidence: 0.95,
             anchor: None,
+            sprt: None,
         }
     }
+
+    /// The settings that decide the games.
+    pub fn settings(&self) -> MatchSettings {
+        let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+        MatchSettings {
+            agents: self.agents.clone(),
+            games: self.games,
+            gauntlet: self.gauntlet,
+            seed: self.seed,
+            opening_plies: self.opening_plies,
+            move_time_ms: ms(self.budget.time),
+            move_overhead_ms: ms(self.budget.overhead),
+            sprt: self.sprt,
+        }
+    }
+
+    /// A name for each agent: its spec, with `#k` added where the same spec plays more than
+    /// once (`random#1`, `random#2`), so tables, ratings and plots tell them apart.
+    pub fn labels(&self) -> Vec<String> {
+        agent_labels(&self.agents)
+    }
+}
+
+/// Names for agents given by spec: the spec, with `#k` (k from 1) added where it repeats.
+pub fn agent_labels(agents: &[String]) -> Vec<String> {
+    agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if agents.iter().filter(|b| *b == a).count() == 1 {
+                a.clone()
+            } else {
+                format!("{a}#{}", agents[..=i].iter().filter(|b| *b == a).count())
+            }
+        })
+        .collect()
 }
 
 /// One finished game.
@@ -74,11 +152,17 @@ pub struct PlayedGame {
     pub move_ms: Vec<f64>,
     /// Seat of each player action, parallel to `move_ms`.
     pub move_seats: Vec<usize>,
+    /// The settings of the match it belongs to (checked when a run resumes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<MatchSettings>,
 }
 
 /// Per-agent totals.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentSummary {
+    /// The agent's name in this match: its spec, with `#k` where the same spec plays twice.
+    #[serde(default)]
+    pub name: String,
     /// The agent's spec as given.
     pub spec: String,
     /// Games it finished strictly ahead of every other player.
@@ -121,7 +205,7 @@ pub struct MatchSummary {
     pub seed: u64,
     /// Confidence of `ci` and `elo_ci`.
     pub confidence: f64,
-    /// The agent rated 0 Elo.
+    /// The agent rated 0 Elo (its name).
     pub anchor: Option<String>,
     /// `--move-overhead`: how long before its time each timed search stopped, milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,7 +223,7 @@ pub struct MatchSummary {
     pub metrics: std::collections::BTreeMap<String, [f64; 2]>,
 }
 
-/// Results of agent `a` against agent `b`.
+/// Results of agent `a` against agent `b` (by name).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairwiseSummary {
     pub a: String,
@@ -196,7 +280,9 @@ pub fn total_games(players: usize, config: &MatchConfig) -> usize {
 }
 
 /// Checks a match configuration against a game before anything is played: agent count, game
-/// count, and every agent spec (so a typo fails at once, not after hours).
+/// count, threads, every agent spec (so a typo fails at once, not after hours), the memory the
+/// agents take in the games played at once, and that a random opening of the asked length can
+/// leave a game to play.
 pub fn validate<G: Game>(game: &G, config: &MatchConfig) -> Result<(), Error> {
     let n = game.num_players();
     let k = config.agents.len();
@@ -211,11 +297,11 @@ pub fn validate<G: Game>(game: &G, config: &MatchConfig) -> Result<(), Error> {
         return Err(Error::Invalid(format!("--confidence {} must be between 0 and 1, like 0.95", config.confidence)));
     }
     if let Some(anchor) = &config.anchor
-        && !config.agents.contains(anchor)
+        && anchor_index(config, anchor).is_none()
     {
         return Err(Error::Invalid(format!(
             "--anchor '{anchor}' is not one of the agents: {}",
-            config.agents.join(", ")
+            config.labels().join(", ")
         )));
     }
     let per_seed = seatings(n).len();
@@ -225,10 +311,111 @@ pub fn validate<G: Game>(game: &G, config: &MatchConfig) -> Result<(), Error> {
             config.games
         )));
     }
+    let groups = pairings(n, config);
+    if config.games > limits::MAX_GAMES || groups.len() * config.games > limits::MAX_GAMES {
+        return Err(Error::Invalid(format!(
+            "--games {} over {} pairings is more than the limit of {} games in one match (split it into runs \
+             with other --seed values)",
+            config.games,
+            groups.len(),
+            limits::MAX_GAMES
+        )));
+    }
+    if let Some(t) = config.threads {
+        limits::check_threads("--threads", t)?;
+    }
+    if let Some(sprt) = &config.sprt {
+        if k != 2 || n != 2 {
+            return Err(Error::Invalid("--sprt tests two agents in a two-player game".into()));
+        }
+        if !(sprt.elo1 > sprt.elo0
+            && sprt.elo0.is_finite()
+            && sprt.elo1.is_finite()
+            && sprt.alpha > 0.0
+            && sprt.alpha < 0.5
+            && sprt.beta > 0.0
+            && sprt.beta < 0.5)
+        {
+            return Err(Error::Invalid("--sprt needs finite elo0 < elo1 and alpha, beta in (0, 0.5)".into()));
+        }
+    }
+    let mut memory = Vec::with_capacity(k);
     for spec in &config.agents {
-        make_agent(game, spec, 0)?;
+        memory.push(make_agent(game, spec, 0)?.memory_bytes());
+    }
+    // Every game holds its seated agents' tables; as many games run at once as there are
+    // worker threads.
+    let per_game = groups.iter().map(|g| g.iter().map(|&a| memory[a]).sum::<u64>()).max().unwrap_or(0);
+    let at_once = config.threads.unwrap_or_else(limits::cores).min(groups.len() * config.games) as u64;
+    let needed = per_game.saturating_mul(at_once);
+    let allowed = limits::memory() / 4 * 3;
+    if needed > allowed {
+        return Err(Error::Invalid(format!(
+            "the agents' tables need about {} ({} per game, {at_once} games at once), more than the {} this machine \
+             can spare (three quarters of {}): give a smaller tt= or fewer --threads",
+            limits::format_bytes(needed),
+            limits::format_bytes(per_game),
+            limits::format_bytes(allowed),
+            limits::format_bytes(limits::memory())
+        )));
+    }
+    if config.opening_plies > 0 {
+        random_opening(game, config, derive_seed(config.seed, 0))?;
     }
     Ok(())
+}
+
+/// The agent `anchor` names: a label (`random#2`) or a spec (its first occurrence).
+fn anchor_index(config: &MatchConfig, anchor: &str) -> Option<usize> {
+    let labels = config.labels();
+    labels.iter().position(|l| l == anchor).or_else(|| config.agents.iter().position(|a| a == anchor))
+}
+
+/// Random openings tried per seed before giving up: an opening that ends the game is drawn
+/// again, so no game is decided before the agents move.
+const OPENING_TRIES: u64 = 100;
+
+/// The state after the random opening of a seed, the actions that reached it, and the chance
+/// generator to go on with. The same for every seating of the seed. An opening that ends the
+/// game is drawn again (from the next stream of the seed); an error if every try ends it.
+fn random_opening<G: Game>(
+    game: &G,
+    config: &MatchConfig,
+    seed: u64,
+) -> Result<(G::State, Vec<String>, meeple_game::Rng), Error> {
+    let (mut outcomes, mut legal) = (Vec::new(), Vec::new());
+    for attempt in 0..OPENING_TRIES {
+        let mut chance_rng = rng_from_seed(derive_seed(seed, 0));
+        let mut opening_rng = rng_from_seed(derive_seed(seed, (1 << 32) + attempt));
+        let mut state = game.initial_state();
+        let mut actions = Vec::new();
+        let mut plies = 0;
+        while plies < config.opening_plies {
+            let action = match state.turn() {
+                Turn::Terminal => break,
+                Turn::Chance => {
+                    state.chance_outcomes(&mut outcomes);
+                    sample_chance(&outcomes, &mut chance_rng)
+                }
+                Turn::Player(_) => {
+                    plies += 1;
+                    state.legal_actions(&mut legal);
+                    legal[rand::RngExt::random_range(&mut opening_rng, 0..legal.len())]
+                }
+            };
+            actions.push(state.action_to_string(action));
+            state.apply_unchecked(action);
+        }
+        if state.turn() != Turn::Terminal {
+            return Ok((state, actions, chance_rng));
+        }
+    }
+    Err(Error::Invalid(format!(
+        "--opening-plies {}: {OPENING_TRIES} random openings of {} all ended the game before the agents moved; \
+         give fewer plies",
+        config.opening_plies,
+        game.spec()
+    )))
 }
 
 /// Where game `index` of a match sits: `seating[seat]` is the agent in that seat, and the seed.
@@ -253,13 +440,9 @@ pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Resul
         // in who sits where.
         agents.push(make_agent(game, &config.agents[a], derive_seed(seed, 1 + a as u64))?);
     }
-    let mut chance_rng = rng_from_seed(derive_seed(seed, 0));
-    let mut opening_rng = rng_from_seed(derive_seed(seed, 1 << 32));
-    let mut state = game.initial_state();
-    let (mut outcomes, mut legal) = (Vec::new(), Vec::new());
-    let mut actions = Vec::new();
+    let (mut state, mut actions, mut chance_rng) = random_opening(game, config, seed)?;
+    let mut outcomes = Vec::new();
     let (mut move_ms, mut move_seats) = (Vec::new(), Vec::new());
-    let mut player_plies = 0;
     loop {
         let action = match state.turn() {
             Turn::Terminal => break,
@@ -267,13 +450,7 @@ pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Resul
                 state.chance_outcomes(&mut outcomes);
                 sample_chance(&outcomes, &mut chance_rng)
             }
-            Turn::Player(_) if player_plies < config.opening_plies => {
-                player_plies += 1;
-                state.legal_actions(&mut legal);
-                legal[rand::RngExt::random_range(&mut opening_rng, 0..legal.len())]
-            }
             Turn::Player(seat) => {
-                player_plies += 1;
                 let start = Instant::now();
                 let action = agents[seat].act(&state, &config.budget)?;
                 move_ms.push(start.elapsed().as_secs_f64() * 1e3);
@@ -299,7 +476,7 @@ pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Resul
         scores: state.scores().to_vec(),
         metrics: state.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     };
-    Ok(PlayedGame { index, seating, record, move_ms, move_seats })
+    Ok(PlayedGame { index, seating, record, move_ms, move_seats, settings: Some(config.settings()) })
 }
 
 /// Plays the whole match in parallel. `on_game` sees each game as it finishes (in any order;
@@ -313,8 +490,12 @@ pub fn run_match<G: Game>(
 }
 
 /// Like [`run_match`], keeping the games in `done` (read back from a records file) and playing
-/// only the missing ones. Each kept game must be the game its index would produce: same game,
-/// seed and seating; otherwise the records were made with other arguments and this is an error.
+/// only the missing ones. Each kept game must be the game its index would produce: made with
+/// the same settings, in the same seat and seed, and it must replay move by move through the
+/// rules to the returns it claims; otherwise this is an error naming what differs.
+///
+/// With [`MatchConfig::sprt`] games are played in batches of [`SPRT_BATCH`] until the test
+/// decides; kept games count toward the batches they belong to.
 pub fn run_match_from<G: Game>(
     game: &G,
     config: &MatchConfig,
@@ -324,33 +505,90 @@ pub fn run_match_from<G: Game>(
     validate(game, config)?;
     let total = total_games(game.num_players(), config);
     let mut have = vec![false; total];
+    let settings = config.settings();
     for g in &done {
-        check_resumed(game, config, g, total)?;
+        check_resumed(game, config, &settings, g, total)?;
         if std::mem::replace(&mut have[g.index], true) {
             return Err(Error::Record(format!("game {} appears twice in the records", g.index)));
         }
     }
-    let missing: Vec<usize> = (0..total).filter(|&i| !have[i]).collect();
-    let mut played = done;
-    played.extend(play_indices(game, config, &missing, &on_game)?);
+    let Some(sprt) = config.sprt else {
+        let missing: Vec<usize> = (0..total).filter(|&i| !have[i]).collect();
+        let mut played = done;
+        played.extend(play_indices(game, config, &missing, &on_game)?);
+        played.sort_by_key(|g| g.index);
+        return Ok((summarize(game.spec().to_string(), game.num_players(), config, &played), played));
+    };
+    let mut kept: std::collections::BTreeMap<usize, PlayedGame> = done.into_iter().map(|g| (g.index, g)).collect();
+    let mut played = Vec::new();
+    let mut decision = ratings::SprtDecision::Continue;
+    let mut start = 0;
+    while start < config.games && decision == ratings::SprtDecision::Continue {
+        let end = (start + SPRT_BATCH).min(config.games);
+        let missing: Vec<usize> = (start..end).filter(|&i| !have[i]).collect();
+        played.extend((start..end).filter_map(|i| kept.remove(&i)));
+        played.extend(play_indices(game, config, &missing, &on_game)?);
+        start = end;
+        let s = summarize(game.spec().to_string(), 2, config, &played);
+        let a = &s.agents[0];
+        decision = sprt.decide(a.wins as f64, a.draws as f64, a.losses as f64);
+    }
     played.sort_by_key(|g| g.index);
-    Ok((summarize(game.spec().to_string(), game.num_players(), config, &played), played))
+    let mut summary = summarize(game.spec().to_string(), 2, config, &played);
+    let a = &summary.agents[0];
+    let (lower, upper) = sprt.bounds();
+    summary.sprt = Some(SprtReport {
+        elo0: sprt.elo0,
+        elo1: sprt.elo1,
+        alpha: sprt.alpha,
+        beta: sprt.beta,
+        llr: sprt.llr(a.wins as f64, a.draws as f64, a.losses as f64),
+        lower,
+        upper,
+        decision: match decision {
+            ratings::SprtDecision::AcceptH1 => "H1",
+            ratings::SprtDecision::AcceptH0 => "H0",
+            ratings::SprtDecision::Continue => "inconclusive",
+        }
+        .into(),
+    });
+    Ok((summary, played))
 }
 
-fn check_resumed<G: Game>(game: &G, config: &MatchConfig, g: &PlayedGame, total: usize) -> Result<(), Error> {
+/// Checks a game read back from a records file before a resumed run counts it: its settings,
+/// slot (seed, seating, agents), and a replay through the rules to the returns it claims.
+fn check_resumed<G: Game>(
+    game: &G,
+    config: &MatchConfig,
+    settings: &MatchSettings,
+    g: &PlayedGame,
+    total: usize,
+) -> Result<(), Error> {
+    let i = g.index;
     let mismatch = |what: &str| {
-        Error::Record(format!(
-            "game {} in the records has another {what}: the records were made with other arguments",
-            g.index
-        ))
+        Error::Record(format!("game {i} in the records has another {what}: the records were made with other arguments"))
     };
-    if g.index >= total {
-        return Err(Error::Record(format!("game {} is beyond this match's {total} games", g.index)));
+    if i >= total {
+        return Err(Error::Record(format!("game {i} is beyond this match's {total} games")));
+    }
+    match &g.settings {
+        None => {
+            return Err(Error::Record(format!(
+                "game {i} in the records carries no match settings (written by an older meeple), so it cannot be \
+                 checked; start again with --force"
+            )));
+        }
+        Some(s) => {
+            let single = pairings(game.num_players(), config).len() == 1;
+            if let Some(diff) = s.difference(settings, single) {
+                return Err(Error::Record(format!("game {i}: {diff}")));
+            }
+        }
     }
     if g.record.game != game.spec().to_string() {
         return Err(mismatch("game"));
     }
-    let (seating, seed) = game_slot(game.num_players(), config, g.index);
+    let (seating, seed) = game_slot(game.num_players(), config, i);
     if g.seating != seating || g.record.agents != seating.iter().map(|&a| config.agents[a].clone()).collect::<Vec<_>>()
     {
         return Err(mismatch("seating or agents"));
@@ -359,7 +597,25 @@ fn check_resumed<G: Game>(game: &G, config: &MatchConfig, g: &PlayedGame, total:
         return Err(mismatch("seed"));
     }
     if g.record.returns.is_none() {
-        return Err(Error::Record(format!("game {} in the records did not finish", g.index)));
+        return Err(Error::Record(format!("game {i} in the records did not finish")));
+    }
+    let states = meeple_game::replay(game, &g.record).map_err(|e| {
+        let why = match e {
+            Error::Record(why) => why,
+            other => other.to_string(),
+        };
+        Error::Record(format!("game {i} in the records does not replay: {why}"))
+    })?;
+    let agent_moves = states.iter().filter(|s| matches!(s.turn(), Turn::Player(_))).count();
+    let timed = g.move_ms.len();
+    if timed != g.move_seats.len()
+        || timed + config.opening_plies != agent_moves
+        || g.move_seats.iter().any(|&s| s >= game.num_players())
+        || g.move_ms.iter().any(|&ms| !(ms.is_finite() && ms >= 0.0))
+    {
+        return Err(Error::Record(format!(
+            "game {i} in the records has move times that do not fit its {agent_moves} moves"
+        )));
     }
     Ok(())
 }
@@ -370,6 +626,9 @@ fn play_indices<G: Game>(
     indices: &[usize],
     on_game: &(impl Fn(&PlayedGame) + Sync),
 ) -> Result<Vec<PlayedGame>, Error> {
+    if indices.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = config.threads {
         builder = builder.num_threads(t.max(1));
@@ -414,45 +673,7 @@ pub fn run_sprt<G: Game>(
     sprt: ratings::Sprt,
     on_game: impl Fn(&PlayedGame) + Sync,
 ) -> Result<(MatchSummary, Vec<PlayedGame>), Error> {
-    validate(game, config)?;
-    if config.agents.len() != 2 || game.num_players() != 2 {
-        return Err(Error::Invalid("--sprt tests two agents in a two-player game".into()));
-    }
-    if !(sprt.elo1 > sprt.elo0 && sprt.alpha > 0.0 && sprt.alpha < 0.5 && sprt.beta > 0.0 && sprt.beta < 0.5) {
-        return Err(Error::Invalid("--sprt needs elo0 < elo1 and alpha, beta in (0, 0.5)".into()));
-    }
-    let mut played = Vec::new();
-    let mut decision = ratings::SprtDecision::Continue;
-    let mut start = 0;
-    while start < config.games && decision == ratings::SprtDecision::Continue {
-        let end = (start + SPRT_BATCH).min(config.games);
-        let batch: Vec<usize> = (start..end).collect();
-        played.extend(play_indices(game, config, &batch, &on_game)?);
-        start = end;
-        let s = summarize(game.spec().to_string(), 2, config, &played);
-        let a = &s.agents[0];
-        decision = sprt.decide(a.wins as f64, a.draws as f64, a.losses as f64);
-    }
-    played.sort_by_key(|g| g.index);
-    let mut summary = summarize(game.spec().to_string(), 2, config, &played);
-    let a = &summary.agents[0];
-    let (lower, upper) = sprt.bounds();
-    summary.sprt = Some(SprtReport {
-        elo0: sprt.elo0,
-        elo1: sprt.elo1,
-        alpha: sprt.alpha,
-        beta: sprt.beta,
-        llr: sprt.llr(a.wins as f64, a.draws as f64, a.losses as f64),
-        lower,
-        upper,
-        decision: match decision {
-            ratings::SprtDecision::AcceptH1 => "H1",
-            ratings::SprtDecision::AcceptH0 => "H0",
-            ratings::SprtDecision::Continue => "inconclusive",
-        }
-        .into(),
-    });
-    Ok((summary, played))
+    run_match_from(game, &MatchConfig { sprt: Some(sprt), ..config.clone() }, Vec::new(), on_game)
 }
 
 /// The result for the player in `seat`: 0 a win (strictly ahead of every other player), 1 a
@@ -482,6 +703,7 @@ fn agent_budget(spec: &str, move_time: Option<std::time::Duration>) -> Option<st
 /// Totals per agent, pairwise results and Elo from finished games (in any order).
 pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[PlayedGame]) -> MatchSummary {
     let n = config.agents.len();
+    let labels = config.labels();
     let z = ratings::z_for_confidence(config.confidence);
     let mut wdl = vec![[0u64; 3]; n];
     let mut pair = vec![vec![[0u64; 3]; n]; n];
@@ -513,8 +735,8 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
             let score = score_of([w, d, l]);
             let (lo, hi) = wilson(score, (w + d + l) as f64, z);
             pairwise.push(PairwiseSummary {
-                a: config.agents[a].clone(),
-                b: config.agents[b].clone(),
+                a: labels[a].clone(),
+                b: labels[b].clone(),
                 wins: w,
                 draws: d,
                 losses: l,
@@ -525,7 +747,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
         }
     }
     let anchor = match &config.anchor {
-        Some(a) => config.agents.iter().position(|x| x == a),
+        Some(a) => anchor_index(config, a),
         None => config.agents.iter().position(|x| x == "random").or(Some(0)),
     };
     let fit = (players == 2 && n >= 2).then(|| ratings::fit_elo(n, &table, anchor.unwrap_or(0), z));
@@ -540,6 +762,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
             t.sort_unstable_by(f64::total_cmp);
             let budget_ms = agent_budget(&config.agents[a], config.budget.time).map(|d| d.as_secs_f64() * 1e3);
             AgentSummary {
+                name: labels[a].clone(),
                 spec: config.agents[a].clone(),
                 wins,
                 draws,
@@ -563,7 +786,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
         seed: config.seed,
         confidence: config.confidence,
         move_overhead_ms: config.budget.overhead.map(|d| d.as_secs_f64() * 1e3),
-        anchor: fit.as_ref().and(anchor).map(|a| config.agents[a].clone()),
+        anchor: fit.as_ref().and(anchor).map(|a| labels[a].clone()),
         agents,
         pairwise,
         sprt: None,
@@ -751,7 +974,7 @@ mod tests {
         let other = config(&["random", "first"], 20, None);
         let other = MatchConfig { seed: 8, ..other };
         let err = run_match_from(&game, &other, kept.clone(), |_| {}).unwrap_err().to_string();
-        assert!(err.contains("other arguments"), "{err}");
+        assert!(err.contains("game 0: the records were made with --seed 7, this run has 8"), "{err}");
         let mut twice = kept.clone();
         twice.push(kept[0].clone());
         assert!(run_match_from(&game, &c, twice, |_| {}).unwrap_err().to_string().contains("twice"));
@@ -766,6 +989,129 @@ mod tests {
         assert!(err.contains("multiple of 2"), "{err}");
         let err = run_match(&game, &config(&["random", "bogus"], 10, None), |_| {}).unwrap_err().to_string();
         assert!(err.contains("unknown agent 'bogus'"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod resume_tests {
+    use super::*;
+    use meeple_games::{Connect4, TicTacToe};
+
+    fn finished(config: &MatchConfig) -> Vec<PlayedGame> {
+        run_match(&Connect4::default(), config, |_| {}).unwrap().1
+    }
+
+    fn refusal(config: &MatchConfig, kept: Vec<PlayedGame>) -> String {
+        run_match_from(&Connect4::default(), config, kept, |_| {}).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn resumed_records_are_replayed_and_checked() {
+        let c = MatchConfig::new(vec!["random".into(), "first".into()], 10, 3);
+        let games = finished(&c);
+        let edit = |f: &dyn Fn(&mut PlayedGame)| {
+            let mut g = games[0].clone();
+            f(&mut g);
+            vec![g]
+        };
+        // Flipped returns, a truncated returns list (once an index out of bounds), illegal moves.
+        let flipped = edit(&|g| g.record.returns.as_mut().unwrap().reverse());
+        assert!(refusal(&c, flipped).contains("game 0 in the records does not replay: record says returns"));
+        let short = edit(&|g| g.record.returns = Some(vec![1.0]));
+        assert!(refusal(&c, short).contains("does not replay"));
+        let illegal = edit(&|g| g.record.actions = vec!["9".into(), "9".into(), "9".into()]);
+        assert!(refusal(&c, illegal).contains("cannot read move '9'"));
+        let unfinished = edit(&|g| {
+            g.record.actions.pop();
+            g.record.returns = None;
+        });
+        assert!(refusal(&c, unfinished).contains("did not finish"));
+        let times = edit(&|g| g.move_ms.push(1.0));
+        assert!(refusal(&c, times).contains("move times that do not fit"));
+        let seats = edit(&|g| g.move_seats[0] = 7);
+        assert!(refusal(&c, seats).contains("move times that do not fit"));
+        let old = edit(&|g| g.settings = None);
+        assert!(refusal(&c, old).contains("carries no match settings"));
+        // Every setting that changes the games is compared.
+        let opening = MatchConfig { opening_plies: 2, ..c.clone() };
+        assert!(refusal(&opening, games.clone()).contains("made with --opening-plies 0, this run has 2"));
+        let timed = MatchConfig { budget: Budget::time(std::time::Duration::from_millis(5)), ..c.clone() };
+        assert!(refusal(&timed, games.clone()).contains("--move-time (ms) None, this run has Some(5.0)"));
+        let sprt =
+            MatchConfig { sprt: Some(ratings::Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 }), ..c.clone() };
+        assert!(refusal(&sprt, games.clone()).contains("--sprt"));
+        // A larger --games extends a single pairing: the kept games keep their seeds and seats.
+        let more = MatchConfig { games: 20, ..c.clone() };
+        let (s, all) = run_match_from(&Connect4::default(), &more, games.clone(), |_| {}).unwrap();
+        assert_eq!((s.games, all.len()), (20, 20));
+        assert_eq!(
+            all[..10].iter().map(|g| &g.record).collect::<Vec<_>>(),
+            games.iter().map(|g| &g.record).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn an_sprt_resumes_where_it_stopped() {
+        let sprt = ratings::Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
+        let c = MatchConfig {
+            sprt: Some(sprt),
+            ..MatchConfig::new(vec!["mcts:iters=300".into(), "random".into()], 1000, 7)
+        };
+        let (full, all) = run_match(&Connect4::default(), &c, |_| {}).unwrap();
+        let kept: Vec<PlayedGame> = all.iter().take(all.len() - 5).cloned().collect();
+        let played = std::sync::atomic::AtomicUsize::new(0);
+        let (again, games) = run_match_from(&Connect4::default(), &c, kept, |_| {
+            played.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(played.into_inner(), 5, "only the games missing from the records are played");
+        assert_eq!(games.len(), all.len());
+        assert_eq!(again.sprt, full.sprt);
+    }
+
+    #[test]
+    fn openings_that_end_the_game_are_drawn_again() {
+        // Eight random plies of tic-tac-toe often finish a line; no game may end before the
+        // agents move, and every seating of a seed still shares its opening.
+        let c = MatchConfig { opening_plies: 8, ..MatchConfig::new(vec!["first".into(), "random".into()], 40, 1) };
+        let (_, games) = run_match(&TicTacToe, &c, |_| {}).unwrap();
+        assert!(games.iter().all(|g| !g.move_ms.is_empty()), "the agents made a move in every game");
+        for pair in games.chunks(2) {
+            assert_eq!(pair[0].record.actions[..8], pair[1].record.actions[..8]);
+        }
+        let nine = MatchConfig { opening_plies: 9, ..c };
+        let err = run_match(&TicTacToe, &nine, |_| {}).unwrap_err().to_string();
+        assert!(err.contains("--opening-plies 9: 100 random openings of tictactoe all ended the game"), "{err}");
+    }
+
+    #[test]
+    fn identical_specs_get_distinct_names() {
+        let c = MatchConfig::new(vec!["random".into(), "random".into()], 20, 1);
+        let (s, _) = run_match(&Connect4::default(), &c, |_| {}).unwrap();
+        let names: Vec<&str> = s.agents.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["random#1", "random#2"]);
+        assert_eq!(s.anchor.as_deref(), Some("random#1"), "one anchor, not both");
+        assert_eq!((s.pairwise[0].a.as_str(), s.pairwise[0].b.as_str()), ("random#1", "random#2"));
+        let anchored = MatchConfig { anchor: Some("random#2".into()), ..c };
+        let (s, _) = run_match(&Connect4::default(), &anchored, |_| {}).unwrap();
+        assert_eq!(s.agents[1].elo, Some(0.0));
+        assert_eq!(agent_labels(&["a".into(), "b".into(), "a".into()]), ["a#1", "b", "a#2"]);
+    }
+
+    #[test]
+    fn limits_are_checked_before_playing() {
+        let game = Connect4::default();
+        let c = |games: usize| MatchConfig::new(vec!["random".into(), "first".into()], games, 1);
+        let err = validate(&game, &c(limits::MAX_GAMES + 2)).unwrap_err().to_string();
+        assert!(err.contains("more than the limit of 1000000 games"), "{err}");
+        let err = validate(&game, &MatchConfig { threads: Some(65535), ..c(2) }).unwrap_err().to_string();
+        assert!(err.contains("--threads 65535: give 1 to"), "{err}");
+        // Tables: each under half of the memory, together more than the machine holds.
+        let half = limits::max_table_bytes() >> 20;
+        let big = format!("alphabeta:depth=1,tt={half}mb");
+        let two = MatchConfig { threads: Some(2), ..MatchConfig::new(vec![big.clone(), big], 2, 1) };
+        let err = validate(&game, &two).unwrap_err().to_string();
+        assert!(err.contains("the agents' tables need about"), "{err}");
     }
 }
 

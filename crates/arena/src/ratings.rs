@@ -173,7 +173,7 @@ fn inverse_normal(p: f64) -> f64 {
 }
 
 /// A sequential probability ratio test of H0: Elo difference = `elo0` against H1: = `elo1`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sprt {
     pub elo0: f64,
     pub elo1: f64,

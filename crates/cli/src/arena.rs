@@ -1,23 +1,24 @@
 use crate::play::MoveClock;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use meeple_arena::files::{check_new_output, write_atomic};
 use meeple_arena::ratings::Sprt;
-use meeple_arena::{
-    MatchConfig, MatchSummary, PlayedGame, outcome, run_match_from, run_sprt, seatings, total_games, validate,
-};
-use meeple_game::Game;
+use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, outcome, run_match_from, seatings, total_games, validate};
+use meeple_game::{Game, limits};
 use meeple_games::with_game;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
 /// The tournament `meeple arena` plays when given no game: a quick, meaningful default.
 const DEFAULT_GAME: &str = "connect4";
 const DEFAULT_AGENTS: [&str; 2] = ["first", "random"];
+/// Games per pairing without `--games`, rounded up to a multiple of the seatings.
+const DEFAULT_GAMES: usize = 200;
 
 #[derive(Args, Debug)]
 pub struct ArenaArgs {
@@ -26,16 +27,18 @@ pub struct ArenaArgs {
     /// Agent specs: one per seat, or (two-player games) any number for a round robin.
     agents: Vec<String>,
     /// Games per pairing (all of them when the agents fill the seats), a multiple of the number
-    /// of seatings (2 for two-player games).
-    #[arg(long, default_value_t = 200)]
-    games: usize,
+    /// of seatings (2 for two-player games, 6 for three players, 24 for four). Default: 200,
+    /// rounded up to such a multiple (216 for four players).
+    #[arg(long)]
+    games: Option<usize>,
     /// With more than two agents: the first against each other one, not every pair.
     #[arg(long)]
     gauntlet: bool,
     /// Confidence of the score and Elo intervals.
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
-    /// The agent rated 0 Elo (default: `random` if playing, else the first agent).
+    /// The agent rated 0 Elo (default: `random` if playing, else the first agent); a spec, or
+    /// its name with `#k` where the same spec plays twice (`random#2`).
     #[arg(long, value_name = "SPEC")]
     anchor: Option<String>,
     /// Write games.csv (one row per game), agents.csv and pairwise.csv into this directory.
@@ -44,24 +47,33 @@ pub struct ArenaArgs {
     /// Base seed; the same seed gives the same games whatever the thread count.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Worker threads (default: all cores).
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    threads: Option<u16>,
+    /// Worker threads (default: all cores; at most 4 per core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
     #[command(flatten)]
     clock: MoveClock,
     /// Play this many uniformly random plies before the agents take over (the same opening in
-    /// every seating of a seed), so deterministic agents meet varied positions.
+    /// every seating of a seed), so deterministic agents meet varied positions. An opening that
+    /// ends the game is drawn again.
     #[arg(long, default_value_t = 0)]
     opening_plies: usize,
-    /// Write the summary as JSON to this file (`-` for stdout).
+    /// Write the summary as JSON to this file when the match ends (`-` for stdout; the table
+    /// then goes to stderr). Written whole: an interrupted run leaves the old file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// Write one JSON line per game (seed, seating, moves, times, returns) to this file.
+    /// Write one JSON line per game (seed, seating, moves, times, returns, match settings) to
+    /// this file, each as it finishes.
     #[arg(long, value_name = "FILE")]
     records: Option<PathBuf>,
-    /// Continue an interrupted run: keep the games in --records, play only the missing ones.
+    /// Continue an interrupted run: check every game in --records (same settings, same seats
+    /// and seeds, replays through the rules to its result), keep them, and play only the
+    /// missing ones.
     #[arg(long, requires = "records")]
     resume: bool,
+    /// Replace existing --records, --json and --csv files (without it, a run that would
+    /// overwrite finished results stops before playing).
+    #[arg(long, conflicts_with = "resume")]
+    force: bool,
     /// Sequential test of two agents: stop as soon as it decides between H0 (elo0) and H1
     /// (elo1); --games is then the most it plays. Format: elo0,elo1[,alpha,beta] (0.05 each by
     /// default).
@@ -79,32 +91,43 @@ fn sprt_arg(text: &str) -> Result<Sprt, String> {
 }
 
 /// Reads the games of an interrupted run. A last line cut off mid-write (the run was killed)
-/// is dropped and cut from the file; any other bad line is an error naming it.
-fn read_records(path: &PathBuf) -> Result<Vec<PlayedGame>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read records file '{}'", path.display()))?;
+/// is dropped and cut from the file; any other bad line is an error naming it. At most `limit`
+/// games (the match's size): a file with more is not this match's.
+fn read_records(path: &Path, limit: usize) -> Result<Vec<PlayedGame>> {
     let mut games = Vec::new();
-    let mut good_len = 0;
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            good_len += line.len();
-            continue;
+    let (mut good_len, mut cut) = (0u64, false);
+    limits::read_lines(path, limits::MAX_RECORD_LINE, "records file", |line| {
+        if line.text.trim().is_empty() {
+            good_len += line.bytes;
+            return Ok(());
         }
-        match serde_json::from_str::<PlayedGame>(line) {
+        match serde_json::from_str::<PlayedGame>(line.text) {
             Ok(g) => {
+                if games.len() == limit {
+                    return Err(meeple_game::Error::Record(format!(
+                        "records file '{}' holds more than this match's {limit} games",
+                        path.display()
+                    )));
+                }
                 games.push(g);
-                good_len += line.len();
+                good_len += line.bytes;
+                Ok(())
             }
-            Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => {
-                eprintln!("records file '{}': dropping an unfinished last line", path.display());
+            Err(_) if !line.ended => {
+                cut = true;
+                Ok(())
             }
-            Err(e) => bail!("records file '{}' line {}: not a game record: {e}", path.display(), i + 1),
+            Err(e) => Err(meeple_game::Error::Record(format!(
+                "records file '{}' line {}: not a game record: {e}",
+                path.display(),
+                line.number
+            ))),
         }
-    }
-    if good_len < text.len() {
+    })?;
+    if cut {
+        eprintln!("records file '{}': dropping an unfinished last line", path.display());
         let file = std::fs::OpenOptions::new().write(true).open(path)?;
-        file.set_len(good_len as u64)?;
+        file.set_len(good_len)?;
     }
     Ok(games)
 }
@@ -142,63 +165,81 @@ pub fn run(args: &ArenaArgs) -> Result<()> {
             (DEFAULT_GAME.to_string(), DEFAULT_AGENTS.iter().map(|s| s.to_string()).collect())
         }
     };
+    let threads = match args.threads {
+        Some(t) => Some(limits::check_threads("--threads", usize::try_from(t).unwrap_or(usize::MAX))?),
+        None => None,
+    };
     let config = MatchConfig {
         agents,
-        games: args.games,
+        games: args.games.unwrap_or(DEFAULT_GAMES),
         seed: args.seed,
-        threads: args.threads.map(usize::from),
+        threads,
         budget: args.clock.budget(),
         opening_plies: args.opening_plies,
         gauntlet: args.gauntlet,
         confidence: args.confidence,
         anchor: args.anchor.clone(),
+        sprt: args.sprt,
     };
-    with_game!(game.as_str(), |g| arena(&g, &config, args))?
+    with_game!(game.as_str(), |g| arena(&g, config, args))?
 }
 
-fn create(path: &PathBuf, what: &str) -> Result<File> {
-    File::create(path).with_context(|| format!("cannot write {what} file '{}'", path.display()))
-}
-
-fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()> {
-    validate(game, config)?;
+fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result<()> {
+    let per_seed = seatings(game.num_players()).len();
+    if args.games.is_none() {
+        config.games = DEFAULT_GAMES.div_ceil(per_seed) * per_seed;
+    }
+    validate(game, &config)?;
+    let config = &config;
+    let total = total_games(game.num_players(), config);
+    // Refuse to replace finished results before anything is played or truncated.
+    if let Some(p) = &args.records {
+        check_new_output(p, "records file", args.force || args.resume, true).map_err(|e| anyhow!(e))?;
+    }
+    if let Some(p) = args.json.as_ref().filter(|p| p.as_os_str() != "-") {
+        check_new_output(p, "results file", args.force || args.resume, false).map_err(|e| anyhow!(e))?;
+    }
+    if let Some(dir) = &args.csv {
+        for name in CSV_FILES {
+            check_new_output(&dir.join(name), "csv file", args.force || args.resume, false).map_err(|e| anyhow!(e))?;
+        }
+    }
     let done = match (&args.records, args.resume) {
-        (Some(p), true) if p.exists() => read_records(p)?,
+        (Some(p), true) if p.exists() => read_records(p, total)?,
         _ => Vec::new(),
     };
     // Open output files before playing, so a bad path fails at once.
     let sink = match &args.records {
         Some(p) => {
             let file = if args.resume {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .with_context(|| format!("cannot write records file '{}'", p.display()))?
+                std::fs::OpenOptions::new().create(true).append(true).open(p)
             } else {
-                create(p, "records")?
-            };
+                File::create(p)
+            }
+            .with_context(|| format!("cannot write records file '{}'", p.display()))?;
             let written = done.iter().map(|g| g.index).collect();
             Some(Mutex::new(RecordSink { file: BufWriter::new(file), pending: BTreeMap::new(), next: 0, written }))
         }
         None => None,
     };
-    if !done.is_empty() {
-        eprintln!("resuming: {} finished games kept", done.len());
+    if let Some(p) = args.json.as_ref().filter(|p| p.as_os_str() != "-") {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!("cannot write results file '{}': no directory '{}'", p.display(), dir.display());
+        }
     }
-    let json_file = match &args.json {
-        Some(p) if p.as_os_str() != "-" => Some(create(p, "json")?),
-        _ => None,
-    };
     if let Some(dir) = &args.csv {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create csv directory '{}'", dir.display()))?;
     }
-    let bar = ProgressBar::new(total_games(game.num_players(), config) as u64);
+    let bar = ProgressBar::new(total as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {human_pos}/{human_len} games  {elapsed} elapsed, ETA {eta}  {msg}")
             .expect("valid template"),
     );
+    let labels = config.labels();
+    let kept = done.len();
     let tally = Mutex::new([0.0f64, 0.0]);
+    let played_now = std::sync::atomic::AtomicUsize::new(0);
     let write_error = Mutex::new(None);
     let start = Instant::now();
     let on_game = |g: &PlayedGame| {
@@ -207,27 +248,40 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
             let mut t = tally.lock().expect("tally lock");
             t[0] += points;
             t[1] += 1.0;
-            bar.set_message(format!("agent 1 ({}) scores {:.1}%", config.agents[0], 100.0 * t[0] / t[1]));
+            bar.set_message(format!("agent 1 ({}) scores {:.1}%", labels[0], 100.0 * t[0] / t[1]));
         }
         if let Some(sink) = &sink
             && let Err(e) = sink.lock().expect("sink lock").push(g)
         {
             write_error.lock().expect("error lock").get_or_insert(e);
         }
+        played_now.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         bar.inc(1);
     };
-    let (summary, played) = match args.sprt {
-        Some(sprt) => run_sprt(game, config, sprt, on_game)?,
-        None => run_match_from(game, config, done, on_game)?,
-    };
+    bar.set_position(kept as u64);
+    let (summary, played) = run_match_from(game, config, done, on_game).map_err(|e| match (e, &args.records) {
+        // Only the kept games are records; name the file they came from.
+        (meeple_game::Error::Record(why), Some(p)) => anyhow!("records file '{}': {why}", p.display()),
+        (e, _) => e.into(),
+    })?;
     bar.finish_and_clear();
     if let Some(e) = write_error.into_inner().expect("error lock") {
         bail!("writing records failed: {e}");
     }
+    if kept > 0 {
+        eprintln!(
+            "resumed: {kept} finished games kept (each checked and replayed), {} played now",
+            played_now.into_inner()
+        );
+    }
     let secs = start.elapsed().as_secs_f64();
-    print_table(&summary, game.num_players(), config, secs);
+    // With the JSON on stdout, the table goes to stderr so stdout stays one JSON document.
+    let json_to_stdout = args.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let mut table = Vec::new();
+    print_table(&mut table, &summary, game.num_players(), config, secs)?;
     if let Some(r) = &summary.sprt {
-        println!(
+        writeln!(
+            table,
             "\nSPRT elo0={} elo1={} alpha={} beta={}: LLR {:.3} in [{:.3}, {:.3}] after {} games: {}",
             r.elo0,
             r.elo1,
@@ -242,15 +296,20 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
                 "H0" => "H0 accepted (not stronger by elo0 or more)",
                 _ => "no decision before the game limit",
             }
-        );
+        )?;
+    }
+    if json_to_stdout {
+        std::io::stderr().write_all(&table)?;
+    } else {
+        std::io::stdout().write_all(&table)?;
     }
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&summary).expect("summary serialises");
-        match json_file {
-            Some(mut f) => {
-                writeln!(f, "{text}").with_context(|| format!("cannot write json file '{}'", path.display()))?
-            }
-            None => println!("{text}"),
+        let text = serde_json::to_string_pretty(&summary).expect("summary serialises") + "\n";
+        if json_to_stdout {
+            print!("{text}");
+        } else {
+            write_atomic(path, text.as_bytes())
+                .with_context(|| format!("cannot write results file '{}'", path.display()))?;
         }
     }
     if let Some(dir) = &args.csv {
@@ -259,36 +318,45 @@ fn arena<G: Game>(game: &G, config: &MatchConfig, args: &ArenaArgs) -> Result<()
     Ok(())
 }
 
-fn print_table(s: &MatchSummary, players: usize, config: &MatchConfig, secs: f64) {
+fn print_table(
+    out: &mut impl Write,
+    s: &MatchSummary,
+    players: usize,
+    config: &MatchConfig,
+    secs: f64,
+) -> std::io::Result<()> {
     let per_seed = seatings(players).len();
     let threads = config.threads.map(|t| t.to_string()).unwrap_or_else(|| "all cores".into());
     let pairs = if s.pairwise.len() > 1 { format!(", {} pairings", s.pairwise.len()) } else { String::new() };
-    println!(
+    writeln!(
+        out,
         "{} — {} games ({} seeds x {per_seed} seatings{pairs}), seed {}, threads: {threads}, {secs:.2} s",
         s.game,
         s.games,
         config.games / per_seed,
         s.seed
-    );
+    )?;
     let pct = format!("{:.0}% CI", 100.0 * s.confidence);
-    let width = s.agents.iter().map(|a| a.spec.len()).max().unwrap_or(5).max(5);
-    print!(
+    let width = s.agents.iter().map(|a| a.name.len()).max().unwrap_or(5).max(5);
+    write!(
+        out,
         "{:<width$}  {:>6} {:>6} {:>6} {:>6}  {:>6}  {:<17}",
         "agent", "games", "wins", "draws", "losses", "score", pct
-    );
+    )?;
     if s.anchor.is_some() {
-        print!(" {:>6}  {:<17}", "elo", "elo CI");
+        write!(out, " {:>6}  {:<17}", "elo", "elo CI")?;
     }
-    println!(" {:>9} {:>9} {:>9} {:>6}", "ms/move", "p99 ms", "max ms", "late");
+    writeln!(out, " {:>9} {:>9} {:>9} {:>6}", "ms/move", "p99 ms", "max ms", "late")?;
     let mut order: Vec<usize> = (0..s.agents.len()).collect();
     if s.agents.len() > 2 {
         order.sort_by(|&a, &b| s.agents[b].elo.unwrap_or(0.0).total_cmp(&s.agents[a].elo.unwrap_or(0.0)));
     }
     for &i in &order {
         let a = &s.agents[i];
-        print!(
+        write!(
+            out,
             "{:<width$}  {:>6} {:>6} {:>6} {:>6}  {:>5.1}%  [{:>5.1}%, {:>5.1}%]",
-            a.spec,
+            a.name,
             a.wins + a.draws + a.losses,
             a.wins,
             a.draws,
@@ -296,26 +364,27 @@ fn print_table(s: &MatchSummary, players: usize, config: &MatchConfig, secs: f64
             100.0 * a.score,
             100.0 * a.ci[0],
             100.0 * a.ci[1],
-        );
+        )?;
         if let (Some(e), Some([lo, hi])) = (a.elo, a.elo_ci) {
-            if s.anchor.as_deref() == Some(a.spec.as_str()) {
-                print!(" {:>6.0}  {:<17}", e, "(anchor)");
+            if s.anchor.as_deref() == Some(a.name.as_str()) {
+                write!(out, " {:>6.0}  {:<17}", e, "(anchor)")?;
             } else {
-                print!(" {:>6.0}  [{:>6.0}, {:>6.0}]", e, lo, hi);
+                write!(out, " {:>6.0}  [{:>6.0}, {:>6.0}]", e, lo, hi)?;
             }
         }
         let late = a.budget_ms.map(|_| a.over_budget.to_string()).unwrap_or_else(|| "-".into());
-        println!(" {:>9.3} {:>9.3} {:>9.3} {:>6}", a.mean_move_ms, a.p99_move_ms, a.max_move_ms, late);
+        writeln!(out, " {:>9.3} {:>9.3} {:>9.3} {:>6}", a.mean_move_ms, a.p99_move_ms, a.max_move_ms, late)?;
     }
     if !s.metrics.is_empty() {
         let figures: Vec<String> =
             s.metrics.iter().map(|(k, [mean, sd])| format!("{k} {mean:.1} (sd {sd:.1})")).collect();
-        println!("per game: {}", figures.join(", "));
+        writeln!(out, "per game: {}", figures.join(", "))?;
     }
     if s.pairwise.len() > 1 {
-        println!("\npairwise (first agent's score):");
+        writeln!(out, "\npairwise (first agent's score):")?;
         for p in &s.pairwise {
-            println!(
+            writeln!(
+                out,
                 "  {} vs {}: +{} ={} -{}  {:.1}% [{:.1}%, {:.1}%]",
                 p.a,
                 p.b,
@@ -325,89 +394,106 @@ fn print_table(s: &MatchSummary, players: usize, config: &MatchConfig, secs: f64
                 100.0 * p.score,
                 100.0 * p.ci[0],
                 100.0 * p.ci[1]
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
-fn write_csv(dir: &std::path::Path, s: &MatchSummary, played: &[PlayedGame]) -> Result<()> {
-    let mut games = csv::Writer::from_path(dir.join("games.csv"))?;
-    games.write_record(["game", "seed", "seat0", "seat1", "seat2", "seat3", "returns", "plies", "mean_ms"])?;
-    let mut sorted: Vec<&PlayedGame> = played.iter().collect();
-    sorted.sort_by_key(|g| g.index);
-    for g in sorted {
-        let mut seats: Vec<String> = g.record.agents.clone();
-        seats.resize(4, String::new());
-        let returns = g.record.returns.as_ref().map(|r| r.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "));
-        let mean = if g.move_ms.is_empty() { 0.0 } else { g.move_ms.iter().sum::<f64>() / g.move_ms.len() as f64 };
-        games.write_record([
-            g.index.to_string(),
-            g.record.seed.to_string(),
-            seats[0].clone(),
-            seats[1].clone(),
-            seats[2].clone(),
-            seats[3].clone(),
-            returns.unwrap_or_default(),
-            g.record.actions.len().to_string(),
-            format!("{mean:.4}"),
-        ])?;
-    }
-    games.flush()?;
-    let mut agents = csv::Writer::from_path(dir.join("agents.csv"))?;
-    agents.write_record([
-        "agent",
-        "games",
-        "wins",
-        "draws",
-        "losses",
-        "score",
-        "ci_low",
-        "ci_high",
-        "elo",
-        "elo_low",
-        "elo_high",
-        "mean_move_ms",
-        "p99_move_ms",
-        "max_move_ms",
-        "budget_ms",
-        "over_budget",
-    ])?;
-    let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_default();
-    for a in &s.agents {
+/// The files `--csv DIR` writes.
+const CSV_FILES: [&str; 3] = ["games.csv", "agents.csv", "pairwise.csv"];
+
+/// Writes one CSV file whole (see [`write_atomic`]).
+fn write_csv_file(path: &Path, fill: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> Result<(), csv::Error>) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    fill(&mut w)?;
+    let bytes = w.into_inner().map_err(|e| anyhow!("{e}"))?;
+    write_atomic(path, &bytes).with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+fn write_csv(dir: &Path, s: &MatchSummary, played: &[PlayedGame]) -> Result<()> {
+    write_csv_file(&dir.join(CSV_FILES[0]), |games| {
+        games.write_record(["game", "seed", "seat0", "seat1", "seat2", "seat3", "returns", "plies", "mean_ms"])?;
+        let mut sorted: Vec<&PlayedGame> = played.iter().collect();
+        sorted.sort_by_key(|g| g.index);
+        for g in sorted {
+            let mut seats: Vec<String> = g.record.agents.clone();
+            seats.resize(4, String::new());
+            let returns =
+                g.record.returns.as_ref().map(|r| r.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "));
+            let mean = if g.move_ms.is_empty() { 0.0 } else { g.move_ms.iter().sum::<f64>() / g.move_ms.len() as f64 };
+            games.write_record([
+                g.index.to_string(),
+                g.record.seed.to_string(),
+                seats[0].clone(),
+                seats[1].clone(),
+                seats[2].clone(),
+                seats[3].clone(),
+                returns.unwrap_or_default(),
+                g.record.actions.len().to_string(),
+                format!("{mean:.4}"),
+            ])?;
+        }
+        Ok(())
+    })?;
+    write_csv_file(&dir.join(CSV_FILES[1]), |agents| {
         agents.write_record([
-            a.spec.clone(),
-            (a.wins + a.draws + a.losses).to_string(),
-            a.wins.to_string(),
-            a.draws.to_string(),
-            a.losses.to_string(),
-            format!("{:.5}", a.score),
-            format!("{:.5}", a.ci[0]),
-            format!("{:.5}", a.ci[1]),
-            opt(a.elo),
-            opt(a.elo_ci.map(|c| c[0])),
-            opt(a.elo_ci.map(|c| c[1])),
-            format!("{:.4}", a.mean_move_ms),
-            format!("{:.4}", a.p99_move_ms),
-            format!("{:.4}", a.max_move_ms),
-            opt(a.budget_ms),
-            a.over_budget.to_string(),
+            "agent",
+            "spec",
+            "games",
+            "wins",
+            "draws",
+            "losses",
+            "score",
+            "ci_low",
+            "ci_high",
+            "elo",
+            "elo_low",
+            "elo_high",
+            "mean_move_ms",
+            "p99_move_ms",
+            "max_move_ms",
+            "budget_ms",
+            "over_budget",
         ])?;
-    }
-    agents.flush()?;
-    let mut pairwise = csv::Writer::from_path(dir.join("pairwise.csv"))?;
-    pairwise.write_record(["a", "b", "wins", "draws", "losses", "score", "ci_low", "ci_high"])?;
-    for p in &s.pairwise {
-        pairwise.write_record([
-            p.a.clone(),
-            p.b.clone(),
-            p.wins.to_string(),
-            p.draws.to_string(),
-            p.losses.to_string(),
-            format!("{:.5}", p.score),
-            format!("{:.5}", p.ci[0]),
-            format!("{:.5}", p.ci[1]),
-        ])?;
-    }
-    pairwise.flush()?;
-    Ok(())
+        let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_default();
+        for a in &s.agents {
+            agents.write_record([
+                a.name.clone(),
+                a.spec.clone(),
+                (a.wins + a.draws + a.losses).to_string(),
+                a.wins.to_string(),
+                a.draws.to_string(),
+                a.losses.to_string(),
+                format!("{:.5}", a.score),
+                format!("{:.5}", a.ci[0]),
+                format!("{:.5}", a.ci[1]),
+                opt(a.elo),
+                opt(a.elo_ci.map(|c| c[0])),
+                opt(a.elo_ci.map(|c| c[1])),
+                format!("{:.4}", a.mean_move_ms),
+                format!("{:.4}", a.p99_move_ms),
+                format!("{:.4}", a.max_move_ms),
+                opt(a.budget_ms),
+                a.over_budget.to_string(),
+            ])?;
+        }
+        Ok(())
+    })?;
+    write_csv_file(&dir.join(CSV_FILES[2]), |pairwise| {
+        pairwise.write_record(["a", "b", "wins", "draws", "losses", "score", "ci_low", "ci_high"])?;
+        for p in &s.pairwise {
+            pairwise.write_record([
+                p.a.clone(),
+                p.b.clone(),
+                p.wins.to_string(),
+                p.draws.to_string(),
+                p.losses.to_string(),
+                format!("{:.5}", p.score),
+                format!("{:.5}", p.ci[0]),
+                format!("{:.5}", p.ci[1]),
+            ])?;
+        }
+        Ok(())
+    })
 }

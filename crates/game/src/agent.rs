@@ -1,5 +1,5 @@
 use crate::{Action, Error, ParamInfo, State};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Limits on one decision, set from outside the agent (the arena's `--move-time`, a web
 /// request). An agent also honours the limits in its own spec; whichever is reached first stops it.
@@ -17,15 +17,57 @@ pub struct Budget {
     /// agent cannot control: the machine descheduling it, the caller's own work (the "move
     /// overhead" of chess engines). `None`: 5% of the time, at most 15 ms.
     pub overhead: Option<Duration>,
+    /// The moment the answer is due, whatever the agent's own options say: a search that uses
+    /// another agent inside (a playout policy) passes its own deadline down, so no nested agent
+    /// can keep its caller past its time.
+    pub deadline: Option<Instant>,
 }
 
 impl Budget {
     /// No outside limit: the agent's own options decide.
-    pub const UNLIMITED: Budget = Budget { time: None, iterations: None, nodes: None, depth: None, overhead: None };
+    pub const UNLIMITED: Budget =
+        Budget { time: None, iterations: None, nodes: None, depth: None, overhead: None, deadline: None };
 
     /// A wall-clock budget.
     pub fn time(time: Duration) -> Self {
         Budget { time: Some(time), ..Budget::UNLIMITED }
+    }
+
+    /// The budget of an agent called inside a search: no limits but the caller's deadline.
+    pub fn nested(deadline: Option<Instant>) -> Self {
+        Budget { deadline, ..Budget::UNLIMITED }
+    }
+
+    /// The time limit of a decision: the tighter of the agent's own `time` option and this
+    /// budget's.
+    pub fn time_for(&self, own: Option<Duration>) -> Option<Duration> {
+        match (own, self.time) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether a decision is on a clock (a time limit or a deadline): such searches play a
+    /// forced move at once.
+    pub fn is_timed(&self, own: Option<Duration>) -> bool {
+        self.time_for(own).is_some() || self.deadline.is_some()
+    }
+
+    /// When a search that started at `start` must stop: [`Budget::overhead`] before its time
+    /// (the agent's own `time` or this budget's, the tighter) is up, by default a little (5%,
+    /// at most 15 ms) so that finishing the last step, choosing the move and a busy machine's
+    /// scheduling delays stay within it; and never after [`Budget::deadline`]. `None` when
+    /// neither limits it, and also when the time is so long that no clock can represent its
+    /// end (saturating instead of overflowing).
+    pub fn stop_at(&self, start: Instant, own: Option<Duration>) -> Option<Instant> {
+        let by_time = self.time_for(own).and_then(|t| {
+            let reserve = self.overhead.unwrap_or_else(|| (t / 20).min(Duration::from_millis(15)));
+            start.checked_add(t.saturating_sub(reserve))
+        });
+        match (by_time, self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -37,6 +79,14 @@ pub trait Agent<S: State>: Send {
 
     /// Chooses a legal action for `state.current_player()`.
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error>;
+
+    /// The fixed memory the agent takes while it plays (transposition tables, its nested
+    /// agents'), in bytes, known before its first move: a tournament adds it up over the games
+    /// it plays at once and refuses a match the machine cannot hold. Search trees that grow
+    /// with the budget are bounded separately and not counted.
+    fn memory_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// An agent behind a pointer, as registries build them from specs.
@@ -51,4 +101,38 @@ pub struct AgentInfo {
     pub about: &'static str,
     /// Options accepted after the colon.
     pub params: &'static [ParamInfo],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_keeps_the_overhead_in_reserve_and_meets_the_deadline() {
+        let start = Instant::now();
+        let ms = Duration::from_millis;
+        let at = |b: Budget, own| b.stop_at(start, own);
+        assert_eq!(at(Budget::time(ms(300)), None), Some(start + ms(285)), "default: 5%, at most 15 ms");
+        assert_eq!(at(Budget::time(ms(100)), None), Some(start + ms(95)));
+        assert_eq!(at(Budget::UNLIMITED, Some(ms(100))), Some(start + ms(95)), "the agent's own time");
+        assert_eq!(at(Budget::time(ms(300)), Some(ms(100))), Some(start + ms(95)), "the tighter time");
+        let reserve = Budget { overhead: Some(ms(60)), ..Budget::time(ms(300)) };
+        assert_eq!(at(reserve, None), Some(start + ms(240)));
+        let all = Budget { overhead: Some(ms(500)), ..Budget::time(ms(300)) };
+        assert_eq!(at(all, None), Some(start), "an overhead beyond the time leaves none");
+        let nested = Budget::nested(Some(start + ms(10)));
+        assert_eq!(at(nested, Some(ms(300))), Some(start + ms(10)), "the caller's deadline comes first");
+        assert_eq!(at(nested, None), Some(start + ms(10)));
+        assert!(nested.is_timed(None) && !Budget::UNLIMITED.is_timed(None));
+        assert_eq!(at(Budget::UNLIMITED, None), None);
+    }
+
+    #[test]
+    fn an_endless_time_saturates_instead_of_overflowing() {
+        let start = Instant::now();
+        let forever = Budget::time(Duration::from_secs(9_300_000_000_000_000_000));
+        assert_eq!(forever.stop_at(start, None), None, "no representable end: no deadline");
+        let capped = Budget { deadline: Some(start), ..forever };
+        assert_eq!(capped.stop_at(start, Some(Duration::MAX)), Some(start));
+    }
 }

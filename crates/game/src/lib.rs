@@ -9,6 +9,7 @@ mod agent;
 pub mod conformance;
 mod error;
 mod evaluator;
+pub mod limits;
 mod perft;
 mod record;
 mod rng;
@@ -23,7 +24,7 @@ pub use evaluator::{BoxedEvaluator, Evaluator, ZeroEvaluator};
 pub use perft::{perft, perft_divide};
 pub use record::{GameRecord, replay};
 pub use rng::{Rng, derive_seed, rng_from_seed, sample_chance};
-pub use spec::{Options, ParamInfo, Spec, parse_duration, parse_size};
+pub use spec::{DURATION_LIMIT, Options, ParamInfo, Spec, parse_duration, parse_size};
 pub use values::Values;
 
 use std::fmt::{Debug, Display};

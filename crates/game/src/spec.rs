@@ -1,4 +1,5 @@
 use crate::Error;
+use crate::limits::{MAX_MOVE_TIME, MAX_SPEC_LEN, MAX_SPEC_NESTING};
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -62,7 +63,10 @@ impl FromStr for Spec {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Self, Error> {
-        let bad = |reason: &str| Error::BadSpec { spec: text.to_string(), reason: reason.to_string() };
+        let bad = |reason: &str| Error::BadSpec { spec: shorten(text), reason: reason.to_string() };
+        if text.len() > MAX_SPEC_LEN {
+            return Err(bad(&format!("longer than {MAX_SPEC_LEN} bytes")));
+        }
         let text_trim = text.trim();
         let (name, rest) = match text_trim.split_once(':') {
             Some((n, r)) => (n.trim(), Some(r)),
@@ -96,14 +100,32 @@ impl FromStr for Spec {
     }
 }
 
-/// Splits on commas outside brackets.
+/// A spec for an error message: long ones cut to their start and end.
+fn shorten(text: &str) -> String {
+    const KEEP: usize = 60;
+    if text.len() <= 2 * KEEP + 5 {
+        return text.to_string();
+    }
+    let head = text.char_indices().take_while(|&(i, _)| i < KEEP).map(|(_, c)| c).collect::<String>();
+    let tail_start = text.char_indices().map(|(i, _)| i).find(|&i| i >= text.len() - KEEP).unwrap_or(text.len());
+    format!("{head} ... {}", &text[tail_start..])
+}
+
+/// Splits on commas outside brackets. Brackets nest at most [`MAX_SPEC_NESTING`] deep: every
+/// level is an agent or evaluator built inside another, and deeper nesting only ever comes from
+/// a generated or corrupted spec (and would exhaust the stack building it).
 fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
     let mut parts = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
     for (i, c) in text.char_indices() {
         match c {
-            '(' | '[' => depth += 1,
+            '(' | '[' => {
+                depth += 1;
+                if depth as usize > MAX_SPEC_NESTING {
+                    return Err(format!("brackets nested more than {MAX_SPEC_NESTING} deep"));
+                }
+            }
             ')' | ']' => {
                 depth -= 1;
                 if depth < 0 {
@@ -214,13 +236,23 @@ impl Options<'_> {
         if raw.is_empty() { Ok(None) } else { raw.parse().map(Some).map_err(|_| self.bad_value(key, raw)) }
     }
 
-    /// Reads `key` as a duration (`500ms`, `2s`, `1.5s`, `100us`, `1m`); `None` when unset.
+    /// Reads `key` as a duration (`500ms`, `2s`, `1.5s`, `100us`, `1m`, `1h`) of at most
+    /// [`MAX_MOVE_TIME`]; `None` when unset.
     pub fn get_duration(&self, key: &str) -> Result<Option<Duration>, Error> {
         let raw = self.raw(key);
         if raw.is_empty() {
             return Ok(None);
         }
-        parse_duration(raw).map(Some).ok_or_else(|| self.bad_value(key, raw))
+        match parse_duration(raw) {
+            Some(d) if d <= MAX_MOVE_TIME => Ok(Some(d)),
+            Some(_) => Err(Error::BadValue {
+                subject: self.subject.clone(),
+                key: key.to_string(),
+                value: raw.to_string(),
+                expected: format!("{}, at most {}", self.info(key).accepts, DURATION_LIMIT),
+            }),
+            None => Err(self.bad_value(key, raw)),
+        }
     }
 
     /// Reads `key` as a size in bytes (`64mb`, `512kb`, `1gb`, `4096`).
@@ -257,7 +289,10 @@ pub fn parse_size(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes < 1e15).then_some(bytes as u64)
 }
 
-/// Parses `500ms`, `2s`, `1.5s`, `250us`, `1m`; a bare number is seconds. `None` if malformed,
+/// [`MAX_MOVE_TIME`] as people write it.
+pub const DURATION_LIMIT: &str = "7 days (168h)";
+
+/// Parses `500ms`, `2s`, `1.5s`, `250us`, `1m`, `2h`; a bare number is seconds. `None` if malformed,
 /// negative or not finite.
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
@@ -269,6 +304,7 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         "ms" => value / 1e3,
         "us" | "µs" => value / 1e6,
         "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
         _ => return None,
     };
     Duration::try_from_secs_f64(seconds).ok()
@@ -305,6 +341,23 @@ mod tests {
     }
 
     #[test]
+    fn nesting_and_length_are_limited() {
+        let nest = |n: usize| {
+            let mut s = "random".to_string();
+            for _ in 0..n {
+                s = format!("mcts:iters=1,playout=({s})");
+            }
+            s
+        };
+        assert!(nest(MAX_SPEC_NESTING).parse::<Spec>().is_ok());
+        let err = nest(700).parse::<Spec>().unwrap_err().to_string();
+        assert!(err.contains("nested more than 8 deep"), "{err}");
+        assert!(err.len() < 300, "a long spec is shortened in the message: {err}");
+        let err = format!("g:k={}", "x".repeat(MAX_SPEC_LEN)).parse::<Spec>().unwrap_err().to_string();
+        assert!(err.contains("longer than 65536 bytes"), "{err}");
+    }
+
+    #[test]
     fn options_are_validated_and_typed() {
         let s: Spec = "g:rows=5,time=250ms".parse().unwrap();
         let o = s.options("game g", PARAMS).unwrap();
@@ -326,6 +379,18 @@ mod tests {
     }
 
     #[test]
+    fn durations_beyond_the_limit_are_refused_with_it() {
+        let s: Spec = "g:time=9300000000000000000s".parse().unwrap();
+        let err = s.options("agent g", PARAMS).unwrap().get_duration("time").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "agent g: bad value '9300000000000000000s' for 'time'; expected duration like 500ms, at most 7 days (168h)"
+        );
+        let s: Spec = "g:time=168h".parse().unwrap();
+        assert_eq!(s.options("agent g", PARAMS).unwrap().get_duration("time").unwrap(), Some(MAX_MOVE_TIME));
+    }
+
+    #[test]
     fn sizes() {
         assert_eq!(parse_size("64mb"), Some(64 << 20));
         assert_eq!(parse_size("1GB"), Some(1 << 30));
@@ -343,6 +408,7 @@ mod tests {
         assert_eq!(parse_duration("2"), Some(Duration::from_secs(2)));
         assert_eq!(parse_duration("1m"), Some(Duration::from_secs(60)));
         assert_eq!(parse_duration("10us"), Some(Duration::from_micros(10)));
+        assert_eq!(parse_duration("2h"), Some(Duration::from_secs(7200)));
         for bad in ["", "ms", "-1s", "5 parsecs", "1.2.3s", "inf"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }

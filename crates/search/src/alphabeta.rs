@@ -36,7 +36,12 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
         },
         ParamInfo { name: "time", default: "", accepts: "duration like 500ms", help: "time per move" },
         ParamInfo { name: "nodes", default: "", accepts: "positive integer", help: "nodes per move" },
-        ParamInfo { name: "tt", default: "16mb", accepts: "size like 64mb", help: "transposition table size" },
+        ParamInfo {
+            name: "tt",
+            default: "16mb",
+            accepts: "size like 64mb, at most half of the memory",
+            help: "transposition table size",
+        },
         ParamInfo {
             name: "eval",
             default: "zero",
@@ -58,7 +63,7 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
         ParamInfo {
             name: "worlds",
             default: "1",
-            accepts: "integer 0..=100000",
+            accepts: "integer 0..=1000",
             help: "determinized worlds (each a sample of the hidden information and future chance); move values are \
                    summed over worlds; 0 searches the true state, hidden information included (analysis only)",
         },
@@ -117,16 +122,21 @@ impl AlphaBetaConfig {
             depth,
             time: o.get_duration("time")?,
             nodes,
-            tt_bytes: o.get_size("tt")?,
+            tt_bytes: table_bytes(&o)?,
             eval: o.get("eval")?,
             order: o.get_bool("order")?,
             filter: o.get_bool("filter")?,
-            worlds: o.get_in("worlds", 0..=100_000)?,
+            worlds: o.get_in("worlds", 0..=meeple_game::limits::MAX_WORLDS)?,
             lmr: o.get_bool("lmr")?,
             lmp: o.get_bool("lmp")?,
             plain: o.get_bool("plain")?,
             verbose: o.get_bool("verbose")?,
         })
+    }
+
+    /// Memory the agent holds for its transposition table.
+    pub fn table_bytes(&self) -> u64 {
+        self.tt_bytes
     }
 
     fn spec(&self) -> String {
@@ -154,6 +164,21 @@ impl AlphaBetaConfig {
         }
         s.to_string()
     }
+}
+
+/// Reads `tt`: a size of at most half of the machine's memory ([`meeple_game::limits`]).
+fn table_bytes(o: &meeple_game::Options<'_>) -> Result<u64, Error> {
+    let bytes = o.get_size("tt")?;
+    let max = meeple_game::limits::max_table_bytes();
+    if bytes > max {
+        return Err(Error::Invalid(format!(
+            "agent alphabeta: tt of {} is more than half of this machine's memory ({}); give at most tt={}mb",
+            meeple_game::limits::format_bytes(bytes),
+            meeple_game::limits::format_bytes(meeple_game::limits::memory()),
+            max >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 /// What the last search found.
@@ -194,8 +219,6 @@ pub struct AlphaBeta<S: State> {
     nodes: u64,
     node_limit: u64,
     deadline: Option<Instant>,
-    /// The caller's reserve at the end of a timed move ([`Budget::overhead`]).
-    overhead: Option<Duration>,
     aborted: bool,
     /// Node count and moment the clock started, and the node count of the next clock check.
     clock_nodes: u64,
@@ -246,7 +269,6 @@ impl<S: State> AlphaBeta<S> {
             nodes: 0,
             node_limit: u64::MAX,
             deadline: None,
-            overhead: None,
             aborted: false,
             clock_nodes: 0,
             clock_start: Instant::now(),
@@ -298,9 +320,9 @@ impl<S: State> AlphaBeta<S> {
         self.aborted
     }
 
-    /// Starts the clock of a timed search.
-    fn start_clock(&mut self, start: Instant, time: Option<Duration>) {
-        self.deadline = time.map(|t| crate::deadline(start, t, self.overhead));
+    /// Starts the clock of a search that must stop at `stop`.
+    fn start_clock(&mut self, start: Instant, stop: Option<Instant>) {
+        self.deadline = stop;
         self.clock_start = start;
         self.clock_nodes = self.nodes;
         self.next_check = self.nodes;
@@ -663,11 +685,11 @@ impl<S: State> AlphaBeta<S> {
         &mut self,
         state: &S,
         max_depth: u32,
-        budget_time: Option<Duration>,
+        (budget_time, stop): (Option<Duration>, Option<Instant>),
         full_window: bool,
         start: Instant,
     ) -> (Vec<(Action, f64)>, u32) {
-        self.start_clock(start, budget_time);
+        self.start_clock(start, stop);
         self.aborted = false;
         let mut best: Vec<(Action, f64)> = Vec::new();
         let mut completed = 0;
@@ -727,8 +749,8 @@ impl<S: State> AlphaBeta<S> {
             if !self.saw_chance && !full_window && best.first().is_some_and(|m| m.1.abs() > MATE_BOUND) {
                 break;
             }
-            if let (Some(t), Some(_)) = (budget_time, self.deadline)
-                && start.elapsed() * 2 > t
+            if let Some(stop) = self.deadline
+                && start.elapsed() * 2 > budget_time.unwrap_or_else(|| stop.saturating_duration_since(start))
             {
                 break; // the next iteration would most likely not finish
             }
@@ -736,46 +758,64 @@ impl<S: State> AlphaBeta<S> {
         (best, completed)
     }
 
-    /// Iterative deepening across determinized worlds: each depth is searched in every world
-    /// before the next depth starts, so all worlds are compared at the same depth and the whole
-    /// time budget is used. The result is the last depth completed in every world, each root
-    /// move's exact values summed over the worlds.
+    /// Iterative deepening across `count` determinized worlds of `state`: each depth is searched
+    /// in every world before the next depth starts, so all worlds are compared at the same depth
+    /// and the whole time budget is used. The result is the last depth completed in every world,
+    /// each root move's exact values summed over the worlds, and the number of worlds summed.
+    /// Worlds are sampled as the first iteration reaches them, on the clock; if time runs out
+    /// before the first iteration has seen every world, the worlds it finished decide.
     fn deepen_worlds(
         &mut self,
-        worlds: &[S],
+        state: &S,
         root: Player,
+        count: usize,
         max_depth: u32,
-        time: Option<Duration>,
+        stop: Option<Instant>,
         start: Instant,
-    ) -> (Vec<(Action, f64)>, u32) {
-        self.start_clock(start, time);
+    ) -> (Vec<(Action, f64)>, u32, usize) {
+        self.start_clock(start, stop);
         self.aborted = false;
+        let mut worlds: Vec<S> = Vec::new();
         let mut best: Vec<(Action, f64)> = Vec::new();
-        let mut completed = 0;
+        let (mut completed, mut used) = (0, 0);
         let first_depth = if self.config.plain { max_depth } else { 1 };
         for depth in first_depth..=max_depth {
             let mut sum: Vec<(Action, f64)> = Vec::new();
             let first = best.first().map_or(Action::MAX, |m| m.0);
-            for (w, world) in worlds.iter().enumerate() {
+            let mut finished = 0;
+            for w in 0..count {
+                if w == worlds.len() {
+                    if stop.is_some_and(|d| Instant::now() >= d) {
+                        self.aborted = true;
+                        break;
+                    }
+                    worlds.push(state.determinize(root, &mut self.rng));
+                }
                 self.key_salt = meeple_game::zobrist::splitmix64(((root as u64) << 32) | (w as u64 + 1));
-                for (a, v) in self.root_iteration(world, depth, first, true, (-INF, INF)) {
+                let results = self.root_iteration(&worlds[w], depth, first, true, (-INF, INF));
+                if self.aborted {
+                    break;
+                }
+                for (a, v) in results {
                     match sum.iter_mut().find(|m| m.0 == a) {
                         Some(m) => m.1 += v,
                         None => sum.push((a, v)),
                     }
                 }
-                if self.aborted {
-                    break;
-                }
+                finished += 1;
             }
-            if self.aborted {
+            if self.aborted && !(completed == 0 && finished > 0) {
                 break;
             }
             sum.sort_by(|x, y| y.1.total_cmp(&x.1));
             best = sum;
+            used = finished;
             completed = depth;
+            if self.aborted {
+                break;
+            }
         }
-        (best, completed)
+        (best, completed, used)
     }
 
     fn principal_variation(&mut self, state: &S, first: Action, depth: u32) -> Vec<Action> {
@@ -801,9 +841,10 @@ impl<S: State> AlphaBeta<S> {
             return Err(Error::Agent { agent: "alphabeta".into(), reason: "no decision to make in this state".into() });
         };
         let start = Instant::now();
-        let time = crate::tighter(self.config.time, budget.time);
+        let time = budget.time_for(self.config.time);
+        let stop = budget.stop_at(start, self.config.time);
         let nodes = crate::tighter(self.config.nodes, budget.nodes);
-        if let Some(a) = crate::forced_move(state, time.is_some()) {
+        if let Some(a) = crate::forced_move(state, budget.is_timed(self.config.time)) {
             self.report = SearchReport { pv: vec![a], root: vec![(a, 0.0)], ..SearchReport::default() };
             return Ok(a);
         }
@@ -811,33 +852,35 @@ impl<S: State> AlphaBeta<S> {
         let depth =
             crate::tighter(self.config.depth, budget.depth).unwrap_or(if unlimited { MAX_DEPTH } else { 8 }).max(1);
         self.root_player = root;
-        self.overhead = budget.overhead;
         self.nodes = 0;
         self.reductions = (0, 0);
         self.futile = 0;
         self.pruned = 0;
         self.horizon2 = 0;
         self.researches = 0;
+        if !self.config.plain {
+            self.tt.allocate().map_err(|reason| Error::Agent { agent: "alphabeta".into(), reason })?;
+        }
         self.tt.new_search();
         self.history.iter_mut().for_each(|h| *h /= 8);
-        let worlds = self.config.worlds.max(1);
+        let mut worlds = self.config.worlds.max(1);
+        self.node_limit = nodes.unwrap_or(u64::MAX);
         let (root_moves, completed) = if worlds == 1 {
             self.key_salt = meeple_game::zobrist::splitmix64(root as u64);
-            self.node_limit = nodes.unwrap_or(u64::MAX);
             // One world is still a sample: the true state may hold hidden information (for
             // perfect-information games `determinize` is a copy). worlds=0 reads the true state.
             if self.config.worlds == 0 {
-                self.deepen(state, depth, time, false, start)
+                self.deepen(state, depth, (time, stop), false, start)
             } else {
                 let world = state.determinize(root, &mut self.rng);
-                self.deepen(&world, depth, time, false, start)
+                self.deepen(&world, depth, (time, stop), false, start)
             }
         } else {
             // Algorithm 1 of the Sagrada report: exact values for every root move in each world,
             // summed per move.
-            let samples: Vec<S> = (0..worlds).map(|_| state.determinize(root, &mut self.rng)).collect();
-            self.node_limit = nodes.unwrap_or(u64::MAX);
-            self.deepen_worlds(&samples, root, depth, time, start)
+            let (moves, completed, used) = self.deepen_worlds(state, root, worlds as usize, depth, stop, start);
+            worlds = used.max(1) as u32;
+            (moves, completed)
         };
         let action = match root_moves.first() {
             Some(m) => m.0,
@@ -930,6 +973,10 @@ fn from_tt(v: f64, ply: usize) -> f64 {
 impl<S: State> Agent<S> for AlphaBeta<S> {
     fn spec(&self) -> String {
         self.config.spec()
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        if self.config.plain { 0 } else { self.config.tt_bytes }
     }
 
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {

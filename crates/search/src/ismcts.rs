@@ -243,14 +243,18 @@ impl<S: State> Agent<S> for Ismcts<S> {
         self.spec.clone()
     }
 
+    fn memory_bytes(&self) -> u64 {
+        self.playout.as_ref().map_or(0, |p| p.memory)
+    }
+
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
         let Some(me) = state.current_player() else {
             return Err(Error::Agent { agent: "ismcts".into(), reason: "no decision to make in this state".into() });
         };
 
         let start = Instant::now();
-        let time = crate::tighter(self.time, budget.time);
-        if let Some(a) = crate::forced_move(state, time.is_some()) {
+        let time = budget.time_for(self.time);
+        if let Some(a) = crate::forced_move(state, budget.is_timed(self.time)) {
             self.last_root.clear();
             return Ok(a);
         }
@@ -272,7 +276,7 @@ impl<S: State> Agent<S> for Ismcts<S> {
             c: self.c,
             rollout: Rollout::new(
                 match &self.playout {
-                    Some(factory) => Some(factory(derive_seed(seed, 7))?),
+                    Some(factory) => Some(factory.make(derive_seed(seed, 7))?),
                     None => None,
                 },
                 self.eval.clone(),
@@ -285,9 +289,15 @@ impl<S: State> Agent<S> for Ismcts<S> {
             outcomes: Vec::new(),
         };
         let mut done = 0u64;
-        let mut clock = crate::Clock::new(time.map(|t| crate::deadline(start, t, budget.overhead)));
+        let stop = budget.stop_at(start, self.time);
+        search.rollout.set_deadline(stop);
+        let mut clock = crate::Clock::new(stop);
+        let max_nodes = crate::max_tree_nodes(1, size_of::<Node>());
         loop {
             if iters.is_some_and(|n| done >= n) || clock.expired(done) {
+                break;
+            }
+            if search.nodes.len() >= max_nodes || search.nodes[0].visits >= u32::MAX - 1 {
                 break;
             }
             search.iterate(state, me);

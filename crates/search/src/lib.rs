@@ -92,17 +92,14 @@ impl Clock {
     }
 }
 
-/// The moment a search given `time` from `start` must stop: `overhead` before the budget ends,
-/// by default a little (5%, at most 15 ms) so that finishing the last iteration, choosing the
-/// move, and a busy machine's scheduling delays stay within it (2%/5 ms let a move reach 304 ms of
-/// 300 while the machine compiled). An overhead longer than the time leaves none.
-pub(crate) fn deadline(
-    start: std::time::Instant,
-    time: std::time::Duration,
-    overhead: Option<std::time::Duration>,
-) -> std::time::Instant {
-    let reserve = overhead.unwrap_or_else(|| (time / 20).min(std::time::Duration::from_millis(15)));
-    start + time.saturating_sub(reserve)
+/// The most nodes each of `trees` search trees with nodes of `node_bytes` may hold: one
+/// decision's trees take at most half of the memory divided by the cores (as many searches may
+/// run at once in a tournament), so a long or unlimited search stops when its tree is full
+/// rather than exhaust the machine; and nodes stay below the `u32` ids they link by.
+pub(crate) fn max_tree_nodes(trees: u64, node_bytes: usize) -> usize {
+    let share = meeple_game::limits::max_table_bytes() / meeple_game::limits::cores() as u64;
+    let per_tree = share / node_bytes as u64 / trees.max(1);
+    per_tree.clamp(2, u32::MAX as u64 - 2) as usize
 }
 
 /// The only legal action of the player to move, if there is exactly one and the move is timed:
@@ -122,16 +119,6 @@ mod tests {
     use super::*;
     use meeple_game::{Budget, Game, State};
     use meeple_games::{Connect4, TicTacToe};
-
-    #[test]
-    fn deadline_keeps_the_overhead_in_reserve() {
-        let start = std::time::Instant::now();
-        let ms = std::time::Duration::from_millis;
-        assert_eq!(deadline(start, ms(300), None), start + ms(285), "default: 5%, at most 15 ms");
-        assert_eq!(deadline(start, ms(100), None), start + ms(95));
-        assert_eq!(deadline(start, ms(300), Some(ms(60))), start + ms(240));
-        assert_eq!(deadline(start, ms(300), Some(ms(500))), start, "an overhead beyond the time leaves none");
-    }
 
     #[test]
     fn a_timed_search_stops_at_its_overhead() {

@@ -64,11 +64,16 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
             help: "use the evaluator's forward pruning",
         },
         ParamInfo { name: "reuse", default: "true", accepts: "true or false", help: "keep the tree between moves" },
-        ParamInfo { name: "threads", default: "1", accepts: "integer 1..=256", help: "root-parallel trees" },
+        ParamInfo {
+            name: "threads",
+            default: "1",
+            accepts: "integer from 1 to 4 per core",
+            help: "root-parallel trees",
+        },
         ParamInfo {
             name: "worlds",
             default: "1",
-            accepts: "integer 0..=100000",
+            accepts: "integer 0..=1000",
             help: "determinized worlds (each a sample of the hidden information and future chance); visits are \
                    summed over worlds; 0 searches the true state, hidden information included (analysis only)",
         },
@@ -111,6 +116,17 @@ impl MctsConfig {
         if iters == Some(0) {
             return Err(o.bad_value("iters", "0"));
         }
+        let threads = meeple_game::limits::check_threads("agent mcts: threads", o.get("threads")?)?;
+        let worlds: u32 = o.get_in("worlds", 0..=meeple_game::limits::MAX_WORLDS)?;
+        if let Some(n) = iters
+            && n < threads as u64 * worlds.max(1) as u64
+        {
+            return Err(Error::Invalid(format!(
+                "agent mcts: iters={n} leaves some of the {} trees (worlds={worlds} x threads={threads}) without an \
+                 iteration; give iters >= worlds x threads",
+                threads as u64 * worlds.max(1) as u64
+            )));
+        }
         let rollout = RolloutConfig::from_options(&o)?;
         let widening_exp = o.get::<f64>("widening_exp")?;
         if !(widening_exp > 0.0 && widening_exp <= 1.0) {
@@ -135,8 +151,8 @@ impl MctsConfig {
             order: o.get_bool("order")?,
             filter: o.get_bool("filter")?,
             reuse: o.get_bool("reuse")?,
-            threads: o.get_in("threads", 1..=256)?,
-            worlds: o.get_in("worlds", 0..=100_000)?,
+            threads,
+            worlds,
             verbose: o.get_bool("verbose")?,
         })
     }
@@ -382,8 +398,8 @@ impl<S: State> Mcts<S> {
         };
         let start = Instant::now();
         let cfg = self.config.clone();
-        let time = crate::tighter(cfg.time, budget.time);
-        if let Some(a) = crate::forced_move(state, time.is_some()) {
+        let time = budget.time_for(cfg.time);
+        if let Some(a) = crate::forced_move(state, budget.is_timed(cfg.time)) {
             self.report = MctsReport::default();
             return Ok(a);
         }
@@ -392,8 +408,14 @@ impl<S: State> Mcts<S> {
         self.moves_made += 1;
         let threads = cfg.threads;
         let omniscient = cfg.worlds == 0;
-        let worlds = cfg.worlds.max(1) as usize;
+        // Every tree gets at least one iteration: an outside iteration budget smaller than the
+        // trees (its own is checked when the spec is read) searches fewer worlds.
+        let worlds = match iters {
+            Some(n) => (cfg.worlds.max(1) as u64).min((n / threads as u64).max(1)) as usize,
+            None => cfg.worlds.max(1) as usize,
+        };
         let jobs = (threads * worlds) as u64;
+        let stop = budget.stop_at(start, cfg.time);
         let solver = cfg.solver && self.num_players == 2;
         let reuse = cfg.reuse && worlds == 1;
         let mut old_trees: Vec<Option<Tree<S>>> =
@@ -416,12 +438,11 @@ impl<S: State> Mcts<S> {
             // overruns of single worlds do not add up.
             deadlines: (0..worlds)
                 .map(|w| {
-                    time.map(|t| {
-                        let end = crate::deadline(start, t, budget.overhead);
-                        start + (end - start).mul_f64((w + 1) as f64 / worlds as f64)
-                    })
+                    stop.map(|end| start + end.saturating_duration_since(start).mul_f64((w + 1) as f64 / worlds as f64))
                 })
                 .collect(),
+            stop,
+            max_nodes: crate::max_tree_nodes(jobs, size_of::<Node>()),
             reuse,
             solver,
         };
@@ -615,6 +636,10 @@ struct ThreadJob<'a, S: State> {
     iters: Option<u64>,
     /// Time per world.
     deadlines: Vec<Option<Instant>>,
+    /// When the whole decision is due (playout agents are held to it).
+    stop: Option<Instant>,
+    /// Most nodes per tree.
+    max_nodes: usize,
     reuse: bool,
     solver: bool,
 }
@@ -642,7 +667,8 @@ impl<S: State> ThreadJob<'_, S> {
             };
             let mut search =
                 Search::new(self.cfg, self.eval.clone(), self.playout, self.num_players, seed, self.solver)?;
-            total += search.run(&mut tree, self.iters, self.deadlines[w]);
+            search.rollout.set_deadline(self.stop);
+            total += search.run(&mut tree, self.iters, self.deadlines[w], self.max_nodes);
             depth = depth.max(search.max_depth);
             trees.push(tree);
         }
@@ -673,7 +699,7 @@ impl<'a, S: State> Search<'a, S> {
         solver: bool,
     ) -> Result<Self, Error> {
         let playout = match playout {
-            Some(factory) => Some(factory(derive_seed(seed, 7))?),
+            Some(factory) => Some(factory.make(derive_seed(seed, 7))?),
             None => None,
         };
         let rollout = Rollout::new(
@@ -700,12 +726,17 @@ impl<'a, S: State> Search<'a, S> {
         })
     }
 
-    /// Runs iterations until a limit or a proven root; returns how many ran.
-    fn run(&mut self, tree: &mut Tree<S>, iters: Option<u64>, deadline: Option<Instant>) -> u64 {
+    /// Runs iterations until a limit, a proven root or a full tree; returns how many ran.
+    fn run(&mut self, tree: &mut Tree<S>, iters: Option<u64>, deadline: Option<Instant>, max_nodes: usize) -> u64 {
         let mut clock = crate::Clock::new(deadline);
         let mut done = 0;
         loop {
             if iters.is_some_and(|n| done >= n) || clock.expired(done) {
+                break;
+            }
+            // A full tree (or a root whose visit count would wrap) ends the search: every
+            // iteration may add a node.
+            if tree.nodes.len() >= max_nodes || tree.nodes[0].visits >= u32::MAX - 1 {
                 break;
             }
             if self.solver && node_proof(tree, 0) != Proof::Unknown {
@@ -894,6 +925,11 @@ impl<'a, S: State> Search<'a, S> {
 impl<S: State> Agent<S> for Mcts<S> {
     fn spec(&self) -> String {
         self.spec.clone()
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        // Each search thread builds its own playout agent.
+        self.playout.as_ref().map_or(0, |p| p.memory * self.config.threads as u64)
     }
 
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {

@@ -32,7 +32,17 @@ impl Margin {
 }
 
 /// Builds fresh playout agents (one per search thread) from an agent spec.
-pub(crate) type PlayoutFactory<S> = Arc<dyn Fn(u64) -> Result<BoxedAgent<S>, Error> + Send + Sync>;
+pub(crate) struct PlayoutFactory<S> {
+    make: Arc<dyn Fn(u64) -> Result<BoxedAgent<S>, Error> + Send + Sync>,
+    /// What one playout agent holds ([`meeple_game::Agent::memory_bytes`]).
+    pub memory: u64,
+}
+
+impl<S> PlayoutFactory<S> {
+    pub fn make(&self, seed: u64) -> Result<BoxedAgent<S>, Error> {
+        (self.make)(seed)
+    }
+}
 
 /// `None` for `random` (the fast built-in playout), else a factory for the named agent. The spec
 /// is tried once here so a typo fails before any game starts.
@@ -40,9 +50,9 @@ pub(crate) fn playout_factory<G: Game>(game: &G, spec: &str) -> Result<Option<Pl
     if spec.trim() == "random" {
         return Ok(None);
     }
-    crate::make_agent(game, spec, 0)?;
+    let memory = crate::make_agent(game, spec, 0)?.memory_bytes();
     let (g, p) = (game.clone(), spec.to_string());
-    Ok(Some(Arc::new(move |seed| crate::make_agent(&g, &p, seed))))
+    Ok(Some(PlayoutFactory { make: Arc::new(move |seed| crate::make_agent(&g, &p, seed)), memory }))
 }
 
 /// The options that shape a playout and its reward (shared by `mcts` and `ismcts`).
@@ -102,6 +112,11 @@ impl RolloutConfig {
     }
 }
 
+/// Whether `deadline` has passed.
+fn past(deadline: Option<std::time::Instant>) -> bool {
+    deadline.is_some_and(|d| std::time::Instant::now() >= d)
+}
+
 /// A playout policy with its scratch space.
 pub(crate) struct Rollout<S: State> {
     playout: Option<BoxedAgent<S>>,
@@ -110,6 +125,9 @@ pub(crate) struct Rollout<S: State> {
     num_players: usize,
     legal: Vec<Action>,
     outcomes: Vec<(Action, f64)>,
+    /// When the search this playout serves must answer: the playout agent gets it as its
+    /// deadline, and once it has passed the playout finishes with random moves.
+    deadline: Option<std::time::Instant>,
 }
 
 impl<S: State> Rollout<S> {
@@ -119,7 +137,12 @@ impl<S: State> Rollout<S> {
         cfg: RolloutConfig,
         num_players: usize,
     ) -> Self {
-        Rollout { playout, eval, cfg, num_players, legal: Vec::new(), outcomes: Vec::new() }
+        Rollout { playout, eval, cfg, num_players, legal: Vec::new(), outcomes: Vec::new(), deadline: None }
+    }
+
+    /// Holds playout agents to the search's deadline.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline = deadline;
     }
 
     /// Plays out from a leaf and returns each player's reward.
@@ -136,8 +159,8 @@ impl<S: State> Rollout<S> {
                         state.chance_outcomes(&mut self.outcomes);
                         sample_chance(&self.outcomes, rng)
                     }
-                    Turn::Player(_) => match self.playout.as_mut() {
-                        Some(agent) => match agent.act(&state, &Budget::UNLIMITED) {
+                    Turn::Player(_) => match self.playout.as_mut().filter(|_| !past(self.deadline)) {
+                        Some(agent) => match agent.act(&state, &Budget::nested(self.deadline)) {
                             Ok(a) if state.is_legal(a) => a,
                             _ => {
                                 state.legal_actions(&mut self.legal);
