@@ -1,89 +1,162 @@
-//! The terminal player: shows the board, reads moves in the game's notation, explains mistakes.
+//! The terminal player: shows the board, reads moves in the game's notation, explains mistakes,
+//! and takes the commands a person at the table needs (moves, hint, undo, the game's own
+//! views, quit).
 
-use meeple_game::{Action, Agent, AgentInfo, Budget, Error, State};
+use meeple_game::{Action, AgentInfo, Player, State};
 use std::io::Write;
 
-/// Reads one line into the buffer, returning the bytes read (0 at end of input).
-pub type LineReader = Box<dyn FnMut(&mut String) -> std::io::Result<usize> + Send>;
+/// Reads one line as bytes into the buffer, returning the bytes read (0 at end of input).
+pub type LineReader = Box<dyn FnMut(&mut Vec<u8>) -> std::io::Result<usize> + Send>;
 
 pub const HUMAN_INFO: AgentInfo = AgentInfo {
     name: "human",
-    about: "you, at the terminal (meeple play only): type moves in the game's notation",
+    about: "you, at the terminal (meeple play only): type moves in the game's notation, or help",
     params: &[],
 };
 
-/// Reads moves from a line source; re-prompts on anything that is not a legal move.
-pub struct HumanAgent<W: Write + Send> {
+/// What the person at the terminal asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Play this legal action.
+    Move(Action),
+    /// Take back the last move made at this terminal (and the replies to it).
+    Undo,
+    /// Ask the hint agent for a move.
+    Hint,
+    /// Stop the game.
+    Quit,
+}
+
+/// Reads requests from a line source; asks again on anything that is not a legal move or a
+/// command.
+pub struct Prompt<W: Write> {
     input: LineReader,
     output: W,
 }
 
-impl HumanAgent<std::io::Stdout> {
-    /// A player at this terminal. Reads through stdin's shared buffer, so two human seats
+impl Prompt<std::io::Stdout> {
+    /// The person at this terminal. Reads through stdin's shared buffer, so two human seats
     /// (hot-seat play) never steal each other's lines.
     pub fn terminal() -> Self {
-        HumanAgent::new(Box::new(|buf| std::io::stdin().read_line(buf)), std::io::stdout())
+        Prompt::new(
+            Box::new(|buf| {
+                use std::io::BufRead;
+                std::io::stdin().lock().read_until(b'\n', buf)
+            }),
+            std::io::stdout(),
+        )
     }
 }
 
-impl<W: Write + Send> HumanAgent<W> {
+impl<W: Write> Prompt<W> {
     pub fn new(input: LineReader, output: W) -> Self {
-        HumanAgent { input, output }
+        Prompt { input, output }
     }
 
-    /// A player reading from any buffered source.
+    /// A prompt reading from any buffered source.
     #[cfg(test)]
     pub fn from_reader(mut reader: impl std::io::BufRead + Send + 'static, output: W) -> Self {
-        HumanAgent::new(Box::new(move |buf| reader.read_line(buf)), output)
+        Prompt::new(Box::new(move |buf| reader.read_until(b'\n', buf)), output)
     }
 
-    fn say(&mut self, text: &str) -> Result<(), Error> {
-        writeln!(self.output, "{text}").map_err(|e| io_error(&e))
-    }
-}
-
-fn io_error(e: &std::io::Error) -> Error {
-    Error::Agent { agent: "human".into(), reason: format!("terminal: {e}") }
-}
-
-impl<S: State, W: Write + Send> Agent<S> for HumanAgent<W> {
-    fn spec(&self) -> String {
-        "human".into()
+    /// Writes a line to the person.
+    pub fn say(&mut self, text: &str) -> std::io::Result<()> {
+        writeln!(self.output, "{text}")
     }
 
-    fn act(&mut self, state: &S, _budget: &Budget) -> Result<Action, Error> {
+    /// Shows `player`'s view of `state` (unless `shown` already) and reads until the person
+    /// gives a legal move or a command. `None` when the input ends.
+    pub fn ask<S: State>(
+        &mut self,
+        state: &S,
+        player: Player,
+        can_undo: bool,
+        shown: bool,
+    ) -> std::io::Result<Option<Request>> {
         let mut legal = Vec::new();
         state.legal_actions(&mut legal);
-        let moves: Vec<String> = legal.iter().map(|&a| state.action_to_string(a)).collect();
-        let player = state.current_player().unwrap_or_default();
-        self.say(&format!("\n{}\n", state.observation_string(player)))?;
+        if !shown {
+            self.say(&format!("\n{}\n", state.observation_string(player)))?;
+        }
         loop {
-            write!(self.output, "player {player}, your move ('moves' lists them, 'quit' stops): ")
-                .and_then(|_| self.output.flush())
-                .map_err(|e| io_error(&e))?;
-            let mut line = String::new();
-            if (self.input)(&mut line).map_err(|e| io_error(&e))? == 0 {
-                return Err(Error::Agent { agent: "human".into(), reason: "input closed before a move".into() });
+            write!(self.output, "player {player}, your move ('help' lists commands): ")?;
+            self.output.flush()?;
+            let mut bytes = Vec::new();
+            if (self.input)(&mut bytes)? == 0 {
+                return Ok(None);
             }
+            let Ok(line) = std::str::from_utf8(&bytes) else {
+                self.say("that line was not text (UTF-8); type a move, or help")?;
+                continue;
+            };
             let text = line.trim();
             match text {
                 "" => continue,
-                "quit" | "exit" => {
-                    return Err(Error::Agent { agent: "human".into(), reason: "quit the game".into() });
+                "quit" | "exit" => return Ok(Some(Request::Quit)),
+                "hint" => return Ok(Some(Request::Hint)),
+                "undo" if can_undo => return Ok(Some(Request::Undo)),
+                "undo" => {
+                    self.say("nothing to undo: you have not moved yet")?;
+                    continue;
                 }
-                "moves" | "?" | "help" => {
-                    self.say(&format!("legal moves: {}", moves.join(" ")))?;
+                "moves" | "?" => {
+                    let moves: Vec<String> = legal.iter().map(|&a| state.action_to_string(a)).collect();
+                    self.say(&format!("legal moves ({}): {}", moves.len(), moves.join(" ")))?;
+                    continue;
+                }
+                "board" => {
+                    self.say(&format!("\n{}\n", state.observation_string(player)))?;
+                    continue;
+                }
+                "help" => {
+                    self.say(&help(state))?;
                     continue;
                 }
                 _ => {}
             }
+            if let Some(view) = state.text_view(player, text) {
+                self.say(&view)?;
+                continue;
+            }
             match state.parse_action(text) {
-                Ok(a) if legal.contains(&a) => return Ok(a),
+                Ok(a) if legal.contains(&a) => {
+                    if let Some(picture) = state.preview(a) {
+                        self.say(&picture)?;
+                        write!(self.output, "play {}? [Y/n] ", state.action_to_string(a))?;
+                        self.output.flush()?;
+                        let mut answer = Vec::new();
+                        if (self.input)(&mut answer)? == 0 {
+                            return Ok(None);
+                        }
+                        let answer = String::from_utf8_lossy(&answer).trim().to_ascii_lowercase();
+                        if !(answer.is_empty() || answer == "y" || answer == "yes") {
+                            self.say("not played; type another move")?;
+                            continue;
+                        }
+                    }
+                    return Ok(Some(Request::Move(a)));
+                }
                 Ok(a) => self.say(&format!("not legal here: {}", state.illegal_reason(a)))?,
-                Err(e) => self.say(&format!("{e}"))?,
+                Err(e) => self.say(&format!("{e} (help lists the commands)"))?,
             }
         }
     }
+}
+
+/// The commands at the prompt, the game's views among them.
+fn help<S: State>(state: &S) -> String {
+    let mut lines = vec![
+        "a move in the game's notation plays it".to_string(),
+        "  moves   list the legal moves".into(),
+        "  board   show the board again".into(),
+        "  hint    ask the hint agent (--hint) for a move".into(),
+        "  undo    take back your last move and the replies to it".into(),
+        "  quit    stop the game".into(),
+    ];
+    for (name, what) in state.text_views() {
+        lines.push(format!("  {name:<7} {what}"));
+    }
+    lines.join("\n")
 }
 
 #[cfg(test)]
@@ -91,32 +164,48 @@ mod tests {
     use super::*;
     use meeple_game::Game;
     use meeple_games::Connect4;
+    use meeple_games::cathedral::Cathedral;
+
+    fn ask<S: State>(state: &S, input: &'static [u8]) -> (Option<Request>, String) {
+        let mut out = Vec::new();
+        let request = Prompt::from_reader(input, &mut out).ask(state, 0, true, false).unwrap();
+        (request, String::from_utf8(out).unwrap())
+    }
 
     #[test]
-    fn reprompts_until_a_legal_move() {
-        let game = Connect4::default();
-        let state = game.initial_state().play_columns("444444").unwrap();
-        let input = b"\nnine\n4\nmoves\n9\n5\n".as_slice();
-        let mut out = Vec::new();
-        let mut human = HumanAgent::from_reader(input, &mut out);
-        assert_eq!(
-            Agent::<meeple_games::connect4::Connect4State>::act(&mut human, &state, &Budget::UNLIMITED).unwrap(),
-            4
-        );
-        let shown = String::from_utf8(out).unwrap();
+    fn asks_again_until_a_legal_move() {
+        let state = Connect4::default().initial_state().play_columns("444444").unwrap();
+        let (request, shown) = ask(&state, b"\nnine\n4\nmoves\n9\n5\n");
+        assert_eq!(request, Some(Request::Move(4)));
         assert!(shown.contains("cannot read move 'nine': a move is a column number 1-7"), "{shown}");
         assert!(shown.contains("not legal here: column 4 is full"), "{shown}");
-        assert!(shown.contains("legal moves: 1 2 3 5 6 7"), "{shown}");
+        assert!(shown.contains("legal moves (6): 1 2 3 5 6 7"), "{shown}");
         assert!(shown.contains("cannot read move '9'"), "{shown}");
     }
 
     #[test]
-    fn closed_input_is_an_error_not_a_hang() {
-        let game = Connect4::default();
-        let mut human = HumanAgent::from_reader(b"".as_slice(), Vec::new());
-        let err =
-            Agent::<meeple_games::connect4::Connect4State>::act(&mut human, &game.initial_state(), &Budget::UNLIMITED)
-                .unwrap_err();
-        assert!(err.to_string().contains("input closed"), "{err}");
+    fn commands_and_bad_bytes() {
+        let state = Connect4::default().initial_state();
+        assert_eq!(ask(&state, b"quit\n").0, Some(Request::Quit));
+        assert_eq!(ask(&state, b"hint\n").0, Some(Request::Hint));
+        assert_eq!(ask(&state, b"undo\n").0, Some(Request::Undo));
+        // A line that is not UTF-8 is refused and the prompt asks again.
+        let (request, shown) = ask(&state, b"\xff\xfe\n3\n");
+        assert_eq!(request, Some(Request::Move(2)));
+        assert!(shown.contains("that line was not text (UTF-8)"), "{shown}");
+        let (request, shown) = ask(&state, b"help\n");
+        assert_eq!(request, None, "input ended");
+        assert!(shown.contains("hint    ask the hint agent"), "{shown}");
+    }
+
+    #[test]
+    fn game_views_and_previews() {
+        let state = Cathedral::default().initial_state();
+        // The cathedral first: its preview asks before playing; 'n' cancels.
+        let (request, shown) = ask(&state, b"pieces\ncathedral@d4\nn\ncathedral@d4\n\n");
+        assert!(shown.contains("cathedral"), "{shown}");
+        assert!(shown.contains("play cathedral@d4? [Y/n]"), "{shown}");
+        assert!(shown.contains("not played"), "{shown}");
+        assert_eq!(request.map(|r| matches!(r, Request::Move(_))), Some(true));
     }
 }

@@ -14,13 +14,14 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Board-game AI: engines, agents and tournaments.
+/// Board-game AI: exact game engines, search agents, tournaments with ratings, tuning.
 ///
 /// Games and agents are named by spec strings: `name` or `name:key=value,...`
-/// (for example `connect4:rows=6,cols=7` or `random`). `meeple games` and `meeple agents`
-/// list what exists and what options each takes.
+/// (for example `connect4:rows=6,cols=7` or `mcts:iters=1000`). `meeple games` and
+/// `meeple agents` list what exists and what options each takes; `meeple COMMAND --help`
+/// explains each command.
 #[derive(Parser, Debug)]
-#[command(name = "meeple", version, about, long_about, max_term_width = 100)]
+#[command(name = "meeple", version, max_term_width = 100)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -42,8 +43,8 @@ enum Command {
     Perft {
         /// Game spec, e.g. `connect4` or `connect4:rows=5,cols=6`.
         game: String,
-        /// Depth in plies (chance outcomes count as plies).
-        #[arg(allow_negative_numbers = true)]
+        /// Depth in plies (chance outcomes count as plies), at most 64.
+        #[arg(value_parser = clap::value_parser!(u32).range(0..=meeple_game::limits::MAX_PERFT_DEPTH as i64))]
         depth: u32,
         /// First list the count below each legal first move.
         #[arg(long)]

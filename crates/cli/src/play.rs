@@ -1,7 +1,9 @@
-use crate::human::HumanAgent;
+use crate::human::{Prompt, Request};
 use anyhow::{Result, bail};
 use clap::Args;
-use meeple_game::{BoxedAgent, Budget, Game, State, Turn, derive_seed, parse_duration, rng_from_seed, sample_chance};
+use meeple_game::{
+    BoxedAgent, Budget, DURATION_LIMIT, Game, State, Turn, derive_seed, parse_duration, rng_from_seed, sample_chance,
+};
 use meeple_games::with_game;
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,9 @@ pub struct PlayArgs {
     seed: u64,
     #[command(flatten)]
     clock: MoveClock,
+    /// The agent that answers `hint` at the prompt (it sees only what your seat sees).
+    #[arg(long, value_name = "SPEC", default_value = "mcts:time=1s")]
+    hint: String,
 }
 
 /// The time control that `play` and `arena` give every move.
@@ -38,36 +43,56 @@ impl MoveClock {
 }
 
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).ok_or_else(|| format!("'{text}' is not a duration; use e.g. 300ms, 2s, 1.5s or 1m"))
+    match parse_duration(text) {
+        Some(d) if d <= meeple_game::limits::MAX_MOVE_TIME => Ok(d),
+        Some(_) => Err(format!("'{text}' is longer than the limit of {DURATION_LIMIT}")),
+        None => Err(format!("'{text}' is not a duration; use e.g. 300ms, 2s, 1.5s, 1m or 1h")),
+    }
 }
 
 pub fn run(args: &PlayArgs) -> Result<()> {
     with_game!(args.game.as_str(), |game| play(&game, args))?
 }
 
+/// A seat at the table: an agent, or the person at the terminal.
+enum Seat<S: State> {
+    Agent(BoxedAgent<S>),
+    Human,
+}
+
 fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
     if args.agents.len() != game.num_players() {
         bail!("{} needs {} agents (one per seat), got {}", game.spec(), game.num_players(), args.agents.len());
     }
-    let mut agents: Vec<BoxedAgent<G::State>> = Vec::new();
+    let mut seats: Vec<Seat<G::State>> = Vec::new();
     for (seat, spec) in args.agents.iter().enumerate() {
         if spec.trim() == "human" {
-            agents.push(Box::new(HumanAgent::terminal()));
+            seats.push(Seat::Human);
         } else {
-            agents.push(meeple_search::make_agent(game, spec, derive_seed(args.seed, 1 + seat as u64))?);
+            seats.push(Seat::Agent(meeple_search::make_agent(game, spec, derive_seed(args.seed, 1 + seat as u64))?));
         }
     }
+    let human_seat = seats.iter().position(|s| matches!(s, Seat::Human));
+    // Built up front so a bad --hint spec fails before the game starts.
+    let mut hint = match human_seat {
+        Some(_) => Some(meeple_search::make_agent(game, &args.hint, derive_seed(args.seed, 1 << 40))?),
+        None => None,
+    };
+    let mut prompt = Prompt::terminal();
     let budget = args.clock.budget();
     let mut chance = rng_from_seed(derive_seed(args.seed, 0));
     let mut state = game.initial_state();
     let mut outcomes = Vec::new();
+    // The position before each move made at the terminal, for undo.
+    let mut before_human: Vec<(G::State, usize)> = Vec::new();
+    let mut moves = 0usize;
+    // Whether the person has seen the position they are asked about (after a hint, they have).
+    let mut shown = false;
     println!(
         "{} — {}",
         game.spec(),
         args.agents.iter().enumerate().map(|(i, a)| format!("player {i}: {a}")).collect::<Vec<_>>().join(", ")
     );
-    let human_seat = args.agents.iter().position(|a| a.trim() == "human");
-    let any_human = human_seat.is_some();
     loop {
         match state.turn() {
             Turn::Terminal => break,
@@ -82,17 +107,58 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
                 println!("chance: {text}");
                 state.apply_unchecked(a);
             }
-            Turn::Player(seat) => {
-                if !any_human {
-                    println!("\n{state}");
+            Turn::Player(seat) => match &mut seats[seat] {
+                Seat::Human => {
+                    let request = prompt.ask(&state, seat, !before_human.is_empty(), shown)?;
+                    shown = matches!(request, Some(Request::Hint));
+                    match request {
+                        None => bail!("input ended before player {seat} moved"),
+                        Some(Request::Quit) => {
+                            println!("game stopped after {moves} moves");
+                            return Ok(());
+                        }
+                        Some(Request::Hint) => {
+                            let agent = hint.as_mut().expect("a hint agent for human seats");
+                            let start = Instant::now();
+                            let a = agent.act(&state, &budget)?;
+                            prompt.say(&format!(
+                                "hint ({}): {} [{:.0} ms]",
+                                args.hint,
+                                state.action_to_string(a),
+                                start.elapsed().as_secs_f64() * 1e3
+                            ))?;
+                        }
+                        Some(Request::Undo) => {
+                            let (back, at) = before_human.pop().expect("undo is offered after a move");
+                            prompt.say(&format!("took back {} moves", moves - at))?;
+                            state = back;
+                            moves = at;
+                        }
+                        Some(Request::Move(a)) => {
+                            before_human.push((state.clone(), moves));
+                            let text = state.action_to_string(a);
+                            state.apply(a)?;
+                            moves += 1;
+                            println!("player {seat} (human) plays {text}");
+                        }
+                    }
                 }
-                let start = Instant::now();
-                let a = agents[seat].act(&state, &budget)?;
-                let ms = start.elapsed().as_secs_f64() * 1e3;
-                let text = state.action_to_string(a);
-                state.apply(a).map_err(|e| anyhow::anyhow!("agent {} (player {seat}): {e}", args.agents[seat]))?;
-                println!("player {seat} ({}) plays {text} [{ms:.1} ms]", args.agents[seat]);
-            }
+                Seat::Agent(agent) => {
+                    if human_seat.is_none() {
+                        println!("\n{state}");
+                    }
+                    let start = Instant::now();
+                    let a = agent.act(&state, &budget)?;
+                    let ms = start.elapsed().as_secs_f64() * 1e3;
+                    let text = match human_seat {
+                        Some(h) => state.action_to_string_for(h, a),
+                        None => state.action_to_string(a),
+                    };
+                    state.apply(a).map_err(|e| anyhow::anyhow!("agent {} (player {seat}): {e}", args.agents[seat]))?;
+                    moves += 1;
+                    println!("player {seat} ({}) plays {text} [{ms:.1} ms]", args.agents[seat]);
+                }
+            },
         }
     }
     println!("\n{state}\n");

@@ -111,7 +111,7 @@ fn bad_input_gives_one_clear_line_and_a_nonzero_exit() {
             "--anchor 'alphabeta' is not one of the agents",
         ),
         (&["arena", "connect4", "random", "first", "--games", "7"], "multiple of 2"),
-        (&["arena", "connect4", "random", "first", "--json", "/nonexistent/x/y.json"], "cannot write json file"),
+        (&["arena", "connect4", "random", "first", "--json", "/nonexistent/x/y.json"], "cannot write results file"),
         (&["arena", "connect4", "random", "first", "--records", "/nonexistent/x/r"], "cannot write records file"),
         (&["play", "connect4", "random", "first", "--move-time", "fast"], "'fast' is not a duration"),
         (&["bench", "connect4", "--seconds", "0"], "--seconds must be"),
@@ -163,7 +163,7 @@ fn closed_stdin_ends_play_with_an_error() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("input closed"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("input ended before player 0 moved"), "{}", stderr(&o));
 }
 
 #[test]

@@ -210,6 +210,27 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
         self.to_string()
     }
 
+    /// Named text views beside the board that a person can ask for at the terminal (Cathedral
+    /// `pieces`, Sagrada `cards`): `(name, what it shows)`.
+    fn text_views(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// View `name` (one of [`State::text_views`]) as `viewer` sees it; `None` if the game has
+    /// no such view.
+    fn text_view(&self, viewer: Player, name: &str) -> Option<String> {
+        let _ = (viewer, name);
+        None
+    }
+
+    /// A picture of the legal `action` before it is made, for moves that are hard to picture
+    /// from their notation (Cathedral: the board with the building drawn in); `None` where the
+    /// notation says it all.
+    fn preview(&self, action: Action) -> Option<String> {
+        let _ = action;
+        None
+    }
+
     /// Samples a full state consistent with what `player` knows (for determinized search).
     /// The identity for perfect-information games.
     fn determinize(&self, player: Player, rng: &mut Rng) -> Self {

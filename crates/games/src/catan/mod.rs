@@ -1430,22 +1430,82 @@ impl fmt::Display for View<'_> {
 }
 
 impl CatanState {
+    /// The island as a map a person can read moves off: every corner by the number notation
+    /// uses (`S12` settles corner 12, `R12-17` builds the road from 12 to 17), each hex with
+    /// its name (`H7`, for `robber:H7`), terrain and number; a settlement is the owner's seat
+    /// letter after the corner's number (a-d), a city the capital (A-D), a road its sides
+    /// drawn in that letter, the robber `robber`.
+    pub fn map(&self) -> String {
+        const W: usize = 62;
+        const H: usize = 33;
+        let mut grid = vec![[b' '; W]; H];
+        // Grid points (x, y) with hex centres at (2q + r, 3r): x in -7..=7, y in -8..=8.
+        let at = |x: i32, y: i32| (((y + 8) * 2) as usize, ((x + 7) * 4 + 2) as usize);
+        let seat_letter = |p: usize| b'a' + p as u8;
+        let owner = |mask: fn(&Seat) -> u128, bit: u32| -> Option<usize> {
+            (0..self.n as usize).find(|&p| mask(&self.seats[p]) >> bit & 1 == 1)
+        };
+        for (e, &(a, b)) in TOPOLOGY.edge_vertices.iter().enumerate() {
+            let (pa, pb) = (TOPOLOGY.vertex_xy[a as usize], TOPOLOGY.vertex_xy[b as usize]);
+            let road = owner(|s| s.roads, e as u32).map(seat_letter);
+            let (ra, ca) = at(pa.0, pa.1);
+            let (rb, cb) = at(pb.0, pb.1);
+            if ca == cb {
+                for row in grid.iter_mut().take(ra.max(rb)).skip(ra.min(rb) + 1) {
+                    row[ca] = road.unwrap_or(b'|');
+                }
+            } else {
+                // A diagonal side: one character halfway, leaning with the side.
+                let (r, c) = ((ra + rb) / 2, (ca + cb) / 2);
+                let falling = (cb > ca) == (rb > ra);
+                grid[r][c] = road.unwrap_or(if falling { b'\\' } else { b'/' });
+            }
+        }
+        for v in 0..VERTICES {
+            let (x, y) = TOPOLOGY.vertex_xy[v];
+            let (r, c) = at(x, y);
+            let label = v.to_string();
+            let start = c + 1 - label.len();
+            grid[r][start..=c].copy_from_slice(label.as_bytes());
+            let settlement = owner(|s| s.settlements as u128, v as u32).map(seat_letter);
+            let city = owner(|s| s.cities as u128, v as u32).map(|p| seat_letter(p).to_ascii_uppercase());
+            if let Some(mark) = city.or(settlement) {
+                grid[r][c + 1] = mark;
+            }
+        }
+        for h in 0..HEXES {
+            let (q, rr) = board::HEX_COORDS[h];
+            let (r, c) = at(2 * q + rr, 3 * rr);
+            let mut put = |row: usize, text: &str| {
+                let start = c - text.len() / 2;
+                grid[row][start..start + text.len()].copy_from_slice(text.as_bytes());
+            };
+            put(r - 1, &format!("H{h}"));
+            let terrain = &TERRAIN_NAMES[self.terrain[h] as usize][..3];
+            match self.number[h] {
+                0 => put(r, terrain),
+                n => put(r, &format!("{terrain} {n}")),
+            }
+            if h == self.robber as usize {
+                put(r + 1, "robber");
+            }
+        }
+        let mut out = String::new();
+        for row in grid {
+            out.push_str(String::from_utf8_lossy(&row).trim_end());
+            out.push('\n');
+        }
+        out.push_str(
+            "hil=hills (brick) for=forest (lumber) pas=pasture (wool) fie=fields (grain) mou=mountains (ore) \
+             des=desert\ncorners by number: S12 settles 12, C12 builds a city there, R12-17 the road 12-17; after a \
+             number, a-d is seat 0-3's settlement, A-D a city; roads drawn in their seat's letter\n",
+        );
+        out
+    }
+
     /// Board and seats; with a `viewer`, hands as that seat knows them.
     fn render(&self, f: &mut fmt::Formatter<'_>, viewer: Option<usize>) -> fmt::Result {
-        let rows = [(0, 3), (3, 7), (7, 12), (12, 16), (16, 19)];
-        for (i, &(a, b)) in rows.iter().enumerate() {
-            write!(f, "{}", " ".repeat([4, 2, 0, 2, 4][i] * 2))?;
-            for h in a..b {
-                let t = &TERRAIN_NAMES[self.terrain[h] as usize][..3];
-                let robber = if h == self.robber as usize { "*" } else { " " };
-                if self.number[h] == 0 {
-                    write!(f, " H{h:<2}{t}   {robber}")?;
-                } else {
-                    write!(f, " H{h:<2}{t}{:>2} {robber}", self.number[h])?;
-                }
-            }
-            writeln!(f)?;
-        }
+        f.write_str(&self.map())?;
         let kinds = ["brick", "lumber", "wool", "grain", "ore", "3:1"];
         let harbours: Vec<String> = (0..HARBOURS)
             .map(|i| {

@@ -563,22 +563,92 @@ impl State for CathedralState {
     fn illegal_reason(&self, action: Action) -> String {
         notation::illegal_reason(self, action)
     }
+
+    fn text_views(&self) -> &'static [(&'static str, &'static str)] {
+        &[("pieces", "your buildings in hand (and the cathedral), each orientation with its number: NAME@CELL:K")]
+    }
+
+    fn text_view(&self, viewer: Player, name: &str) -> Option<String> {
+        (name == "pieces").then(|| self.pieces_view(viewer))
+    }
+
+    fn preview(&self, action: Action) -> Option<String> {
+        let p = self.table().placements.get(action as usize)?;
+        Some(self.render(Some(p.mask)))
+    }
 }
 
-impl fmt::Display for CathedralState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl CathedralState {
+    /// The viewer's buildings in hand and the cathedral while it waits, each orientation drawn
+    /// with the number notation gives it.
+    fn pieces_view(&self, viewer: Player) -> String {
+        let t = self.table();
+        let mut out = String::new();
+        let mut shapes = |title: String, range: (u32, u32)| {
+            // The placement of each orientation in the top-left corner draws its shape.
+            let mut drawings: Vec<(u8, Vec<String>)> = Vec::new();
+            for id in range.0..range.1 {
+                let pl = &t.placements[id as usize];
+                if pl.anchor == (0, 0) && !drawings.iter().any(|d| d.0 == pl.orientation) {
+                    drawings.push((pl.orientation, self.shape_rows(pl.mask)));
+                }
+            }
+            out.push_str(&title);
+            out.push('\n');
+            let height = drawings.iter().map(|d| d.1.len()).max().unwrap_or(0);
+            for row in 0..=height {
+                let mut line = String::from("   ");
+                for (k, rows) in &drawings {
+                    let width = rows[0].len();
+                    let cell = if row == 0 { format!(":{k}") } else { rows.get(row - 1).cloned().unwrap_or_default() };
+                    line.push_str(&format!("{cell:<w$}   ", w = width.max(2)));
+                }
+                out.push_str(line.trim_end());
+                out.push('\n');
+            }
+        };
+        let cathedral_to_come = (self.decisions..3).any(|i| self.script_step(i).is_some_and(|s| s.1));
+        if cathedral_to_come || self.placer == NONE {
+            shapes("cathedral (neutral)".into(), t.cathedral);
+        }
+        let p = viewer.min(1);
+        for b in BUILDINGS {
+            let k = self.hand[p][b as usize];
+            if k > 0 {
+                let count = if k > 1 { format!(" x{k}") } else { String::new() };
+                let title = format!("{} {}{count}, {} squares", ["light", "dark"][p], b.name(), b.squares());
+                shapes(title, t.ranges[b as usize][p]);
+            }
+        }
+        out.push_str("(':K' is the orientation in NAME@CELL:K; CELL is the top-left square of the drawing's box)");
+        out
+    }
+
+    /// A placement mask in the top-left corner drawn as rows of `#` and `.`.
+    fn shape_rows(&self, mask: u128) -> Vec<String> {
+        let n = self.size as usize;
+        let rows = (0..n).filter(|r| (0..n).any(|c| mask >> (r * n + c) & 1 == 1)).count();
+        let cols = (0..n).filter(|c| (0..n).any(|r| mask >> (r * n + c) & 1 == 1)).count();
+        (0..rows).map(|r| (0..cols).map(|c| if mask >> (r * n + c) & 1 == 1 { '#' } else { '.' }).collect()).collect()
+    }
+
+    /// The board, with the squares of `candidate` (a move being considered) shown as `*`.
+    fn render(&self, candidate: Option<u128>) -> String {
+        use std::fmt::Write;
         // L/D: light/dark buildings; C: cathedral; l/d: light/dark territory; '.': empty.
         let n = self.size as usize;
-        write!(f, "   ")?;
+        let mut f = String::from("   ");
         for c in 0..n {
-            write!(f, " {}", (b'a' + c as u8) as char)?;
+            let _ = write!(f, " {}", (b'a' + c as u8) as char);
         }
-        writeln!(f)?;
+        f.push('\n');
         for r in 0..n {
-            write!(f, "{:>2} ", r + 1)?;
+            let _ = write!(f, "{:>2} ", r + 1);
             for c in 0..n {
                 let bit = 1u128 << (r * n + c);
-                let ch = if self.pieces[0] & bit != 0 {
+                let ch = if candidate.is_some_and(|m| m & bit != 0) {
+                    '*'
+                } else if self.pieces[0] & bit != 0 {
                     'L'
                 } else if self.pieces[1] & bit != 0 {
                     'D'
@@ -591,9 +661,13 @@ impl fmt::Display for CathedralState {
                 } else {
                     '.'
                 };
-                write!(f, " {ch}")?;
+                let _ = write!(f, " {ch}");
             }
-            writeln!(f)?;
+            f.push('\n');
+        }
+        if candidate.is_some() {
+            f.push_str("(* marks the squares of the move)");
+            return f;
         }
         for p in 0..2 {
             let names: Vec<String> = BUILDINGS
@@ -604,13 +678,29 @@ impl fmt::Display for CathedralState {
                     if k > 1 { format!("{}x{k}", b.name()) } else { b.name().to_string() }
                 })
                 .collect();
-            writeln!(f, "{} hand ({} squares): {}", ["light", "dark"][p], self.squares_in_hand(p), names.join(" "))?;
+            let _ =
+                writeln!(f, "{} hand ({} squares): {}", ["light", "dark"][p], self.squares_in_hand(p), names.join(" "));
         }
-        match self.turn() {
+        let _ = match self.turn() {
             Turn::Terminal => write!(f, "game over"),
             Turn::Chance => write!(f, "a coin decides who places the cathedral"),
             Turn::Player(p) if self.cathedral_due() => write!(f, "{} to place the cathedral", ["light", "dark"][p]),
+            // Outside the opening script, the player who moved before moves again only when
+            // the other has no building that fits: a pass, said so.
+            Turn::Player(p) if self.script_step(self.decisions).is_none() && !self.can_place(1 - p) => write!(
+                f,
+                "{} to move ({} cannot place any building and passes)",
+                ["light", "dark"][p],
+                ["light", "dark"][1 - p]
+            ),
             Turn::Player(p) => write!(f, "{} to move", ["light", "dark"][p]),
-        }
+        };
+        f
+    }
+}
+
+impl fmt::Display for CathedralState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(None))
     }
 }

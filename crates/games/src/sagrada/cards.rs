@@ -323,6 +323,22 @@ pub const TOOL_NAMES: [&str; 12] = [
     "Tap Wheel",
 ];
 
+/// What each tool card does, by tool index (for people at the table).
+pub const TOOL_TEXTS: [&str; 12] = [
+    "after drafting, raise or lower the die by 1 (a 1 stays above 0, a 6 below 7)",
+    "move one placed die, ignoring colour restrictions",
+    "move one placed die, ignoring value restrictions",
+    "move exactly two placed dice, obeying every rule",
+    "after drafting, swap the die with one on the round track",
+    "after drafting, reroll the die; if it fits nowhere it goes back to the pool",
+    "reroll the whole pool; on your second turn of the round, before drafting",
+    "right after your first turn's draft, draft another die; you skip your second turn",
+    "after drafting, place the die on a space touching no other die",
+    "after drafting, turn the die to its opposite face (1-6, 2-5, 3-4)",
+    "after drafting, return the die to the bag, draw one, choose its value, place it if it fits",
+    "move up to two placed dice of one colour that matches a die on the round track",
+];
+
 /// The 10 public objectives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Objective {
@@ -388,6 +404,20 @@ pub const OBJECTIVE_NAMES: [&str; 10] = [
     "Shade Variety",
     "Color Variety",
     "Color Diagonals",
+];
+
+/// What each public objective scores, by objective index.
+pub const OBJECTIVE_TEXTS: [&str; 10] = [
+    "6 points per full row with no colour repeated",
+    "5 points per full column with no colour repeated",
+    "5 points per full row with no value repeated",
+    "4 points per full column with no value repeated",
+    "2 points per pair of a 1 and a 2, anywhere",
+    "2 points per pair of a 3 and a 4, anywhere",
+    "2 points per pair of a 5 and a 6, anywhere",
+    "5 points per set of all six values, anywhere",
+    "4 points per set of all five colours, anywhere",
+    "1 point per die diagonally touching a die of its colour",
 ];
 
 impl Objective {

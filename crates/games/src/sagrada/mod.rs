@@ -1346,6 +1346,14 @@ impl State for SagradaState {
         notation::render(self, Some(player))
     }
 
+    fn text_views(&self) -> &'static [(&'static str, &'static str)] {
+        &[("cards", "the tool cards and public objectives in play with what they do, and your private objective")]
+    }
+
+    fn text_view(&self, viewer: Player, name: &str) -> Option<String> {
+        (name == "cards").then(|| notation::cards_view(self, viewer))
+    }
+
     fn determinize(&self, player: Player, rng: &mut Rng) -> Self {
         let mut world = self.clone();
         if self.deterministic {

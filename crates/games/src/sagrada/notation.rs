@@ -32,7 +32,8 @@ fn parse_cell(text: &str) -> Option<u8> {
     }
     let col = b[0].to_ascii_lowercase().checked_sub(b'a')?;
     let row = b[1].checked_sub(b'1')?;
-    (col < 5 && row < 4).then_some(row * 5 + col)
+    // Checked before the cell number is computed: `e9` must not overflow.
+    (col < 5 && row < 4).then(|| row * 5 + col)
 }
 
 fn die_at(text: &str) -> Option<(u8, u8)> {
@@ -121,6 +122,22 @@ pub(crate) fn parse_action(s: &SagradaState, text: &str) -> Result<Action, Error
     let hint = "moves are R5@b2, pass, window:N, or a tool: grozing:R5+@b2, eglomise:a1-b2, copper:a1-b2, \
                 lathekin:a1-b2, lens:R5/G2, fluxbrush:R5, hammer, pliers, cork:R5@b2, grinding:R5@b2, \
                 fluxremover:R5, value:N, tapwheel:a1-b2, tapwheel:stop (dice R Y G B P with 1-6, spaces a1-e4)";
+    // A known move name with a bad argument gets that move's own form, not the whole list.
+    let form = match name {
+        "pass" | "hammer" | "pliers" => Some(format!("'{name}' takes no argument")),
+        "window" => Some("window:N picks one of the offered patterns, window:1 to window:4".into()),
+        "value" => Some("value:N sets the drawn die's value, value:1 to value:6".into()),
+        "grozing" => Some("grozing:DIE+@SPACE or grozing:DIE-@SPACE, like grozing:R5+@b2".into()),
+        "eglomise" | "copper" | "lathekin" => Some(format!("{name}:FROM-TO, like {name}:a1-b2 (spaces a1-e4)")),
+        "tapwheel" => Some("tapwheel:FROM-TO, like tapwheel:a1-b2, or tapwheel:stop".into()),
+        "lens" => Some("lens:POOLDIE/TRACKDIE, like lens:R5/G2".into()),
+        "fluxbrush" | "fluxremover" => Some(format!("{name}:DIE, like {name}:R5 (colours R Y G B P, values 1-6)")),
+        "cork" | "grinding" => Some(format!("{name}:DIE@SPACE, like {name}:R5@b2")),
+        _ if arg.is_empty() && name.contains('@') => {
+            Some("a placement is DIE@SPACE, like R5@b2 (colours R Y G B P, values 1-6, spaces a1-e4)".into())
+        }
+        _ => None,
+    };
     let id = match name {
         "pass" if arg.is_empty() => Some(PASS),
         "hammer" if arg.is_empty() => Some(HAMMER),
@@ -159,7 +176,7 @@ pub(crate) fn parse_action(s: &SagradaState, text: &str) -> Result<Action, Error
         _ if arg.is_empty() => die_at(name).map(|(d, c)| PLACE + d as u32 * 20 + c as u32),
         _ => None,
     };
-    id.ok_or_else(|| bad(hint))
+    id.ok_or_else(|| bad(form.as_deref().unwrap_or(hint)))
 }
 
 fn chance_hint(s: &SagradaState) -> &'static str {
@@ -259,18 +276,9 @@ fn placement_reason(s: &SagradaState, p: Player, die: u8, cell: u8) -> Option<St
 
 fn tool_reason(s: &SagradaState, p: Player, action: Action) -> Option<String> {
     let tool = match decode(action)? {
-        Move::Grozing { .. } => 0,
-        Move::Relocate { tool, .. } => tool as usize,
-        Move::Lens { .. } => 4,
-        Move::FluxBrush(_) => 5,
-        Move::Hammer => 6,
-        Move::Pliers => 7,
-        Move::Cork { .. } => 8,
-        Move::Grinding { .. } => 9,
-        Move::FluxRemover(_) => 10,
         Move::FluxValue(_) => return Some("value:N follows Flux Remover's draw".into()),
         Move::TapStop => return Some("tapwheel:stop follows a first Tap Wheel move".into()),
-        _ => return None,
+        _ => tool_of(action)?,
     };
     let Some(k) = s.tools().iter().position(|&t| t as usize == tool) else {
         let names: Vec<&str> = s.tools().iter().map(|&t| TOOL_KEYS[t as usize]).collect();
@@ -282,7 +290,133 @@ fn tool_reason(s: &SagradaState, p: Player, action: Action) -> Option<String> {
     if s.tokens(p) < s.tool_cost(k) {
         return Some(format!("{} costs {} favor tokens; you have {}", TOOL_NAMES[tool], s.tool_cost(k), s.tokens(p)));
     }
-    None
+    let w = s.window(p);
+    let pool_die = match decode(action)? {
+        Move::Grozing { die, .. }
+        | Move::Lens { die, .. }
+        | Move::FluxBrush(die)
+        | Move::Cork { die, .. }
+        | Move::Grinding { die, .. }
+        | Move::FluxRemover(die) => Some(die),
+        _ => None,
+    };
+    if let Some(die) = pool_die {
+        if s.has_drafted() {
+            return Some(format!("{} works on the die you draft, and you have already placed one", TOOL_NAMES[tool]));
+        }
+        if s.pool()[die as usize] == 0 {
+            return Some(format!("{} is not in the draft pool", cards::die_name(die)));
+        }
+    }
+    match decode(action)? {
+        Move::Lens { .. } if s.track().iter().all(|&c| c == 0) => {
+            return Some("the round track is empty (it fills at the end of each round)".into());
+        }
+        Move::Lens { track, .. } if s.track()[track as usize] == 0 => {
+            return Some(format!("{} is not on the round track", cards::die_name(track)));
+        }
+        Move::Grozing { die, up, .. } if (up && cards::value(die) == 6) || (!up && cards::value(die) == 1) => {
+            return Some("a 6 cannot be raised nor a 1 lowered".into());
+        }
+        Move::Relocate { from, to, .. } => {
+            if w.die_at(from as usize).is_none() {
+                return Some(format!("{} holds no die to move", cell_name(from as usize)));
+            }
+            if let Some(d) = w.die_at(to as usize).filter(|_| from != to) {
+                return Some(format!("{} already holds {}", cell_name(to as usize), cards::die_name(d)));
+            }
+        }
+        _ => {}
+    }
+    // Otherwise say what the card does and list its uses here, if any.
+    let mut legal = Vec::new();
+    s.legal_actions(&mut legal);
+    let uses: Vec<String> =
+        legal.iter().filter(|&&a| tool_of(a) == Some(tool)).take(20).map(|&a| action_to_string(s, a)).collect();
+    Some(if uses.is_empty() {
+        format!("{} cannot be used now ({})", TOOL_NAMES[tool], cards::TOOL_TEXTS[tool])
+    } else {
+        format!("{} ({}) can be used here as: {}", TOOL_NAMES[tool], cards::TOOL_TEXTS[tool], uses.join(" "))
+    })
+}
+
+/// The tool an action uses, if any.
+fn tool_of(action: Action) -> Option<usize> {
+    Some(match decode(action)? {
+        Move::Grozing { .. } => 0,
+        Move::Relocate { tool, .. } => tool as usize,
+        Move::Lens { .. } => 4,
+        Move::FluxBrush(_) => 5,
+        Move::Hammer => 6,
+        Move::Pliers => 7,
+        Move::Cork { .. } => 8,
+        Move::Grinding { .. } => 9,
+        Move::FluxRemover(_) => 10,
+        _ => return None,
+    })
+}
+
+/// Window patterns drawn next to each other, numbered as `window:N` picks them (restrictions
+/// as on a window: `r.` needs red, `.3` needs a 3, `..` is free).
+fn patterns_side_by_side(patterns: &[u8]) -> String {
+    let mut out = String::new();
+    let mut line = String::from("    ");
+    for k in 0..patterns.len() {
+        let _ = write!(line, "{:<19}", format!("window:{}", k + 1));
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    for row in 0..4 {
+        let mut line = String::from("    ");
+        for &o in patterns {
+            let cells: Vec<String> = PATTERNS[o as usize].rows[row]
+                .chars()
+                .map(|c| match c {
+                    '1'..='6' => format!(".{c}"),
+                    '.' => "..".into(),
+                    letter => format!("{}.", letter.to_ascii_lowercase()),
+                })
+                .collect();
+            let _ = write!(line, "{:<19}", cells.join(" "));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The `cards` view: the tool cards and public objectives in play with what they do, and the
+/// viewer's private objective.
+pub(crate) fn cards_view(s: &SagradaState, viewer: Player) -> String {
+    let mut out = String::from("Tool cards (cost in favor tokens):\n");
+    for (k, &t) in s.tools().iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {} [{}] ({}): {}",
+            TOOL_NAMES[t as usize],
+            TOOL_KEYS[t as usize],
+            s.tool_cost(k),
+            cards::TOOL_TEXTS[t as usize]
+        );
+    }
+    if s.tools().is_empty() {
+        out.push_str("  none\n");
+    }
+    out.push_str("Public objectives:\n");
+    for &o in s.objectives() {
+        let _ = writeln!(out, "  {}: {}", OBJECTIVE_NAMES[o as usize], cards::OBJECTIVE_TEXTS[o as usize]);
+    }
+    match s.private_colour(viewer).filter(|_| s.sees_private(viewer, viewer)) {
+        Some(c) => {
+            let _ = write!(
+                out,
+                "Your private objective: {}: the sum of the values of your {} dice",
+                COLOUR_NAMES[c], COLOUR_NAMES[c]
+            );
+        }
+        None => out.push_str("Your private objective: not dealt yet"),
+    }
+    out
 }
 
 /// The board as text, for everyone (`viewer` = `None`) or as one player sees it.
@@ -361,6 +495,8 @@ pub(crate) fn render(s: &SagradaState, viewer: Option<Player>) -> String {
                     .collect();
                 if !offers.is_empty() {
                     let _ = writeln!(out, "  offered: {}", offers.join(", "));
+                    let shown: Vec<u8> = s.offers[p].iter().copied().filter(|&o| o != NONE).collect();
+                    out.push_str(&patterns_side_by_side(&shown));
                 }
             }
             continue;
