@@ -44,7 +44,7 @@ enum Command {
         /// Game spec, e.g. `connect4` or `connect4:rows=5,cols=6`.
         game: String,
         /// Depth in plies (chance outcomes count as plies), at most 64.
-        #[arg(value_parser = clap::value_parser!(u32).range(0..=meeple_game::limits::MAX_PERFT_DEPTH as i64))]
+        #[arg(allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=meeple_game::limits::MAX_PERFT_DEPTH as i64))]
         depth: u32,
         /// First list the count below each legal first move.
         #[arg(long)]
