@@ -3,7 +3,9 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
-use meeple_arena::{MatchSummary, PlayedGame};
+use meeple_arena::files::commit_temporary;
+use meeple_arena::{AgentSummary, MatchSummary, PlayedGame};
+use meeple_game::limits;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -32,10 +34,22 @@ const SIZE: (u32, u32) = (960, 600);
 pub fn run(args: &PlotArgs) -> Result<()> {
     plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
         .map_err(|_| anyhow!("the embedded font did not load"))?;
-    let text = std::fs::read_to_string(&args.file).with_context(|| format!("cannot read '{}'", args.file.display()))?;
     let prefix = args.out.clone().unwrap_or_else(|| args.file.with_extension(""));
+    // Charts are written beside the prefix: its directory must exist before any drawing.
+    let dir = prefix.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        bail!("cannot write charts to '{}-*': no directory '{}'", prefix.display(), dir.display());
+    }
+    let size = std::fs::metadata(&args.file).with_context(|| format!("cannot read '{}'", args.file.display()))?.len();
+    // A results file is one JSON document; anything larger than a text file is a records file.
+    let text = if size <= limits::MAX_TEXT_FILE {
+        limits::read_text(&args.file, limits::MAX_TEXT_FILE, "results file")?
+    } else {
+        String::new()
+    };
     let mut written = Vec::new();
     if let Ok(summary) = serde_json::from_str::<MatchSummary>(&text) {
+        check_summary(&summary).with_context(|| format!("'{}' cannot be plotted", args.file.display()))?;
         if summary.agents.iter().any(|a| a.elo.is_some()) {
             written.extend(draw(&prefix, "elo", args.format, &Chart::Elo(&summary))?);
         }
@@ -45,13 +59,31 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         if written.is_empty() {
             bail!("'{}' has no Elo ratings or pairwise results to plot", args.file.display());
         }
-    } else if text.trim_start().starts_with('{') && text.lines().count() >= 1 && !text.trim_start().starts_with("{\n") {
+    } else if size > limits::MAX_TEXT_FILE
+        || (text.trim_start().starts_with('{') && !text.trim_start().starts_with("{\n"))
+    {
         let mut games = Vec::new();
-        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            games.push(serde_json::from_str::<PlayedGame>(line).map_err(|e| {
-                anyhow!("'{}' line {}: neither a results file nor a game record: {e}", args.file.display(), n + 1)
-            })?);
-        }
+        limits::read_lines(&args.file, limits::MAX_RECORD_LINE, "records file", |line| {
+            if line.text.trim().is_empty() {
+                return Ok(());
+            }
+            let g = serde_json::from_str::<PlayedGame>(line.text).map_err(|e| {
+                meeple_game::Error::Record(format!(
+                    "'{}' line {}: neither a results file nor a game record: {e}",
+                    args.file.display(),
+                    line.number
+                ))
+            })?;
+            if g.record.scores.iter().any(|x| !x.is_finite()) {
+                return Err(meeple_game::Error::Record(format!(
+                    "'{}' line {}: a score that is not a finite number",
+                    args.file.display(),
+                    line.number
+                )));
+            }
+            games.push(g);
+            Ok(())
+        })?;
         written.extend(draw(&prefix, "scores", args.format, &Chart::Scores(&games))?);
     } else {
         let e = serde_json::from_str::<MatchSummary>(&text).err().map(|e| e.to_string()).unwrap_or_default();
@@ -80,26 +112,60 @@ impl Chart<'_> {
     }
 }
 
+/// The most an Elo interval is drawn beyond its point: wider intervals (an agent that won or
+/// lost every game) run off the chart instead of squeezing every other bar to nothing.
+const ELO_BAR_LIMIT: f64 = 1500.0;
+
+/// Checks what a results file would put on a chart: finite ratings and scores in [0, 1].
+fn check_summary(s: &MatchSummary) -> Result<()> {
+    for a in &s.agents {
+        let name = if a.name.is_empty() { &a.spec } else { &a.name };
+        if let Some(e) = a.elo
+            && !(e.is_finite() && e.abs() <= 100_000.0)
+        {
+            bail!("agent '{name}' has Elo {e}, not a rating meeple writes");
+        }
+        if !(0.0..=1.0).contains(&a.score) {
+            bail!("agent '{name}' has score {}, outside 0-1", a.score);
+        }
+    }
+    if let Some(p) = s.pairwise.iter().find(|p| !(0.0..=1.0).contains(&p.score)) {
+        bail!("pairing {} vs {} has score {}, outside 0-1", p.a, p.b, p.score);
+    }
+    Ok(())
+}
+
 fn draw(prefix: &Path, name: &str, format: Format, chart: &Chart<'_>) -> Result<Vec<PathBuf>> {
     let stem = format!("{}-{name}", prefix.display());
     let mut out = Vec::new();
-    if format != Format::Svg {
-        let path = PathBuf::from(format!("{stem}.png"));
-        {
-            let root = BitMapBackend::new(&path, SIZE).into_drawing_area();
-            chart.render(root).with_context(|| format!("drawing {}", path.display()))?;
+    for (ext, wanted) in [("png", format != Format::Svg), ("svg", format != Format::Png)] {
+        if !wanted {
+            continue;
         }
-        out.push(path);
-    }
-    if format != Format::Png {
-        let path = PathBuf::from(format!("{stem}.svg"));
-        {
-            let root = SVGBackend::new(&path, SIZE).into_drawing_area();
-            chart.render(root).with_context(|| format!("drawing {}", path.display()))?;
+        let path = PathBuf::from(format!("{stem}.{ext}"));
+        // Drawn to a temporary file with the same extension (the backend picks the format from
+        // it), then renamed: an interrupted run never leaves half a chart.
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = path.with_file_name(format!(".{file}.{}.tmp.{ext}", std::process::id()));
+        let drawn = if ext == "png" {
+            chart.render(BitMapBackend::new(&tmp, SIZE).into_drawing_area())
+        } else {
+            chart.render(SVGBackend::new(&tmp, SIZE).into_drawing_area())
+        };
+        if let Err(e) = drawn {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e.context(format!("cannot draw '{}'", path.display())));
         }
+        commit_temporary(&tmp, &path).with_context(|| format!("cannot write '{}'", path.display()))?;
         out.push(path);
     }
     Ok(out)
+}
+
+/// An agent's name in the match (its spec, `#k` added for repeats); files from before names
+/// existed have only the spec.
+fn label(a: &AgentSummary) -> &str {
+    if a.name.is_empty() { &a.spec } else { &a.name }
 }
 
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
@@ -109,7 +175,15 @@ fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
 /// Agents from weakest to strongest, each a point at its Elo with its interval as an error bar.
 fn elo_ladder<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, s: &MatchSummary) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let mut agents: Vec<_> = s.agents.iter().filter_map(|a| Some((a, a.elo?, a.elo_ci?))).collect();
+    let mut agents: Vec<_> = s
+        .agents
+        .iter()
+        .filter_map(|a| {
+            let (e, [lo, hi]) = (a.elo?, a.elo_ci?);
+            let clip = |x: f64| if x.is_nan() { e } else { x.clamp(e - ELO_BAR_LIMIT, e + ELO_BAR_LIMIT) };
+            Some((a, e, [clip(lo), clip(hi)]))
+        })
+        .collect();
     agents.sort_by(|x, y| x.1.total_cmp(&y.1));
     let lo = agents.iter().map(|a| a.2[0]).filter(|x| x.is_finite()).fold(f64::MAX, f64::min);
     let hi = agents.iter().map(|a| a.2[1]).filter(|x| x.is_finite()).fold(f64::MIN, f64::max);
@@ -154,7 +228,7 @@ fn elo_ladder<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, s: &MatchSummary
         .map_err(err)?;
     chart
         .draw_series(agents.iter().enumerate().map(|(i, a)| {
-            Text::new(format!("{}  {:.0}", a.0.spec, a.1), (a.1, i as f64 + 0.25), ("sans-serif", 16).into_font())
+            Text::new(format!("{}  {:.0}", label(a.0), a.1), (a.1, i as f64 + 0.25), ("sans-serif", 16).into_font())
         }))
         .map_err(err)?;
     root.present().map_err(err)
@@ -163,7 +237,7 @@ fn elo_ladder<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, s: &MatchSummary
 /// Score of each row agent against each column agent, green for winning, red for losing.
 fn pairwise<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, s: &MatchSummary) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let names: Vec<&str> = s.agents.iter().map(|a| a.spec.as_str()).collect();
+    let names: Vec<&str> = s.agents.iter().map(label).collect();
     let n = names.len();
     let mut m = vec![vec![None; n]; n];
     for p in &s.pairwise {
@@ -224,8 +298,11 @@ fn scores<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, games: &[PlayedGame]
     let mut agents: Vec<String> = Vec::new();
     let mut values: Vec<Vec<f64>> = Vec::new();
     for g in games {
+        // Agents by their names in the match, so two seats of the same spec stay apart.
+        let names = g.settings.as_ref().map(|s| meeple_arena::agent_labels(&s.agents));
         for (seat, spec) in g.record.agents.iter().enumerate() {
             let Some(&v) = g.record.scores.get(seat) else { continue };
+            let spec = names.as_ref().and_then(|n| n.get(*g.seating.get(seat)?)).unwrap_or(spec);
             let k = match agents.iter().position(|a| a == spec) {
                 Some(k) => k,
                 None => {
@@ -242,6 +319,9 @@ fn scores<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, games: &[PlayedGame]
     }
     let lo = values.iter().flatten().copied().fold(f64::MAX, f64::min);
     let hi = values.iter().flatten().copied().fold(f64::MIN, f64::max);
+    if !(hi - lo).is_finite() || hi - lo > 1e12 {
+        bail!("the scores span {lo} to {hi}: too wide to draw");
+    }
     let bins = 20usize;
     let width = ((hi - lo) / bins as f64).max(1e-9);
     let hist: Vec<Vec<f64>> = values

@@ -1,6 +1,7 @@
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use clap::Args;
 use meeple_arena::PlayedGame;
+use meeple_game::limits;
 use meeple_game::{Game, GameRecord, State, Turn, replay};
 use meeple_games::with_game;
 use std::io::{BufRead, IsTerminal, Write};
@@ -23,36 +24,44 @@ pub struct ReplayArgs {
 /// One game to show, with what the arena knew about each move.
 struct Shown {
     record: GameRecord,
-    /// Milliseconds per agent move, and how many player moves came before the agents took over.
-    move_ms: Vec<f64>,
+    /// Milliseconds per agent move, when the arena measured them.
+    move_ms: Option<Vec<f64>>,
+    /// Player moves of the random opening before the agents took over, when known.
+    opening: Option<usize>,
 }
 
 fn load(args: &ReplayArgs) -> Result<Shown> {
-    let file = std::fs::File::open(&args.file)
-        .with_context(|| format!("cannot read records file '{}'", args.file.display()))?;
     let mut count = 0;
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("records file '{}' line {}", args.file.display(), n + 1))?;
-        if line.trim().is_empty() {
-            continue;
+    let mut found = None;
+    limits::read_lines(&args.file, limits::MAX_RECORD_LINE, "records file", |line| {
+        if found.is_some() || line.text.trim().is_empty() {
+            return Ok(());
         }
         let bad = |e: serde_json::Error| {
-            anyhow!("records file '{}' line {}: not a game record: {e}", args.file.display(), n + 1)
+            meeple_game::Error::Record(format!(
+                "records file '{}' line {}: not a game record: {e}",
+                args.file.display(),
+                line.number
+            ))
         };
-        let shown = match serde_json::from_str::<PlayedGame>(&line) {
-            Ok(g) if g.index == args.game => Some(Shown { record: g.record, move_ms: g.move_ms }),
+        found = match serde_json::from_str::<PlayedGame>(line.text) {
+            Ok(g) if g.index == args.game => Some(Shown {
+                record: g.record,
+                opening: g.settings.as_ref().map(|s| s.opening_plies),
+                move_ms: Some(g.move_ms),
+            }),
             Ok(_) => None,
             Err(_) => {
-                let r: GameRecord = serde_json::from_str(&line).map_err(bad)?;
-                (count == args.game).then_some(Shown { record: r, move_ms: Vec::new() })
+                let r: GameRecord = serde_json::from_str(line.text).map_err(bad)?;
+                (count == args.game).then_some(Shown { record: r, move_ms: None, opening: Some(0) })
             }
         };
         count += 1;
-        if let Some(s) = shown {
-            return Ok(s);
-        }
-    }
-    bail!("records file '{}' has no game {} ({count} games in it)", args.file.display(), args.game)
+        Ok(())
+    })?;
+    found.ok_or_else(|| {
+        anyhow!("records file '{}' has no game {} ({count} games in it)", args.file.display(), args.game)
+    })
 }
 
 pub fn run(args: &ReplayArgs) -> Result<()> {
@@ -64,9 +73,11 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
 fn show<G: Game>(game: &G, shown: &Shown, args: &ReplayArgs) -> Result<()> {
     let r = &shown.record;
     let states = replay(game, r).map_err(|e| anyhow!("game {} does not replay: {e}", args.game))?;
-    // Agents' moves are the last player moves; any before them were a random opening.
+    // Agents' moves are the last player moves; any before them were a random opening (older
+    // arena records carry no settings: their opening is what the move times do not cover).
     let player_plies = states[..states.len() - 1].iter().filter(|s| matches!(s.turn(), Turn::Player(_))).count();
-    let opening = player_plies.saturating_sub(shown.move_ms.len());
+    let opening =
+        shown.opening.or_else(|| shown.move_ms.as_ref().map(|t| player_plies.saturating_sub(t.len()))).unwrap_or(0);
     let mut info = Vec::new();
     let mut k = 0;
     for (ply, s) in states[..states.len() - 1].iter().enumerate() {
@@ -78,8 +89,10 @@ fn show<G: Game>(game: &G, shown: &Shown, args: &ReplayArgs) -> Result<()> {
                 let line = if k < opening {
                     format!("player {p} ({who}) played {text} [random opening]")
                 } else {
-                    let ms = shown.move_ms.get(k - opening).copied().unwrap_or(0.0);
-                    format!("player {p} ({who}) played {text} in {ms:.3} ms")
+                    match shown.move_ms.as_ref().and_then(|t| t.get(k - opening)) {
+                        Some(ms) => format!("player {p} ({who}) played {text} in {ms:.3} ms"),
+                        None => format!("player {p} ({who}) played {text}"),
+                    }
                 };
                 k += 1;
                 line

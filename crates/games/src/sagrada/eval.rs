@@ -120,32 +120,44 @@ impl HeuristicWeights {
     pub fn from_spec(spec: &Spec) -> Result<Self, Error> {
         let o = spec.options("evaluator thesis", WEIGHT_PARAMS)?;
         let file: String = o.get("weights")?;
-        let mut w = if file.is_empty() {
-            HeuristicWeights::default()
-        } else {
-            let text = std::fs::read_to_string(&file).map_err(|e| Error::BadValue {
-                subject: "evaluator thesis".into(),
-                key: "weights".into(),
-                value: file.clone(),
-                expected: format!("a readable weight file ({e})"),
-            })?;
-            let inner: Spec = format!("thesis:{}", text.trim()).parse()?;
-            if inner.get("weights").is_some() {
-                return Err(o.bad_value("weights", &file));
-            }
-            HeuristicWeights::from_spec(&inner)?
-        };
-        let mut v = w.to_vec();
+        let mut v =
+            if file.is_empty() { HeuristicWeights::default().to_vec() } else { Self::from_file(&file)?.to_vec() };
         for (i, name) in Self::NAMES.iter().enumerate() {
             if o.given(name) || file.is_empty() {
-                v[i] = o.get(name)?;
+                let x: f64 = o.get(name)?;
+                // Each weight is checked under its own name; the opponent weight divides.
+                if !x.is_finite() || (i == 0 && x <= 0.0) {
+                    return Err(o.bad_value(name, &o.get::<String>(name)?));
+                }
+                v[i] = x;
             }
         }
-        if v.iter().any(|x| !x.is_finite()) || v[0] <= 0.0 {
-            return Err(o.bad_value("opponent", &v[0].to_string()));
+        Ok(HeuristicWeights::from_slice(&v))
+    }
+
+    /// Reads a weight file written by `meeple tune`: `name=value,...` on one line (at most
+    /// 64 KB; anything longer is not a weight file).
+    fn from_file(path: &str) -> Result<Self, Error> {
+        let bad = |expected: String| Error::BadValue {
+            subject: "evaluator thesis".into(),
+            key: "weights".into(),
+            value: path.to_string(),
+            expected,
+        };
+        let text = meeple_game::limits::read_text(std::path::Path::new(path), 64 << 10, "weight file")
+            .map_err(|e| bad(format!("a readable weight file ({e})")))?;
+        let text = text.trim();
+        let example = HeuristicWeights::default().to_options();
+        if text.is_empty() {
+            return Err(bad(format!("a weight file with name=value pairs, like {example}; this one is empty")));
         }
-        w = HeuristicWeights::from_slice(&v);
-        Ok(w)
+        let inner: Spec = format!("thesis:{text}")
+            .parse()
+            .map_err(|_| bad(format!("a weight file with name=value pairs, like {example}")))?;
+        if inner.get("weights").is_some() {
+            return Err(bad("a weight file that does not name another weight file".into()));
+        }
+        HeuristicWeights::from_spec(&inner).map_err(|e| bad(format!("a weight file with valid weights ({e})")))
     }
 }
 
