@@ -86,7 +86,15 @@ fn main() -> ExitCode {
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!("error: internal error{at}: {msg} (please report this)");
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go to stdout as clap writes them; usage errors become one line.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", one_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -94,6 +102,25 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A clap error as one line: its first line, the indented lines that complete it (the missing
+/// arguments), and its tips; the usage and "for more information" lines are dropped.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let mut out = lines.next().unwrap_or_default().trim_end().to_string();
+    let mut listing = true;
+    for line in lines {
+        let t = line.trim();
+        if t.is_empty() {
+            listing = false;
+        } else if let Some(tip) = t.strip_prefix("tip:") {
+            out.push_str(&format!(" (tip:{tip})"));
+        } else if listing && line.starts_with(' ') {
+            out.push_str(&format!(" {t}"));
+        }
+    }
+    out
 }
 
 fn run(command: Command) -> Result<()> {

@@ -120,7 +120,7 @@ fn bad_input_gives_one_clear_line_and_a_nonzero_exit() {
         (&["tune", "sagrada", "--games", "3"], "--games must be a positive multiple of 2"),
         (&["tune", "connect4"], "give the parameters to tune with --param"),
         (&["tune", "sagrada", "--param", "dead=9..1"], "bad parameter range 'dead=9..1'"),
-        (&["tune", "sagrada", "--agent", "alphabeta:depth=1"], "--agent must contain {params}"),
+        (&["tune", "sagrada", "--agent", "alphabeta:depth=1"], "--agent must place every parameter"),
         (&["tune", "sagrada", "--start", "1,2"], "--start needs 5 values"),
         (&["tune", "sagrada", "--opponent", "nobody"], "unknown agent 'nobody'"),
         (&["arena", "sagrada", "alphabeta:eval=(thesis:weights=/nonexistent/w.txt)", "random"], "readable weight file"),

@@ -293,7 +293,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
 pub const DURATION_LIMIT: &str = "7 days (168h)";
 
 /// Parses `500ms`, `2s`, `1.5s`, `250us`, `1m`, `2h`; a bare number is seconds. `None` if malformed,
-/// negative or not finite.
+/// negative or not finite; [`Duration::MAX`] beyond it.
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -307,7 +307,10 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         "h" => value * 3600.0,
         _ => return None,
     };
-    Duration::try_from_secs_f64(seconds).ok()
+    // Beyond what a Duration holds is still a (too) long time, for the caller's limit to refuse.
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .or_else(|| (seconds.is_finite() && seconds > 0.0).then_some(Duration::MAX))
 }
 
 #[cfg(test)]
