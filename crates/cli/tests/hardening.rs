@@ -193,7 +193,8 @@ fn resume_edited(d: &Path, name: &str, edit: impl Fn(&mut serde_json::Value), ex
 fn resumed_records_are_checked() {
     // Findings 3 and 13.
     let d = dir("resume");
-    let cases: [(&str, &dyn Fn(&mut serde_json::Value), &[&str], &str); 6] = [
+    type Edit = dyn Fn(&mut serde_json::Value);
+    let cases: [(&str, &Edit, &[&str], &str); 6] = [
         ("short.jsonl", &|v| v["returns"] = serde_json::json!([1.0]), &[], "does not replay"),
         ("flipped.jsonl", &|v| v["returns"] = serde_json::json!([1.0, 0.0]), &[], "record says returns [1.0, 0.0]"),
         ("illegal.jsonl", &|v| v["actions"] = serde_json::json!(["9", "9", "9"]), &[], "cannot read move '9'"),
