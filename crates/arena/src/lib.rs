@@ -155,6 +155,50 @@ pub struct PlayedGame {
     /// The settings of the match it belongs to (checked when a run resumes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<MatchSettings>,
+    /// A checksum of the line it was written as ([`PlayedGame::to_line`]): a record corrupted
+    /// or edited after it was written is refused when a run resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+}
+
+impl PlayedGame {
+    /// The game as one line of a records file (JSON, without a newline), with its checksum.
+    pub fn to_line(&self) -> String {
+        let mut g = self.clone();
+        g.check = None;
+        g.check = Some(checksum(&serde_json::to_string(&g).expect("records serialise")));
+        serde_json::to_string(&g).expect("records serialise")
+    }
+
+    /// Reads one line of a records file, refusing one whose checksum does not match (or that has
+    /// none: written before records had one, or not by meeple).
+    pub fn from_line(line: &str) -> Result<Self, Error> {
+        let mut g: PlayedGame =
+            serde_json::from_str(line).map_err(|e| Error::Record(format!("not a game record: {e}")))?;
+        let Some(check) = g.check.take() else {
+            return Err(Error::Record(format!(
+                "game {} has no checksum: not a record this meeple wrote; start again with --force",
+                g.index
+            )));
+        };
+        if checksum(&serde_json::to_string(&g).expect("records serialise")) != check {
+            return Err(Error::Record(format!(
+                "game {} does not match its checksum: the line was changed after it was written",
+                g.index
+            )));
+        }
+        g.check = Some(check);
+        Ok(g)
+    }
+}
+
+/// FNV-1a over the bytes, as 16 hex digits: stable across machines and versions.
+fn checksum(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in text.as_bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 /// Per-agent totals.
@@ -476,7 +520,7 @@ pub fn play_game<G: Game>(game: &G, config: &MatchConfig, index: usize) -> Resul
         scores: state.scores().to_vec(),
         metrics: state.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     };
-    Ok(PlayedGame { index, seating, record, move_ms, move_seats, settings: Some(config.settings()) })
+    Ok(PlayedGame { index, seating, record, move_ms, move_seats, settings: Some(config.settings()), check: None })
 }
 
 /// Plays the whole match in parallel. `on_game` sees each game as it finishes (in any order;
@@ -598,6 +642,9 @@ fn check_resumed<G: Game>(
     }
     if g.record.returns.is_none() {
         return Err(Error::Record(format!("game {i} in the records did not finish")));
+    }
+    if g.record.scores.is_empty() {
+        return Err(Error::Record(format!("game {i} in the records has no scores: not a record meeple wrote")));
     }
     let states = meeple_game::replay(game, &g.record).map_err(|e| {
         let why = match e {

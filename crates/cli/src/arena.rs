@@ -101,7 +101,7 @@ fn read_records(path: &Path, limit: usize) -> Result<Vec<PlayedGame>> {
             good_len += line.bytes;
             return Ok(());
         }
-        match serde_json::from_str::<PlayedGame>(line.text) {
+        match PlayedGame::from_line(line.text) {
             Ok(g) => {
                 if games.len() == limit {
                     return Err(meeple_game::Error::Record(format!(
@@ -117,11 +117,10 @@ fn read_records(path: &Path, limit: usize) -> Result<Vec<PlayedGame>> {
                 cut = true;
                 Ok(())
             }
-            Err(e) => Err(meeple_game::Error::Record(format!(
-                "records file '{}' line {}: not a game record: {e}",
-                path.display(),
-                line.number
-            ))),
+            Err(meeple_game::Error::Record(e)) => {
+                Err(meeple_game::Error::Record(format!("records file '{}' line {}: {e}", path.display(), line.number)))
+            }
+            Err(e) => Err(e),
         }
     })?;
     if cut {
@@ -144,7 +143,7 @@ struct RecordSink {
 
 impl RecordSink {
     fn push(&mut self, game: &PlayedGame) -> std::io::Result<()> {
-        self.pending.insert(game.index, serde_json::to_string(game).expect("records serialise"));
+        self.pending.insert(game.index, game.to_line());
         loop {
             while self.written.contains(&self.next) {
                 self.next += 1;

@@ -172,7 +172,8 @@ fn finished_results_are_never_overwritten_silently() {
     assert_eq!(leftovers.len(), 2, "no partial file beside them");
 }
 
-/// Writes one records line changed by `edit` and resumes from it.
+/// Writes one records line changed by `edit` (with its checksum made again, as a deliberate
+/// edit would, so the checks behind the checksum are what refuses it) and resumes from it.
 fn resume_edited(d: &Path, name: &str, edit: impl Fn(&mut serde_json::Value), extra: &[&str]) -> Output {
     let base = d.join("base.jsonl");
     if !base.exists() {
@@ -182,8 +183,12 @@ fn resume_edited(d: &Path, name: &str, edit: impl Fn(&mut serde_json::Value), ex
     let first = std::fs::read_to_string(&base).unwrap().lines().next().unwrap().to_string();
     let mut v: serde_json::Value = serde_json::from_str(&first).unwrap();
     edit(&mut v);
+    let line = match serde_json::from_value::<meeple_arena::PlayedGame>(v.clone()) {
+        Ok(g) => g.to_line(),
+        Err(_) => v.to_string(),
+    };
     let path = d.join(name);
-    std::fs::write(&path, format!("{v}\n")).unwrap();
+    std::fs::write(&path, format!("{line}\n")).unwrap();
     let mut args = vec!["arena", "connect4", "random", "first", "--games", "10", "--records", s(&path), "--resume"];
     args.extend_from_slice(extra);
     meeple(&args)
@@ -208,6 +213,13 @@ fn resumed_records_are_checked() {
         assert_eq!(o.status.code(), Some(2), "{name}: {err}");
         assert!(err.contains(expected) && err.contains(name), "{name}: '{err}' should contain '{expected}'");
     }
+    // An edit without a new checksum is refused as such.
+    let base = std::fs::read_to_string(d.join("base.jsonl")).unwrap();
+    let edited = base.lines().next().unwrap().replacen("\"actions\":[\"", "\"actions\":[\" ", 1);
+    std::fs::write(d.join("edited.jsonl"), format!("{edited}\n")).unwrap();
+    let args = ["arena", "connect4", "random", "first", "--games", "10", "--resume", "--records"];
+    let o = meeple(&[&args[..], &[s(&d.join("edited.jsonl"))]].concat());
+    assert!(stderr(&o).contains("does not match its checksum"), "{}", stderr(&o));
     // An untouched record resumes: only the other 9 games are played.
     let o = resume_edited(&d, "good.jsonl", |_| {}, &[]);
     assert!(o.status.success(), "{}", stderr(&o));

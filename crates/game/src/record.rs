@@ -37,7 +37,8 @@ impl GameRecord {
 
 /// Replays `record` on `game`, checking every move, and returns every state from the initial one
 /// to the last. Fails if the record names another game, holds an unreadable or illegal move, or
-/// claims returns the replay does not reach.
+/// claims returns, scores or figures the replay does not reach (records without scores or
+/// figures are not checked for them).
 pub fn replay<G: Game>(game: &G, record: &GameRecord) -> Result<Vec<G::State>, Error> {
     let spec: Spec = record.game.parse()?;
     if spec.name != G::INFO.name || G::from_spec(&spec)?.spec() != game.spec() {
@@ -55,6 +56,20 @@ pub fn replay<G: Game>(game: &G, record: &GameRecord) -> Result<Vec<G::State>, E
             Some(r) if r.as_slice() == expected.as_slice() => {}
             Some(r) => return Err(Error::Record(format!("record says returns {expected:?}, replay gives {r:?}"))),
             None => return Err(Error::Record("record says the game ended, replay is not over".into())),
+        }
+    }
+    if !record.scores.is_empty() && record.scores.as_slice() != state.scores().as_slice() {
+        return Err(Error::Record(format!(
+            "record says scores {:?}, replay gives {:?}",
+            record.scores,
+            state.scores().as_slice()
+        )));
+    }
+    if !record.metrics.is_empty() {
+        let replayed: std::collections::BTreeMap<String, f64> =
+            state.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        if replayed != record.metrics {
+            return Err(Error::Record(format!("record says figures {:?}, replay gives {replayed:?}", record.metrics)));
         }
     }
     Ok(states)

@@ -238,7 +238,7 @@ impl State for Connect4State {
     }
 
     fn action_to_string(&self, action: Action) -> String {
-        (action + 1).to_string()
+        (action as u64 + 1).to_string()
     }
 
     fn parse_action(&self, text: &str) -> Result<Action, Error> {

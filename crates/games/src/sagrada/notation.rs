@@ -81,8 +81,8 @@ fn chance_to_string(s: &SagradaState, o: Action) -> String {
         Stage::Tools => format!("tool:{}", name(&TOOL_KEYS)),
         Stage::Objectives => format!("objective:{}", name(&OBJECTIVE_KEYS)),
         Stage::Privates => format!("private:{}", COLOUR_LETTERS.get(i).copied().unwrap_or('?')),
-        Stage::Offers if s.windows_mode == Windows::Cards => format!("card:{}", o + 1),
-        Stage::Offers => format!("pattern:{}", o + 1),
+        Stage::Offers if s.windows_mode == Windows::Cards => format!("card:{}", o as u64 + 1),
+        Stage::Offers => format!("pattern:{}", o as u64 + 1),
         Stage::Play if s.pending == Pending::FluxRemoverDraw => {
             format!("draw:{}", COLOUR_LETTERS.get(i).copied().unwrap_or('?'))
         }

@@ -23,7 +23,7 @@ const ALL: u32 = (1 << CELLS) - 1;
 /// Action ids: placements `0..25`, move-and-build `25..153`, winning moves `153..169`.
 const TURN_BASE: u32 = 25;
 const WIN_BASE: u32 = TURN_BASE + 128;
-const NUM_ACTIONS: usize = WIN_BASE as usize + 16;
+pub(crate) const NUM_ACTIONS: usize = WIN_BASE as usize + 16;
 const UNPLACED: u8 = 25;
 const NO_WINNER: u8 = 2;
 /// Official supply: level-1, level-2 and level-3 blocks, then domes.

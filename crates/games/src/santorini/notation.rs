@@ -27,6 +27,9 @@ fn direction(from: usize, to: usize) -> Option<usize> {
 }
 
 pub(crate) fn action_to_string(s: &SantoriniState, action: Action) -> String {
+    if action as usize >= super::NUM_ACTIONS {
+        return format!("#{action}");
+    }
     match s.decode(action) {
         Decoded::Place(cell) => cell_name(cell),
         Decoded::Turn { from, to, build: None, .. } => format!("{}-{}", cell_name(from), cell_name(to)),

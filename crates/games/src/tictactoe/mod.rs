@@ -158,6 +158,9 @@ impl State for TicTacToeState {
     }
 
     fn action_to_string(&self, action: Action) -> String {
+        if action >= 9 {
+            return format!("#{action}");
+        }
         let (row, col) = (action / 3, action % 3);
         format!("{}{}", (b'a' + col as u8) as char, 3 - row)
     }
