@@ -1,7 +1,7 @@
 //! Cathedral notation: `NAME@CELL` or `NAME@CELL:K`, where CELL is the top-left square of the
 //! building's bounding box (column letter, row number from the top: `a1` is the top-left
 //! square) and K the orientation (quarter turns clockwise, counting only distinct ones; 0 is the
-//! drawing in `shared/data/cathedral/pieces.md`, and may be left out). Examples: `tavern@e5`,
+//! drawing in `docs/data/cathedral-pieces.md`, and may be left out). Examples: `tavern@e5`,
 //! `castle@c3:2`, `cathedral@d4:1`. The coin toss of `random_placer` reads `light` or `dark`.
 
 use super::{BUILDINGS, CathedralState};

@@ -1,4 +1,4 @@
-//! The buildings and their placements. Shapes follow `shared/data/cathedral/pieces.md`; every
+//! The buildings and their placements. Shapes follow `docs/data/cathedral-pieces.md`; every
 //! (building, orientation, position) mask is computed once per board size and shared.
 
 use std::sync::OnceLock;
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn shapes_match_the_reference_data() {
-        // shared/data/cathedral/pieces.md: 47 squares per set; distinct orientations.
+        // docs/data/cathedral-pieces.md: 47 squares per set; distinct orientations.
         let total: u32 = BUILDINGS.iter().zip(COUNTS).map(|(b, n)| b.squares() * n as u32).sum();
         assert_eq!(total, 47);
         let t = PlacementTable::get(10);

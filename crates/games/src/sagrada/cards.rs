@@ -1,7 +1,7 @@
 //! Sagrada's components as data: dice, the 4x5 window grid, the 24 window patterns, the 12 tool
 //! cards and the 10 public objectives with their scoring.
 //!
-//! Facts from `shared/data/sagrada` (the published rules, cross-checked against three digital
+//! Facts from `docs/data/sagrada-rules.md` (the published rules, cross-checked against three digital
 //! implementations); the pattern table is checked against its JSON copy in
 //! `crates/games/tests/data/sagrada_window_patterns.json` by a test.
 

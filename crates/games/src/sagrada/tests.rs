@@ -64,7 +64,7 @@ fn conformance_kit_passes() {
 
 #[test]
 fn pattern_table_matches_the_reference_data() {
-    // tests/data/sagrada_window_patterns.json is shared/data/sagrada/window_patterns.json.
+    // tests/data/sagrada_window_patterns.json holds the 24 patterns of docs/data/sagrada-rules.md.
     let text = include_str!("../../tests/data/sagrada_window_patterns.json");
     let mut rows_seen = 0;
     for (i, p) in PATTERNS.iter().enumerate() {
