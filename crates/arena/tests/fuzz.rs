@@ -241,11 +241,15 @@ impl Fuzz {
 
 /// Runs `f`, turning a panic into a test failure that names the seed and the input.
 fn no_panic<T>(fuzz: &Fuzz, input: &str, f: impl FnOnce() -> T) -> T {
+    guarded(fuzz.seed, input, f)
+}
+
+fn guarded<T>(seed: u64, input: &str, f: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(e) => {
             let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
-            panic!("panic on input {input:?} (MEEPLE_FUZZ_SEED={}): {}", fuzz.seed, msg.unwrap_or_default());
+            panic!("panic on input {input:?} (MEEPLE_FUZZ_SEED={seed}): {}", msg.unwrap_or_default());
         }
     }
 }
@@ -292,13 +296,12 @@ fn specs_never_panic_and_built_agents_answer_in_time() {
         let mut rng = rng_from_seed(fuzz.rng.random());
         // Half the agents are spelled from the game's own agents and their real options.
         let from_infos = fuzz.rng.random_bool(0.5);
-        let (built, answered) = no_panic(&fuzz, &format!("{game_text} / {text}"), || {
-            with_game!(game_text, |g| {
-                let spec = if from_infos { agent_spec(&g, &mut rng, 2) } else { text.clone() };
-                agent_answers(&g, &spec, &mut rng)
-            })
-            .expect("fuzzed game specs are valid")
-        });
+        let seed = fuzz.seed;
+        let (built, answered) = with_game!(game_text, |g| {
+            let spec = if from_infos { agent_spec(&g, &mut rng, 2) } else { text.clone() };
+            guarded(seed, &format!("{game_text} / {spec}"), || agent_answers(&g, &spec, &mut rng))
+        })
+        .expect("fuzzed game specs are valid");
         if built {
             fuzz.count("agents built");
         }

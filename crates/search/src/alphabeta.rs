@@ -885,7 +885,9 @@ impl<S: State> AlphaBeta<S> {
         let action = match root_moves.first() {
             Some(m) => m.0,
             None => {
-                // Not even depth 1 finished: fall back to the best-ordered legal move.
+                // Not even depth 1 finished (the deadline may have passed before the first
+                // iteration began): fall back to the best-ordered legal move.
+                self.ensure_ply(0);
                 self.ordered_moves(state, 0, root, Action::MAX, true);
                 *self.moves[0]
                     .first()

@@ -81,6 +81,20 @@ fn a_nested_budget_holds_any_agent_to_its_deadline() {
 }
 
 #[test]
+fn a_deadline_already_past_still_gets_a_legal_move() {
+    // Found by the fuzz suite: alpha-beta with worlds indexed an empty move list when the
+    // deadline had passed before its first iteration.
+    let s = sagrada_midgame();
+    let game = three_players();
+    let past = Instant::now();
+    for spec in ["alphabeta:worlds=5,eval=thesis", "alphabeta", "mcts", "ismcts", "mcts:worlds=4,iters=100"] {
+        let mut agent = make_agent(&game, spec, 9).unwrap();
+        let a = agent.act(&s, &Budget::nested(Some(past))).unwrap();
+        assert!(s.is_legal(a), "{spec}");
+    }
+}
+
+#[test]
 fn endless_times_saturate() {
     // A week per move (the longest accepted) is a valid budget; the move still comes back once
     // another limit is reached, with no overflow computing its deadline.
