@@ -739,12 +739,10 @@ pub fn outcome(returns: &[f64], seat: usize) -> usize {
 
 /// The per-move time an agent is held to: its own `time=` option and the match's move time,
 /// whichever is smaller.
-fn agent_budget(spec: &str, move_time: Option<std::time::Duration>) -> Option<std::time::Duration> {
-    let own = spec.parse::<meeple_game::Spec>().ok().and_then(|s| s.get("time").and_then(meeple_game::parse_duration));
-    match (own, move_time) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+fn agent_budget(spec: &str, budget: &Budget) -> Option<std::time::Duration> {
+    budget.time_for(
+        spec.parse::<meeple_game::Spec>().ok().and_then(|s| s.get("time").and_then(meeple_game::parse_duration)),
+    )
 }
 
 /// Totals per agent, pairwise results and Elo from finished games (in any order).
@@ -807,7 +805,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
             let (clo, chi) = wilson(score, total, z);
             let t = &mut times[a];
             t.sort_unstable_by(f64::total_cmp);
-            let budget_ms = agent_budget(&config.agents[a], config.budget.time).map(|d| d.as_secs_f64() * 1e3);
+            let budget_ms = agent_budget(&config.agents[a], &config.budget).map(|d| d.as_secs_f64() * 1e3);
             AgentSummary {
                 name: labels[a].clone(),
                 spec: config.agents[a].clone(),
