@@ -650,3 +650,27 @@ fn hidden_hands_hide_a_steal_from_everyone_else() {
     assert_eq!(open.visible_hand(2, 0).0, [1, 0, 0, 0, 0]);
     assert_eq!(a.visible_hand(2, 0), ([0, 0, 0, 0, 0], 1));
 }
+
+#[test]
+fn the_text_map_names_every_corner_and_hex() {
+    let mut s = game("catan").initial_state();
+    let empty = s.map();
+    play(&mut s, "S17 R12-17");
+    let map = s.map();
+    let numbers: Vec<usize> = map
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|w| w.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok())
+        .collect();
+    for v in 0..54 {
+        assert!(numbers.contains(&v), "corner {v} is on the map\n{map}");
+    }
+    for h in 0..19 {
+        assert!(map.contains(&format!("H{h} ")) || map.contains(&format!("H{h}\n")), "hex H{h}\n{map}");
+    }
+    // Seat 0's settlement on 17, and its road 12-17 (a vertical side, three rows) drawn in its
+    // letter where the empty map has '|'.
+    assert!(map.contains("17a"), "{map}");
+    assert_eq!(map.matches('a').count(), empty.matches('a').count() + 4, "{map}");
+    assert_eq!(map.matches('|').count() + 3, empty.matches('|').count(), "{map}");
+    assert!(map.contains("robber"));
+}

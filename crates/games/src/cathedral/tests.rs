@@ -233,6 +233,7 @@ fn passing_and_the_end_of_the_game() {
     s.to_move = 1;
     play(&mut s, 1, "tavern@e5");
     assert_eq!(s.turn(), Turn::Player(1), "light cannot place, so dark moves again");
+    assert!(s.to_string().ends_with("dark to move (light cannot place any building and passes)"), "{s}");
     play(&mut s, 1, "tavern@g7");
     assert_eq!(s.turn(), Turn::Terminal, "neither can place");
     assert_eq!(s.returns().unwrap().as_slice(), &[0.5, 0.5], "0 squares each: a draw");
@@ -319,4 +320,24 @@ fn the_neighbourhood_is_symmetric_on_both_boards() {
             }
         }
     }
+}
+
+#[test]
+fn the_pieces_view_and_the_preview_of_a_move() {
+    let s = game().initial_state();
+    let view = s.text_view(0, "pieces").unwrap();
+    // The cathedral waits for light: all its orientations, then light's buildings.
+    assert!(view.starts_with("cathedral (neutral)\n   :0    :1     :2    :3\n   .#.   .#..   .#.   ..#.\n"), "{view}");
+    assert!(view.contains("light castle, 5 squares\n   :0    :1   :2    :3\n   ###   ##   #.#   ##\n"), "{view}");
+    assert!(view.contains("light tavern x2, 1 squares"), "{view}");
+    assert!(!view.contains("dark "), "only the viewer's hand");
+    // Dark's abbey is light's mirror image.
+    let dark = s.text_view(1, "pieces").unwrap();
+    assert!(dark.contains("dark abbey, 4 squares\n   :0    :1\n   .##   #."), "{dark}");
+    assert_eq!(s.text_view(0, "cards"), None);
+    // The preview draws the move's squares and nothing else changes.
+    let a = s.parse_action("cathedral@c3").unwrap();
+    let picture = s.preview(a).unwrap();
+    assert_eq!(picture.matches('*').count(), 6 + 1, "six squares and the legend: {picture}");
+    assert!(picture.contains(" 5  . . * * * ."), "{picture}");
 }

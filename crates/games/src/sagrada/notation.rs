@@ -239,22 +239,28 @@ fn pending_hint(s: &SagradaState) -> String {
 }
 
 fn placement_reason(s: &SagradaState, p: Player, die: u8, cell: u8) -> Option<String> {
-    let w = s.window(p);
-    let cell = cell as usize;
     if s.has_drafted() {
         return Some("you have already drafted a die this turn".into());
     }
     if s.pool()[die as usize] == 0 {
         return Some(format!("{} is not in the draft pool", cards::die_name(die)));
     }
+    window_reason(s.window(p), die, cell as usize, Rule::Normal)
+}
+
+/// Why die `die` may not go on `cell` of window `w` under `rule` (the placement rules, as
+/// [`super::Window::allowed`] applies them), if it may not.
+fn window_reason(w: &super::Window, die: u8, cell: usize, rule: Rule) -> Option<String> {
     if let Some(d) = w.die_at(cell) {
         return Some(format!("{} already holds {}", cell_name(cell), cards::die_name(d)));
     }
     match w.restrictions().of(cell) {
-        Some(Ok(c)) if c != cards::colour(die) => {
+        Some(Ok(c)) if c != cards::colour(die) && rule != Rule::IgnoreColour => {
             return Some(format!("{} needs a {} die", cell_name(cell), COLOUR_NAMES[c]));
         }
-        Some(Err(v)) if v != cards::value(die) => return Some(format!("{} needs a {v}", cell_name(cell))),
+        Some(Err(v)) if v != cards::value(die) && rule != Rule::IgnoreValue => {
+            return Some(format!("{} needs a {v}", cell_name(cell)));
+        }
         _ => {}
     }
     let orth = cards::orthogonal(1 << cell);
@@ -267,10 +273,13 @@ fn placement_reason(s: &SagradaState, p: Player, die: u8, cell: u8) -> Option<St
     if w.occupied == 0 && cards::EDGE & (1 << cell) == 0 {
         return Some("the first die goes on an edge or corner space".into());
     }
-    if w.occupied != 0 && cards::touching(w.occupied) & (1 << cell) == 0 {
+    if w.occupied != 0 && rule == Rule::Lonely && cards::touching(w.occupied) & (1 << cell) != 0 {
+        return Some(format!("{} touches a placed die; this die goes where it touches none", cell_name(cell)));
+    }
+    if w.occupied != 0 && rule != Rule::Lonely && cards::touching(w.occupied) & (1 << cell) == 0 {
         return Some("a die must touch a placed die orthogonally or diagonally".into());
     }
-    debug_assert!(w.allowed(die, Rule::Normal) & (1 << cell) != 0);
+    debug_assert!(w.allowed(die, rule) & (1 << cell) != 0);
     None
 }
 
@@ -307,6 +316,31 @@ fn tool_reason(s: &SagradaState, p: Player, action: Action) -> Option<String> {
         if s.pool()[die as usize] == 0 {
             return Some(format!("{} is not in the draft pool", cards::die_name(die)));
         }
+    }
+    // Where the tool then places or moves a die, the placement rules it keeps.
+    let placed = match decode(action)? {
+        Move::Grozing { die, up, cell } if (up && cards::value(die) < 6) || (!up && cards::value(die) > 1) => {
+            let v = if up { cards::value(die) + 1 } else { cards::value(die) - 1 };
+            Some((*w, cards::die(cards::colour(die), v), cell as usize, Rule::Normal))
+        }
+        Move::Grinding { die, cell } => Some((*w, super::flip(die), cell as usize, Rule::Normal)),
+        Move::Cork { die, cell } => Some((*w, die, cell as usize, Rule::Lonely)),
+        Move::Relocate { tool: which, from, to } if w.die_at(from as usize).is_some() && from != to => {
+            let mut lifted = *w;
+            let die = lifted.take(from as usize);
+            let rule = match which {
+                cards::Tool::EglomiseBrush => Rule::IgnoreColour,
+                cards::Tool::CopperFoilBurnisher => Rule::IgnoreValue,
+                _ => Rule::Normal,
+            };
+            Some((lifted, die, to as usize, rule))
+        }
+        _ => None,
+    };
+    if let Some((window, die, cell, rule)) = placed
+        && let Some(why) = window_reason(&window, die, cell, rule)
+    {
+        return Some(format!("{} as {} on {}: {why}", TOOL_NAMES[tool], cards::die_name(die), cell_name(cell)));
     }
     match decode(action)? {
         Move::Lens { .. } if s.track().iter().all(|&c| c == 0) => {

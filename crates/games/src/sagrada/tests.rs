@@ -215,7 +215,8 @@ fn eglomise_brush_and_copper_foil_bend_one_restriction_each() {
     assert!(moves.contains(&"copper:a4-a3".to_string()));
     assert!(!moves.contains(&"eglomise:a4-a3".to_string()));
     // Every other rule still holds: c1 touches no die once R2 is lifted.
-    assert!(refused(&s, "eglomise:a4-c1").contains("not legal"));
+    let why = refused(&s, "eglomise:a4-c1");
+    assert!(why.contains("Eglomise Brush as R2 on c1: a die must touch a placed die"), "{why}");
     let mut t = s.clone();
     play(&mut t, "eglomise:a4-b3");
     assert_eq!(t.window(0).die_at(cell("b3")), Some(d("R2")));
@@ -755,4 +756,58 @@ fn other_players_secret_draws_are_masked_in_their_view() {
     assert_eq!(s.action_to_string_for(0, a), "private:G");
     assert_eq!(s.action_to_string_for(1, a), "private:?");
     assert_eq!(s.action_to_string(a), "private:G");
+}
+
+#[test]
+fn refusals_name_the_rule_and_bad_text_its_form() {
+    // Lens Cutter in round 1: nothing on the round track yet.
+    let s = state([LUX_ASTRAM, LUX_ASTRAM], &[4], &["B6", "P1"], 0);
+    assert!(refused(&s, "lens:B6/G2").contains("the round track is empty"));
+    assert!(refused(&s, "lens:R4/G2").contains("R4 is not in the draft pool"));
+    // Cork-backed Straightedge next to a die; Eglomise Brush onto a neighbour's colour.
+    let s = two_dice(&[8]);
+    let why = refused(&s, "cork:B6@c4");
+    assert!(why.contains("c4 touches a placed die; this die goes where it touches none"), "{why}");
+    // Each kind of move gets its own form, not the whole notation.
+    for (text, form) in [
+        ("window:5", "window:1 to window:4"),
+        ("G2@ee", "a placement is DIE@SPACE"),
+        ("cork:G2@z9", "cork:DIE@SPACE"),
+        ("value:9", "value:1 to value:6"),
+        ("hammer:now", "'hammer' takes no argument"),
+    ] {
+        let err = s.parse_action(text).unwrap_err().to_string();
+        assert!(err.contains(form) && err.len() < 200, "{text}: {err}");
+    }
+    // The cards view says what the tools and objectives do, and only the viewer's colour.
+    let view = s.text_view(0, "cards").unwrap();
+    assert!(view.contains("Cork-backed Straightedge [cork] (1): after drafting, place the die on a space touching"));
+    assert!(view.contains("Your private objective: red"), "{view}");
+    assert!(s.text_view(1, "cards").unwrap().contains("Your private objective: yellow"));
+}
+
+#[test]
+fn offered_windows_are_drawn_before_the_choice() {
+    let game = Sagrada::default();
+    let mut s = game.initial_state();
+    let mut outcomes = Vec::new();
+    let mut rng = rng_from_seed(3);
+    while s.turn() == Turn::Chance {
+        s.chance_outcomes(&mut outcomes);
+        s.apply_unchecked(meeple_game::sample_chance(&outcomes, &mut rng));
+    }
+    let mine = s.observation_string(0);
+    assert!(mine.contains("window:1") && mine.contains("window:4"), "{mine}");
+    // The four patterns' first rows, as restrictions, in the order window:1-4 picks them.
+    let first = &PATTERNS[s.offers[0][0] as usize].rows[0];
+    let drawn: String = first
+        .chars()
+        .map(|c| match c {
+            '1'..='6' => format!(".{c}"),
+            '.' => "..".into(),
+            l => format!("{}.", l.to_ascii_lowercase()),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(mine.contains(&drawn), "{drawn} in {mine}");
 }
