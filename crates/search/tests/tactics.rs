@@ -340,7 +340,7 @@ fn bad_options_are_refused() {
         ("mcts:c=-1", "bad value '-1' for 'c'"),
         ("mcts:margin=huge", "bad value 'huge' for 'margin'"),
         ("mcts:playout=wizard", "unknown agent 'wizard'"),
-        ("mcts:threads=0", "bad value '0' for 'threads'"),
+        ("mcts:threads=0", "agent mcts: threads 0: give 1 to"),
         ("mcts:iters=0", "bad value '0' for 'iters'"),
         ("mcts:depth=3", "unknown option 'depth'"),
     ];
