@@ -2,8 +2,11 @@ use crate::{Action, State, Turn};
 
 /// Counts the leaves of the game tree `depth` plies below `state` (chance outcomes count as
 /// plies). Terminal states above the horizon end their branch and count nothing; the standard
-/// definition, so the counts match published tables.
+/// definition, so the counts match published tables. `depth` is at most
+/// [`crate::limits::MAX_PERFT_DEPTH`] (64): one buffer is allocated per ply and the recursion is
+/// that deep, so a larger depth is refused with a panic rather than exhausting memory or stack.
 pub fn perft<S: State>(state: &S, depth: u32) -> u64 {
+    assert!(depth <= crate::limits::MAX_PERFT_DEPTH, "perft depth {depth} is beyond the limit of 64");
     let mut buffers: Vec<Vec<Action>> = (0..depth).map(|_| Vec::new()).collect();
     let mut chance: Vec<Vec<(Action, f64)>> = (0..depth).map(|_| Vec::new()).collect();
     count(state, depth as usize, &mut buffers, &mut chance)
