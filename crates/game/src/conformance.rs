@@ -105,6 +105,43 @@ pub fn check<G: Game>(game: &G, config: &Config) -> Result<Report, String> {
 
 type Failure = (usize, String);
 
+/// Every symmetry commutes with the rules: the image's legal actions are the images of the legal
+/// actions, and applying then transforming equals transforming then applying; symmetry 0 is the
+/// identity; the image has the same turn and, at the end, the same returns.
+fn check_symmetries<G: Game>(game: &G, state: &G::State, legal: &[Action]) -> Result<(), String> {
+    let k_all = state.symmetries();
+    if k_all == 0 {
+        return Err("symmetries() is 0: the identity always counts".into());
+    }
+    if state.symmetric(0) != *state {
+        return Err("symmetry 0 is not the identity".into());
+    }
+    for k in 1..k_all {
+        let image = state.symmetric(k);
+        if image.turn() != state.turn() || image.returns() != state.returns() {
+            return Err(format!("symmetry {k} changes the turn or the returns"));
+        }
+        let mut image_legal = Vec::new();
+        image.legal_actions(&mut image_legal);
+        let mut mapped: Vec<Action> = legal.iter().map(|&a| state.symmetric_action(a, k)).collect();
+        mapped.sort_unstable();
+        if mapped != image_legal {
+            return Err(format!("symmetry {k}: the images of the legal actions are not the image's legal actions"));
+        }
+        for &a in legal {
+            let mut after = state.clone();
+            after.apply_unchecked(a);
+            let mut image_after = image.clone();
+            image_after.apply_unchecked(state.symmetric_action(a, k));
+            if after.symmetric(k) != image_after {
+                return Err(format!("symmetry {k} does not commute with {} ({a})", state.action_to_string(a)));
+            }
+        }
+    }
+    let _ = game;
+    Ok(())
+}
+
 /// Plays one random game, checking every state; returns the states and the actions taken.
 fn play_random<G: Game>(
     game: &G,
@@ -209,6 +246,7 @@ fn check_state<G: Game>(game: &G, state: &G::State, deep: bool, seed: u64, confi
     if !deep {
         return Ok(());
     }
+    check_symmetries(game, state, &legal)?;
     if let Turn::Player(_) = turn {
         let mut rng = rng_from_seed(seed ^ 0x5eed);
         let mut buf = Vec::new();

@@ -210,6 +210,25 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
         self.to_string()
     }
 
+    /// The number of symmetries of positions (rotations, reflections) that learning may use to
+    /// augment its data; 1 (the identity alone) by default. Symmetry 0 is the identity.
+    fn symmetries(&self) -> usize {
+        1
+    }
+
+    /// The position under symmetry `k` (`0..symmetries()`): rules commute with it, so the
+    /// image of a legal move is legal in the image and leads to the image of the result.
+    fn symmetric(&self, k: usize) -> Self {
+        let _ = k;
+        self.clone()
+    }
+
+    /// The action of [`State::symmetric`]`(k)` that does what `action` does here.
+    fn symmetric_action(&self, action: Action, k: usize) -> Action {
+        let _ = k;
+        action
+    }
+
     /// Named text views beside the board that a person can ask for at the terminal (Cathedral
     /// `pieces`, Sagrada `cards`): `(name, what it shows)`.
     fn text_views(&self) -> &'static [(&'static str, &'static str)] {

@@ -564,6 +564,30 @@ impl State for CathedralState {
         notation::illegal_reason(self, action)
     }
 
+    fn symmetries(&self) -> usize {
+        4
+    }
+
+    fn symmetric(&self, k: usize) -> Self {
+        let n = self.size as usize;
+        let turn = |m: u128| pieces::rotate_mask(m, n, k);
+        let mut s = self.clone();
+        s.cathedral = turn(self.cathedral);
+        s.pieces = self.pieces.map(turn);
+        s.territory = self.territory.map(turn);
+        s.placed_masks = self.placed_masks.map(|masks| masks.map(turn));
+        s.sort_buildings(0);
+        s.sort_buildings(1);
+        s
+    }
+
+    fn symmetric_action(&self, action: Action, k: usize) -> Action {
+        if self.turn() == Turn::Chance {
+            return action;
+        }
+        self.table().rotated[k % 4].get(action as usize).copied().unwrap_or(action)
+    }
+
     fn text_views(&self) -> &'static [(&'static str, &'static str)] {
         &[("pieces", "your buildings in hand (and the cathedral), each orientation with its number: NAME@CELL:K")]
     }

@@ -139,6 +139,25 @@ pub struct PlacementTable {
     /// Distinct orientations per shape: `[building][light/dark]`, and the cathedral's.
     pub orientation_counts: [[u8; 2]; 11],
     pub cathedral_orientations: u8,
+    /// `rotated[k][id]`: the placement that is `id` turned `k` quarter turns clockwise (the same
+    /// building of the same set on the turned squares).
+    pub rotated: [Vec<u32>; 4],
+}
+
+/// `mask` on a `size` x `size` board turned `k` quarter turns clockwise.
+pub fn rotate_mask(mask: u128, size: usize, k: usize) -> u128 {
+    let mut out = 0u128;
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let (mut r, mut c) = (i / size, i % size);
+        for _ in 0..k % 4 {
+            (r, c) = (c, size - 1 - r);
+        }
+        out |= 1u128 << (r * size + c);
+    }
+    out
 }
 
 fn place_all(out: &mut Vec<Placement>, size: usize, shapes: &[Cells], building: Option<Building>, owner: Option<u8>) {
@@ -183,6 +202,11 @@ impl PlacementTable {
                 orientation_counts[b as usize][1] = light.len() as u8;
             }
         }
+        let index: std::collections::HashMap<(Option<Building>, Option<u8>, u128), u32> =
+            placements.iter().enumerate().map(|(i, p)| ((p.building, p.owner, p.mask), i as u32)).collect();
+        let rotated = std::array::from_fn(|k| {
+            placements.iter().map(|p| index[&(p.building, p.owner, rotate_mask(p.mask, size, k))]).collect()
+        });
         PlacementTable {
             size,
             placements,
@@ -190,6 +214,7 @@ impl PlacementTable {
             cathedral,
             orientation_counts,
             cathedral_orientations: cathedral_shapes.len() as u8,
+            rotated,
         }
     }
 

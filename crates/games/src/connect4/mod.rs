@@ -131,6 +131,13 @@ impl Connect4State {
         (self.moves & 1) as usize
     }
 
+    /// A bitboard with its columns in mirror order.
+    fn mirror_bits(&self, b: u64) -> u64 {
+        let h = self.height();
+        let column = (1u64 << h) - 1;
+        (0..self.cols as u32).fold(0, |m, c| m | ((b >> (c * h)) & column) << ((self.cols as u32 - 1 - c) * h))
+    }
+
     /// Discs of `player`.
     fn discs(&self, player: usize) -> u64 {
         if player == self.mover() { self.current } else { self.current ^ self.mask }
@@ -229,6 +236,21 @@ impl State for Connect4State {
         for r in (0..rows).rev() {
             out.extend((0..cols).map(|c| 1.0 - cell(self.mask, r, c)));
         }
+    }
+
+    fn symmetries(&self) -> usize {
+        2
+    }
+
+    fn symmetric(&self, k: usize) -> Self {
+        if k == 0 {
+            return *self;
+        }
+        Connect4State { current: self.mirror_bits(self.current), mask: self.mirror_bits(self.mask), ..*self }
+    }
+
+    fn symmetric_action(&self, action: Action, k: usize) -> Action {
+        if k == 0 || action >= self.cols as u32 { action } else { self.cols as u32 - 1 - action }
     }
 
     fn zobrist(&self) -> u64 {

@@ -602,6 +602,18 @@ impl State for SantoriniState {
     fn illegal_reason(&self, action: Action) -> String {
         notation::illegal_reason(self, action)
     }
+
+    fn symmetries(&self) -> usize {
+        8
+    }
+
+    fn symmetric(&self, k: usize) -> Self {
+        SantoriniState::symmetric(self, k)
+    }
+
+    fn symmetric_action(&self, action: Action, k: usize) -> Action {
+        SantoriniState::symmetric_action(self, action, k)
+    }
 }
 
 impl fmt::Display for SantoriniState {

@@ -104,8 +104,37 @@ impl TicTacToeState {
     }
 }
 
+/// Cell `i` (row-major) under symmetry `k` of the square: `k % 4` quarter turns clockwise,
+/// then a mirror of the columns when `k >= 4`.
+fn map_cell(k: usize, i: usize) -> usize {
+    let (mut r, mut c) = (i / 3, i % 3);
+    for _ in 0..k % 4 {
+        (r, c) = (c, 2 - r);
+    }
+    if k >= 4 {
+        c = 2 - c;
+    }
+    r * 3 + c
+}
+
+fn map_marks(k: usize, marks: u16) -> u16 {
+    (0..9).filter(|&i| marks >> i & 1 == 1).fold(0, |m, i| m | 1 << map_cell(k, i))
+}
+
 impl State for TicTacToeState {
     const CHEAP_IS_LEGAL: bool = true;
+
+    fn symmetries(&self) -> usize {
+        8
+    }
+
+    fn symmetric(&self, k: usize) -> Self {
+        TicTacToeState { marks: self.marks.map(|m| map_marks(k, m)), winner: self.winner }
+    }
+
+    fn symmetric_action(&self, action: Action, k: usize) -> Action {
+        if action >= 9 { action } else { map_cell(k, action as usize) as Action }
+    }
 
     fn turn(&self) -> Turn {
         if self.winner.is_some() || self.filled() == FULL { Turn::Terminal } else { Turn::Player(self.mover()) }
