@@ -695,10 +695,14 @@ impl SantoriniState {
         match self.decode(action) {
             Decoded::Place(cell) => map_cell(k, cell) as Action,
             Decoded::Turn { worker, to: _, build, from } => {
-                let image = self.symmetric(k);
+                // The image keeps its workers sorted by cell: find the moved one's new index
+                // without building the whole image.
                 let p = self.mover();
+                let mut image_workers =
+                    self.workers[p].map(|c| if c == UNPLACED { UNPLACED } else { map_cell(k, c as usize) as u8 });
+                image_workers.sort_unstable();
                 let from2 = map_cell(k, from) as u8;
-                let w = image.workers[p].iter().position(|&c| c == from2).unwrap_or(worker);
+                let w = image_workers.iter().position(|&c| c == from2).unwrap_or(worker);
                 let (md, bd) = if action >= WIN_BASE {
                     ((action - WIN_BASE) as usize % 8, None)
                 } else {
