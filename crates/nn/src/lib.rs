@@ -1,0 +1,387 @@
+//! meeple's neural networks, on burn's pure-Rust CPU backend (flex). The only crate that
+//! depends on burn: everything it offers speaks plain `f32` slices, so learners and agents never
+//! see a tensor.
+//!
+//! - [`NetConfig`]: a residual tower for board planes or an MLP for flat observations, a policy
+//!   head with one logit per action id and a value head with each seat's expected return.
+//! - [`Network`]: batched inference in its own thread pool.
+//! - [`Trainer`]: AdamW with weight decay, gradient-norm clipping and a warm-up + cosine
+//!   schedule; masked policy cross-entropy and value MSE.
+//! - Checkpoints: safetensors weights beside a JSON sidecar ([`Sidecar`]) that says what the
+//!   weights are for; a wrong, mismatched or truncated checkpoint is an error.
+
+mod net;
+
+pub use net::{NetConfig, Trunk};
+
+use burn::module::Module;
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, grad_clipping::GradientClippingConfig};
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Device, Tensor, TensorData};
+use net::PolicyValueNet;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Everything that can go wrong with networks and checkpoints.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NnError {
+    /// A network spec that does not fit.
+    #[error("{0}")]
+    Spec(String),
+    /// A checkpoint that cannot be used: missing, truncated, for another game or shape.
+    #[error("checkpoint '{path}': {reason}")]
+    Checkpoint { path: String, reason: String },
+    /// Input of the wrong size.
+    #[error("{0}")]
+    Shape(String),
+}
+
+/// What a checkpoint's weights are for, written beside them as JSON (`model.safetensors` and
+/// `model.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sidecar {
+    /// Format version of this sidecar.
+    pub format: u32,
+    /// The network's shape.
+    pub net: NetConfig,
+    /// The canonical spec of the game it plays.
+    pub game: String,
+    /// Optimiser steps taken when it was saved.
+    pub step: u64,
+    /// The run that made it (its configuration and figures), free-form.
+    #[serde(default)]
+    pub run: serde_json::Value,
+}
+
+/// The sidecar format this crate writes and reads.
+pub const SIDECAR_FORMAT: u32 = 1;
+
+/// The sidecar path of a weights file: the same path with `.json` in place of its extension.
+pub fn sidecar_path(weights: &Path) -> PathBuf {
+    weights.with_extension("json")
+}
+
+/// A network ready for inference: BatchNorm on running statistics, no autodiff, its own
+/// thread pool (burn-flex parallelises on the current rayon pool).
+pub struct Network {
+    config: NetConfig,
+    model: PolicyValueNet,
+    device: Device,
+    pool: rayon::ThreadPool,
+}
+
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network").field("config", &self.config).finish()
+    }
+}
+
+/// One forward pass's output: `logits[b * actions + a]`, `values[b * seats + s]` (mover first).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Output {
+    pub logits: Vec<f32>,
+    pub values: Vec<f32>,
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("meeple-nn-{i}"))
+        .build()
+        .expect("a thread pool of a few threads starts")
+}
+
+impl Network {
+    /// A freshly initialised network; the same seed gives the same weights.
+    pub fn new(config: NetConfig, seed: u64, threads: usize) -> Self {
+        let device = Device::flex();
+        device.seed(seed);
+        let model = config.build(&device);
+        Network { config, model, device, pool: pool(threads) }
+    }
+
+    /// The network's shape.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// Evaluates `batch` observations laid end to end in `obs` (each `config().input_len()`
+    /// values): policy logits and each seat's value, mover first.
+    pub fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, NnError> {
+        let n = self.config.input_len();
+        if batch == 0 {
+            return Ok(Output::default());
+        }
+        if obs.len() != batch * n {
+            return Err(NnError::Shape(format!(
+                "{} values for {batch} observations of {n} (the network's input {:?})",
+                obs.len(),
+                self.config.input
+            )));
+        }
+        self.pool.install(|| {
+            let input = Tensor::<2>::from_data(TensorData::new(obs.to_vec(), [batch, n]), &self.device);
+            let (logits, values) = self.model.forward(input, &self.config);
+            Ok(Output {
+                logits: logits.into_data().try_to_vec::<f32>().expect("f32 logits"),
+                values: values.into_data().try_to_vec::<f32>().expect("f32 values"),
+            })
+        })
+    }
+
+    /// Saves the weights (safetensors, written whole) and the sidecar beside them.
+    pub fn save(&self, path: &Path, sidecar: &Sidecar) -> Result<(), NnError> {
+        save(&self.model, &self.config, path, sidecar)
+    }
+
+    /// Loads a checkpoint: its sidecar first, then weights that must fill the network exactly.
+    /// `game` (a canonical game spec), if given, must be the one the network was trained for.
+    pub fn load(path: &Path, game: Option<&str>, threads: usize) -> Result<(Self, Sidecar), NnError> {
+        let (model, sidecar) = load(path, game, &Device::flex())?;
+        Ok((Network { config: sidecar.net.clone(), model, device: Device::flex(), pool: pool(threads) }, sidecar))
+    }
+}
+
+fn checkpoint_error(path: &Path, reason: impl Into<String>) -> NnError {
+    NnError::Checkpoint { path: path.display().to_string(), reason: reason.into() }
+}
+
+fn save(model: &PolicyValueNet, config: &NetConfig, path: &Path, sidecar: &Sidecar) -> Result<(), NnError> {
+    if sidecar.net != *config {
+        return Err(checkpoint_error(path, "the sidecar describes another network"));
+    }
+    let mut store = SafetensorsStore::from_file(path).overwrite(true);
+    model.save_into(&mut store).map_err(|e| checkpoint_error(path, format!("cannot write the weights: {e}")))?;
+    let json = serde_json::to_string_pretty(sidecar).expect("sidecars serialise") + "\n";
+    let side = sidecar_path(path);
+    let tmp = side.with_extension(format!("json.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, json)
+        .and_then(|()| std::fs::rename(&tmp, &side))
+        .map_err(|e| checkpoint_error(path, format!("cannot write the sidecar '{}': {e}", side.display())))
+}
+
+fn load(path: &Path, game: Option<&str>, device: &Device) -> Result<(PolicyValueNet, Sidecar), NnError> {
+    let side = sidecar_path(path);
+    let bytes = std::fs::metadata(&side)
+        .ok()
+        .filter(|m| m.len() <= 1 << 20)
+        .and_then(|_| std::fs::read_to_string(&side).ok())
+        .ok_or_else(|| {
+            checkpoint_error(
+                path,
+                format!("no readable sidecar '{}' (the JSON written beside the weights)", side.display()),
+            )
+        })?;
+    let sidecar: Sidecar =
+        serde_json::from_str(&bytes).map_err(|e| checkpoint_error(path, format!("the sidecar is not valid: {e}")))?;
+    if sidecar.format != SIDECAR_FORMAT {
+        return Err(checkpoint_error(
+            path,
+            format!("sidecar format {} (this meeple reads {SIDECAR_FORMAT})", sidecar.format),
+        ));
+    }
+    if let Some(game) = game
+        && sidecar.game != game
+    {
+        return Err(checkpoint_error(path, format!("trained for '{}', not '{game}'", sidecar.game)));
+    }
+    // The sidecar's config is checked again here so a hand-edited one cannot ask for a huge net.
+    let c = &sidecar.net;
+    NetConfig::from_spec(&c.spec(), &c.input, c.actions, c.seats).map_err(|e| checkpoint_error(path, e.to_string()))?;
+    if !path.is_file() {
+        return Err(checkpoint_error(path, "no weights file"));
+    }
+    let mut model = c.build(device);
+    let mut store = SafetensorsStore::from_file(path);
+    let applied = model.load_from(&mut store).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default().trim().trim_end_matches(':');
+        if text.contains("Missing") || text.contains("not found") || text.contains("shape") {
+            checkpoint_error(path, format!("the weights do not fit the network in the sidecar ({first})"))
+        } else {
+            checkpoint_error(path, format!("unreadable weights ({first})"))
+        }
+    })?;
+    if !applied.errors.is_empty() || !applied.missing.is_empty() || !applied.unused.is_empty() {
+        return Err(checkpoint_error(
+            path,
+            format!(
+                "the weights do not fit the network in the sidecar ({} errors, {} missing, {} unused tensors{})",
+                applied.errors.len(),
+                applied.missing.len(),
+                applied.unused.len(),
+                applied.errors.first().map(|e| format!(": {e:?}")).unwrap_or_default()
+            ),
+        ));
+    }
+    Ok((model, sidecar))
+}
+
+/// Training settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    /// Peak learning rate.
+    pub lr: f64,
+    /// AdamW's decoupled weight decay.
+    pub weight_decay: f64,
+    /// Largest gradient norm; larger gradients are scaled down to it.
+    pub clip_norm: f64,
+    /// Steps of linear warm-up from 0 to `lr`.
+    pub warmup: u64,
+    /// Steps of the cosine decay after the warm-up (to 10% of `lr`; constant afterwards).
+    pub decay: u64,
+    /// Weight of the value loss against the policy loss.
+    pub value_weight: f64,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig { lr: 2e-3, weight_decay: 1e-4, clip_norm: 1.0, warmup: 200, decay: 20_000, value_weight: 1.0 }
+    }
+}
+
+impl TrainConfig {
+    /// The learning rate at `step`.
+    pub fn lr_at(&self, step: u64) -> f64 {
+        if step < self.warmup {
+            return self.lr * (step + 1) as f64 / self.warmup as f64;
+        }
+        let t = ((step - self.warmup) as f64 / self.decay.max(1) as f64).min(1.0);
+        let floor = 0.1 * self.lr;
+        floor + (self.lr - floor) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
+    }
+}
+
+/// One training batch, laid out flat: `obs[b * input_len..]`, `legal[b * actions + a]` (1 for
+/// a legal action), `policy[b * actions + a]` (target probabilities over the legal actions),
+/// `policy_weight[b]` (0 for positions whose search was too short to teach the policy),
+/// `value[b * seats + s]` (target returns, mover first).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Batch {
+    pub size: usize,
+    pub obs: Vec<f32>,
+    pub legal: Vec<f32>,
+    pub policy: Vec<f32>,
+    pub policy_weight: Vec<f32>,
+    pub value: Vec<f32>,
+}
+
+/// Losses of one training step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Losses {
+    pub policy: f64,
+    pub value: f64,
+    /// Entropy of the network's policy over the legal moves, nats (mean over the batch).
+    pub entropy: f64,
+    pub lr: f64,
+}
+
+/// Trains a network: the model on an autodiff device and its optimiser.
+pub struct Trainer {
+    config: NetConfig,
+    train: TrainConfig,
+    model: PolicyValueNet,
+    optim: ModuleOptimizer,
+    device: Device,
+    pool: rayon::ThreadPool,
+    step: u64,
+}
+
+impl Trainer {
+    /// A trainer for a fresh network; the same seed gives the same initial weights.
+    pub fn new(config: NetConfig, train: TrainConfig, seed: u64, threads: usize) -> Self {
+        let device = Device::flex().autodiff();
+        device.seed(seed);
+        let model = config.build(&device);
+        Self::from_model(config, train, model, device, 0, threads)
+    }
+
+    /// Continues from a checkpoint (its weights; the optimiser's moments start again).
+    pub fn resume(path: &Path, game: &str, train: TrainConfig, threads: usize) -> Result<(Self, Sidecar), NnError> {
+        let device = Device::flex().autodiff();
+        let (model, sidecar) = load(path, Some(game), &device)?;
+        Ok((Self::from_model(sidecar.net.clone(), train, model, device, sidecar.step, threads), sidecar))
+    }
+
+    fn from_model(
+        config: NetConfig,
+        train: TrainConfig,
+        model: PolicyValueNet,
+        device: Device,
+        step: u64,
+        threads: usize,
+    ) -> Self {
+        let optim = AdamWConfig::new()
+            .with_weight_decay(train.weight_decay as f32)
+            .with_grad_clipping(Some(GradientClippingConfig::Norm(train.clip_norm as f32)))
+            .init();
+        Trainer { config, train, model, optim, device, pool: pool(threads), step }
+    }
+
+    /// Optimiser steps taken.
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    /// The network's shape.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// One optimiser step on `batch`.
+    pub fn train_step(&mut self, batch: &Batch) -> Result<Losses, NnError> {
+        let (b, n, a, s) = (batch.size, self.config.input_len(), self.config.actions, self.config.seats);
+        if b == 0
+            || batch.obs.len() != b * n
+            || batch.legal.len() != b * a
+            || batch.policy.len() != b * a
+            || batch.policy_weight.len() != b
+            || batch.value.len() != b * s
+        {
+            return Err(NnError::Shape(format!("a training batch of {b} does not fit a network {:?}", self.config)));
+        }
+        let lr = self.train.lr_at(self.step);
+        let device = self.device.clone();
+        let tensor =
+            |data: &[f32], shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(data.to_vec(), shape), &device);
+        let model = self.model.clone();
+        let (model, losses) = self.pool.install(|| {
+            let (logits, values) = model.forward(tensor(&batch.obs, [b, n]), &self.config);
+            let legal = tensor(&batch.legal, [b, a]);
+            // Illegal ids get a large negative logit before the softmax.
+            let masked = logits + (legal.clone() - 1.0) * 1e9;
+            let logp = log_softmax(masked, 1);
+            let target = tensor(&batch.policy, [b, a]);
+            let weight = tensor(&batch.policy_weight, [b, 1]);
+            let weighted = weight.clone().sum().into_scalar::<f32>().max(1.0) as f64;
+            let policy_loss = (target * logp.clone() * weight).sum().neg() / weighted;
+            let value_loss = (values - tensor(&batch.value, [b, s])).powi_scalar(2).sum_dim(1).mean();
+            let loss = policy_loss.clone() + value_loss.clone() * self.train.value_weight;
+            let entropy = (logp.clone().exp() * logp * legal).sum().neg() / b as f64;
+            let losses = Losses {
+                policy: policy_loss.clone().into_scalar::<f32>() as f64,
+                value: value_loss.clone().into_scalar::<f32>() as f64,
+                entropy: entropy.into_scalar::<f32>() as f64,
+                lr,
+            };
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            (self.optim.step(lr, model, grads), losses)
+        });
+        self.model = model;
+        self.step += 1;
+        Ok(losses)
+    }
+
+    /// The current weights as an inference network.
+    pub fn network(&self, threads: usize) -> Network {
+        Network { config: self.config.clone(), model: self.model.valid(), device: Device::flex(), pool: pool(threads) }
+    }
+
+    /// Saves the current weights with `sidecar` (its `net` and `step` are set here).
+    pub fn save(&self, path: &Path, mut sidecar: Sidecar) -> Result<(), NnError> {
+        sidecar.net = self.config.clone();
+        sidecar.step = self.step;
+        save(&self.model.valid(), &self.config, path, &sidecar)
+    }
+}

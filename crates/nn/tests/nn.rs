@@ -1,0 +1,152 @@
+//! Networks, training and checkpoints on small problems with known answers.
+
+use meeple_nn::{Batch, NetConfig, Network, NnError, Sidecar, TrainConfig, Trainer, sidecar_path};
+use std::path::PathBuf;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("meeple-nn-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn tower() -> NetConfig {
+    NetConfig::from_spec("resnet:blocks=1,channels=8", &[3, 4, 5], 5, 2).unwrap()
+}
+
+fn sidecar(net: &NetConfig) -> Sidecar {
+    Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: net.clone(),
+        game: "test".into(),
+        step: 0,
+        run: Default::default(),
+    }
+}
+
+/// A deterministic batch of `n` observations.
+fn observations(config: &NetConfig, n: usize) -> Vec<f32> {
+    (0..n * config.input_len()).map(|i| ((i * 7919) % 13) as f32 / 13.0).collect()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_network() {
+    let obs = observations(&tower(), 4);
+    let a = Network::new(tower(), 5, 1).evaluate(&obs, 4).unwrap();
+    let b = Network::new(tower(), 5, 1).evaluate(&obs, 4).unwrap();
+    let c = Network::new(tower(), 6, 1).evaluate(&obs, 4).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_eq!((a.logits.len(), a.values.len()), (4 * 5, 4 * 2));
+    assert!(a.values.iter().all(|v| (0.0..=1.0).contains(v)), "values are expected returns");
+    // A batch gives each position what it gets alone.
+    let one = Network::new(tower(), 5, 1).evaluate(&obs[..tower().input_len()], 1).unwrap();
+    for (x, y) in one.logits.iter().zip(&a.logits[..5]) {
+        assert!((x - y).abs() < 1e-5, "{x} {y}");
+    }
+    let err = Network::new(tower(), 5, 1).evaluate(&obs[1..], 4).unwrap_err();
+    assert!(matches!(err, NnError::Shape(_)), "{err}");
+}
+
+#[test]
+fn checkpoints_round_trip_bit_for_bit() {
+    let d = dir("roundtrip");
+    for config in [tower(), NetConfig::from_spec("mlp:layers=2,width=16", &[12], 5, 3).unwrap()] {
+        let mut trainer = Trainer::new(config.clone(), TrainConfig::default(), 1, 1);
+        // A few steps so BatchNorm's running statistics and the weights move off their start.
+        let batch = target_batch(&config, 8);
+        for _ in 0..3 {
+            trainer.train_step(&batch).unwrap();
+        }
+        let path = d.join("net.safetensors");
+        trainer.save(&path, sidecar(&config)).unwrap();
+        let (loaded, side) = Network::load(&path, Some("test"), 1).unwrap();
+        assert_eq!(side.step, 3);
+        assert_eq!(side.net, config);
+        let obs = observations(&config, 6);
+        assert_eq!(trainer.network(1).evaluate(&obs, 6).unwrap(), loaded.evaluate(&obs, 6).unwrap());
+    }
+}
+
+#[test]
+fn bad_checkpoints_are_refused_with_the_reason() {
+    let d = dir("bad");
+    let config = tower();
+    let path = d.join("net.safetensors");
+    Network::new(config.clone(), 1, 1).save(&path, &sidecar(&config)).unwrap();
+    let err = |p: &PathBuf, game: Option<&str>| Network::load(p, game, 1).unwrap_err().to_string();
+    assert!(err(&path, Some("connect4")).contains("trained for 'test', not 'connect4'"));
+    assert!(err(&d.join("none.safetensors"), None).contains("no readable sidecar"));
+    // A sidecar describing another shape.
+    let other = d.join("other.safetensors");
+    std::fs::copy(&path, &other).unwrap();
+    let mut side = sidecar(&config);
+    side.net = NetConfig::from_spec("resnet:blocks=2,channels=8", &[3, 4, 5], 5, 2).unwrap();
+    std::fs::write(sidecar_path(&other), serde_json::to_string(&side).unwrap()).unwrap();
+    assert!(err(&other, None).contains("do not fit the network"), "{}", err(&other, None));
+    // Truncated weights.
+    let cut = d.join("cut.safetensors");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::copy(sidecar_path(&path), sidecar_path(&cut)).unwrap();
+    assert!(err(&cut, None).contains("unreadable weights"), "{}", err(&cut, None));
+    // Garbage and oversized sidecars.
+    std::fs::write(sidecar_path(&cut), "{not json").unwrap();
+    assert!(err(&cut, None).contains("the sidecar is not valid"));
+    let mut huge = sidecar(&config);
+    huge.net.trunk = meeple_nn::Trunk::Resnet { blocks: 1000, channels: 8 };
+    std::fs::write(sidecar_path(&cut), serde_json::to_string(&huge).unwrap()).unwrap();
+    assert!(err(&cut, None).contains("outside 1..=40"), "{}", err(&cut, None));
+}
+
+/// A batch whose policy target is always action 2 among actions 1-3 (0 and 4 illegal) and whose
+/// value target is (0.9, 0.1).
+fn target_batch(config: &NetConfig, n: usize) -> Batch {
+    let a = config.actions;
+    let mut batch = Batch { size: n, obs: observations(config, n), ..Batch::default() };
+    for _ in 0..n {
+        batch.legal.extend((0..a).map(|i| if (1..=3).contains(&i) { 1.0 } else { 0.0 }));
+        batch.policy.extend((0..a).map(|i| if i == 2 { 1.0 } else { 0.0 }));
+        batch.policy_weight.push(1.0);
+        batch.value.extend((0..config.seats).map(|s| if s == 0 { 0.9 } else { 0.1 }));
+    }
+    batch
+}
+
+#[test]
+fn training_fits_a_small_target() {
+    let config = tower();
+    let batch = target_batch(&config, 16);
+    let train = TrainConfig { warmup: 5, decay: 200, ..TrainConfig::default() };
+    let mut trainer = Trainer::new(config.clone(), train, 3, 1);
+    let first = trainer.train_step(&batch).unwrap();
+    let mut last = first;
+    for _ in 0..150 {
+        last = trainer.train_step(&batch).unwrap();
+    }
+    assert!(last.policy < 0.1 && last.value < 0.01, "first {first:?}, last {last:?}");
+    assert!(last.entropy < first.entropy);
+    let out = trainer.network(1).evaluate(&batch.obs[..config.input_len()], 1).unwrap();
+    let best = (1..=3).max_by(|&x, &y| out.logits[x].total_cmp(&out.logits[y])).unwrap();
+    assert_eq!(best, 2);
+    assert!((out.values[0] - 0.9).abs() < 0.1 && (out.values[1] - 0.1).abs() < 0.1, "{:?}", out.values);
+    // Same seed, one thread: the same weights after the same steps.
+    let mut again = Trainer::new(config.clone(), TrainConfig { warmup: 5, decay: 200, ..TrainConfig::default() }, 3, 1);
+    for _ in 0..151 {
+        again.train_step(&batch).unwrap();
+    }
+    let obs = observations(&config, 3);
+    assert_eq!(again.network(1).evaluate(&obs, 3).unwrap(), trainer.network(1).evaluate(&obs, 3).unwrap());
+    let wrong = Batch { size: 2, ..batch };
+    assert!(matches!(trainer.train_step(&wrong), Err(NnError::Shape(_))));
+}
+
+#[test]
+fn the_schedule_warms_up_then_decays() {
+    let t = TrainConfig { lr: 1.0, warmup: 10, decay: 100, ..TrainConfig::default() };
+    assert!((t.lr_at(0) - 0.1).abs() < 1e-12);
+    assert!((t.lr_at(9) - 1.0).abs() < 1e-12);
+    assert!((t.lr_at(10) - 1.0).abs() < 1e-12);
+    assert!((t.lr_at(60) - 0.55).abs() < 1e-9, "halfway: {}", t.lr_at(60));
+    assert!((t.lr_at(110) - 0.1).abs() < 1e-12 && (t.lr_at(10_000) - 0.1).abs() < 1e-12);
+}
