@@ -84,6 +84,16 @@ pub struct Output {
     pub values: Vec<f32>,
 }
 
+/// Builds a freshly initialised model from `seed`. burn's seed may be global to the process, so
+/// seeding and drawing the initial weights happen under one lock: two networks built at once
+/// on two threads still get the weights of their own seeds.
+fn initialise(config: &NetConfig, device: &Device, seed: u64) -> PolicyValueNet {
+    static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
+    device.seed(seed);
+    config.build(device)
+}
+
 fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
@@ -96,8 +106,7 @@ impl Network {
     /// A freshly initialised network; the same seed gives the same weights.
     pub fn new(config: NetConfig, seed: u64, threads: usize) -> Self {
         let device = Device::flex();
-        device.seed(seed);
-        let model = config.build(&device);
+        let model = initialise(&config, &device, seed);
         Network { config, model, device, pool: pool(threads) }
     }
 
@@ -292,8 +301,7 @@ impl Trainer {
     /// A trainer for a fresh network; the same seed gives the same initial weights.
     pub fn new(config: NetConfig, train: TrainConfig, seed: u64, threads: usize) -> Self {
         let device = Device::flex().autodiff();
-        device.seed(seed);
-        let model = config.build(&device);
+        let model = initialise(&config, &device, seed);
         Self::from_model(config, train, model, device, 0, threads)
     }
 

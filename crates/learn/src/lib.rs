@@ -1,0 +1,102 @@
+//! Learning for meeple, generic over `Game`: the AlphaZero search (PUCT and Gumbel roots),
+//! batched self-play, training runs with checkpoints and metrics, and the learned agents (`az`,
+//! `policy`). Its agent registry ([`make_agent`]) is a layer above `meeple-search`'s, so the
+//! search crate never knows a network.
+
+pub mod agents;
+pub mod search;
+pub mod selfplay;
+pub mod train;
+
+pub use agents::{AGENTS, agent_infos, make_agent};
+pub use search::{Root, Search, SearchConfig, SearchResult, Step};
+pub use selfplay::{Position, SelfPlayConfig, SelfPlayGame, SelfPlayStats, self_play};
+
+use meeple_nn::{Network, Output};
+
+/// What goes wrong while learning.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LearnError {
+    #[error(transparent)]
+    Nn(#[from] meeple_nn::NnError),
+    #[error(transparent)]
+    Game(#[from] meeple_game::Error),
+    #[error("{0}")]
+    Shape(String),
+    #[error("{0}")]
+    Data(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Config(String),
+}
+
+impl From<LearnError> for meeple_game::Error {
+    fn from(e: LearnError) -> Self {
+        match e {
+            LearnError::Game(e) => e,
+            other => meeple_game::Error::Invalid(other.to_string()),
+        }
+    }
+}
+
+/// A batched evaluator of positions: policy logits over every action id and each seat's value,
+/// mover first. A network in practice; tests use simple stand-ins.
+pub trait Evaluator: Send + Sync {
+    /// Values in one observation.
+    fn input_len(&self) -> usize;
+    /// Action ids (logits per position).
+    fn actions(&self) -> usize;
+    /// Seats (values per position).
+    fn seats(&self) -> usize;
+    /// Evaluates `batch` observations laid end to end.
+    fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError>;
+}
+
+impl Evaluator for Network {
+    fn input_len(&self) -> usize {
+        self.config().input_len()
+    }
+
+    fn actions(&self) -> usize {
+        self.config().actions
+    }
+
+    fn seats(&self) -> usize {
+        self.config().seats
+    }
+
+    fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
+        Ok(Network::evaluate(self, obs, batch)?)
+    }
+}
+
+/// An evaluator with no opinion: equal logits, every seat valued 0.5. Search with it is plain
+/// MCTS without rollouts; tests use it where the answer must come from the tree alone.
+#[derive(Clone, Copy, Debug)]
+pub struct Uniform {
+    pub input: usize,
+    pub actions: usize,
+    pub seats: usize,
+}
+
+impl Evaluator for Uniform {
+    fn input_len(&self) -> usize {
+        self.input
+    }
+
+    fn actions(&self) -> usize {
+        self.actions
+    }
+
+    fn seats(&self) -> usize {
+        self.seats
+    }
+
+    fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
+        if obs.len() != batch * self.input {
+            return Err(LearnError::Shape("observations of the wrong size".into()));
+        }
+        Ok(Output { logits: vec![0.0; batch * self.actions], values: vec![0.5; batch * self.seats] })
+    }
+}

@@ -1,0 +1,528 @@
+//! The AlphaZero search: one tree, two root policies.
+//!
+//! - **PUCT** (AlphaZero): every node picks the child maximising `Q + c·P·√N/(1+n)`, unvisited
+//!   children valued at the parent's value minus a first-play-urgency reduction; Dirichlet noise
+//!   on the root priors in self-play. The policy target is the root's visit distribution.
+//! - **Gumbel** (Danihelka et al. 2022): the root samples Gumbel noise `g`, keeps the top `m`
+//!   actions by `g + logit`, and shares the simulations among them by sequential halving on
+//!   `g + logit + σ(q)`; interior nodes pick `argmax π'(a) − n(a)/(1+N)` where
+//!   `π' = softmax(logit + σ(completed Q))`. The policy target is `π'` at the root.
+//!
+//! The search runs step by step: [`Search::step`] descends until it needs a network evaluation
+//! and returns the leaf; [`Search::deliver`] takes the network's answer. So hundreds of searches
+//! can share one batched forward pass. Values are each seat's expected return in [0, 1]; chance
+//! nodes are sampled by their probabilities; any number of players.
+
+use meeple_game::{Action, Rng, State, Turn, rng_from_seed};
+use rand::RngExt;
+use rand_distr::Distribution;
+
+/// How the root chooses what to search.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Root {
+    Puct,
+    Gumbel,
+}
+
+/// The settings of one search.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SearchConfig {
+    pub root: Root,
+    /// Simulations (network evaluations, the root's included).
+    pub sims: u32,
+    /// PUCT exploration constant.
+    pub c_puct: f32,
+    /// First-play urgency: an unvisited child is valued at its parent's value minus this.
+    pub fpu: f32,
+    /// Dirichlet noise on the root priors (PUCT): concentration, and its share (0: none).
+    pub dirichlet_alpha: f32,
+    pub dirichlet_eps: f32,
+    /// Gumbel: actions considered at the root.
+    pub gumbel_m: usize,
+    /// Gumbel: scale of the root noise (0 for evaluation: the search is then deterministic).
+    pub gumbel_scale: f32,
+    /// Gumbel: `σ(q) = (c_visit + max n) · c_scale · q`.
+    pub c_visit: f32,
+    pub c_scale: f32,
+}
+
+impl SearchConfig {
+    /// Self-play defaults for a root policy and simulation count.
+    pub fn new(root: Root, sims: u32) -> Self {
+        SearchConfig {
+            root,
+            sims: sims.max(1),
+            c_puct: 2.0,
+            fpu: 0.25,
+            dirichlet_alpha: 0.3,
+            dirichlet_eps: 0.25,
+            gumbel_m: 16,
+            gumbel_scale: 1.0,
+            c_visit: 50.0,
+            c_scale: 0.1,
+        }
+    }
+
+    /// The same search without exploration noise (for play and evaluation).
+    pub fn quiet(&self) -> Self {
+        SearchConfig { dirichlet_eps: 0.0, gumbel_scale: 0.0, ..self.clone() }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+const UNEXPANDED: u8 = u8::MAX;
+const CHANCE: u8 = u8::MAX - 1;
+const TERMINAL: u8 = u8::MAX - 2;
+
+#[derive(Clone, Debug)]
+struct Node {
+    action: Action,
+    /// Prior probability (a player's move) or chance probability.
+    prior: f32,
+    /// The network's logit for this move (Gumbel needs logits, not probabilities).
+    logit: f32,
+    visits: u32,
+    first_child: u32,
+    children: u32,
+    /// The player to move here, `CHANCE`, `TERMINAL` or `UNEXPANDED`.
+    kind: u8,
+    /// The network's value of this node for its mover (Gumbel's v-hat).
+    net_value: f32,
+}
+
+impl Node {
+    fn new(action: Action, prior: f32, logit: f32) -> Self {
+        Node { action, prior, logit, visits: 0, first_child: NONE, children: 0, kind: UNEXPANDED, net_value: 0.0 }
+    }
+}
+
+/// What the search needs next.
+#[derive(Debug)]
+pub enum Step<'a, S> {
+    /// Evaluate this state: its mover's observation, then [`Search::deliver`].
+    Evaluate(&'a S),
+    /// The search is over: read [`Search::result`].
+    Done,
+}
+
+/// Sequential halving at the root (Gumbel).
+#[derive(Clone, Debug)]
+struct Halving {
+    /// Root children still considered, with their Gumbel noise.
+    remaining: Vec<(u32, f32)>,
+    /// Visits each remaining child should reach in this phase.
+    target: u32,
+    phases: u32,
+}
+
+/// What a finished search found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult {
+    /// The action the search chose (Gumbel: the halving's winner; PUCT: the most visited).
+    pub action: Action,
+    /// The improved policy over the legal actions: `(action, probability)`.
+    pub policy: Vec<(Action, f32)>,
+    /// Visits of each legal action.
+    pub visits: Vec<(Action, u32)>,
+    /// The root's value for each seat (mean over the simulations).
+    pub value: Vec<f32>,
+    /// Simulations run.
+    pub sims: u32,
+}
+
+/// One search in progress.
+pub struct Search<S: State> {
+    config: SearchConfig,
+    seats: usize,
+    root: S,
+    nodes: Vec<Node>,
+    /// Value sums, `seats` per node, absolute seats.
+    sums: Vec<f32>,
+    rng: Rng,
+    sims: u32,
+    /// The leaf waiting for its evaluation, the path to it, and its state.
+    pending: Option<u32>,
+    path: Vec<u32>,
+    leaf: S,
+    halving: Option<Halving>,
+    legal: Vec<Action>,
+    outcomes: Vec<(Action, f64)>,
+    scratch: Vec<f32>,
+}
+
+impl<S: State> Search<S> {
+    /// A search from `root` (a determinized sample where the game hides information), for
+    /// `seats` players, its random choices from `seed`.
+    pub fn new(root: S, seats: usize, config: SearchConfig, seed: u64) -> Self {
+        Search {
+            leaf: root.clone(),
+            root,
+            config,
+            seats,
+            nodes: vec![Node::new(Action::MAX, 1.0, 0.0)],
+            sums: vec![0.0; seats],
+            rng: rng_from_seed(seed),
+            sims: 0,
+            pending: None,
+            path: Vec::new(),
+            halving: None,
+            legal: Vec::new(),
+            outcomes: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Simulations run so far.
+    pub fn sims(&self) -> u32 {
+        self.sims
+    }
+
+    /// Nodes in the tree.
+    pub fn nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn children(&self, node: u32) -> std::ops::Range<usize> {
+        let n = &self.nodes[node as usize];
+        n.first_child as usize..(n.first_child + n.children) as usize
+    }
+
+    /// The mean value of `seat` at node `i`.
+    fn q(&self, i: usize, seat: usize) -> f32 {
+        let n = &self.nodes[i];
+        if n.visits == 0 { 0.0 } else { self.sums[i * self.seats + seat] / n.visits as f32 }
+    }
+
+    /// Runs until the next network evaluation is needed, or the search is over.
+    pub fn step(&mut self) -> Step<'_, S> {
+        assert!(self.pending.is_none(), "deliver the last evaluation before stepping again");
+        loop {
+            if self.finished() {
+                return Step::Done;
+            }
+            self.path.clear();
+            self.path.push(0);
+            let mut state = self.root.clone();
+            let mut node = 0u32;
+            loop {
+                let kind = self.nodes[node as usize].kind;
+                match kind {
+                    TERMINAL => {
+                        let returns = state.returns().expect("terminal states have returns");
+                        let values: Vec<f32> = returns.iter().map(|&r| r as f32).collect();
+                        self.backup(&values);
+                        break;
+                    }
+                    UNEXPANDED => match state.turn() {
+                        Turn::Terminal => self.nodes[node as usize].kind = TERMINAL,
+                        Turn::Chance => self.expand_chance(node, &state),
+                        Turn::Player(_) => {
+                            self.pending = Some(node);
+                            self.leaf = state;
+                            return Step::Evaluate(&self.leaf);
+                        }
+                    },
+                    CHANCE => {
+                        let child = self.sample_chance(node);
+                        state.apply_unchecked(self.nodes[child as usize].action);
+                        node = child;
+                        self.path.push(node);
+                    }
+                    _ => {
+                        let child = if node == 0 && self.halving.is_some() {
+                            self.next_root_child()
+                        } else if self.config.root == Root::Gumbel {
+                            self.select_gumbel(node)
+                        } else {
+                            self.select_puct(node)
+                        };
+                        state.apply_unchecked(self.nodes[child as usize].action);
+                        node = child;
+                        self.path.push(node);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finished(&self) -> bool {
+        if self.sims >= self.config.sims {
+            return true;
+        }
+        // A root with one legal move (or none) needs no more than its own evaluation.
+        let root = &self.nodes[0];
+        root.kind != UNEXPANDED && (root.kind == TERMINAL || (root.kind < CHANCE && root.children <= 1))
+    }
+
+    /// The network's answer for the pending leaf: logits over every action id and the values
+    /// of each seat with the leaf's mover first.
+    pub fn deliver(&mut self, logits: &[f32], values: &[f32]) {
+        let node = self.pending.take().expect("a pending evaluation");
+        let mover = self.leaf.current_player().expect("leaves that wait for the network are decisions");
+        self.leaf.legal_actions(&mut self.legal);
+        let first = self.nodes.len() as u32;
+        let max = self.legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
+        let total: f32 = self.legal.iter().map(|&a| (logits[a as usize] - max).exp()).sum();
+        for i in 0..self.legal.len() {
+            let a = self.legal[i];
+            let logit = logits[a as usize];
+            self.nodes.push(Node::new(a, (logit - max).exp() / total, logit));
+            self.sums.extend(std::iter::repeat_n(0.0, self.seats));
+        }
+        let n = &mut self.nodes[node as usize];
+        n.first_child = first;
+        n.children = self.legal.len() as u32;
+        n.kind = mover as u8;
+        n.net_value = values[0];
+        if node == 0 {
+            self.prepare_root();
+        }
+        // Values arrive mover first; the tree keeps absolute seats.
+        let mut absolute = vec![0.0; self.seats];
+        for (i, &v) in values.iter().take(self.seats).enumerate() {
+            absolute[(mover + i) % self.seats] = v;
+        }
+        self.backup(&absolute);
+    }
+
+    fn backup(&mut self, values: &[f32]) {
+        for &n in &self.path {
+            self.nodes[n as usize].visits += 1;
+            for (s, v) in values.iter().enumerate().take(self.seats) {
+                self.sums[n as usize * self.seats + s] += v;
+            }
+        }
+        self.sims += 1;
+    }
+
+    fn expand_chance(&mut self, node: u32, state: &S) {
+        state.chance_outcomes(&mut self.outcomes);
+        let first = self.nodes.len() as u32;
+        for &(a, p) in &self.outcomes {
+            self.nodes.push(Node::new(a, p as f32, 0.0));
+            self.sums.extend(std::iter::repeat_n(0.0, self.seats));
+        }
+        let n = &mut self.nodes[node as usize];
+        n.first_child = first;
+        n.children = self.outcomes.len() as u32;
+        n.kind = CHANCE;
+    }
+
+    fn sample_chance(&mut self, node: u32) -> u32 {
+        let range = self.children(node);
+        let mut x: f32 = self.rng.random();
+        for i in range.clone() {
+            x -= self.nodes[i].prior;
+            if x <= 0.0 {
+                return i as u32;
+            }
+        }
+        (range.end - 1) as u32
+    }
+
+    /// Root noise: Dirichlet on the priors (PUCT), or the Gumbel sample and the halving plan.
+    fn prepare_root(&mut self) {
+        let range = self.children(0);
+        let k = range.len();
+        if k == 0 {
+            return;
+        }
+        match self.config.root {
+            Root::Puct => {
+                if self.config.dirichlet_eps > 0.0 && k > 1 {
+                    let alpha = vec![self.config.dirichlet_alpha.max(1e-3) as f64; k];
+                    if let Ok(d) = rand_distr::multi::Dirichlet::new(&alpha) {
+                        let noise: Vec<f64> = d.sample(&mut self.rng);
+                        let eps = self.config.dirichlet_eps;
+                        for (i, &x) in range.zip(&noise) {
+                            self.nodes[i].prior = (1.0 - eps) * self.nodes[i].prior + eps * x as f32;
+                        }
+                    }
+                }
+            }
+            Root::Gumbel => {
+                let scale = self.config.gumbel_scale;
+                let mut scored: Vec<(u32, f32)> = range
+                    .map(|i| {
+                        let g = if scale > 0.0 {
+                            let u: f64 = self.rng.random::<f64>().clamp(1e-12, 1.0 - 1e-12);
+                            scale * -(-(u.ln())).ln() as f32
+                        } else {
+                            0.0
+                        };
+                        (i as u32, g)
+                    })
+                    .collect();
+                let key = |&(i, g): &(u32, f32)| g + self.nodes[i as usize].logit;
+                scored.sort_by(|a, b| key(b).total_cmp(&key(a)));
+                scored.truncate(self.config.gumbel_m.clamp(1, k));
+                let m = scored.len() as u32;
+                let phases = (m as f32).log2().ceil().max(1.0) as u32;
+                let budget = self.config.sims.saturating_sub(1);
+                self.halving = Some(Halving { target: (budget / (phases * m)).max(1), remaining: scored, phases });
+            }
+        }
+    }
+
+    /// σ of a value in [0, 1] at a node whose most visited child has `max_visits`.
+    fn sigma(&self, q: f32, max_visits: u32) -> f32 {
+        (self.config.c_visit + max_visits as f32) * self.config.c_scale * q
+    }
+
+    /// Completed Q of each child of `node` for its mover: the child's mean value, or the mixed
+    /// value v_mix for unvisited children.
+    fn completed_q(&self, node: u32, out: &mut Vec<f32>) {
+        let mover = self.nodes[node as usize].kind as usize;
+        let range = self.children(node);
+        let (mut visits, mut pi_visited, mut pi_q) = (0u32, 0.0f32, 0.0f32);
+        for i in range.clone() {
+            let c = &self.nodes[i];
+            if c.visits > 0 {
+                visits += c.visits;
+                pi_visited += c.prior;
+                pi_q += c.prior * self.q(i, mover);
+            }
+        }
+        let v_hat = self.nodes[node as usize].net_value;
+        let v_mix = if visits > 0 && pi_visited > 0.0 {
+            (v_hat + visits as f32 / pi_visited * pi_q) / (1.0 + visits as f32)
+        } else {
+            v_hat
+        };
+        out.clear();
+        out.extend(range.map(|i| if self.nodes[i].visits > 0 { self.q(i, mover) } else { v_mix }));
+    }
+
+    /// `softmax(logit + σ(completed Q))` over the children of `node`.
+    fn improved_policy(&mut self, node: u32) -> Vec<f32> {
+        let mut q = std::mem::take(&mut self.scratch);
+        self.completed_q(node, &mut q);
+        let range = self.children(node);
+        let max_visits = range.clone().map(|i| self.nodes[i].visits).max().unwrap_or(0);
+        let scores: Vec<f32> = range.zip(&q).map(|(i, &qi)| self.nodes[i].logit + self.sigma(qi, max_visits)).collect();
+        self.scratch = q;
+        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let exp: Vec<f32> = scores.iter().map(|s| (s - max).exp()).collect();
+        let total: f32 = exp.iter().sum();
+        exp.into_iter().map(|e| e / total).collect()
+    }
+
+    fn select_gumbel(&mut self, node: u32) -> u32 {
+        let pi = self.improved_policy(node);
+        let range = self.children(node);
+        let total = self.nodes[node as usize]
+            .visits
+            .saturating_sub(1)
+            .max(range.clone().map(|i| self.nodes[i].visits).sum::<u32>());
+        let mut best = (f32::NEG_INFINITY, range.start as u32);
+        for (i, p) in range.zip(pi) {
+            let score = p - self.nodes[i].visits as f32 / (1.0 + total as f32);
+            if score > best.0 {
+                best = (score, i as u32);
+            }
+        }
+        best.1
+    }
+
+    fn select_puct(&self, node: u32) -> u32 {
+        let n = &self.nodes[node as usize];
+        let mover = n.kind as usize;
+        let sqrt_n = (n.visits.max(1) as f32).sqrt();
+        let parent_q = self.q(node as usize, mover);
+        let mut best = (f32::NEG_INFINITY, n.first_child);
+        for i in self.children(node) {
+            let c = &self.nodes[i];
+            let q = if c.visits > 0 { self.q(i, mover) } else { (parent_q - self.config.fpu).max(0.0) };
+            let u = self.config.c_puct * c.prior * sqrt_n / (1.0 + c.visits as f32);
+            if q + u > best.0 {
+                best = (q + u, i as u32);
+            }
+        }
+        best.1
+    }
+
+    /// The root child sequential halving visits next.
+    fn next_root_child(&mut self) -> u32 {
+        let root_mover = self.nodes[0].kind as usize;
+        loop {
+            let h = self.halving.as_ref().expect("a halving plan");
+            if let Some(&(i, _)) = h
+                .remaining
+                .iter()
+                .filter(|(i, _)| self.nodes[*i as usize].visits < h.target)
+                .min_by_key(|(i, _)| self.nodes[*i as usize].visits)
+            {
+                return i;
+            }
+            // Every candidate reached the phase's target: halve, then raise the target.
+            let max_visits = self.children(0).map(|i| self.nodes[i].visits).max().unwrap_or(0);
+            let mut remaining = h.remaining.clone();
+            let (phases, budget) = (h.phases, self.config.sims.saturating_sub(1));
+            if remaining.len() > 1 {
+                let score = |&(i, g): &(u32, f32)| {
+                    g + self.nodes[i as usize].logit + self.sigma(self.q(i as usize, root_mover), max_visits)
+                };
+                remaining.sort_by(|a, b| score(b).total_cmp(&score(a)));
+                remaining.truncate(remaining.len().div_ceil(2));
+            }
+            let step = (budget / (phases * remaining.len() as u32)).max(1);
+            let h = self.halving.as_mut().expect("a halving plan");
+            h.target += step;
+            h.remaining = remaining;
+        }
+    }
+
+    /// The search's answer; call after [`Step::Done`].
+    pub fn result(&mut self) -> SearchResult {
+        let root = &self.nodes[0];
+        let value: Vec<f32> = (0..self.seats).map(|s| self.q(0, s)).collect();
+        if root.kind >= CHANCE || root.children == 0 {
+            return SearchResult {
+                action: Action::MAX,
+                policy: Vec::new(),
+                visits: Vec::new(),
+                value,
+                sims: self.sims,
+            };
+        }
+        let mover = root.kind as usize;
+        let range = self.children(0);
+        let visits: Vec<(Action, u32)> = range.clone().map(|i| (self.nodes[i].action, self.nodes[i].visits)).collect();
+        let (policy, action) = match self.config.root {
+            Root::Gumbel => {
+                let pi = self.improved_policy(0);
+                let policy: Vec<(Action, f32)> = range.clone().map(|i| self.nodes[i].action).zip(pi).collect();
+                let max_visits = range.clone().map(|i| self.nodes[i].visits).max().unwrap_or(0);
+                let candidates: Vec<(u32, f32)> = match &self.halving {
+                    Some(h) => h.remaining.clone(),
+                    None => range.map(|i| (i as u32, 0.0)).collect(),
+                };
+                let best = candidates
+                    .iter()
+                    .max_by(|a, b| {
+                        let score = |&(i, g): &(u32, f32)| {
+                            g + self.nodes[i as usize].logit + self.sigma(self.q(i as usize, mover), max_visits)
+                        };
+                        score(a).total_cmp(&score(b))
+                    })
+                    .map(|&(i, _)| self.nodes[i as usize].action)
+                    .expect("a candidate");
+                (policy, best)
+            }
+            Root::Puct => {
+                let total: u32 = visits.iter().map(|v| v.1).sum::<u32>().max(1);
+                let policy = visits.iter().map(|&(a, n)| (a, n as f32 / total as f32)).collect();
+                let best = range
+                    .max_by(|&a, &b| {
+                        let (x, y) = (&self.nodes[a], &self.nodes[b]);
+                        x.visits.cmp(&y.visits).then(self.q(a, mover).total_cmp(&self.q(b, mover)))
+                    })
+                    .map(|i| self.nodes[i].action)
+                    .expect("children");
+                (policy, best)
+            }
+        };
+        SearchResult { action, policy, visits, value, sims: self.sims }
+    }
+}

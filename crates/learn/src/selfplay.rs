@@ -1,0 +1,251 @@
+//! Batched self-play: many games in flight in one process, each search stepping until it needs
+//! a leaf; the leaves of all games go through one forward pass; finished searches choose moves
+//! and record training positions.
+
+use crate::search::{Search, SearchConfig, Step};
+use crate::{Evaluator, LearnError};
+use meeple_game::{Action, Game, Player, Rng, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+/// How self-play plays.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SelfPlayConfig {
+    /// The search of a full move (its policy is a training target).
+    pub search: SearchConfig,
+    /// Games played at once (their leaves share a forward pass).
+    pub in_flight: usize,
+    /// Playout-cap randomisation: a move gets the full search with this probability, else a
+    /// fast one (`fast_sims`, no noise) that teaches only the value.
+    pub full_prob: f64,
+    pub fast_sims: u32,
+    /// Plies at the start of a game whose move is sampled in proportion to the visits.
+    pub temperature_plies: u32,
+    /// Longest game in plies before it is stopped and not used (a draw-like guard).
+    pub max_plies: u32,
+}
+
+/// One decision of a self-play game, with its targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Position {
+    /// Ply of the game (index into its actions).
+    pub ply: u32,
+    pub mover: Player,
+    /// The improved policy over the legal actions (empty for fast searches).
+    pub policy: Vec<(Action, f32)>,
+    /// The search's value of the position for each seat (absolute seats).
+    pub root_value: Vec<f32>,
+}
+
+/// A finished self-play game: every action (chance outcomes included), the decisions with
+/// their targets, and the returns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SelfPlayGame {
+    pub seed: u64,
+    pub actions: Vec<Action>,
+    pub positions: Vec<Position>,
+    pub returns: Vec<f64>,
+}
+
+/// Counts of a self-play run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SelfPlayStats {
+    pub games: u64,
+    pub positions: u64,
+    pub evaluations: u64,
+    pub batches: u64,
+    pub seconds: f64,
+}
+
+struct Slot<S: State> {
+    seed: u64,
+    rng: Rng,
+    state: S,
+    actions: Vec<Action>,
+    positions: Vec<Position>,
+    search: Option<(Search<S>, bool)>,
+    plies: u32,
+}
+
+/// Plays `games` games of self-play (seeded `seed`, game `i` from `derive_seed(seed, i)`), at
+/// most `config.in_flight` at once, and returns them in order of their index.
+pub fn self_play<G: Game>(
+    game: &G,
+    evaluator: &dyn Evaluator,
+    config: &SelfPlayConfig,
+    games: usize,
+    seed: u64,
+    mut on_game: impl FnMut(&SelfPlayGame),
+) -> Result<(Vec<SelfPlayGame>, SelfPlayStats), LearnError> {
+    let start = std::time::Instant::now();
+    let seats = game.num_players();
+    let (input, actions) = (evaluator.input_len(), evaluator.actions());
+    let mut stats = SelfPlayStats::default();
+    let mut next = 0usize;
+    let new_slot = |i: usize| {
+        let s = derive_seed(seed, i as u64);
+        Slot {
+            seed: s,
+            rng: rng_from_seed(s),
+            state: game.initial_state(),
+            actions: Vec::new(),
+            positions: Vec::new(),
+            search: None,
+            plies: 0,
+        }
+    };
+    let mut slots: Vec<Option<Slot<G::State>>> = Vec::new();
+    while next < games && slots.len() < config.in_flight.max(1) {
+        slots.push(Some(new_slot(next)));
+        next += 1;
+    }
+    let mut finished: Vec<(u64, SelfPlayGame)> = Vec::new();
+    let mut obs = Vec::new();
+    let mut one = Vec::new();
+    let mut waiting: Vec<usize> = Vec::new();
+    let mut outcomes = Vec::new();
+    loop {
+        obs.clear();
+        waiting.clear();
+        for (k, slot_opt) in slots.iter_mut().enumerate() {
+            while let Some(slot) = slot_opt.as_mut() {
+                if slot.search.is_none() {
+                    match slot.state.turn() {
+                        Turn::Terminal => {
+                            let returns = slot.state.returns().expect("terminal").to_vec();
+                            let done = SelfPlayGame {
+                                seed: slot.seed,
+                                actions: std::mem::take(&mut slot.actions),
+                                positions: std::mem::take(&mut slot.positions),
+                                returns,
+                            };
+                            stats.games += 1;
+                            stats.positions += done.positions.len() as u64;
+                            on_game(&done);
+                            finished.push((slot.seed, done));
+                            *slot_opt = if next < games {
+                                next += 1;
+                                Some(new_slot(next - 1))
+                            } else {
+                                None
+                            };
+                            continue;
+                        }
+                        Turn::Chance => {
+                            slot.state.chance_outcomes(&mut outcomes);
+                            let a = sample_chance(&outcomes, &mut slot.rng);
+                            slot.actions.push(a);
+                            slot.state.apply_unchecked(a);
+                            continue;
+                        }
+                        Turn::Player(p) => {
+                            if slot.plies >= config.max_plies {
+                                // A game this long teaches nothing reliable: drop it.
+                                *slot_opt = if next < games {
+                                    next += 1;
+                                    Some(new_slot(next - 1))
+                                } else {
+                                    None
+                                };
+                                continue;
+                            }
+                            let full = slot.rng.random_bool(config.full_prob.clamp(0.0, 1.0));
+                            let search_config = if full {
+                                config.search.clone()
+                            } else {
+                                SearchConfig { sims: config.fast_sims.max(1), ..config.search.quiet() }
+                            };
+                            // Hidden information: search a sample of what the mover knows.
+                            let root = slot.state.determinize(p, &mut slot.rng);
+                            let search_seed = slot.rng.random();
+                            slot.search = Some((Search::new(root, seats, search_config, search_seed), full));
+                        }
+                    }
+                }
+                let (search, full) = slot.search.as_mut().expect("a search");
+                match search.step() {
+                    Step::Evaluate(leaf) => {
+                        let mover = leaf.current_player().expect("a decision");
+                        leaf.observation(mover, &mut one);
+                        if one.len() != input {
+                            return Err(LearnError::Shape(format!(
+                                "an observation of {} values for a network that takes {input}",
+                                one.len()
+                            )));
+                        }
+                        obs.extend_from_slice(&one);
+                        waiting.push(k);
+                        break;
+                    }
+                    Step::Done => {
+                        let full = *full;
+                        let result = search.result();
+                        let mover = slot.state.current_player().expect("a decision");
+                        let action = if slot.plies < config.temperature_plies && full {
+                            sample_visits(&result.visits, &mut slot.rng).unwrap_or(result.action)
+                        } else {
+                            result.action
+                        };
+                        slot.positions.push(Position {
+                            ply: slot.actions.len() as u32,
+                            mover,
+                            policy: if full { result.policy } else { Vec::new() },
+                            root_value: result.value,
+                        });
+                        slot.actions.push(action);
+                        slot.state.apply_unchecked(action);
+                        slot.plies += 1;
+                        slot.search = None;
+                    }
+                }
+            }
+        }
+        if waiting.is_empty() {
+            break;
+        }
+        let out = evaluator.evaluate(&obs, waiting.len())?;
+        stats.evaluations += waiting.len() as u64;
+        stats.batches += 1;
+        for (b, &k) in waiting.iter().enumerate() {
+            let slot = slots[k].as_mut().expect("a waiting game");
+            let (search, _) = slot.search.as_mut().expect("a waiting search");
+            search.deliver(&out.logits[b * actions..(b + 1) * actions], &out.values[b * seats..(b + 1) * seats]);
+        }
+    }
+    stats.seconds = start.elapsed().as_secs_f64();
+    // Order by game index: seeds come from the index, so sort by where each seed was dealt.
+    let order: std::collections::HashMap<u64, usize> = (0..games).map(|i| (derive_seed(seed, i as u64), i)).collect();
+    finished.sort_by_key(|(s, _)| order.get(s).copied().unwrap_or(usize::MAX));
+    Ok((finished.into_iter().map(|(_, g)| g).collect(), stats))
+}
+
+/// An action drawn in proportion to its visits.
+fn sample_visits(visits: &[(Action, u32)], rng: &mut Rng) -> Option<Action> {
+    let total: u32 = visits.iter().map(|v| v.1).sum();
+    if total == 0 {
+        return None;
+    }
+    let mut x = rng.random_range(0..total);
+    for &(a, n) in visits {
+        if x < n {
+            return Some(a);
+        }
+        x -= n;
+    }
+    None
+}
+
+/// Rebuilds the states of a self-play game from its actions (for training from shards).
+pub fn replay_states<G: Game>(game: &G, record: &SelfPlayGame) -> Result<Vec<G::State>, LearnError> {
+    let mut state = game.initial_state();
+    let mut states = Vec::with_capacity(record.actions.len() + 1);
+    for &a in &record.actions {
+        states.push(state.clone());
+        if !state.is_legal(a) {
+            return Err(LearnError::Data(format!("a self-play record has an illegal action {a}")));
+        }
+        state.apply_unchecked(a);
+    }
+    states.push(state);
+    Ok(states)
+}

@@ -1,0 +1,505 @@
+//! AlphaZero training runs: generations of batched self-play written as shards, training steps
+//! on a replay window sampled with the game's symmetries, checkpoints, a metrics log, periodic
+//! evaluation by the caller, and resume from the last checkpoint.
+//!
+//! A run directory holds `run.json` (the configuration), `metrics.jsonl` (one JSON object per
+//! event), `selfplay/gen-NNNNNN.jsonl` (the games of each generation: actions and targets, so the
+//! trainer can rebuild every position) and `ckpt/` (`last.safetensors` with its sidecar, and
+//! every evaluated generation's).
+
+use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play};
+use crate::{Evaluator, LearnError};
+use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
+use meeple_nn::{Batch, NetConfig, Sidecar, TrainConfig, Trainer};
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Everything a run is made of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AzConfig {
+    /// The game's canonical spec.
+    pub game: String,
+    /// The network (`resnet:blocks=4,channels=32`, `mlp:layers=2,width=256`).
+    pub net: String,
+    pub selfplay: SelfPlayConfig,
+    pub train: TrainConfig,
+    /// Positions per training batch.
+    pub batch: usize,
+    /// Positions kept for training (the newest).
+    pub window: usize,
+    /// Positions needed before training starts.
+    pub min_window: usize,
+    /// Self-play games per generation.
+    pub games_per_generation: usize,
+    /// How often each new position is drawn for training on average (steps per generation =
+    /// new positions x reuse / batch).
+    pub reuse: f64,
+    /// Value target: `mix` x game result + (1 - `mix`) x the search's value.
+    pub value_mix: f64,
+    /// Generations between evaluations (and kept checkpoints); 0: none.
+    pub eval_every: u64,
+    pub seed: u64,
+    /// Threads for inference and training.
+    pub threads: usize,
+}
+
+/// When a run stops: whichever comes first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunLimit {
+    pub seconds: Option<f64>,
+    pub steps: Option<u64>,
+}
+
+/// What the run has done; saved in the last checkpoint's sidecar, so a resumed run continues.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub generation: u64,
+    pub games: u64,
+    pub positions: u64,
+    pub steps: u64,
+    /// Wall seconds of all sessions of the run.
+    pub seconds: f64,
+}
+
+/// One generation's figures, as the metrics log records them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationMetrics {
+    pub event: String,
+    pub generation: u64,
+    pub steps: u64,
+    pub games: u64,
+    pub positions: u64,
+    pub window: usize,
+    pub selfplay_seconds: f64,
+    pub positions_per_second: f64,
+    pub evaluations_per_second: f64,
+    pub mean_batch: f64,
+    pub mean_game_length: f64,
+    pub train_seconds: f64,
+    pub samples_per_second: f64,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub entropy: f64,
+    pub lr: f64,
+    pub wall_seconds: f64,
+}
+
+/// What the caller does around the loop: show progress, evaluate checkpoints, ask to stop.
+pub trait Hooks {
+    /// A generation finished.
+    fn generation(&mut self, metrics: &GenerationMetrics);
+    /// Evaluate the checkpoint of `generation` (the caller plays matches); the JSON is logged.
+    fn evaluate(&mut self, checkpoint: &Path, generation: u64) -> Option<serde_json::Value>;
+    /// Whether the user asked to stop (Ctrl-C): the run saves a checkpoint and returns.
+    fn should_stop(&self) -> bool;
+}
+
+/// One training position.
+struct Sample<S> {
+    state: S,
+    mover: usize,
+    legal: Vec<Action>,
+    policy: Vec<(Action, f32)>,
+    /// Value targets, absolute seats.
+    value: Vec<f32>,
+}
+
+/// Paths of a run directory.
+pub struct RunDir {
+    pub root: PathBuf,
+}
+
+impl RunDir {
+    pub fn config(&self) -> PathBuf {
+        self.root.join("run.json")
+    }
+    pub fn metrics(&self) -> PathBuf {
+        self.root.join("metrics.jsonl")
+    }
+    pub fn shards(&self) -> PathBuf {
+        self.root.join("selfplay")
+    }
+    pub fn shard(&self, generation: u64) -> PathBuf {
+        self.shards().join(format!("gen-{generation:06}.jsonl"))
+    }
+    pub fn checkpoints(&self) -> PathBuf {
+        self.root.join("ckpt")
+    }
+    pub fn last(&self) -> PathBuf {
+        self.checkpoints().join("last.safetensors")
+    }
+    pub fn generation_checkpoint(&self, generation: u64) -> PathBuf {
+        self.checkpoints().join(format!("gen-{generation:06}.safetensors"))
+    }
+}
+
+fn io(what: &str, path: &Path, e: std::io::Error) -> LearnError {
+    LearnError::Io(format!("cannot {what} '{}': {e}", path.display()))
+}
+
+/// Runs (or resumes) a training run in `dir` until `limit`, returning its progress.
+pub fn train<G: Game>(
+    game: &G,
+    config: &AzConfig,
+    limit: RunLimit,
+    dir: &Path,
+    resume: bool,
+    hooks: &mut dyn Hooks,
+) -> Result<Progress, LearnError> {
+    let run = RunDir { root: dir.to_path_buf() };
+    let spec = game.spec().to_string();
+    if config.game != spec {
+        return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));
+    }
+    let net = NetConfig::from_spec(&config.net, &game.observation_shape(), game.num_actions(), game.num_players())?;
+    for d in [run.shards(), run.checkpoints()] {
+        std::fs::create_dir_all(&d).map_err(|e| io("create", &d, e))?;
+    }
+    let (mut trainer, mut progress) = if resume {
+        let stored: AzConfig = serde_json::from_str(
+            &std::fs::read_to_string(run.config()).map_err(|e| io("read the run configuration", &run.config(), e))?,
+        )
+        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
+        if stored != *config {
+            return Err(LearnError::Config(format!(
+                "'{}' was made with other settings; resume with the same command (or start a new run)",
+                run.config().display()
+            )));
+        }
+        let (trainer, sidecar) = Trainer::resume(&run.last(), &spec, config.train.clone(), config.threads)?;
+        let progress: Progress = serde_json::from_value(sidecar.run.get("progress").cloned().unwrap_or_default())
+            .map_err(|e| LearnError::Data(format!("the last checkpoint has no run progress: {e}")))?;
+        (trainer, progress)
+    } else {
+        if run.config().exists() || run.last().exists() {
+            return Err(LearnError::Config(format!(
+                "'{}' already holds a run: add --resume to continue it, or choose another --out",
+                dir.display()
+            )));
+        }
+        let text = serde_json::to_string_pretty(config).expect("configs serialise") + "\n";
+        std::fs::write(run.config(), text).map_err(|e| io("write", &run.config(), e))?;
+        (Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default())
+    };
+    let mut window: VecDeque<Sample<G::State>> = VecDeque::new();
+    if resume {
+        load_window(game, &run, progress.generation, config, &mut window)?;
+    }
+    let mut metrics = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(run.metrics())
+        .map_err(|e| io("write", &run.metrics(), e))?;
+    let session = Instant::now();
+    let base_seconds = progress.seconds;
+    let mut rng = rng_from_seed(derive_seed(config.seed, 0x7a11 + progress.generation));
+    loop {
+        progress.seconds = base_seconds + session.elapsed().as_secs_f64();
+        let over_time = limit.seconds.is_some_and(|s| progress.seconds >= s);
+        let over_steps = limit.steps.is_some_and(|s| progress.steps >= s);
+        if over_time || over_steps || hooks.should_stop() {
+            break;
+        }
+        let generation = progress.generation + 1;
+        // Self-play with the current weights.
+        let network = trainer.network(config.threads);
+        let t0 = Instant::now();
+        let seed = derive_seed(config.seed, generation);
+        let shard_path = run.shard(generation);
+        let mut shard =
+            std::io::BufWriter::new(std::fs::File::create(&shard_path).map_err(|e| io("write", &shard_path, e))?);
+        let mut write_error = None;
+        let (games, stats) = self_play(game, &network, &config.selfplay, config.games_per_generation, seed, |g| {
+            if let Err(e) =
+                serde_json::to_writer(&mut shard, g).map_err(std::io::Error::other).and_then(|_| writeln!(shard))
+            {
+                write_error.get_or_insert(e);
+            }
+        })?;
+        shard.flush().map_err(|e| io("write", &shard_path, e))?;
+        if let Some(e) = write_error {
+            return Err(io("write", &shard_path, e));
+        }
+        let selfplay_seconds = t0.elapsed().as_secs_f64();
+        let mut new_positions = 0;
+        let mut lengths = 0usize;
+        for g in &games {
+            lengths += g.actions.len();
+            new_positions += add_game(game, g, config.value_mix, &mut window)?;
+        }
+        while window.len() > config.window {
+            window.pop_front();
+        }
+        // Training on the window.
+        let t1 = Instant::now();
+        let mut sums = [0.0f64; 4];
+        let mut steps = 0u64;
+        if window.len() >= config.min_window.max(1) {
+            let wanted = ((new_positions as f64 * config.reuse) / config.batch as f64).ceil().max(1.0) as u64;
+            let wanted = match limit.steps {
+                Some(max) => wanted.min(max.saturating_sub(progress.steps)),
+                None => wanted,
+            };
+            for _ in 0..wanted {
+                let batch = sample_batch(&window, &net, config.batch, &mut rng);
+                let l = trainer.train_step(&batch)?;
+                sums[0] += l.policy;
+                sums[1] += l.value;
+                sums[2] += l.entropy;
+                sums[3] = l.lr;
+                steps += 1;
+            }
+        }
+        let train_seconds = t1.elapsed().as_secs_f64();
+        progress.generation = generation;
+        progress.games += stats.games;
+        progress.positions += stats.positions;
+        progress.steps = trainer.step();
+        progress.seconds = base_seconds + session.elapsed().as_secs_f64();
+        save_last(&trainer, &run, config, &progress)?;
+        let per = |x: f64| if steps > 0 { x / steps as f64 } else { 0.0 };
+        let m = GenerationMetrics {
+            event: "generation".into(),
+            generation,
+            steps: progress.steps,
+            games: progress.games,
+            positions: progress.positions,
+            window: window.len(),
+            selfplay_seconds,
+            positions_per_second: stats.positions as f64 / selfplay_seconds.max(1e-9),
+            evaluations_per_second: stats.evaluations as f64 / selfplay_seconds.max(1e-9),
+            mean_batch: stats.evaluations as f64 / stats.batches.max(1) as f64,
+            mean_game_length: lengths as f64 / games.len().max(1) as f64,
+            train_seconds,
+            samples_per_second: (steps as f64 * config.batch as f64) / train_seconds.max(1e-9),
+            policy_loss: per(sums[0]),
+            value_loss: per(sums[1]),
+            entropy: per(sums[2]),
+            lr: sums[3],
+            wall_seconds: progress.seconds,
+        };
+        writeln!(metrics, "{}", serde_json::to_string(&m).expect("metrics serialise"))
+            .and_then(|_| metrics.flush())
+            .map_err(|e| io("write", &run.metrics(), e))?;
+        hooks.generation(&m);
+        if config.eval_every > 0 && generation.is_multiple_of(config.eval_every) {
+            let path = run.generation_checkpoint(generation);
+            trainer.save(&path, sidecar(config, &progress))?;
+            if let Some(mut result) = hooks.evaluate(&path, generation) {
+                if let Some(obj) = result.as_object_mut() {
+                    obj.insert("event".into(), "evaluation".into());
+                    obj.insert("generation".into(), generation.into());
+                    obj.insert("steps".into(), progress.steps.into());
+                    obj.insert("wall_seconds".into(), (base_seconds + session.elapsed().as_secs_f64()).into());
+                }
+                writeln!(metrics, "{result}")
+                    .and_then(|_| metrics.flush())
+                    .map_err(|e| io("write", &run.metrics(), e))?;
+            }
+        }
+    }
+    save_last(&trainer, &run, config, &progress)?;
+    Ok(progress)
+}
+
+fn sidecar(config: &AzConfig, progress: &Progress) -> Sidecar {
+    Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: NetConfig { trunk: meeple_nn::Trunk::Mlp { layers: 1, width: 1 }, input: vec![], actions: 0, seats: 0 },
+        game: config.game.clone(),
+        step: 0,
+        run: serde_json::json!({ "config": config, "progress": progress }),
+    }
+}
+
+fn save_last(trainer: &Trainer, run: &RunDir, config: &AzConfig, progress: &Progress) -> Result<(), LearnError> {
+    Ok(trainer.save(&run.last(), sidecar(config, progress))?)
+}
+
+/// Adds a game's decisions to the window; returns how many.
+fn add_game<G: Game>(
+    game: &G,
+    record: &SelfPlayGame,
+    mix: f64,
+    window: &mut VecDeque<Sample<G::State>>,
+) -> Result<usize, LearnError> {
+    let states = replay_states(game, record)?;
+    let mut legal = Vec::new();
+    for p in &record.positions {
+        let state = states
+            .get(p.ply as usize)
+            .ok_or_else(|| LearnError::Data(format!("a position at ply {} beyond the game", p.ply)))?;
+        state.legal_actions(&mut legal);
+        let value = record
+            .returns
+            .iter()
+            .zip(&p.root_value)
+            .map(|(&z, &q)| (mix * z + (1.0 - mix) * q as f64) as f32)
+            .collect();
+        window.push_back(Sample {
+            state: state.clone(),
+            mover: p.mover,
+            legal: legal.clone(),
+            policy: p.policy.clone(),
+            value,
+        });
+    }
+    Ok(record.positions.len())
+}
+
+/// Refills the window from the newest shards, up to its size.
+fn load_window<G: Game>(
+    game: &G,
+    run: &RunDir,
+    generation: u64,
+    config: &AzConfig,
+    window: &mut VecDeque<Sample<G::State>>,
+) -> Result<(), LearnError> {
+    let mut generations: Vec<u64> = (1..=generation).rev().collect();
+    generations.retain(|&g| run.shard(g).exists());
+    let mut loaded: Vec<VecDeque<Sample<G::State>>> = Vec::new();
+    let mut total = 0;
+    for g in generations {
+        let mut part = VecDeque::new();
+        meeple_game::limits::read_lines(
+            &run.shard(g),
+            meeple_game::limits::MAX_RECORD_LINE,
+            "self-play shard",
+            |line| {
+                if line.text.trim().is_empty() || !line.ended {
+                    return Ok(());
+                }
+                let record: SelfPlayGame = serde_json::from_str(line.text)
+                    .map_err(|e| meeple_game::Error::Record(format!("self-play shard line {}: {e}", line.number)))?;
+                add_game(game, &record, config.value_mix, &mut part).map_err(meeple_game::Error::from)?;
+                Ok(())
+            },
+        )?;
+        total += part.len();
+        loaded.push(part);
+        if total >= config.window {
+            break;
+        }
+    }
+    for part in loaded.into_iter().rev() {
+        window.extend(part);
+    }
+    while window.len() > config.window {
+        window.pop_front();
+    }
+    Ok(())
+}
+
+/// A training batch drawn uniformly from the window, each position under a random symmetry.
+fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: usize, rng: &mut Rng) -> Batch {
+    let (n, a, seats) = (net.input_len(), net.actions, net.seats);
+    let mut batch = Batch {
+        size,
+        obs: Vec::with_capacity(size * n),
+        legal: vec![0.0; size * a],
+        policy: vec![0.0; size * a],
+        policy_weight: Vec::with_capacity(size),
+        value: Vec::with_capacity(size * seats),
+    };
+    let mut obs = Vec::new();
+    for b in 0..size {
+        let s = &window[rng.random_range(0..window.len())];
+        let k = rng.random_range(0..s.state.symmetries().max(1));
+        let image = s.state.symmetric(k);
+        image.observation(s.mover, &mut obs);
+        batch.obs.extend_from_slice(&obs);
+        for &x in &s.legal {
+            batch.legal[b * a + s.state.symmetric_action(x, k) as usize] = 1.0;
+        }
+        for &(x, p) in &s.policy {
+            batch.policy[b * a + s.state.symmetric_action(x, k) as usize] = p;
+        }
+        batch.policy_weight.push(if s.policy.is_empty() { 0.0 } else { 1.0 });
+        batch.value.extend((0..seats).map(|i| s.value[(s.mover + i) % seats]));
+    }
+    batch
+}
+
+/// A run configuration with the defaults for `game` (see `docs/learning.md` for why).
+pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -> AzConfig {
+    let shape = game.observation_shape();
+    let net = if shape.len() == 3 { "resnet:blocks=4,channels=32" } else { "mlp:layers=2,width=256" };
+    let legal_guess = game.num_actions().min(64);
+    AzConfig {
+        game: game.spec().to_string(),
+        net: net.into(),
+        selfplay: SelfPlayConfig {
+            search: crate::SearchConfig {
+                dirichlet_alpha: (10.0 / legal_guess as f32).clamp(0.03, 1.0),
+                ..crate::SearchConfig::new(crate::Root::Gumbel, sims)
+            },
+            in_flight: 128,
+            full_prob: 0.25,
+            fast_sims: (sims / 4).max(2),
+            temperature_plies: 8,
+            max_plies: 2000,
+        },
+        train: TrainConfig::default(),
+        batch: 256,
+        window: 100_000,
+        min_window: 2_000,
+        games_per_generation: 128,
+        reuse: 4.0,
+        value_mix: 0.5,
+        eval_every: 5,
+        seed,
+        threads,
+    }
+}
+
+/// The network a run would start with, for checks and benchmarks.
+pub fn fresh_network<G: Game>(
+    game: &G,
+    net: &str,
+    seed: u64,
+    threads: usize,
+) -> Result<meeple_nn::Network, LearnError> {
+    let config = NetConfig::from_spec(net, &game.observation_shape(), game.num_actions(), game.num_players())?;
+    Ok(meeple_nn::Network::new(config, seed, threads))
+}
+
+/// Evaluations per second of `evaluator` at a batch size, on observations of `game` (for
+/// benchmarks).
+pub fn evaluations_per_second<G: Game>(
+    game: &G,
+    evaluator: &dyn Evaluator,
+    batch: usize,
+    seconds: f64,
+) -> Result<f64, LearnError> {
+    let mut obs = Vec::new();
+    let mut one = Vec::new();
+    let state = game.initial_state();
+    let mut s = state.clone();
+    let mut rng = rng_from_seed(1);
+    let mut legal = Vec::new();
+    for _ in 0..batch {
+        // Varied positions: a few random plies from the start.
+        if s.current_player().is_none() {
+            s = state.clone();
+        }
+        if let Some(p) = s.current_player() {
+            s.observation(p, &mut one);
+            obs.extend_from_slice(&one);
+            s.apply_unchecked(s.random_action(&mut rng, &mut legal));
+        } else {
+            s.observation(0, &mut one);
+            obs.extend_from_slice(&one);
+        }
+    }
+    let start = Instant::now();
+    let mut done = 0u64;
+    while start.elapsed().as_secs_f64() < seconds || done == 0 {
+        evaluator.evaluate(&obs, batch)?;
+        done += batch as u64;
+    }
+    Ok(done as f64 / start.elapsed().as_secs_f64())
+}

@@ -1,0 +1,144 @@
+//! The AlphaZero search on hand-made evaluators and positions with known answers.
+
+use meeple_game::{Game, State};
+use meeple_games::TicTacToe;
+use meeple_games::tictactoe::TicTacToeState;
+use meeple_learn::{Evaluator, LearnError, Root, Search, SearchConfig, Step, Uniform};
+use meeple_nn::Output;
+
+/// Runs a search to the end with `eval` answering every leaf.
+fn run<S: State>(mut search: Search<S>, eval: &dyn Evaluator) -> meeple_learn::SearchResult {
+    let mut obs = Vec::new();
+    loop {
+        match search.step() {
+            Step::Done => return search.result(),
+            Step::Evaluate(leaf) => {
+                let p = leaf.current_player().unwrap();
+                leaf.observation(p, &mut obs);
+                let out = eval.evaluate(&obs, 1).unwrap();
+                search.deliver(&out.logits, &out.values);
+            }
+        }
+    }
+}
+
+fn uniform() -> Uniform {
+    Uniform { input: 27, actions: 9, seats: 2 }
+}
+
+#[test]
+fn both_roots_find_a_win_in_one_and_block_a_loss() {
+    // X to move, wins at a1 (bottom left: x on a3, a2). Values are uniform: only the tree's
+    // terminal results can say which move wins.
+    let win = TicTacToeState::from_board("x.o x.o ...").unwrap();
+    let a1 = win.parse_action("a1").unwrap();
+    // O to move must block c1: X threatens the diagonal a3-b2-c1.
+    let block = TicTacToeState::from_board("x.. .x. o..").unwrap();
+    let c1 = block.parse_action("c1").unwrap();
+    for root in [Root::Puct, Root::Gumbel] {
+        let config = SearchConfig::new(root, 200).quiet();
+        assert_eq!(run(Search::new(win, 2, config.clone(), 1), &uniform()).action, a1, "{root:?} win");
+        let r = run(Search::new(block, 2, SearchConfig::new(root, 400).quiet(), 2), &uniform());
+        assert_eq!(r.action, c1, "{root:?} block: {:?}", r.visits);
+    }
+}
+
+/// An evaluator with fixed logits and a value by position: X wins from anything where it
+/// holds the centre (value 0.9 for X), else 0.4 for X.
+struct CentreLover;
+
+impl Evaluator for CentreLover {
+    fn input_len(&self) -> usize {
+        27
+    }
+    fn actions(&self) -> usize {
+        9
+    }
+    fn seats(&self) -> usize {
+        2
+    }
+    fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
+        let mut out = Output::default();
+        for b in 0..batch {
+            let o = &obs[b * 27..(b + 1) * 27];
+            // Planes from the mover's side: own, opponent, empty; the centre is cell 4.
+            let (mine, theirs) = (o[4] == 1.0, o[9 + 4] == 1.0);
+            let mover_value = if mine {
+                0.9
+            } else if theirs {
+                0.1
+            } else {
+                0.4
+            };
+            out.logits.extend([0.0f32; 9]);
+            out.values.extend([mover_value, 1.0 - mover_value]);
+        }
+        Ok(out)
+    }
+}
+
+#[test]
+fn gumbel_halving_follows_the_completed_values() {
+    // With no noise and equal logits, the root's choice is decided by q alone: the centre (the
+    // only move after which the evaluator likes X's position) must win the halving, and the
+    // improved policy must put the most mass on it.
+    let empty = TicTacToe.initial_state();
+    let centre = empty.parse_action("b2").unwrap();
+    for (sims, m) in [(16, 9), (32, 16), (64, 16)] {
+        let config = SearchConfig { gumbel_m: m, ..SearchConfig::new(Root::Gumbel, sims).quiet() };
+        let r = run(Search::new(empty, 2, config, 3), &CentreLover);
+        let best = r.policy.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
+        assert_eq!(r.action, centre, "sims {sims}, m {m}");
+        assert_eq!(best, centre, "sims {sims}, m {m}: {:?}", r.policy);
+        let total: f32 = r.policy.iter().map(|p| p.1).sum();
+        assert!((total - 1.0).abs() < 1e-4);
+        assert!(r.sims <= sims);
+    }
+    // With m = 4 and equal logits and no noise, the first four actions are considered (ties
+    // keep their order): the centre is not, and the choice stays among the considered.
+    let config = SearchConfig { gumbel_m: 4, ..SearchConfig::new(Root::Gumbel, 32).quiet() };
+    let r = run(Search::new(empty, 2, config, 3), &CentreLover);
+    assert!(r.action < 4, "{:?}", r.visits);
+    assert!(r.visits.iter().filter(|v| v.1 > 0).all(|v| v.0 < 4), "{:?}", r.visits);
+}
+
+#[test]
+fn puct_visits_follow_priors_and_values() {
+    // PUCT's visits concentrate on the centre under the same evaluator.
+    let empty = TicTacToe.initial_state();
+    let centre = empty.parse_action("b2").unwrap();
+    let r = run(Search::new(empty, 2, SearchConfig::new(Root::Puct, 200).quiet(), 4), &CentreLover);
+    let most = r.visits.iter().max_by_key(|v| v.1).unwrap();
+    assert_eq!(most.0, centre, "{:?}", r.visits);
+    assert_eq!(r.action, centre);
+    assert_eq!(r.visits.iter().map(|v| v.1).sum::<u32>(), r.sims - 1, "every simulation but the root's");
+    // The root value for X sits between the evaluator's 0.4 and 0.9.
+    assert!(r.value[0] > 0.4 && r.value[0] < 0.9, "{:?}", r.value);
+}
+
+#[test]
+fn a_forced_move_needs_one_evaluation() {
+    let s = TicTacToeState::from_board("xox oox .xo").unwrap();
+    let r = run(Search::new(s, 2, SearchConfig::new(Root::Gumbel, 100), 5), &uniform());
+    assert_eq!(r.sims, 1);
+    assert_eq!(r.action, s.parse_action("a1").unwrap());
+}
+
+#[test]
+fn chance_and_many_players_are_searched() {
+    // The three-player dice game of the test kit: chance nodes in the tree, three value seats.
+    let game = meeple_game::testing::Dice { players: 3, bug: meeple_game::testing::Bug::None };
+    let mut s = game.initial_state();
+    let mut rng = meeple_game::rng_from_seed(1);
+    let mut outcomes = Vec::new();
+    while s.current_player().is_none() {
+        s.chance_outcomes(&mut outcomes);
+        s.apply_unchecked(meeple_game::sample_chance(&outcomes, &mut rng));
+    }
+    let eval = Uniform { input: game.observation_shape().iter().product(), actions: game.num_actions(), seats: 3 };
+    for root in [Root::Puct, Root::Gumbel] {
+        let r = run(Search::new(s.clone(), 3, SearchConfig::new(root, 64), 6), &eval);
+        assert!(s.is_legal(r.action), "{root:?}");
+        assert_eq!(r.value.len(), 3);
+    }
+}
