@@ -106,7 +106,7 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
             .unwrap();
     assert!(progress.steps > 0 && progress.games > 0);
     let model = RunDir { root: d.clone() }.last();
-    let (w, dr, l) = match_against_random(&format!("az:model={},sims=32", model.display()), 50);
+    let (w, dr, l) = match_against_random(&format!("az:model={},sims=100", model.display()), 50);
     eprintln!("az vs random over 100 games: +{w} ={dr} -{l}");
     assert_eq!(l, 0, "az lost {l} of 100 games to random (+{w} ={dr})");
     // The network alone already plays well above random.
