@@ -13,7 +13,7 @@ pub mod tune;
 pub use stats::{Z95, wilson};
 
 use meeple_game::{Budget, Error, Game, GameRecord, State, Turn, derive_seed, limits, rng_from_seed, sample_chance};
-use meeple_search::make_agent;
+use meeple_learn::make_agent;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;

@@ -24,7 +24,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
 }
 
 fn analyze<G: Game>(game: &G, args: &AnalyzeArgs) -> Result<()> {
-    let mut agent = meeple_search::make_agent(game, &args.agent, args.seed)?;
+    let mut agent = meeple_learn::make_agent(game, &args.agent, args.seed)?;
     let mut state = game.initial_state();
     for (i, text) in args.moves.split_whitespace().enumerate() {
         let a = state.parse_action(text).map_err(|e| anyhow!("move {} ('{text}'): {e}", i + 1))?;

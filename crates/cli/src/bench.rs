@@ -20,6 +20,34 @@ pub struct BenchArgs {
     /// Seed of the random playouts.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Also measure this trained network: evaluations/s at batch 1 and 64, self-play and
+    /// training speed, GFLOP/s against the machine's matrix-multiply peak.
+    #[arg(long, value_name = "FILE", conflicts_with = "net")]
+    model: Option<std::path::PathBuf>,
+    /// Also measure a fresh network of this shape (`default`, `resnet:blocks=4,channels=32`, ...).
+    #[arg(long, value_name = "SPEC")]
+    net: Option<String>,
+    /// Threads for the network figures (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
+}
+
+/// Speed of a network on a game.
+#[derive(Serialize)]
+struct NetBench {
+    net: String,
+    threads: usize,
+    /// Multiply-adds of one evaluation.
+    macs_per_eval: u64,
+    evals_per_sec_batch1: f64,
+    evals_per_sec_batch64: f64,
+    selfplay_games_per_sec: f64,
+    selfplay_positions_per_sec: f64,
+    selfplay_evals_per_sec: f64,
+    selfplay_sims: u32,
+    train_samples_per_sec: f64,
+    gflops_batch64: f64,
+    matmul_peak_gflops: f64,
 }
 
 #[derive(Serialize)]
@@ -38,6 +66,8 @@ struct BenchResult {
     alphabeta_nodes_per_sec: f64,
     alphabeta_depth: u32,
     threads: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    network: Option<NetBench>,
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -61,8 +91,123 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "  alphabeta        {:>12.0} nodes/s (iterative deepening reached depth {})",
             result.alphabeta_nodes_per_sec, result.alphabeta_depth
         );
+        if let Some(n) = &result.network {
+            println!(
+                "network {} ({} threads, {:.2} M multiply-adds per evaluation):",
+                n.net,
+                n.threads,
+                n.macs_per_eval as f64 / 1e6
+            );
+            println!(
+                "  evaluations      {:>12.0}/s at batch 1  {:>10.0}/s at batch 64  ({:.1} GFLOP/s; matrix-multiply peak {:.1})",
+                n.evals_per_sec_batch1, n.evals_per_sec_batch64, n.gflops_batch64, n.matmul_peak_gflops
+            );
+            println!(
+                "  self-play        {:>12.2} games/s  {:>10.0} positions/s  {:>10.0} evaluations/s ({} simulations)",
+                n.selfplay_games_per_sec, n.selfplay_positions_per_sec, n.selfplay_evals_per_sec, n.selfplay_sims
+            );
+            println!("  training         {:>12.0} samples/s (batch 256)", n.train_samples_per_sec);
+        }
     }
     Ok(())
+}
+
+/// Measures a network on `game`: inference, self-play and training speed.
+fn bench_network<G: Game>(game: &G, args: &BenchArgs) -> Result<Option<NetBench>> {
+    let threads = match args.threads {
+        Some(t) => meeple_game::limits::check_threads("--threads", t as usize)?,
+        None => meeple_game::limits::cores(),
+    };
+    let net = match (&args.model, &args.net) {
+        (Some(path), _) => {
+            let (net, _) = meeple_nn::Network::load(path, Some(&game.spec().to_string()), threads)
+                .map_err(|e| anyhow::anyhow!(e))?;
+            net
+        }
+        (None, Some(spec)) => {
+            let spec = if spec == "default" {
+                meeple_learn::train::default_config(game, 64, 0, threads).net
+            } else {
+                spec.clone()
+            };
+            meeple_learn::train::fresh_network(game, &spec, args.seed, threads).map_err(|e| anyhow::anyhow!(e))?
+        }
+        (None, None) => return Ok(None),
+    };
+    let config = net.config().clone();
+    let seconds = args.seconds;
+    let per = |batch| meeple_learn::train::evaluations_per_second(game, &net, batch, seconds);
+    let (b1, b64) = (per(1).map_err(|e| anyhow::anyhow!(e))?, per(64).map_err(|e| anyhow::anyhow!(e))?);
+    // Self-play: 64 games in flight, the default search, for about `seconds`.
+    let mut sp = meeple_learn::train::default_config(game, 64, args.seed, threads).selfplay;
+    sp.in_flight = 64;
+    let start = Instant::now();
+    let (mut games, mut positions, mut evals, mut round) = (0u64, 0u64, 0u64, 0u64);
+    while start.elapsed().as_secs_f64() < seconds || games == 0 {
+        let (_, stats) = meeple_learn::self_play(game, &net, &sp, 64, round, |_| {}).map_err(|e| anyhow::anyhow!(e))?;
+        games += stats.games;
+        positions += stats.positions;
+        evals += stats.evaluations;
+        round += 1;
+    }
+    let sp_seconds = start.elapsed().as_secs_f64();
+    // Training: steps on random positions of random games.
+    let mut trainer = meeple_nn::Trainer::new(config.clone(), meeple_nn::TrainConfig::default(), args.seed, threads);
+    let batch = random_batch(game, &config, 256, args.seed);
+    let start = Instant::now();
+    let mut steps = 0u64;
+    while start.elapsed().as_secs_f64() < seconds || steps == 0 {
+        trainer.train_step(&batch).map_err(|e| anyhow::anyhow!(e))?;
+        steps += 1;
+    }
+    let train = steps as f64 * 256.0 / start.elapsed().as_secs_f64();
+    Ok(Some(NetBench {
+        net: config.spec(),
+        threads,
+        macs_per_eval: config.macs(),
+        evals_per_sec_batch1: b1,
+        evals_per_sec_batch64: b64,
+        selfplay_games_per_sec: games as f64 / sp_seconds,
+        selfplay_positions_per_sec: positions as f64 / sp_seconds,
+        selfplay_evals_per_sec: evals as f64 / sp_seconds,
+        selfplay_sims: sp.search.sims,
+        train_samples_per_sec: train,
+        gflops_batch64: b64 * config.macs() as f64 * 2.0 / 1e9,
+        matmul_peak_gflops: meeple_nn::matmul_gflops(1024, threads, seconds.min(2.0)),
+    }))
+}
+
+/// A training batch of positions from random play, uniform policy targets, value 0.5.
+fn random_batch<G: Game>(game: &G, config: &meeple_nn::NetConfig, size: usize, seed: u64) -> meeple_nn::Batch {
+    let mut rng = rng_from_seed(seed);
+    let (mut legal, mut outcomes, mut obs) = (Vec::new(), Vec::new(), Vec::new());
+    let a = config.actions;
+    let mut batch = meeple_nn::Batch { size, ..Default::default() };
+    let mut state = game.initial_state();
+    while batch.policy_weight.len() < size {
+        match state.turn() {
+            Turn::Terminal => state = game.initial_state(),
+            Turn::Chance => {
+                state.chance_outcomes(&mut outcomes);
+                state.apply_unchecked(sample_chance(&outcomes, &mut rng));
+            }
+            Turn::Player(p) => {
+                state.observation(p, &mut obs);
+                state.legal_actions(&mut legal);
+                batch.obs.extend_from_slice(&obs);
+                let mut mask = vec![0.0; a];
+                for &x in &legal {
+                    mask[x as usize] = 1.0;
+                }
+                batch.policy.extend(mask.iter().map(|m| m / legal.len() as f32));
+                batch.legal.extend(mask);
+                batch.policy_weight.push(1.0);
+                batch.value.extend(std::iter::repeat_n(0.5, config.seats));
+                state.apply_unchecked(state.random_action(&mut rng, &mut legal));
+            }
+        }
+    }
+    batch
 }
 
 const MCTS_ITERS: u64 = 10_000;
@@ -122,5 +267,6 @@ fn bench<G: Game>(game: &G, args: &BenchArgs) -> Result<BenchResult> {
         alphabeta_nodes_per_sec: report.nodes as f64 / report.seconds.max(1e-9),
         alphabeta_depth: report.depth,
         threads: 1,
+        network: bench_network(game, args)?,
     })
 }

@@ -20,8 +20,8 @@ pub fn games() -> Result<()> {
 
 pub fn agents(game: Option<&str>) -> Result<()> {
     let (agents, evaluators) = match game {
-        Some(spec) => with_game!(spec, |g| (meeple_search::agent_infos(&g), meeple_search::evaluator_infos(&g)))?,
-        None => (meeple_search::AGENTS.to_vec(), vec![]),
+        Some(spec) => with_game!(spec, |g| (meeple_learn::agent_infos(&g), meeple_search::evaluator_infos(&g)))?,
+        None => ([meeple_search::AGENTS, meeple_learn::AGENTS].concat(), vec![]),
     };
     for info in agents.iter().chain(std::iter::once(&crate::human::HUMAN_INFO)) {
         println!("{:<10} {}", info.name, info.about);

@@ -8,6 +8,7 @@ mod listing;
 mod play;
 mod plot;
 mod replay;
+mod train;
 mod tune;
 
 use anyhow::Result;
@@ -64,6 +65,9 @@ enum Command {
     /// Play moves from the start, then show one decision of an agent (with its statistics when
     /// its spec has `verbose=true`).
     Analyze(analyze::AnalyzeArgs),
+    /// Train an agent: `meeple train az GAME --minutes M` (AlphaZero self-play and training).
+    #[command(subcommand)]
+    Train(train::TrainCommand),
     /// Tune an evaluator's weights by playing matches (random search or SPSA) and write the best
     /// weights to a file an agent spec can load, e.g. `eval=(thesis:weights=weights.txt)`.
     Tune(tune::TuneArgs),
@@ -135,5 +139,6 @@ fn run(command: Command) -> Result<()> {
         Command::Replay(args) => replay::run(&args),
         Command::Plot(args) => plot::run(&args),
         Command::Tune(args) => tune::run(&args),
+        Command::Train(command) => train::run(&command),
     }
 }

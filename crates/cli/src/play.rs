@@ -69,13 +69,13 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
         if spec.trim() == "human" {
             seats.push(Seat::Human);
         } else {
-            seats.push(Seat::Agent(meeple_search::make_agent(game, spec, derive_seed(args.seed, 1 + seat as u64))?));
+            seats.push(Seat::Agent(meeple_learn::make_agent(game, spec, derive_seed(args.seed, 1 + seat as u64))?));
         }
     }
     let human_seat = seats.iter().position(|s| matches!(s, Seat::Human));
     // Built up front so a bad --hint spec fails before the game starts.
     let mut hint = match human_seat {
-        Some(_) => Some(meeple_search::make_agent(game, &args.hint, derive_seed(args.seed, 1 << 40))?),
+        Some(_) => Some(meeple_learn::make_agent(game, &args.hint, derive_seed(args.seed, 1 << 40))?),
         None => None,
     };
     let mut prompt = Prompt::terminal();

@@ -10,6 +10,7 @@
 //! - Checkpoints: safetensors weights beside a JSON sidecar ([`Sidecar`]) that says what the
 //!   weights are for; a wrong, mismatched or truncated checkpoint is an error.
 
+mod fast;
 mod net;
 
 pub use net::{NetConfig, Trunk};
@@ -67,7 +68,7 @@ pub fn sidecar_path(weights: &Path) -> PathBuf {
 pub struct Network {
     config: NetConfig,
     model: PolicyValueNet,
-    device: Device,
+    fast: fast::Fast,
     pool: rayon::ThreadPool,
 }
 
@@ -91,7 +92,19 @@ fn initialise(config: &NetConfig, device: &Device, seed: u64) -> PolicyValueNet 
     static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
     device.seed(seed);
-    config.build(device)
+    let model = config.build(device);
+    // burn draws a parameter's initial values lazily, on first use: draw them all now, under
+    // the lock, or another thread's seeding could land between.
+    model.visit(&mut Materialise);
+    model
+}
+
+struct Materialise;
+
+impl burn::module::ModuleVisitor for Materialise {
+    fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+        let _ = param.val();
+    }
 }
 
 fn pool(threads: usize) -> rayon::ThreadPool {
@@ -107,7 +120,12 @@ impl Network {
     pub fn new(config: NetConfig, seed: u64, threads: usize) -> Self {
         let device = Device::flex();
         let model = initialise(&config, &device, seed);
-        Network { config, model, device, pool: pool(threads) }
+        Network::from_model(config, model, threads)
+    }
+
+    fn from_model(config: NetConfig, model: PolicyValueNet, threads: usize) -> Self {
+        let fast = fast::Fast::new(&model, &config);
+        Network { config, model, fast, pool: pool(threads) }
     }
 
     /// The network's shape.
@@ -129,8 +147,21 @@ impl Network {
                 self.config.input
             )));
         }
+        let mut out = Output::default();
+        self.pool.install(|| self.fast.evaluate(obs, batch, &mut out.logits, &mut out.values));
+        Ok(out)
+    }
+
+    /// The same as [`Network::evaluate`] through burn's own forward pass (slower; the reference
+    /// the fast path is tested against).
+    pub fn evaluate_reference(&self, obs: &[f32], batch: usize) -> Result<Output, NnError> {
+        let n = self.config.input_len();
+        if batch == 0 || obs.len() != batch * n {
+            return Err(NnError::Shape(format!("{} values for {batch} observations of {n}", obs.len())));
+        }
         self.pool.install(|| {
-            let input = Tensor::<2>::from_data(TensorData::new(obs.to_vec(), [batch, n]), &self.device);
+            let device = Device::flex();
+            let input = Tensor::<2>::from_data(TensorData::new(obs.to_vec(), [batch, n]), &device);
             let (logits, values) = self.model.forward(input, &self.config);
             Ok(Output {
                 logits: logits.into_data().try_to_vec::<f32>().expect("f32 logits"),
@@ -148,7 +179,7 @@ impl Network {
     /// `game` (a canonical game spec), if given, must be the one the network was trained for.
     pub fn load(path: &Path, game: Option<&str>, threads: usize) -> Result<(Self, Sidecar), NnError> {
         let (model, sidecar) = load(path, game, &Device::flex())?;
-        Ok((Network { config: sidecar.net.clone(), model, device: Device::flex(), pool: pool(threads) }, sidecar))
+        Ok((Network::from_model(sidecar.net.clone(), model, threads), sidecar))
     }
 }
 
@@ -225,6 +256,26 @@ fn load(path: &Path, game: Option<&str>, device: &Device) -> Result<(PolicyValue
         ));
     }
     Ok((model, sidecar))
+}
+
+/// The machine's measured matrix-multiply speed in burn on `threads` threads, GFLOP/s: an
+/// `n` x `n` product repeated for about `seconds` (the peak a network's GFLOP/s compares to).
+pub fn matmul_gflops(n: usize, threads: usize, seconds: f64) -> f64 {
+    let device = Device::flex();
+    let data: Vec<f32> = (0..n * n).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
+    let a = Tensor::<2>::from_data(TensorData::new(data.clone(), [n, n]), &device);
+    let b = Tensor::<2>::from_data(TensorData::new(data, [n, n]), &device);
+    pool(threads).install(|| {
+        // One product first, so start-up costs stay out of the measure.
+        let _ = a.clone().matmul(b.clone()).into_data();
+        let start = std::time::Instant::now();
+        let mut done = 0u64;
+        while start.elapsed().as_secs_f64() < seconds || done == 0 {
+            let _ = a.clone().matmul(b.clone()).into_data();
+            done += 1;
+        }
+        2.0 * (n as f64).powi(3) * done as f64 / start.elapsed().as_secs_f64() / 1e9
+    })
 }
 
 /// Training settings.
@@ -383,7 +434,7 @@ impl Trainer {
 
     /// The current weights as an inference network.
     pub fn network(&self, threads: usize) -> Network {
-        Network { config: self.config.clone(), model: self.model.valid(), device: Device::flex(), pool: pool(threads) }
+        Network::from_model(self.config.clone(), self.model.valid(), threads)
     }
 
     /// Saves the current weights with `sidecar` (its `net` and `step` are set here).

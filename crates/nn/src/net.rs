@@ -163,8 +163,8 @@ impl NetConfig {
 /// A convolution (no bias: BatchNorm follows) with BatchNorm.
 #[derive(Module, Debug)]
 pub(crate) struct ConvBn {
-    conv: Conv2d,
-    norm: BatchNorm,
+    pub(crate) conv: Conv2d,
+    pub(crate) norm: BatchNorm,
 }
 
 impl ConvBn {
@@ -186,8 +186,8 @@ impl ConvBn {
 /// Two 3x3 convolutions with BatchNorm, ReLU between, the input added back before the last ReLU.
 #[derive(Module, Debug)]
 pub(crate) struct ResBlock {
-    first: ConvBn,
-    second: ConvBn,
+    pub(crate) first: ConvBn,
+    pub(crate) second: ConvBn,
 }
 
 impl ResBlock {
@@ -207,14 +207,14 @@ impl ResBlock {
 /// The network; convolutional parts are absent in an MLP and the MLP absent in a tower.
 #[derive(Module, Debug)]
 pub(crate) struct PolicyValueNet {
-    stem: Option<ConvBn>,
-    blocks: Vec<ResBlock>,
-    mlp: Vec<Linear>,
-    policy_conv: Option<ConvBn>,
-    value_conv: Option<ConvBn>,
-    policy_fc: Linear,
-    value_fc: Linear,
-    value_out: Linear,
+    pub(crate) stem: Option<ConvBn>,
+    pub(crate) blocks: Vec<ResBlock>,
+    pub(crate) mlp: Vec<Linear>,
+    pub(crate) policy_conv: Option<ConvBn>,
+    pub(crate) value_conv: Option<ConvBn>,
+    pub(crate) policy_fc: Linear,
+    pub(crate) value_fc: Linear,
+    pub(crate) value_out: Linear,
 }
 
 impl PolicyValueNet {

@@ -137,6 +137,13 @@ fn training_fits_a_small_target() {
     }
     let obs = observations(&config, 3);
     assert_eq!(again.network(1).evaluate(&obs, 3).unwrap(), trainer.network(1).evaluate(&obs, 3).unwrap());
+    // After training, BatchNorm's running statistics are no longer the identity: the folded
+    // fast pass must still match burn's.
+    let (fast, slow) =
+        (trainer.network(1).evaluate(&obs, 3).unwrap(), trainer.network(1).evaluate_reference(&obs, 3).unwrap());
+    for (a, b) in fast.logits.iter().chain(&fast.values).zip(slow.logits.iter().chain(&slow.values)) {
+        assert!((a - b).abs() < 1e-3 * (1.0 + b.abs()), "fast {a} burn {b}");
+    }
     let wrong = Batch { size: 2, ..batch };
     assert!(matches!(trainer.train_step(&wrong), Err(NnError::Shape(_))));
 }
@@ -149,4 +156,26 @@ fn the_schedule_warms_up_then_decays() {
     assert!((t.lr_at(10) - 1.0).abs() < 1e-12);
     assert!((t.lr_at(60) - 0.55).abs() < 1e-9, "halfway: {}", t.lr_at(60));
     assert!((t.lr_at(110) - 0.1).abs() < 1e-12 && (t.lr_at(10_000) - 0.1).abs() < 1e-12);
+}
+
+#[test]
+fn the_fast_forward_pass_equals_burns() {
+    use meeple_nn::{NetConfig, Network};
+    for (spec, input) in [
+        ("resnet:blocks=2,channels=8", vec![3, 6, 7]),
+        ("resnet:blocks=1,channels=4", vec![4, 5, 5]),
+        ("mlp:layers=2,width=16", vec![10]),
+    ] {
+        let config = NetConfig::from_spec(spec, &input, 11, 2).unwrap();
+        let net = Network::new(config.clone(), 5, 2);
+        let batch = 9;
+        let obs: Vec<f32> = (0..batch * config.input_len()).map(|i| ((i * 7919) % 13) as f32 / 6.0 - 1.0).collect();
+        let fast = net.evaluate(&obs, batch).unwrap();
+        let slow = net.evaluate_reference(&obs, batch).unwrap();
+        assert_eq!(fast.logits.len(), slow.logits.len());
+        assert_eq!(fast.values.len(), slow.values.len());
+        let worst = fast.logits.iter().chain(&fast.values).zip(slow.logits.iter().chain(&slow.values));
+        let worst = worst.map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(worst < 1e-4, "{spec}: fast and burn differ by {worst}");
+    }
 }

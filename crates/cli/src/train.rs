@@ -1,0 +1,284 @@
+//! `meeple train az GAME`: an AlphaZero training run with a progress line, periodic evaluation
+//! against a fixed ladder through the arena, Ctrl-C to stop with a checkpoint, and `--resume`.
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use meeple_arena::{MatchConfig, run_match};
+use meeple_game::{Game, limits};
+use meeple_games::with_game;
+use meeple_learn::Root;
+use meeple_learn::train::{GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Subcommand, Debug)]
+pub enum TrainCommand {
+    /// AlphaZero: batched self-play with a network-guided search, training on its games.
+    Az(AzArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum RootArg {
+    /// Gumbel root with sequential halving (Danihelka et al. 2022): sound with few simulations.
+    Gumbel,
+    /// PUCT with Dirichlet noise (AlphaZero).
+    Puct,
+}
+
+#[derive(Args, Debug)]
+pub struct AzArgs {
+    /// Game spec, e.g. `connect4`.
+    game: String,
+    /// The network: `resnet:blocks=B,channels=C` (board planes) or `mlp:layers=L,width=W`
+    /// (default resnet:blocks=4,channels=32 for board games, mlp:layers=2,width=256 otherwise).
+    #[arg(long, value_name = "SPEC")]
+    net: Option<String>,
+    /// Simulations per full self-play move.
+    #[arg(long, default_value_t = 64)]
+    sims: u32,
+    /// Root policy of the self-play search.
+    #[arg(long, value_enum, default_value_t = RootArg::Gumbel)]
+    root: RootArg,
+    /// Stop after this many minutes of training (this session and earlier ones together).
+    #[arg(long, value_name = "M")]
+    minutes: Option<f64>,
+    /// Stop after this many optimiser steps.
+    #[arg(long, value_name = "N")]
+    steps: Option<u64>,
+    /// The run directory (run.json, metrics.jsonl, selfplay/, ckpt/).
+    #[arg(long, value_name = "DIR", default_value = "runs/az")]
+    out: PathBuf,
+    /// Continue the run in --out from its last checkpoint.
+    #[arg(long)]
+    resume: bool,
+    /// Seed of the whole run: the same seed and one thread give the same run.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Threads for inference, training and evaluation (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
+    /// Self-play games per generation.
+    #[arg(long, default_value_t = 256)]
+    games: usize,
+    /// Self-play games in flight at once (their leaves share one forward pass); at most --games.
+    #[arg(long, default_value_t = 128)]
+    in_flight: usize,
+    /// Positions per training batch.
+    #[arg(long, default_value_t = 256)]
+    batch: usize,
+    /// Positions in the replay window.
+    #[arg(long, default_value_t = 100_000)]
+    window: usize,
+    /// Peak learning rate.
+    #[arg(long, default_value_t = 2e-3)]
+    lr: f64,
+    /// Evaluate (and keep a checkpoint) every this many generations; 0 never.
+    #[arg(long, default_value_t = 5)]
+    eval_every: u64,
+    /// Games against each ladder opponent per evaluation (a multiple of the seatings).
+    #[arg(long, default_value_t = 20)]
+    eval_games: usize,
+    /// Simulations of the evaluated agent.
+    #[arg(long, default_value_t = 64)]
+    eval_sims: u32,
+    /// Ladder opponents (repeat; default: random, mcts:iters=100, mcts:iters=1000, and
+    /// alpha-beta with the game's evaluator where it has one).
+    #[arg(long = "opponent", value_name = "SPEC")]
+    opponents: Vec<String>,
+}
+
+pub fn run(command: &TrainCommand) -> Result<()> {
+    match command {
+        TrainCommand::Az(args) => with_game!(args.game.as_str(), |game| az(&game, args))?,
+    }
+}
+
+/// The default ladder for a game: baselines every game has, and its own alpha-beta evaluator.
+fn ladder<G: Game>(game: &G) -> Vec<String> {
+    let mut l = vec!["random".to_string(), "mcts:iters=100".to_string(), "mcts:iters=1000".to_string()];
+    let ab = match G::INFO.name {
+        "connect4" => Some("alphabeta:depth=4,eval=lines"),
+        "santorini" => Some("alphabeta:depth=3,eval=linear8"),
+        "cathedral" => Some("alphabeta:depth=1,eval=area"),
+        "sagrada" => Some("sagrada-rules"),
+        "catan" => Some("catan-value"),
+        _ => None,
+    };
+    l.extend(ab.map(String::from));
+    let _ = game;
+    l
+}
+
+fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
+    let threads = match args.threads {
+        Some(t) => limits::check_threads("--threads", usize::try_from(t).unwrap_or(usize::MAX))?,
+        None => limits::cores(),
+    };
+    if args.sims == 0 || args.eval_sims == 0 {
+        bail!("--sims and --eval-sims must be at least 1");
+    }
+    if args.minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+        bail!("--minutes must be a positive number of minutes");
+    }
+    if args.minutes.is_none() && args.steps.is_none() {
+        bail!("give --minutes M or --steps N: a training run needs an end");
+    }
+    for (what, n, max) in [
+        ("--games", args.games, 65_536),
+        ("--in-flight", args.in_flight, 4096),
+        ("--batch", args.batch, 4096),
+        ("--window", args.window, 5_000_000),
+    ] {
+        if n == 0 || n > max {
+            bail!("{what} {n}: give 1 to {max}");
+        }
+    }
+    let mut config = default_config(game, args.sims, args.seed, threads);
+    if let Some(net) = &args.net {
+        config.net = net.clone();
+    }
+    // Check the network spec against the game before anything starts.
+    meeple_learn::train::fresh_network(game, &config.net, 0, 1).map_err(|e| anyhow!(e))?;
+    config.selfplay.search.root = match args.root {
+        RootArg::Gumbel => Root::Gumbel,
+        RootArg::Puct => Root::Puct,
+    };
+    config.games_per_generation = args.games;
+    config.selfplay.in_flight = args.in_flight.min(args.games);
+    config.batch = args.batch;
+    config.window = args.window;
+    config.min_window = config.min_window.min(args.window);
+    config.train.lr = args.lr;
+    config.eval_every = args.eval_every;
+    let opponents = if args.opponents.is_empty() { ladder(game) } else { args.opponents.clone() };
+    let per_seed = meeple_arena::seatings(game.num_players()).len();
+    if args.eval_every > 0 {
+        if args.eval_games == 0 || !args.eval_games.is_multiple_of(per_seed) {
+            bail!("--eval-games {} must be a positive multiple of {per_seed} (the seatings)", args.eval_games);
+        }
+        for o in &opponents {
+            meeple_learn::make_agent(game, o, 0).with_context(|| format!("ladder opponent '{o}'"))?;
+        }
+    }
+    let limit = RunLimit { seconds: args.minutes.map(|m| m * 60.0), steps: args.steps };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // A second Ctrl-C while the checkpoint is written ends the process the usual way.
+        ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        })
+        .map_err(|e| anyhow!("cannot watch for Ctrl-C: {e}"))?;
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"));
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    eprintln!(
+        "training az on {} with {} ({} simulations, {:?} root), {} threads, into {}{}",
+        game.spec(),
+        config.net,
+        args.sims,
+        args.root,
+        threads,
+        args.out.display(),
+        if args.resume { " (resuming)" } else { "" }
+    );
+    let mut hooks = CliHooks {
+        game: game.clone(),
+        bar: bar.clone(),
+        stop: stop.clone(),
+        opponents,
+        eval_games: args.eval_games,
+        eval_sims: args.eval_sims,
+        threads,
+        seed: args.seed,
+        last_eval: String::new(),
+    };
+    let progress = train(game, &config, limit, &args.out, args.resume, &mut hooks).map_err(|e| anyhow!(e))?;
+    bar.finish_and_clear();
+    let run = RunDir { root: args.out.clone() };
+    println!(
+        "{} generations, {} games, {} positions, {} steps in {:.1} min{}; model {}",
+        progress.generation,
+        progress.games,
+        progress.positions,
+        progress.steps,
+        progress.seconds / 60.0,
+        if stop.load(Ordering::SeqCst) { " (stopped by Ctrl-C; continue with --resume)" } else { "" },
+        run.last().display()
+    );
+    println!("metrics {}; plot them with meeple plot {}", run.metrics().display(), run.metrics().display());
+    Ok(())
+}
+
+struct CliHooks<G: Game> {
+    game: G,
+    bar: ProgressBar,
+    stop: Arc<AtomicBool>,
+    opponents: Vec<String>,
+    eval_games: usize,
+    eval_sims: u32,
+    threads: usize,
+    seed: u64,
+    last_eval: String,
+}
+
+impl<G: Game> Hooks for CliHooks<G> {
+    fn generation(&mut self, m: &GenerationMetrics) {
+        self.bar.set_message(format!(
+            "gen {} | {} games {} positions | {:.0} pos/s {:.0} evals/s | steps {} loss {:.3}+{:.3} | {}",
+            m.generation,
+            m.games,
+            m.positions,
+            m.positions_per_second,
+            m.evaluations_per_second,
+            m.steps,
+            m.policy_loss,
+            m.value_loss,
+            self.last_eval
+        ));
+    }
+
+    fn evaluate(&mut self, checkpoint: &Path, generation: u64) -> Option<serde_json::Value> {
+        let az = format!("az:model={},sims={}", checkpoint.display(), self.eval_sims);
+        let mut agents = vec![az];
+        agents.extend(self.opponents.iter().cloned());
+        let mut config =
+            MatchConfig::new(agents, self.eval_games, meeple_game::derive_seed(self.seed, 0xe7a1 + generation));
+        config.gauntlet = true;
+        config.anchor = Some(self.opponents[0].clone());
+        config.threads = Some(self.threads);
+        self.bar.set_message(format!("generation {generation}: evaluating against {}", self.opponents.join(", ")));
+        match run_match(&self.game, &config, |_| {}) {
+            Ok((s, _)) => {
+                let scores: Vec<serde_json::Value> = s
+                    .pairwise
+                    .iter()
+                    .map(|p| serde_json::json!({ "opponent": p.b, "score": p.score, "ci": p.ci, "wins": p.wins, "draws": p.draws, "losses": p.losses }))
+                    .collect();
+                let elo = s.agents[0].elo;
+                self.last_eval = format!(
+                    "eval gen {generation}: {}",
+                    s.pairwise
+                        .iter()
+                        .map(|p| format!("{} {:.0}%", p.b, 100.0 * p.score))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                Some(serde_json::json!({ "opponents": scores, "elo": elo, "anchor": s.anchor }))
+            }
+            Err(e) => {
+                self.last_eval = format!("evaluation failed: {e}");
+                Some(serde_json::json!({ "error": e.to_string() }))
+            }
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+}
