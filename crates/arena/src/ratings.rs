@@ -100,6 +100,42 @@ pub fn fit_elo(agents: usize, pairings: &[Pairing], anchor: usize, z: f64) -> Ra
     Ratings { elo, interval }
 }
 
+/// One agent's maximum-likelihood Elo against opponents of known, fixed ratings (a ladder
+/// rated once, beforehand): `results` holds (opponent's Elo, wins, draws, losses). As in
+/// [`fit_elo`], one virtual draw per opponent played keeps the rating finite when every game was
+/// won or lost. Returns the rating and its interval at normal quantile `z`, or `None` when no
+/// games were played.
+pub fn elo_against_fixed(results: &[(f64, f64, f64, f64)], z: f64) -> Option<(f64, [f64; 2])> {
+    let played: Vec<(f64, f64, f64)> = results
+        .iter()
+        .filter(|r| r.1 + r.2 + r.3 > 0.0 && r.0.is_finite())
+        .map(|&(elo, w, d, l)| (elo / ELO_PER_NAT, w + 0.5 * d + 0.5, w + d + l + 1.0))
+        .collect();
+    if played.is_empty() {
+        return None;
+    }
+    // Newton's method on the concave log-likelihood in theta; it starts at the opponents' mean.
+    let mut theta = played.iter().map(|p| p.0).sum::<f64>() / played.len() as f64;
+    let mut info = 0.0;
+    for _ in 0..100 {
+        let (mut grad, mut hess) = (0.0, 0.0);
+        for &(opp, score, n) in &played {
+            let p = 1.0 / (1.0 + (opp - theta).exp());
+            grad += score - n * p;
+            hess += n * p * (1.0 - p);
+        }
+        info = hess;
+        let step = (grad / hess.max(1e-12)).clamp(-2.0, 2.0);
+        theta += step;
+        if step.abs() < 1e-12 {
+            break;
+        }
+    }
+    let elo = theta * ELO_PER_NAT;
+    let sd = if info > 0.0 { ELO_PER_NAT / info.sqrt() } else { f64::INFINITY };
+    Some((elo, [elo - z * sd, elo + z * sd]))
+}
+
 /// Gauss-Jordan inverse; `None` if singular (an agent with no games).
 fn invert(mut m: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
     let n = m.len();
@@ -237,6 +273,28 @@ mod tests {
 
     fn expected(diff: f64) -> f64 {
         1.0 / (1.0 + 10f64.powf(-diff / 400.0))
+    }
+
+    #[test]
+    fn elo_against_a_fixed_ladder() {
+        // Exactly the expected score against opponents at -200, 0 and 300 for an agent at 100
+        // (large counts make the virtual draw negligible).
+        let n = 1e6;
+        let results: Vec<_> = [-200.0, 0.0, 300.0]
+            .iter()
+            .map(|&o| (o, n * expected(100.0 - o), 0.0, n * (1.0 - expected(100.0 - o))))
+            .collect();
+        let (elo, [lo, hi]) = elo_against_fixed(&results, 1.96).unwrap();
+        assert!((elo - 100.0).abs() < 0.5, "{elo}");
+        assert!(lo < elo && elo < hi && hi - lo < 5.0);
+        // Every game won: finite, above the strongest opponent, and a wide interval.
+        let (elo, [lo, hi]) = elo_against_fixed(&[(0.0, 20.0, 0.0, 0.0), (400.0, 20.0, 0.0, 0.0)], 1.96).unwrap();
+        assert!(elo.is_finite() && elo > 400.0 && lo < elo && hi > elo, "{elo} [{lo}, {hi}]");
+        // More wins never lower the rating.
+        let (more, _) = elo_against_fixed(&[(0.0, 20.0, 0.0, 0.0), (400.0, 15.0, 0.0, 5.0)], 1.96).unwrap();
+        let (less, _) = elo_against_fixed(&[(0.0, 20.0, 0.0, 0.0), (400.0, 10.0, 0.0, 10.0)], 1.96).unwrap();
+        assert!(more > less);
+        assert!(elo_against_fixed(&[(0.0, 0.0, 0.0, 0.0)], 1.96).is_none());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Charts from arena output: an Elo ladder with error bars and a pairwise score matrix from a
-//! results file (`--json`), score distributions from a records file (`--records`).
+//! results file (`--json`), score distributions from a records file (`--records`); and
+//! learning curves from a training run's `metrics.jsonl`.
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
@@ -12,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {
-    /// A results file (`meeple arena --json`) or a records file (`--records`).
+    /// A results file (`meeple arena --json`), a records file (`--records`) or a training run's
+    /// `metrics.jsonl` (`meeple train`).
     file: PathBuf,
     /// Output path prefix (default: the input path without its extension).
     #[arg(long, value_name = "PREFIX")]
@@ -48,7 +50,10 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         String::new()
     };
     let mut written = Vec::new();
-    if let Ok(summary) = serde_json::from_str::<MatchSummary>(&text) {
+    if is_metrics(&args.file)? {
+        let run = read_metrics(&args.file)?;
+        written.extend(draw(&prefix, "learning", args.format, &Chart::Learning(&run))?);
+    } else if let Ok(summary) = serde_json::from_str::<MatchSummary>(&text) {
         check_summary(&summary).with_context(|| format!("'{}' cannot be plotted", args.file.display()))?;
         if summary.agents.iter().any(|a| a.elo.is_some()) {
             written.extend(draw(&prefix, "elo", args.format, &Chart::Elo(&summary))?);
@@ -100,6 +105,7 @@ enum Chart<'a> {
     Elo(&'a MatchSummary),
     Pairwise(&'a MatchSummary),
     Scores(&'a [PlayedGame]),
+    Learning(&'a Metrics),
 }
 
 impl Chart<'_> {
@@ -108,6 +114,7 @@ impl Chart<'_> {
             Chart::Elo(s) => elo_ladder(root, s),
             Chart::Pairwise(s) => pairwise(root, s),
             Chart::Scores(g) => scores(root, g),
+            Chart::Learning(m) => learning(root, m),
         }
     }
 }
@@ -356,5 +363,227 @@ fn scores<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, games: &[PlayedGame]
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// A training run's metrics log: per-generation losses and per-evaluation scores, against wall
+/// minutes.
+#[derive(Default)]
+struct Metrics {
+    /// (minutes, policy loss, value loss, entropy, positions per second)
+    generations: Vec<[f64; 5]>,
+    /// Opponent names in order of first appearance.
+    opponents: Vec<String>,
+    /// (minutes, opponent index, score, interval low, interval high)
+    scores: Vec<(f64, usize, f64, f64, f64)>,
+    /// (minutes, Elo, low, high) against the anchor.
+    elo: Vec<(f64, f64, f64, f64)>,
+    anchor: Option<String>,
+    /// The ladder's own ratings, by opponent index, when the run recorded them.
+    ladder: Vec<(usize, f64)>,
+}
+
+/// Whether the file's first non-blank line is a training metrics line (`{"event": ...}`).
+fn is_metrics(path: &Path) -> Result<bool> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let mut reader = std::io::BufReader::new(file.take(limits::MAX_RECORD_LINE));
+    let mut line = String::new();
+    while reader.read_line(&mut line).unwrap_or(0) > 0 {
+        if !line.trim().is_empty() {
+            return Ok(serde_json::from_str::<serde_json::Value>(line.trim())
+                .is_ok_and(|v| v.get("event").and_then(|e| e.as_str()).is_some()));
+        }
+        line.clear();
+    }
+    Ok(false)
+}
+
+fn read_metrics(path: &Path) -> Result<Metrics> {
+    let mut m = Metrics::default();
+    let finite = |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_f64()).filter(|x| x.is_finite());
+    limits::read_lines(path, limits::MAX_RECORD_LINE, "metrics file", |line| {
+        if line.text.trim().is_empty() {
+            return Ok(());
+        }
+        let bad = |why: &str| meeple_game::Error::Record(format!("'{}' line {}: {why}", path.display(), line.number));
+        let v: serde_json::Value = serde_json::from_str(line.text).map_err(|e| bad(&e.to_string()))?;
+        let minutes = finite(&v, "wall_seconds").ok_or_else(|| bad("no finite wall_seconds"))? / 60.0;
+        match v.get("event").and_then(|e| e.as_str()) {
+            Some("generation") => {
+                let get = |k: &str| finite(&v, k).ok_or_else(|| bad(&format!("no finite {k}")));
+                m.generations.push([
+                    minutes,
+                    get("policy_loss")?,
+                    get("value_loss")?,
+                    get("entropy")?,
+                    get("positions_per_second")?,
+                ]);
+            }
+            Some("evaluation") => {
+                for o in v.get("opponents").and_then(|o| o.as_array()).into_iter().flatten() {
+                    let (Some(name), Some(score)) = (o.get("opponent").and_then(|n| n.as_str()), finite(o, "score"))
+                    else {
+                        return Err(bad("an evaluation entry without opponent and score"));
+                    };
+                    let ci = o.get("ci").and_then(|c| c.as_array());
+                    let bound = |i: usize| ci.and_then(|c| c.get(i)).and_then(|x| x.as_f64()).unwrap_or(score);
+                    let k = match m.opponents.iter().position(|n| n == name) {
+                        Some(k) => k,
+                        None => {
+                            m.opponents.push(name.to_string());
+                            m.opponents.len() - 1
+                        }
+                    };
+                    m.scores.push((
+                        minutes,
+                        k,
+                        score.clamp(0.0, 1.0),
+                        bound(0).clamp(0.0, 1.0),
+                        bound(1).clamp(0.0, 1.0),
+                    ));
+                }
+                if let Some(elo) = finite(&v, "elo").filter(|e| e.abs() <= 100_000.0) {
+                    let ci = v.get("elo_ci").and_then(|c| c.as_array());
+                    let bound = |i: usize, d: f64| {
+                        ci.and_then(|c| c.get(i)).and_then(|x| x.as_f64()).filter(|x| x.is_finite()).unwrap_or(d)
+                    };
+                    let lim = |x: f64| x.clamp(elo - ELO_BAR_LIMIT, elo + ELO_BAR_LIMIT);
+                    m.elo.push((minutes, elo, lim(bound(0, elo)), lim(bound(1, elo))));
+                }
+                if let Some(a) = v.get("anchor").and_then(|a| a.as_str()) {
+                    m.anchor = Some(a.to_string());
+                }
+                if let Some(ladder) = v.get("ladder").and_then(|l| l.as_array()) {
+                    let names: Vec<&str> = v
+                        .get("opponents")
+                        .and_then(|o| o.as_array())
+                        .map(|o| o.iter().filter_map(|x| x.get("opponent")?.as_str()).collect())
+                        .unwrap_or_default();
+                    m.ladder = names
+                        .iter()
+                        .zip(ladder)
+                        .filter_map(|(n, e)| {
+                            let e = e.as_f64().filter(|e| e.is_finite() && e.abs() <= 100_000.0)?;
+                            Some((m.opponents.iter().position(|o| o == n)?, e))
+                        })
+                        .collect();
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    if m.generations.is_empty() {
+        bail!("'{}' holds no generation lines to plot", path.display());
+    }
+    Ok(m)
+}
+
+/// Four panels over wall-clock minutes: losses, policy entropy, evaluation scores per ladder
+/// opponent with intervals, and Elo against the ladder's anchor.
+fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Result<()> {
+    root.fill(&WHITE).map_err(err)?;
+    let panels = root.split_evenly((2, 2));
+    let end = m.generations.iter().map(|g| g[0]).chain(m.scores.iter().map(|s| s.0)).fold(0.0, f64::max).max(0.1);
+    let span = |values: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        if lo > hi {
+            (0.0, 1.0)
+        } else if hi - lo < 1e-9 {
+            (lo - 0.5, hi + 0.5)
+        } else {
+            (lo, hi + 0.05 * (hi - lo))
+        }
+    };
+    // Losses.
+    {
+        let (lo, hi) = span(&mut m.generations.iter().flat_map(|g| [g[1], g[2]]));
+        let mut chart = ChartBuilder::on(&panels[0])
+            .caption("training losses", ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..end, lo.min(0.0)..hi)
+            .map_err(err)?;
+        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        for (i, name, colour) in [(1, "policy", BLUE), (2, "value", RED)] {
+            chart
+                .draw_series(LineSeries::new(m.generations.iter().map(|g| (g[0], g[i])), colour.stroke_width(2)))
+                .map_err(err)?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        }
+        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+    }
+    // Entropy of the policy on the training positions.
+    {
+        let (lo, hi) = span(&mut m.generations.iter().map(|g| g[3]));
+        let mut chart = ChartBuilder::on(&panels[1])
+            .caption("policy entropy (nats)", ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..end, lo.min(0.0)..hi)
+            .map_err(err)?;
+        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        chart
+            .draw_series(LineSeries::new(m.generations.iter().map(|g| (g[0], g[3])), GREEN.stroke_width(2)))
+            .map_err(err)?;
+    }
+    // Evaluation scores.
+    {
+        let mut chart = ChartBuilder::on(&panels[2])
+            .caption("score against the ladder (95% interval)", ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..end, 0.0..1.0)
+            .map_err(err)?;
+        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        for (k, name) in m.opponents.iter().enumerate() {
+            let colour = Palette99::pick(k).to_rgba();
+            let points: Vec<_> = m.scores.iter().filter(|s| s.1 == k).collect();
+            chart
+                .draw_series(LineSeries::new(points.iter().map(|s| (s.0, s.2)), colour.stroke_width(2)))
+                .map_err(err)?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+            chart
+                .draw_series(points.iter().map(|s| ErrorBar::new_vertical(s.0, s.3, s.2, s.4, colour.filled(), 6)))
+                .map_err(err)?;
+        }
+        if !m.opponents.is_empty() {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
+        }
+    }
+    // Elo.
+    {
+        let (lo, hi) = span(&mut m.elo.iter().flat_map(|e| [e.2, e.3]).chain(m.ladder.iter().map(|l| l.1)));
+        let anchor = m.anchor.as_deref().unwrap_or("the anchor");
+        let mut chart = ChartBuilder::on(&panels[3])
+            .caption(format!("Elo ({anchor} = 0)"), ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..end, lo.min(0.0)..hi)
+            .map_err(err)?;
+        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        // The ladder's own ratings as level lines in the colours of the score panel.
+        for &(k, e) in &m.ladder {
+            let colour = Palette99::pick(k).to_rgba();
+            chart.draw_series(LineSeries::new([(0.0, e), (end, e)], colour.stroke_width(1))).map_err(err)?;
+        }
+        chart.draw_series(LineSeries::new(m.elo.iter().map(|e| (e.0, e.1)), BLACK.stroke_width(2))).map_err(err)?;
+        chart
+            .draw_series(m.elo.iter().map(|e| ErrorBar::new_vertical(e.0, e.2, e.1, e.3, BLACK.filled(), 6)))
+            .map_err(err)?;
+    }
     root.present().map_err(err)
 }

@@ -197,6 +197,8 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         threads,
         seed: args.seed,
         last_eval: String::new(),
+        out: args.out.clone(),
+        ladder: None,
     };
     let progress = train(game, &config, limit, &args.out, args.resume, &mut hooks).map_err(|e| anyhow!(e))?;
     bar.finish_and_clear();
@@ -225,11 +227,59 @@ struct CliHooks<G: Game> {
     threads: usize,
     seed: u64,
     last_eval: String,
+    out: PathBuf,
+    /// The ladder's own Elo ratings (first opponent = 0), measured once per run.
+    ladder: Option<Vec<f64>>,
+}
+
+impl<G: Game> CliHooks<G> {
+    /// The opponents' ratings from a round robin among them, played once and kept in
+    /// `DIR/ladder.json` (so a resumed run rates against the same numbers).
+    fn ladder_ratings(&mut self) -> Result<Vec<f64>> {
+        if let Some(r) = &self.ladder {
+            return Ok(r.clone());
+        }
+        let path = self.out.join("ladder.json");
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Ladder {
+            opponents: Vec<String>,
+            elo: Vec<f64>,
+            games: usize,
+        }
+        let kept = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<Ladder>(&t).ok());
+        let ratings = match kept {
+            Some(l) if l.opponents == self.opponents && l.elo.len() == l.opponents.len() => l.elo,
+            _ if self.opponents.len() == 1 => vec![0.0],
+            _ => {
+                self.bar.set_message(format!("rating the ladder once: {}", self.opponents.join(", ")));
+                let mut config = MatchConfig::new(
+                    self.opponents.clone(),
+                    self.eval_games,
+                    meeple_game::derive_seed(self.seed, 0x1adde7),
+                );
+                config.anchor = Some(self.opponents[0].clone());
+                config.threads = Some(self.threads);
+                let (s, _) = run_match(&self.game, &config, |_| {}).map_err(|e| anyhow!("rating the ladder: {e}"))?;
+                let labels = meeple_arena::agent_labels(&self.opponents);
+                let elo: Vec<f64> = labels
+                    .iter()
+                    .map(|l| s.agents.iter().find(|a| &a.name == l || &a.spec == l).and_then(|a| a.elo).unwrap_or(0.0))
+                    .collect();
+                let ladder = Ladder { opponents: self.opponents.clone(), elo: elo.clone(), games: self.eval_games };
+                let text = serde_json::to_string_pretty(&ladder).expect("ladder serialises");
+                meeple_arena::files::write_atomic(&path, text.as_bytes())
+                    .with_context(|| format!("cannot write '{}'", path.display()))?;
+                elo
+            }
+        };
+        self.ladder = Some(ratings.clone());
+        Ok(ratings)
+    }
 }
 
 impl<G: Game> Hooks for CliHooks<G> {
     fn generation(&mut self, m: &GenerationMetrics) {
-        self.bar.set_message(format!(
+        let line = format!(
             "gen {} | {} games {} positions | {:.0} pos/s {:.0} evals/s | steps {} loss {:.3}+{:.3} | {}",
             m.generation,
             m.games,
@@ -240,7 +290,13 @@ impl<G: Game> Hooks for CliHooks<G> {
             m.policy_loss,
             m.value_loss,
             self.last_eval
-        ));
+        );
+        // Without a terminal (a run in the background) the spinner draws nothing: log a line.
+        if self.bar.is_hidden() {
+            eprintln!("{:.1} min {line}", m.wall_seconds / 60.0);
+        } else {
+            self.bar.set_message(line);
+        }
     }
 
     fn evaluate(&mut self, checkpoint: &Path, generation: u64) -> Option<serde_json::Value> {
@@ -260,7 +316,29 @@ impl<G: Game> Hooks for CliHooks<G> {
                     .iter()
                     .map(|p| serde_json::json!({ "opponent": p.b, "score": p.score, "ci": p.ci, "wins": p.wins, "draws": p.draws, "losses": p.losses }))
                     .collect();
-                let elo = s.agents[0].elo;
+                // The gauntlet's own fit rates the agent only through its results against
+                // the anchor (a clean sweep of random always gives the same number): rate it
+                // against the ladder's fixed ratings instead.
+                let (elo, elo_ci) = match self.ladder_ratings() {
+                    Ok(ladder) => {
+                        let results: Vec<_> = s
+                            .pairwise
+                            .iter()
+                            .filter_map(|p| {
+                                let k = self.opponents.iter().position(|o| *o == p.b)?;
+                                Some((ladder[k], p.wins as f64, p.draws as f64, p.losses as f64))
+                            })
+                            .collect();
+                        match meeple_arena::ratings::elo_against_fixed(&results, 1.96) {
+                            Some((e, ci)) => (Some(e), Some(ci)),
+                            None => (None, None),
+                        }
+                    }
+                    Err(e) => {
+                        self.last_eval = format!("{e:#}");
+                        (None, None)
+                    }
+                };
                 self.last_eval = format!(
                     "eval gen {generation}: {}",
                     s.pairwise
@@ -269,7 +347,9 @@ impl<G: Game> Hooks for CliHooks<G> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                Some(serde_json::json!({ "opponents": scores, "elo": elo, "anchor": s.anchor }))
+                Some(
+                    serde_json::json!({ "opponents": scores, "elo": elo, "elo_ci": elo_ci, "anchor": self.opponents[0], "ladder": self.ladder }),
+                )
             }
             Err(e) => {
                 self.last_eval = format!("evaluation failed: {e}");

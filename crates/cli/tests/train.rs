@@ -1,0 +1,78 @@
+//! `meeple train` end to end, as a user runs it: a short run, its curves, a resume, a refused
+//! second run into the same directory, and the learned agent in the arena.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn meeple(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_meeple")).args(args).output().expect("meeple runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("meeple-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_short_run_trains_plots_resumes_and_plays() {
+    let d = dir("run");
+    let out = d.join("ttt");
+    let o = out.to_str().unwrap();
+    let common = ["--net", "mlp:layers=1,width=32", "--sims", "8", "--games", "16", "--batch", "32"];
+    let eval = ["--eval-every", "1", "--eval-games", "4", "--eval-sims", "4", "--opponent", "random"];
+    let mut args = vec!["train", "az", "tictactoe", "--steps", "6", "--out", o, "--threads", "1"];
+    args.extend(common);
+    args.extend(eval);
+    let first = meeple(&args);
+    assert!(first.status.success(), "{}", text(&first));
+    let metrics = out.join("metrics.jsonl");
+    let lines = std::fs::read_to_string(&metrics).unwrap();
+    assert!(lines.contains("\"event\":\"generation\"") && lines.contains("\"event\":\"evaluation\""), "{lines}");
+    // The curves.
+    let plot = meeple(&["plot", metrics.to_str().unwrap(), "--format", "png"]);
+    assert!(plot.status.success(), "{}", text(&plot));
+    assert!(out.join("metrics-learning.png").is_file());
+    // Running again into the same directory is refused; --resume goes on.
+    let again = meeple(&args);
+    assert!(!again.status.success() && text(&again).contains("already holds a run"), "{}", text(&again));
+    args[4] = "12";
+    args.push("--resume");
+    let resumed = meeple(&args);
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    // The learned agent plays legal games through the arena.
+    let model = out.join("ckpt").join("last.safetensors");
+    assert!(model.is_file(), "no {}", model.display());
+    let az = format!("az:model={},sims=8", model.display());
+    let arena = meeple(&["arena", "tictactoe", &az, "random", "--games", "4", "--threads", "1"]);
+    assert!(arena.status.success(), "{}", text(&arena));
+    // A model of another game is refused with the reason.
+    let wrong = meeple(&["arena", "connect4", &az, "random", "--games", "2"]);
+    assert!(!wrong.status.success(), "{}", text(&wrong));
+    assert!(text(&wrong).contains("tictactoe"), "{}", text(&wrong));
+}
+
+#[test]
+fn bad_training_arguments_are_refused() {
+    let d = dir("bad");
+    let o = d.join("x");
+    let o = o.to_str().unwrap();
+    for (args, wanted) in [
+        (vec!["train", "az", "tictactoe", "--out", o], "--minutes"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--sims", "0", "--out", o], "--sims"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--net", "resnet:blocks=999", "--out", o], "blocks"),
+        (vec!["train", "az", "tictactoe", "--minutes=-1", "--out", o], "--minutes"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--games", "0", "--out", o], "--games"),
+        (vec!["train", "az", "nogame", "--steps", "1", "--out", o], "nogame"),
+    ] {
+        let r = meeple(&args);
+        assert!(!r.status.success(), "{args:?} succeeded");
+        assert!(text(&r).contains(wanted), "{args:?}: {}", text(&r));
+        assert!(!text(&r).contains("panicked"), "{args:?}: {}", text(&r));
+    }
+}
