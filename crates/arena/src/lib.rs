@@ -14,7 +14,6 @@ pub use stats::{Z95, wilson};
 
 use meeple_game::{Budget, Error, Game, GameRecord, State, Turn, derive_seed, limits, rng_from_seed, sample_chance};
 use meeple_learn::make_agent;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -676,21 +675,51 @@ fn play_indices<G: Game>(
     if indices.is_empty() {
         return Ok(Vec::new());
     }
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = config.threads {
-        builder = builder.num_threads(t.max(1));
+    // Plain threads taking the next game from a counter, not a rayon pool: an agent that
+    // computes on rayon itself (a network's inference pool, burn) would otherwise let the
+    // waiting worker steal a whole other game in the middle of a move, and that move would
+    // take the length of a game.
+    let threads = config.threads.unwrap_or_else(limits::cores).clamp(1, indices.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let results: Vec<std::sync::Mutex<Option<Result<PlayedGame, Error>>>> =
+        indices.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let worker = || {
+        use std::sync::atomic::Ordering;
+        while !failed.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = indices.get(k) else { break };
+            let r = play_game(game, config, i);
+            match &r {
+                Ok(g) => on_game(g),
+                Err(_) => failed.store(true, Ordering::Relaxed),
+            }
+            *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        }
+    };
+    std::thread::scope(|scope| -> Result<(), Error> {
+        for t in 0..threads {
+            std::thread::Builder::new()
+                .name(format!("meeple-arena-{t}"))
+                .spawn_scoped(scope, worker)
+                .map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
+        }
+        Ok(())
+    })?;
+    let mut games = Vec::with_capacity(indices.len());
+    for r in results {
+        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(g)) => games.push(g),
+            Some(Err(e)) => return Err(e),
+            // Not played because another game failed first: that error is returned above or
+            // below in index order.
+            None => {}
+        }
     }
-    let pool = builder.build().map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
-    pool.install(|| {
-        indices
-            .par_iter()
-            .map(|&i| {
-                let g = play_game(game, config, i)?;
-                on_game(&g);
-                Ok(g)
-            })
-            .collect::<Result<Vec<_>, Error>>()
-    })
+    if games.len() < indices.len() {
+        return Err(Error::Invalid("a game failed and the match stopped".into()));
+    }
+    Ok(games)
 }
 
 /// How an SPRT match ended.

@@ -10,7 +10,7 @@ pub mod train;
 
 pub use agents::{AGENTS, agent_infos, make_agent};
 pub use search::{Root, Search, SearchConfig, SearchResult, Step};
-pub use selfplay::{Position, SelfPlayConfig, SelfPlayGame, SelfPlayStats, self_play};
+pub use selfplay::{Position, SelfPlayConfig, SelfPlayGame, SelfPlayStats, self_play, self_play_until};
 
 use meeple_nn::{Network, Output};
 

@@ -75,6 +75,21 @@ pub fn self_play<G: Game>(
     config: &SelfPlayConfig,
     games: usize,
     seed: u64,
+    on_game: impl FnMut(&SelfPlayGame),
+) -> Result<(Vec<SelfPlayGame>, SelfPlayStats), LearnError> {
+    self_play_until(game, evaluator, config, games, seed, &|| false, on_game)
+}
+
+/// [`self_play`] that also ends as soon as `stop()` says so (checked before every forward pass):
+/// the games finished by then are returned, those in flight are dropped. A training run's time
+/// limit and Ctrl-C end a long generation this way.
+pub fn self_play_until<G: Game>(
+    game: &G,
+    evaluator: &dyn Evaluator,
+    config: &SelfPlayConfig,
+    games: usize,
+    seed: u64,
+    stop: &dyn Fn() -> bool,
     mut on_game: impl FnMut(&SelfPlayGame),
 ) -> Result<(Vec<SelfPlayGame>, SelfPlayStats), LearnError> {
     let start = std::time::Instant::now();
@@ -200,7 +215,7 @@ pub fn self_play<G: Game>(
                 }
             }
         }
-        if waiting.is_empty() {
+        if waiting.is_empty() || stop() {
             break;
         }
         let out = evaluator.evaluate(&obs, waiting.len())?;

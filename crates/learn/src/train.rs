@@ -7,7 +7,7 @@
 //! trainer can rebuild every position) and `ckpt/` (`last.safetensors` with its sidecar, and
 //! every evaluated generation's).
 
-use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play};
+use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until};
 use crate::{Evaluator, LearnError};
 use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
 use meeple_nn::{Batch, NetConfig, Sidecar, TrainConfig, Trainer};
@@ -213,13 +213,19 @@ pub fn train<G: Game>(
         let mut shard =
             std::io::BufWriter::new(std::fs::File::create(&shard_path).map_err(|e| io("write", &shard_path, e))?);
         let mut write_error = None;
-        let (games, stats) = self_play(game, &network, &config.selfplay, config.games_per_generation, seed, |g| {
-            if let Err(e) =
-                serde_json::to_writer(&mut shard, g).map_err(std::io::Error::other).and_then(|_| writeln!(shard))
-            {
-                write_error.get_or_insert(e);
-            }
-        })?;
+        // The time limit and a stop request end a long generation early (Cathedral or Catan
+        // generations take minutes); step limits stay exact, so seeded runs stay reproducible.
+        let out_of_time = || {
+            limit.seconds.is_some_and(|s| base_seconds + session.elapsed().as_secs_f64() >= s) || hooks.should_stop()
+        };
+        let (games, stats) =
+            self_play_until(game, &network, &config.selfplay, config.games_per_generation, seed, &out_of_time, |g| {
+                if let Err(e) =
+                    serde_json::to_writer(&mut shard, g).map_err(std::io::Error::other).and_then(|_| writeln!(shard))
+                {
+                    write_error.get_or_insert(e);
+                }
+            })?;
         shard.flush().map_err(|e| io("write", &shard_path, e))?;
         if let Some(e) = write_error {
             return Err(io("write", &shard_path, e));
@@ -245,6 +251,9 @@ pub fn train<G: Game>(
                 None => wanted,
             };
             for _ in 0..wanted {
+                if out_of_time() {
+                    break;
+                }
                 let batch = sample_batch(&window, &net, config.batch, &mut rng);
                 let l = trainer.train_step(&batch)?;
                 sums[0] += l.policy;

@@ -191,14 +191,39 @@ fn save(model: &PolicyValueNet, config: &NetConfig, path: &Path, sidecar: &Sidec
     if sidecar.net != *config {
         return Err(checkpoint_error(path, "the sidecar describes another network"));
     }
-    let mut store = SafetensorsStore::from_file(path).overwrite(true);
-    model.save_into(&mut store).map_err(|e| checkpoint_error(path, format!("cannot write the weights: {e}")))?;
+    // Both files are written whole beside their targets and renamed over them, so an
+    // interruption leaves the old checkpoint or the new one, never half of one.
+    let tmp_weights = path.with_extension(format!("safetensors.{}.tmp", std::process::id()));
+    let mut store = SafetensorsStore::from_file(&tmp_weights).overwrite(true);
+    if let Err(e) = model.save_into(&mut store) {
+        let _ = std::fs::remove_file(&tmp_weights);
+        return Err(checkpoint_error(path, format!("cannot write the weights: {e}")));
+    }
     let json = serde_json::to_string_pretty(sidecar).expect("sidecars serialise") + "\n";
     let side = sidecar_path(path);
     let tmp = side.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, json)
-        .and_then(|()| std::fs::rename(&tmp, &side))
-        .map_err(|e| checkpoint_error(path, format!("cannot write the sidecar '{}': {e}", side.display())))
+    let written = std::fs::write(&tmp, json)
+        .and_then(|()| readable(&tmp_weights))
+        .and_then(|()| std::fs::rename(&tmp_weights, path))
+        .and_then(|()| std::fs::rename(&tmp, &side));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp_weights);
+        let _ = std::fs::remove_file(&tmp);
+        checkpoint_error(path, format!("cannot write the checkpoint: {e}"))
+    })
+}
+
+/// The store creates its file readable by the owner only; a checkpoint is meant to be shared
+/// like any other output.
+fn readable(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 fn load(path: &Path, game: Option<&str>, device: &Device) -> Result<(PolicyValueNet, Sidecar), NnError> {

@@ -65,6 +65,11 @@ fn checkpoints_round_trip_bit_for_bit() {
         assert_eq!(side.net, config);
         let obs = observations(&config, 6);
         assert_eq!(trainer.network(1).evaluate(&obs, 6).unwrap(), loaded.evaluate(&obs, 6).unwrap());
+        // Written whole and renamed: nothing left beside the two files.
+        let mut names: Vec<String> =
+            std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        assert_eq!(names, ["net.json", "net.safetensors"]);
     }
 }
 
