@@ -199,9 +199,17 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         last_eval: String::new(),
         out: args.out.clone(),
         ladder: None,
+        generations: 0,
     };
     let progress = train(game, &config, limit, &args.out, args.resume, &mut hooks).map_err(|e| anyhow!(e))?;
     bar.finish_and_clear();
+    if hooks.generations == 0 && !stop.load(Ordering::SeqCst) {
+        eprintln!(
+            "nothing left to do: the run already has {:.1} min and {} steps; raise --minutes or --steps to go on",
+            progress.seconds / 60.0,
+            progress.steps
+        );
+    }
     let run = RunDir { root: args.out.clone() };
     println!(
         "{} generations, {} games, {} positions, {} steps in {:.1} min{}; model {}",
@@ -230,6 +238,8 @@ struct CliHooks<G: Game> {
     out: PathBuf,
     /// The ladder's own Elo ratings (first opponent = 0), measured once per run.
     ladder: Option<Vec<f64>>,
+    /// Generations played in this session.
+    generations: u64,
 }
 
 impl<G: Game> CliHooks<G> {
@@ -279,6 +289,7 @@ impl<G: Game> CliHooks<G> {
 
 impl<G: Game> Hooks for CliHooks<G> {
     fn generation(&mut self, m: &GenerationMetrics) {
+        self.generations += 1;
         let line = format!(
             "gen {} | {} games {} positions | {:.0} pos/s {:.0} evals/s | steps {} loss {:.3}+{:.3} | {}",
             m.generation,

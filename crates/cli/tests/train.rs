@@ -45,6 +45,10 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     args.push("--resume");
     let resumed = meeple(&args);
     assert!(resumed.status.success(), "{}", text(&resumed));
+    assert!(!text(&resumed).contains("nothing left to do"), "{}", text(&resumed));
+    // Resuming a run that already reached its limit says so.
+    let done = meeple(&args);
+    assert!(done.status.success() && text(&done).contains("nothing left to do"), "{}", text(&done));
     // The learned agent plays legal games through the arena.
     let model = out.join("ckpt").join("last.safetensors");
     assert!(model.is_file(), "no {}", model.display());
