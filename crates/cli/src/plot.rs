@@ -499,14 +499,7 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     // Losses.
     {
         let (lo, hi) = span(&mut m.generations.iter().flat_map(|g| [g[1], g[2]]));
-        let mut chart = ChartBuilder::on(&panels[0])
-            .caption("training losses", ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..end, lo.min(0.0)..hi)
-            .map_err(err)?;
-        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        let mut chart = minutes_panel(&panels[0], "training losses", end, lo.min(0.0)..hi)?;
         for (i, name, colour) in [(1, "policy", BLUE), (2, "value", RED)] {
             chart
                 .draw_series(LineSeries::new(m.generations.iter().map(|g| (g[0], g[i])), colour.stroke_width(2)))
@@ -519,28 +512,14 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     // Entropy of the policy on the training positions.
     {
         let (lo, hi) = span(&mut m.generations.iter().map(|g| g[3]));
-        let mut chart = ChartBuilder::on(&panels[1])
-            .caption("policy entropy (nats)", ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..end, lo.min(0.0)..hi)
-            .map_err(err)?;
-        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        let mut chart = minutes_panel(&panels[1], "policy entropy (nats)", end, lo.min(0.0)..hi)?;
         chart
             .draw_series(LineSeries::new(m.generations.iter().map(|g| (g[0], g[3])), GREEN.stroke_width(2)))
             .map_err(err)?;
     }
     // Evaluation scores.
     {
-        let mut chart = ChartBuilder::on(&panels[2])
-            .caption("score against the ladder (95% interval)", ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..end, 0.0..1.0)
-            .map_err(err)?;
-        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        let mut chart = minutes_panel(&panels[2], "score against the ladder (95% interval)", end, 0.0..1.0)?;
         for (k, name) in m.opponents.iter().enumerate() {
             let colour = Palette99::pick(k).to_rgba();
             let points: Vec<_> = m.scores.iter().filter(|s| s.1 == k).collect();
@@ -567,14 +546,7 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     {
         let (lo, hi) = span(&mut m.elo.iter().flat_map(|e| [e.2, e.3]).chain(m.ladder.iter().map(|l| l.1)));
         let anchor = m.anchor.as_deref().unwrap_or("the anchor");
-        let mut chart = ChartBuilder::on(&panels[3])
-            .caption(format!("Elo ({anchor} = 0)"), ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..end, lo.min(0.0)..hi)
-            .map_err(err)?;
-        chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+        let mut chart = minutes_panel(&panels[3], format!("Elo ({anchor} = 0)"), end, lo.min(0.0)..hi)?;
         // The ladder's own ratings as level lines in the colours of the score panel.
         for &(k, e) in &m.ladder {
             let colour = Palette99::pick(k).to_rgba();
@@ -586,4 +558,24 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
             .map_err(err)?;
     }
     root.present().map_err(err)
+}
+
+/// One panel of the learning curves: a caption, minutes along x, a mesh.
+fn minutes_panel<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: impl AsRef<str>,
+    end: f64,
+    y: std::ops::Range<f64>,
+) -> Result<
+    ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..end, y)
+        .map_err(err)?;
+    chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+    Ok(chart)
 }

@@ -45,11 +45,13 @@ impl Dense {
         let beta = values(norm.beta.val());
         let mean = values(norm.running_mean.value());
         let var = values(norm.running_var.value());
+        let conv_bias = conv.bias.as_ref().map(|b| values(b.val()));
         let mut weight = vec![0.0; kh * kw * inputs * outputs];
         let mut bias = vec![0.0; outputs];
         for o in 0..outputs {
             let scale = gamma[o] / (var[o] + norm.epsilon as f32).sqrt();
-            bias[o] = beta[o] - mean[o] * scale;
+            let b = conv_bias.as_ref().map_or(0.0, |b| b[o]);
+            bias[o] = beta[o] + (b - mean[o]) * scale;
             for i in 0..inputs {
                 for y in 0..kh {
                     for x in 0..kw {
@@ -57,13 +59,6 @@ impl Dense {
                         weight[row * outputs + o] = w[((o * inputs + i) * kh + y) * kw + x] * scale;
                     }
                 }
-            }
-        }
-        let bias_conv = conv.bias.as_ref().map(|b| values(b.val()));
-        if let Some(b) = bias_conv {
-            for o in 0..outputs {
-                let scale = gamma[o] / (var[o] + norm.epsilon as f32).sqrt();
-                bias[o] += b[o] * scale;
             }
         }
         Dense { weight, tensor: Default::default(), bias, inputs: kh * kw * inputs, outputs }
