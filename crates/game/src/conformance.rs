@@ -4,7 +4,7 @@
 //! relies on: legal actions exist unless terminal, every legal action applies, the checked apply
 //! refuses illegal ids without touching the state, clones are equal and hash equal, records
 //! replay to the same states and returns, notation round-trips, the same seed gives the same
-//! game, observations have the declared shape and finite values, `determinize` keeps the
+//! game, observations have the declared shape and values in 0..=1, `determinize` keeps the
 //! observer's view, and returns exist exactly at terminal states.
 //!
 //! The number of games comes from [`Config::games`]; `MEEPLE_CONFORMANCE_GAMES` overrides it so a
@@ -315,8 +315,9 @@ fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<
         if obs.len() != len {
             return Err(format!("observation for player {p} has {} values, shape says {len}", obs.len()));
         }
-        if let Some(v) = obs.iter().find(|v| !v.is_finite()) {
-            return Err(format!("observation for player {p} holds {v}"));
+        // Learners and the Python spaces (a Box from 0 to 1) rely on this range.
+        if let Some(v) = obs.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return Err(format!("observation for player {p} holds {v}, outside 0..=1"));
         }
         let world = state.determinize(p, &mut rng);
         world.observation(p, &mut seen);

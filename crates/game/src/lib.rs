@@ -201,7 +201,7 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
     fn scores(&self) -> Values;
 
     /// Writes `player`'s view of the state into `out` (cleared first), laid out as
-    /// `Game::observation_shape()`. Hidden information is absent from it.
+    /// `Game::observation_shape()`, every value in `0..=1`. Hidden information is absent from it.
     fn observation(&self, player: Player, out: &mut Vec<f32>);
 
     /// `player`'s view of the state as text (the full board for perfect-information games).

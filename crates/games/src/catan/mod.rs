@@ -421,7 +421,9 @@ pub struct CatanState {
     pub(crate) last_roll: u8,
 }
 
-const OBSERVATION_LEN: usize = HEXES * 8 + VERTICES * 8 + EDGES * 4 + MAX_PLAYERS * 14 + DEV_KINDS + 12;
+const OBSERVATION_LEN: usize = HEXES * 8 + VERTICES * 8 + EDGES * 4 + MAX_PLAYERS * SEAT_FEATURES + DEV_KINDS + 12;
+/// Features of each seat in an observation.
+const SEAT_FEATURES: usize = 15;
 
 impl CatanState {
     /// Seats.
@@ -1188,18 +1190,23 @@ impl State for CatanState {
             }
             out.extend_from_slice(&f);
         }
+        // Every count is scaled by the most it can reach (19 of a resource, 25 development cards,
+        // 14 knights; hands above 20 cards read as 20), so observations stay in 0..=1.
         for k in 0..MAX_PLAYERS {
-            let mut f = [0.0f32; 14];
+            let mut f = [0.0f32; SEAT_FEATURES];
             if k < n {
                 let q = (player + k) % n;
                 let s = &self.seats[q];
+                // What the viewer knows of each resource (a stolen card it did not see lowers
+                // the thief's count, down to nothing), and the size of the hand, which is public.
                 let (hand, _) = self.visible_hand(player, q);
                 for r in 0..RESOURCES {
-                    f[r] = hand[r] as f32 / 10.0;
+                    f[r] = hand[r].max(0) as f32 / 19.0;
                 }
-                f[5] = s.dev_cards() as f32 / 5.0;
-                f[6] = s.knights as f32 / 5.0;
-                f[7] = self.public_points(q) as f32 / 10.0;
+                f[14] = (s.hand.iter().map(|&c| c as f32).sum::<f32>() / 20.0).min(1.0);
+                f[5] = s.dev_cards() as f32 / 25.0;
+                f[6] = s.knights as f32 / 14.0;
+                f[7] = (self.public_points(q) as f32 / self.win_points as f32).min(1.0);
                 f[8] = s.longest as f32 / 15.0;
                 f[9] = (self.army == Some(q as u8)) as u8 as f32;
                 f[10] = (self.road == Some(q as u8)) as u8 as f32;
@@ -1210,7 +1217,7 @@ impl State for CatanState {
             out.extend_from_slice(&f);
         }
         for k in 0..DEV_KINDS {
-            out.push(self.seats[player].dev[k] as f32);
+            out.push(self.seats[player].dev[k] as f32 / DEV_DECK[k] as f32);
         }
         for r in 0..RESOURCES {
             out.push(self.bank[r] as f32 / 19.0);

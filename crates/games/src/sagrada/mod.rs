@@ -1301,8 +1301,10 @@ impl State for SagradaState {
             }
             out.extend_from_slice(&private);
         }
-        out.extend(self.pool.iter().map(|&c| c as f32));
-        out.extend(self.track.iter().map(|&c| c as f32));
+        // Counts scaled by what they can reach (observations stay in 0..=1): a pool holds at most
+        // 2 x 4 + 1 dice, and no die code appears more often than its colour has dice.
+        out.extend(self.pool.iter().map(|&c| c as f32 / 9.0));
+        out.extend(self.track.iter().map(|&c| c as f32 / DICE_PER_COLOUR as f32));
         out.extend(self.bag.iter().map(|&c| c as f32 / DICE_PER_COLOUR as f32));
         let mut tools = [0.0f32; 24];
         for (k, &t) in self.tools().iter().enumerate() {
