@@ -1,0 +1,669 @@
+//! `meeple._meeple`, the compiled core of the `meeple` Python package: games and states in the
+//! spirit of OpenSpiel's pyspiel, every agent the command line knows, the arena, records, and a
+//! vector environment. The PettingZoo and Gymnasium environments are Python on top of it.
+//!
+//! Every error is a Python exception (`ValueError` for a bad value, `TypeError` for a wrong
+//! type) whose message says what was wrong and what is accepted. Work that can take long
+//! (agents thinking, matches, vector steps) runs with the interpreter released.
+
+mod dynamic;
+mod vecenv;
+
+use dynamic::{DynAgent, DynGame, DynState, check_threads, make_game};
+use meeple_arena::{MatchConfig, PlayedGame};
+use meeple_game::{Action, Budget, Error, GameRecord, Turn, limits, parse_duration, rng_from_seed};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use vecenv::{DynVecEnv, VecEnvConfig};
+
+/// `current_player` at a chance node (as in OpenSpiel).
+const CHANCE: i64 = -1;
+/// `current_player` once the game is over (as in OpenSpiel).
+const TERMINAL: i64 = -4;
+
+fn value_error(e: Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// The names of every game, in the order `meeple games` lists them.
+#[pyfunction]
+fn games() -> Vec<&'static str> {
+    meeple_games::GAMES.iter().map(|g| g.name).collect()
+}
+
+/// Every game with what it is and the parameters its spec accepts.
+#[pyfunction]
+fn game_infos<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let infos: Vec<serde_json::Value> = meeple_games::GAMES
+        .iter()
+        .map(|g| {
+            serde_json::json!({
+                "name": g.name,
+                "about": g.about,
+                "params": g.params.iter().map(|p| serde_json::json!({
+                    "name": p.name, "default": p.default, "accepts": p.accepts, "help": p.help,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json_loads(py, &serde_json::Value::from(infos).to_string())
+}
+
+/// A game: its rules and parameters, from a spec like `connect4` or `catan:players=3`.
+#[pyclass(module = "meeple._meeple", frozen)]
+struct Game {
+    inner: Arc<dyn DynGame>,
+}
+
+#[pymethods]
+impl Game {
+    #[new]
+    fn new(spec: &str) -> PyResult<Self> {
+        Ok(Game { inner: make_game(spec).map_err(value_error)? })
+    }
+
+    /// The canonical spec, every parameter spelled out.
+    #[getter]
+    fn spec(&self) -> String {
+        self.inner.spec()
+    }
+
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    #[getter]
+    fn num_players(&self) -> usize {
+        self.inner.num_players()
+    }
+
+    /// Player actions are ids `0..num_actions`.
+    #[getter]
+    fn num_actions(&self) -> usize {
+        self.inner.num_actions()
+    }
+
+    /// Chance outcomes are ids `0..max_chance_outcomes` (0 for games without chance).
+    #[getter]
+    fn max_chance_outcomes(&self) -> usize {
+        self.inner.max_chance_outcomes()
+    }
+
+    #[getter]
+    fn observation_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.observation_shape())
+    }
+
+    fn new_initial_state(&self) -> State {
+        State { inner: self.inner.initial_state(), game: self.inner.clone() }
+    }
+
+    /// The names of the agents that can play this game (`meeple.Agent(spec, game)`).
+    fn agents(&self) -> Vec<&'static str> {
+        self.inner.agent_names()
+    }
+
+    /// Replays a record (a dict from `read_records`, or its JSON line) and returns every state
+    /// from the first to the last; a record of another game or with an illegal move is an error.
+    fn replay(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Vec<State>> {
+        let text: String = if let Ok(s) = record.cast::<PyString>() {
+            s.to_string()
+        } else {
+            py.import("json")?.call_method1("dumps", (record,))?.extract()?
+        };
+        let record = GameRecord::from_json(&text).map_err(value_error)?;
+        let states = self.inner.replay(&record).map_err(value_error)?;
+        Ok(states.into_iter().map(|s| State { inner: s, game: self.inner.clone() }).collect())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Game('{}')", self.inner.spec())
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.spec()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<Game>().is_ok_and(|o| o.get().inner.spec() == self.inner.spec())
+    }
+
+    fn __hash__(&self) -> u64 {
+        meeple_game::zobrist::splitmix64(self.inner.spec().bytes().fold(0u64, |h, b| h.wrapping_mul(31) ^ b as u64))
+    }
+
+    fn __getnewargs__(&self) -> (String,) {
+        (self.inner.spec(),)
+    }
+}
+
+/// A random generator for chance outcomes, seeded by the user.
+#[pyclass(module = "meeple._meeple")]
+struct Rng {
+    inner: meeple_game::Rng,
+}
+
+#[pymethods]
+impl Rng {
+    #[new]
+    #[pyo3(signature = (seed = 0))]
+    fn new(seed: u64) -> Self {
+        Rng { inner: rng_from_seed(seed) }
+    }
+}
+
+/// A position. Actions are integer ids; chance nodes (`is_chance_node()`) take a chance
+/// outcome from `chance_outcomes()` or are resolved with `resolve_chance(rng)`.
+#[pyclass(module = "meeple._meeple")]
+struct State {
+    inner: Box<dyn DynState>,
+    game: Arc<dyn DynGame>,
+}
+
+impl State {
+    fn player_arg(&self, player: Option<i64>) -> PyResult<usize> {
+        let n = self.game.num_players();
+        let p = match player {
+            Some(p) => p,
+            None => match self.inner.turn() {
+                Turn::Player(p) => p as i64,
+                _ => {
+                    return Err(PyValueError::new_err(
+                        "no player is to move (chance node or game over): give the player, 0 to num_players - 1",
+                    ));
+                }
+            },
+        };
+        if p < 0 || p as u64 >= n as u64 {
+            return Err(PyValueError::new_err(format!(
+                "player {p} is out of range: {} has players 0 to {}",
+                self.game.spec(),
+                n - 1
+            )));
+        }
+        Ok(p as usize)
+    }
+
+    fn action_arg(&self, action: i64) -> PyResult<Action> {
+        let limit = match self.inner.turn() {
+            Turn::Chance => self.game.max_chance_outcomes(),
+            _ => self.game.num_actions(),
+        };
+        if action < 0 || action as u64 >= limit as u64 {
+            let what = if self.inner.turn() == Turn::Chance { "chance outcome" } else { "action" };
+            return Err(PyValueError::new_err(format!(
+                "{what} {action} is out of range: {what}s are 0 to {}",
+                limit.max(1) - 1
+            )));
+        }
+        Ok(action as Action)
+    }
+}
+
+#[pymethods]
+impl State {
+    /// The player to move; `meeple.CHANCE` (-1) at a chance node, `meeple.TERMINAL` (-4) once over.
+    #[getter]
+    fn current_player(&self) -> i64 {
+        match self.inner.turn() {
+            Turn::Player(p) => p as i64,
+            Turn::Chance => CHANCE,
+            Turn::Terminal => TERMINAL,
+        }
+    }
+
+    #[getter]
+    fn game(&self) -> Game {
+        Game { inner: self.game.clone() }
+    }
+
+    fn is_chance_node(&self) -> bool {
+        self.inner.turn() == Turn::Chance
+    }
+
+    fn is_terminal(&self) -> bool {
+        self.inner.turn() == Turn::Terminal
+    }
+
+    /// `[(outcome, probability), ...]` at a chance node; empty elsewhere.
+    fn chance_outcomes(&self) -> Vec<(Action, f64)> {
+        let mut out = Vec::new();
+        self.inner.chance_outcomes(&mut out);
+        out
+    }
+
+    /// The legal action ids of the player to move, ascending; empty at chance and terminal states.
+    fn legal_actions(&self) -> Vec<Action> {
+        let mut out = Vec::new();
+        self.inner.legal_actions(&mut out);
+        out
+    }
+
+    /// An int8 array of `num_actions`: 1 where the action is legal.
+    fn legal_action_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i8>> {
+        let mut legal = Vec::new();
+        self.inner.legal_actions(&mut legal);
+        let mut mask = vec![0i8; self.game.num_actions()];
+        for a in legal {
+            mask[a as usize] = 1;
+        }
+        PyArray1::from_vec(py, mask)
+    }
+
+    /// Applies a legal action (or, at a chance node, a possible outcome); otherwise raises
+    /// `ValueError` with the rule's reason and leaves the state as it was.
+    fn apply_action(&mut self, action: i64) -> PyResult<()> {
+        let a = self.action_arg(action)?;
+        self.inner.apply(a).map_err(value_error)
+    }
+
+    /// Applies an action written in the game's notation (`action_to_string`).
+    fn apply_action_string(&mut self, text: &str) -> PyResult<()> {
+        if self.inner.turn() == Turn::Terminal {
+            return Err(value_error(Error::GameOver));
+        }
+        let a = self.inner.parse_action(text).map_err(value_error)?;
+        self.inner.apply(a).map_err(value_error)
+    }
+
+    /// Reads an action in the game's notation without applying it.
+    fn string_to_action(&self, text: &str) -> PyResult<Action> {
+        self.inner.parse_action(text).map_err(value_error)
+    }
+
+    fn action_to_string(&self, action: i64) -> PyResult<String> {
+        let a = self.action_arg(action)?;
+        Ok(self.inner.action_to_string(a))
+    }
+
+    /// Resolves chance nodes with `rng` until a player is to move or the game is over.
+    fn resolve_chance(&mut self, rng: &mut Rng) {
+        let mut buf = Vec::new();
+        self.inner.resolve_chance(&mut rng.inner, &mut buf);
+    }
+
+    /// `player`'s view (default: the player to move) as a float32 array of the game's
+    /// `observation_shape`, values in 0..1; hidden information is absent.
+    #[pyo3(signature = (player = None))]
+    fn observation<'py>(&self, py: Python<'py>, player: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.player_arg(player)?;
+        let mut out = Vec::new();
+        self.inner.observation(p, &mut out);
+        let shape = self.game.observation_shape();
+        let flat = PyArray1::from_vec(py, out);
+        if shape.len() == 1 { Ok(flat.into_any()) } else { Ok(flat.reshape(shape)?.into_any()) }
+    }
+
+    #[pyo3(signature = (player = None))]
+    fn observation_string(&self, player: Option<i64>) -> PyResult<String> {
+        let p = self.player_arg(player)?;
+        Ok(self.inner.observation_string(p))
+    }
+
+    /// Per-player results once the game is over (win 1, loss 0, draw 0.5, or the game's
+    /// ranking values); `None` before the end.
+    fn returns(&self) -> Option<Vec<f64>> {
+        self.inner.returns()
+    }
+
+    /// Per-player game scores (points); defined at every state.
+    fn scores(&self) -> Vec<f64> {
+        self.inner.scores()
+    }
+
+    /// A full state consistent with what `player` knows, sampled from `seed` (hidden
+    /// information redealt); the state itself for games without hidden information.
+    #[pyo3(signature = (player, seed = 0))]
+    fn determinize(&self, player: i64, seed: u64) -> PyResult<State> {
+        let p = self.player_arg(Some(player))?;
+        Ok(State { inner: self.inner.determinize(p, seed), game: self.game.clone() })
+    }
+
+    fn clone(&self) -> State {
+        State { inner: self.inner.clone_box(), game: self.game.clone() }
+    }
+
+    fn __copy__(&self) -> State {
+        self.clone()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> State {
+        self.clone()
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.text()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<meeple.State of {}: {}>", self.game.spec(), self.inner.debug())
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<State>().is_ok_and(|o| self.inner.same(o.borrow().inner.as_ref()))
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.inner.zobrist()
+    }
+}
+
+/// Reads a move time: seconds as a number, or a duration string like `500ms`.
+fn duration_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Duration> {
+    let bad = || {
+        PyValueError::new_err(format!(
+            "{what}: expected seconds (a positive number) or a duration like '500ms', at most 7 days"
+        ))
+    };
+    let d = if let Ok(text) = value.extract::<String>() {
+        parse_duration(&text).ok_or_else(bad)?
+    } else if let Ok(secs) = value.extract::<f64>() {
+        if !(secs > 0.0 && secs.is_finite()) {
+            return Err(bad());
+        }
+        Duration::try_from_secs_f64(secs).map_err(|_| bad())?
+    } else {
+        return Err(PyTypeError::new_err(format!("{what}: expected seconds (a number) or a string like '500ms'")));
+    };
+    if d.is_zero() || d > limits::MAX_MOVE_TIME {
+        return Err(bad());
+    }
+    Ok(d)
+}
+
+/// An agent for one game, from a spec like `mcts:iters=1000` or `az:model=FILE` (every agent
+/// `meeple agents` lists).
+#[pyclass(module = "meeple._meeple", frozen)]
+struct Agent {
+    inner: Mutex<Box<dyn DynAgent>>,
+    game: Arc<dyn DynGame>,
+}
+
+#[pymethods]
+impl Agent {
+    #[new]
+    #[pyo3(signature = (spec, game, seed = 0))]
+    fn new(spec: &str, game: &Bound<'_, PyAny>, seed: u64) -> PyResult<Self> {
+        let game = game_arg(game)?;
+        let agent = game.agent(spec, seed).map_err(value_error)?;
+        Ok(Agent { inner: Mutex::new(agent), game })
+    }
+
+    #[getter]
+    fn spec(&self) -> String {
+        self.inner.lock().expect("agent lock").spec()
+    }
+
+    /// The agent's move in `state` (the player to move must be a player, not chance), within
+    /// `time` (seconds, or a string like '500ms') when given, else the agent's own budget.
+    #[pyo3(signature = (state, time = None))]
+    fn act(&self, py: Python<'_>, state: &State, time: Option<&Bound<'_, PyAny>>) -> PyResult<Action> {
+        if state.game.spec() != self.game.spec() {
+            return Err(PyValueError::new_err(format!(
+                "this agent plays {}; the state is of {}",
+                self.game.spec(),
+                state.game.spec()
+            )));
+        }
+        let budget = match time {
+            Some(t) => Budget::time(duration_arg(t, "time")?),
+            None => Budget::UNLIMITED,
+        };
+        let position = state.inner.clone_box();
+        let agent = &self.inner;
+        py.detach(move || agent.lock().expect("agent lock").act(position.as_ref(), &budget)).map_err(value_error)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Agent('{}', '{}')", self.spec(), self.game.spec())
+    }
+}
+
+/// A `Game`, or a spec string naming one.
+fn game_arg(game: &Bound<'_, PyAny>) -> PyResult<Arc<dyn DynGame>> {
+    if let Ok(g) = game.cast::<Game>() {
+        Ok(g.get().inner.clone())
+    } else if let Ok(s) = game.extract::<String>() {
+        make_game(&s).map_err(value_error)
+    } else {
+        Err(PyTypeError::new_err("game: expected a meeple.Game or a game spec string like 'connect4'"))
+    }
+}
+
+/// Plays a match between `agents` (one spec per seat, or more for a round robin in two-player
+/// games) and returns its summary: the dict `meeple arena --json` writes.
+#[pyfunction]
+#[pyo3(signature = (game, agents, games = 100, seed = 0, threads = None, opening_plies = 0, move_time = None))]
+#[allow(clippy::too_many_arguments)]
+fn arena<'py>(
+    py: Python<'py>,
+    game: &Bound<'py, PyAny>,
+    agents: Vec<String>,
+    games: usize,
+    seed: u64,
+    threads: Option<usize>,
+    opening_plies: usize,
+    move_time: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let game = game_arg(game)?;
+    let mut config = MatchConfig::new(agents, games, seed);
+    config.threads = check_threads(threads).map_err(value_error)?;
+    config.opening_plies = opening_plies;
+    if let Some(t) = move_time {
+        config.budget = Budget::time(duration_arg(t, "move_time")?);
+    }
+    let text = py.detach(|| game.arena(&config)).map_err(value_error)?;
+    json_loads(py, &text)
+}
+
+/// Reads a records file (`meeple arena --records`): one dict per game, each checked against
+/// its checksum. `Game(record["game"]).replay(record)` gives its states.
+#[pyfunction]
+fn read_records<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyList>> {
+    let mut lines = Vec::new();
+    limits::read_lines(&path, limits::MAX_RECORD_LINE, "records file", |line| {
+        if line.text.trim().is_empty() {
+            return Ok(());
+        }
+        PlayedGame::from_line(line.text)
+            .map_err(|e| Error::Record(format!("records file '{}' line {}: {e}", path.display(), line.number)))?;
+        lines.push(line.text.to_string());
+        Ok(())
+    })
+    .map_err(value_error)?;
+    let out = PyList::empty(py);
+    for l in lines {
+        out.append(json_loads(py, &l)?)?;
+    }
+    Ok(out)
+}
+
+/// Many games of one kind stepped together in Rust: `obs, mask, player = reset()`, then
+/// `obs, mask, player, rewards, terminated, truncated = step(actions)`. Finished games restart
+/// at once (the rows returned with `terminated` or `truncated` already show the next game;
+/// `final_observation()` keeps the last view of the finished one).
+#[pyclass(module = "meeple._meeple", frozen)]
+struct VecEnv {
+    inner: Mutex<Box<dyn DynVecEnv>>,
+    game: Arc<dyn DynGame>,
+    num_envs: usize,
+}
+
+type StepArrays<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyArray1<i8>>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyArray1<bool>>,
+);
+
+impl VecEnv {
+    fn arrays<'py>(&self, py: Python<'py>, out: vecenv::Outputs) -> PyResult<StepArrays<'py>> {
+        let n = self.num_envs;
+        let mut shape = vec![n];
+        shape.extend(self.game.observation_shape());
+        let obs = PyArray1::from_vec(py, out.obs).reshape(shape)?.into_any();
+        let mask = PyArray1::from_vec(py, out.mask).reshape([n, self.game.num_actions()])?.into_any();
+        let rewards = PyArray1::from_vec(py, out.rewards).reshape([n, self.game.num_players()])?.into_any();
+        Ok((
+            obs,
+            mask,
+            PyArray1::from_vec(py, out.player),
+            rewards,
+            PyArray1::from_vec(py, out.terminated),
+            PyArray1::from_vec(py, out.truncated),
+        ))
+    }
+}
+
+#[pymethods]
+impl VecEnv {
+    #[new]
+    #[pyo3(signature = (game, num_envs, seed = 0, threads = 1, opponents = None, seat = None, max_turns = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        game: &Bound<'_, PyAny>,
+        num_envs: usize,
+        seed: u64,
+        threads: usize,
+        opponents: Option<&Bound<'_, PyAny>>,
+        seat: Option<&Bound<'_, PyAny>>,
+        max_turns: Option<u32>,
+    ) -> PyResult<Self> {
+        let game = game_arg(game)?;
+        let threads = limits::check_threads("threads", threads).map_err(value_error)?;
+        let opponents: Vec<String> = match opponents {
+            None => Vec::new(),
+            Some(o) if o.is_none() => Vec::new(),
+            Some(o) => {
+                if let Ok(s) = o.extract::<String>() {
+                    vec![s]
+                } else if let Ok(list) = o.extract::<Vec<String>>() {
+                    list
+                } else {
+                    return Err(PyTypeError::new_err("opponents: expected an agent spec string or a list of them"));
+                }
+            }
+        };
+        let seat = match seat {
+            None => {
+                if opponents.is_empty() {
+                    None
+                } else {
+                    Some(0)
+                }
+            }
+            Some(s) if s.extract::<String>().is_ok_and(|t| t == "random") => None,
+            Some(s) => match s.extract::<i64>() {
+                Ok(v) if v >= 0 && (v as u64) < game.num_players() as u64 => Some(v as usize),
+                Ok(v) => {
+                    return Err(PyValueError::new_err(format!(
+                        "seat {v}: {} has seats 0 to {}, or give 'random'",
+                        game.spec(),
+                        game.num_players() - 1
+                    )));
+                }
+                Err(_) => return Err(PyTypeError::new_err("seat: expected a seat number or 'random'")),
+            },
+        };
+        if seat.is_some() && opponents.is_empty() {
+            return Err(PyValueError::new_err("seat is for play against opponents: give opponents='SPEC' too"));
+        }
+        let config = VecEnvConfig { num_envs, seed, threads, opponents, seat, max_turns };
+        let g = game.clone();
+        let inner = py.detach(move || g.vec_env(config)).map_err(value_error)?;
+        Ok(VecEnv { inner: Mutex::new(inner), game, num_envs })
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.num_envs
+    }
+
+    #[getter]
+    fn game(&self) -> Game {
+        Game { inner: self.game.clone() }
+    }
+
+    /// Starts every game: `obs [n, *shape]` (float32, the mover's view), `mask [n, A]` (bool),
+    /// `player [n]` (int8, whose view and move).
+    fn reset<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let inner = &self.inner;
+        let out = py.detach(|| inner.lock().expect("env lock").reset()).map_err(value_error)?;
+        let (obs, mask, player, ..) = self.arrays(py, out)?;
+        PyTuple::new(py, [obs, mask, player.into_any()])
+    }
+
+    /// Plays one action per game (an integer array `[n]`): `obs, mask, player, rewards [n, P]
+    /// (float32, nonzero when a game ends: +1 win, -1 loss, 0 draw), terminated [n], truncated [n]`.
+    fn step<'py>(&self, py: Python<'py>, actions: &Bound<'py, PyAny>) -> PyResult<StepArrays<'py>> {
+        let np = py.import("numpy")?;
+        let arr = np.call_method1("asarray", (actions,))?;
+        let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+        if kind != "i" && kind != "u" {
+            return Err(PyTypeError::new_err(format!(
+                "actions: expected an integer array of shape ({},), got dtype {}",
+                self.num_envs,
+                arr.getattr("dtype")?.str()?
+            )));
+        }
+        let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+        if shape != [self.num_envs] {
+            return Err(PyValueError::new_err(format!(
+                "actions: expected shape ({},), one per environment, got {shape:?}",
+                self.num_envs
+            )));
+        }
+        let arr: PyReadonlyArray1<'py, i64> = arr.call_method1("astype", ("int64",))?.extract()?;
+        let actions = arr.as_slice()?.to_vec();
+        let inner = &self.inner;
+        let out = py.detach(move || inner.lock().expect("env lock").step(&actions)).map_err(value_error)?;
+        self.arrays(py, out)
+    }
+
+    /// The last observation of each game that ended, as seen by the seat that moved last
+    /// (`[n, *shape]`; rows of games that did not end in the last step hold older values).
+    fn final_observation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let v = self.inner.lock().expect("env lock").final_observation().to_vec();
+        let mut shape = vec![self.num_envs];
+        shape.extend(self.game.observation_shape());
+        Ok(PyArray1::from_vec(py, v).reshape(shape)?.into_any())
+    }
+
+    /// The seed each game's current episode started from (env i's k-th game: seed + i + k * n).
+    fn episode_seeds(&self) -> Vec<u64> {
+        self.inner.lock().expect("env lock").episode_seeds()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("VecEnv('{}', {})", self.game.spec(), self.num_envs)
+    }
+}
+
+#[pymodule]
+fn _meeple(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CHANCE", CHANCE)?;
+    m.add("TERMINAL", TERMINAL)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(games, m)?)?;
+    m.add_function(wrap_pyfunction!(game_infos, m)?)?;
+    m.add_function(wrap_pyfunction!(arena, m)?)?;
+    m.add_function(wrap_pyfunction!(read_records, m)?)?;
+    m.add_class::<Game>()?;
+    m.add_class::<State>()?;
+    m.add_class::<Rng>()?;
+    m.add_class::<Agent>()?;
+    m.add_class::<VecEnv>()?;
+    Ok(())
+}
