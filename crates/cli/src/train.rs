@@ -83,6 +83,11 @@ pub struct AzArgs {
     /// Simulations of the evaluated agent.
     #[arg(long, default_value_t = 64)]
     eval_sims: u32,
+    /// Uniformly random plies that open each evaluation game (the same for both seatings of a
+    /// seed): without them a deterministic pair, like the network against alpha-beta, plays
+    /// the same game for every seed.
+    #[arg(long, default_value_t = 2)]
+    eval_opening_plies: usize,
     /// Ladder opponents (repeat; default: random, mcts:iters=100, mcts:iters=1000, and
     /// alpha-beta with the game's evaluator where it has one).
     #[arg(long = "opponent", value_name = "SPEC")]
@@ -194,6 +199,7 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         opponents,
         eval_games: args.eval_games,
         eval_sims: args.eval_sims,
+        eval_opening_plies: args.eval_opening_plies,
         threads,
         seed: args.seed,
         last_eval: String::new(),
@@ -232,6 +238,7 @@ struct CliHooks<G: Game> {
     opponents: Vec<String>,
     eval_games: usize,
     eval_sims: u32,
+    eval_opening_plies: usize,
     threads: usize,
     seed: u64,
     last_eval: String,
@@ -255,10 +262,18 @@ impl<G: Game> CliHooks<G> {
             opponents: Vec<String>,
             elo: Vec<f64>,
             games: usize,
+            #[serde(default)]
+            opening_plies: usize,
         }
         let kept = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<Ladder>(&t).ok());
         let ratings = match kept {
-            Some(l) if l.opponents == self.opponents && l.elo.len() == l.opponents.len() => l.elo,
+            Some(l)
+                if l.opponents == self.opponents
+                    && l.elo.len() == l.opponents.len()
+                    && l.opening_plies == self.eval_opening_plies =>
+            {
+                l.elo
+            }
             _ if self.opponents.len() == 1 => vec![0.0],
             _ => {
                 self.bar.set_message(format!("rating the ladder once: {}", self.opponents.join(", ")));
@@ -269,13 +284,19 @@ impl<G: Game> CliHooks<G> {
                 );
                 config.anchor = Some(self.opponents[0].clone());
                 config.threads = Some(self.threads);
+                config.opening_plies = self.eval_opening_plies;
                 let (s, _) = run_match(&self.game, &config, |_| {}).map_err(|e| anyhow!("rating the ladder: {e}"))?;
                 let labels = meeple_arena::agent_labels(&self.opponents);
                 let elo: Vec<f64> = labels
                     .iter()
                     .map(|l| s.agents.iter().find(|a| &a.name == l || &a.spec == l).and_then(|a| a.elo).unwrap_or(0.0))
                     .collect();
-                let ladder = Ladder { opponents: self.opponents.clone(), elo: elo.clone(), games: self.eval_games };
+                let ladder = Ladder {
+                    opponents: self.opponents.clone(),
+                    elo: elo.clone(),
+                    games: self.eval_games,
+                    opening_plies: self.eval_opening_plies,
+                };
                 let text = serde_json::to_string_pretty(&ladder).expect("ladder serialises");
                 meeple_arena::files::write_atomic(&path, text.as_bytes())
                     .with_context(|| format!("cannot write '{}'", path.display()))?;
@@ -319,6 +340,7 @@ impl<G: Game> Hooks for CliHooks<G> {
         config.gauntlet = true;
         config.anchor = Some(self.opponents[0].clone());
         config.threads = Some(self.threads);
+        config.opening_plies = self.eval_opening_plies;
         self.bar.set_message(format!("generation {generation}: evaluating against {}", self.opponents.join(", ")));
         match run_match(&self.game, &config, |_| {}) {
             Ok((s, _)) => {

@@ -1,9 +1,13 @@
 """Random-action steps per second: meeple's PettingZoo env and VecEnv beside PettingZoo's own
 connect four (and, where it installs, cathedral-rl's Cathedral), measured in one run.
 
+    pip install "pettingzoo[classic]"      # PettingZoo's connect four needs pygame
     python crates/py/bench/envs.py [--seconds 5] [--threads 2] [--envs 1024]
 
-Every AEC loop is the same: ``last()``, then a uniformly random legal action from the mask (or
+cathedral-rl pins numpy 1.22, gymnasium 0.27 and PettingZoo 1.22: install it in a virtual
+environment of its own and run this script there with --only-cathedral-rl.
+
+Every AEC loop is the same (PettingZoo's ``agent_iter`` written out): ``last()``, then a uniformly random legal action from the mask (or
 ``None`` for a finished agent), then ``step``; a step is one call of ``step``. The vector env
 picks its random legal actions with numpy for all games at once; its figure counts one step per
 game per call. Each figure is the best of three runs of ``--seconds``.
@@ -25,8 +29,13 @@ def aec_steps_per_second(make, seconds):
     env.reset(seed=0)
     start = time.perf_counter()
     deadline = start + seconds
+    broken = 0
     while True:
-        for agent in env.agent_iter():
+        while env.agents:
+            if env.agent_selection not in env.terminations:
+                # cathedral-rl sometimes selects an agent it already removed: end that game.
+                broken += 1
+                break
             obs, reward, terminated, truncated, info = env.last()
             if terminated or truncated:
                 action = None
@@ -38,6 +47,8 @@ def aec_steps_per_second(make, seconds):
         if time.perf_counter() > deadline:
             break
         env.reset()
+    if broken:
+        print(f"({broken} games ended early: the env selected an agent it had removed)", file=sys.stderr)
     return steps / (time.perf_counter() - start)
 
 
@@ -91,6 +102,10 @@ def main():
         lambda: aec_steps_per_second(lambda: meeple.pettingzoo.env("cathedral:size=8"), args.seconds))
     figures[f"meeple.VecEnv cathedral:size=8 x{args.envs}"] = best(
         lambda: vec_steps_per_second("cathedral:size=8", args.envs, args.threads, args.seconds))
+    figures["meeple.pettingzoo cathedral 10x10 (AEC)"] = best(
+        lambda: aec_steps_per_second(lambda: meeple.pettingzoo.env("cathedral"), args.seconds))
+    figures[f"meeple.VecEnv cathedral 10x10 x{args.envs}"] = best(
+        lambda: vec_steps_per_second("cathedral", args.envs, args.threads, args.seconds))
     try:
         from cathedral_rl import cathedral_v0
 

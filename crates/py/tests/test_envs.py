@@ -30,12 +30,12 @@ VARIANTS = [
 
 @pytest.mark.parametrize("spec", VARIANTS)
 def test_pettingzoo_api_test(spec):
-    api_test(meeple.pettingzoo.env(spec), num_cycles=200)
+    api_test(meeple.pettingzoo.env(spec), num_cycles=1000)
 
 
 @pytest.mark.parametrize("spec", VARIANTS)
 def test_pettingzoo_seed_test(spec):
-    seed_test(lambda: meeple.pettingzoo.env(spec), num_cycles=100)
+    seed_test(lambda: meeple.pettingzoo.env(spec), num_cycles=500)
 
 
 def test_pettingzoo_rewards_truncation_and_render():
