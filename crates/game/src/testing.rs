@@ -28,6 +28,8 @@ pub enum Bug {
     NoLegalActions,
     /// The hash depends on where the state lives in memory.
     UnstableHash,
+    /// Observations count decided players without scaling them into 0..=1.
+    UnscaledObservation,
 }
 
 /// The dice game; see the module documentation.
@@ -173,7 +175,8 @@ impl State for DiceState {
     fn observation(&self, player: Player, out: &mut Vec<f32>) {
         out.clear();
         out.extend((1..=6).map(|d| f32::from(self.dice[player] == d)));
-        out.push(self.decided as f32);
+        let scale = if self.bug == Bug::UnscaledObservation { 1.0 } else { self.players as f32 };
+        out.push(self.decided as f32 / scale);
         if self.bug != Bug::ShortObservation {
             out.push(f32::from(self.rerolling));
         }

@@ -22,6 +22,7 @@ fn each_broken_contract_is_caught() {
         (Bug::ShortObservation, "has 7 values, shape says 8"),
         (Bug::NoLegalActions, "no legal actions in a non-terminal state"),
         (Bug::UnstableHash, "clone differs"),
+        (Bug::UnscaledObservation, "outside 0..=1"),
     ];
     for (bug, expected) in cases {
         let err = check(&Dice { players: 2, bug }, &Config::with_games(50)).expect_err(&format!("{bug:?} not caught"));
