@@ -24,7 +24,7 @@ pub struct VecEnvConfig {
 }
 
 /// The most games one vector environment holds.
-pub const MAX_ENVS: usize = 1 << 20;
+pub const MAX_ENVS: usize = 1 << 24;
 
 /// Buffers one step or reset writes, laid out `[env, ...]`.
 pub struct Outputs {
@@ -79,6 +79,23 @@ impl<G: Game> VecEnvImpl<G> {
             return Err(Error::Invalid(format!("num_envs {n}: give 1 to {MAX_ENVS}")));
         }
         let players = game.num_players();
+        // Each step returns fresh arrays and keeps the final observations: refuse a size whose
+        // games and buffers would not fit in a quarter of the memory.
+        let obs_len: usize = game.observation_shape().iter().product();
+        let per_env =
+            (2 * obs_len * 4 + game.num_actions() + players * 4 + 3 + std::mem::size_of::<Slot<G::State>>()) as u64;
+        let need = per_env.saturating_mul(n as u64);
+        let room = meeple_game::limits::memory() / 4;
+        if need > room {
+            return Err(Error::Invalid(format!(
+                "num_envs {n}: the step buffers of {} need {} ({} per game), more than a quarter of this machine's memory ({}); give at most {}",
+                game.spec(),
+                meeple_game::limits::format_bytes(need),
+                meeple_game::limits::format_bytes(per_env),
+                meeple_game::limits::format_bytes(room),
+                room / per_env.max(1)
+            )));
+        }
         if let Some(s) = config.seat
             && s >= players
         {
@@ -132,7 +149,6 @@ impl<G: Game> VecEnvImpl<G> {
                 episode_seed: 0,
             });
         }
-        let obs_len = game.observation_shape().iter().product();
         Ok(VecEnvImpl { final_obs: vec![0.0; n * obs_len], game, config, slots, pool, obs_len, started: false })
     }
 

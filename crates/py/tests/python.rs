@@ -43,10 +43,13 @@ fn python_test_suite() {
     let deps = std::env::current_exe().expect("test path").parent().expect("deps directory").to_path_buf();
     let profile_dir = deps.parent().expect("profile directory").to_path_buf();
     let target = profile_dir.parent().expect("target directory").to_path_buf();
+    // The newest: a build of another profile or an older one may have left a copy beside it.
     let library = ["lib_meeple.so", "lib_meeple.dylib", "_meeple.dll"]
         .iter()
         .flat_map(|name| [deps.join(name), profile_dir.join(name)])
-        .find(|p| p.exists())
+        .filter_map(|p| Some((std::fs::metadata(&p).and_then(|m| m.modified()).ok()?, p)))
+        .max()
+        .map(|(_, p)| p)
         .unwrap_or_else(|| panic!("the compiled module (lib_meeple.so) is not in {}", deps.display()));
 
     let stage = target.join("py-stage");

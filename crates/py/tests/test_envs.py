@@ -249,3 +249,8 @@ def test_vecenv_bad_input():
     ]:
         with pytest.raises(error, match=pattern):
             meeple.VecEnv("connect4", **kwargs)
+    # 2**24 Cathedral games would need about 420 GB of step buffers: refused before allocating.
+    with pytest.raises(ValueError, match="quarter of this machine's memory"):
+        meeple.VecEnv("cathedral", 2**24)
+    with pytest.raises(ValueError, match="num_envs"):
+        meeple.VecEnv("connect4", 2**24 + 1)
