@@ -82,8 +82,7 @@ impl<G: Game> VecEnvImpl<G> {
         // Each step returns fresh arrays and keeps the final observations: refuse a size whose
         // games and buffers would not fit in a quarter of the memory.
         let obs_len: usize = game.observation_shape().iter().product();
-        let per_env =
-            (2 * obs_len * 4 + game.num_actions() + players * 4 + 3 + std::mem::size_of::<Slot<G::State>>()) as u64;
+        let per_env = (2 * obs_len * 4 + game.num_actions() + players * 4 + 3 + size_of::<Slot<G::State>>()) as u64;
         let need = per_env.saturating_mul(n as u64);
         let room = meeple_game::limits::memory() / 4;
         if need > room {
