@@ -258,7 +258,7 @@ impl<S: State> Slot<S> {
         self.state.observation(mover, &mut self.view);
         row.obs.copy_from_slice(&self.view);
         self.state.legal_actions(&mut self.legal);
-        row.mask.fill(false);
+        // The row comes zeroed from `outputs`.
         for &a in &self.legal {
             row.mask[a as usize] = true;
         }
@@ -270,7 +270,7 @@ impl<G: Game> DynVecEnv for VecEnvImpl<G> {
     fn reset(&mut self) -> Result<Outputs, Error> {
         let mut out = self.outputs();
         let initial = self.game.initial_state();
-        let (base, envs, seat) = (self.config.seed, self.slots.len(), self.seat());
+        let (base, envs, seat) = (self.config.seed, self.slots.len(), self.config.seat);
         self.each(&mut out, false, |slot, mut row, i| {
             slot.episode = 0;
             slot.start(base, i, envs, seat, &initial)?;
@@ -310,7 +310,7 @@ impl<G: Game> DynVecEnv for VecEnvImpl<G> {
         }
         let mut out = self.outputs();
         let initial = self.game.initial_state();
-        let (base, envs, seat, max_turns) = (self.config.seed, n, self.seat(), self.config.max_turns);
+        let (base, envs, seat, max_turns) = (self.config.seed, n, self.config.seat, self.config.max_turns);
         self.each(&mut out, true, |slot, mut row, i| {
             let mover = slot.state.current_player().unwrap_or(0);
             slot.state.apply_unchecked(actions[i] as Action);
@@ -344,11 +344,5 @@ impl<G: Game> DynVecEnv for VecEnvImpl<G> {
 
     fn episode_seeds(&self) -> Vec<u64> {
         self.slots.iter().map(|s| s.episode_seed).collect()
-    }
-}
-
-impl<G: Game> VecEnvImpl<G> {
-    fn seat(&self) -> Option<Player> {
-        self.config.seat
     }
 }
