@@ -302,7 +302,7 @@ fn check_state<G: Game>(game: &G, state: &G::State, deep: bool, seed: u64, confi
             return Err(format!("refused action {a} changed the state"));
         }
     }
-    Ok(())
+    check_view(game, state, &legal, seed)
 }
 
 fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<(), String> {
@@ -337,6 +337,55 @@ fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<
         }
         if state.observation_string(p).is_empty() {
             return Err(format!("observation_string({p}) is empty"));
+        }
+    }
+    Ok(())
+}
+
+/// The page's hooks: every legal action has a click path of `kind:name` targets, no path is
+/// another's (or a prefix of another's, which a page could never finish), and each viewer's view
+/// is the same in every world that viewer cannot tell apart, so it leaks nothing hidden.
+fn check_view<G: Game>(game: &G, state: &G::State, legal: &[Action], seed: u64) -> Result<(), String> {
+    let mut paths: Vec<(Vec<String>, Action)> = Vec::with_capacity(legal.len());
+    for &a in legal {
+        let path = state.action_path(a);
+        if path.is_empty() {
+            return Err(format!("action {a} has an empty click path"));
+        }
+        if let Some(t) = path.iter().find(|t| !t.split_once(':').is_some_and(|(k, n)| !k.is_empty() && !n.is_empty())) {
+            return Err(format!("click path of action {a} holds '{t}', not kind:name"));
+        }
+        paths.push((path, a));
+    }
+    paths.sort();
+    for w in paths.windows(2) {
+        if w[1].0.starts_with(&w[0].0) {
+            return Err(format!(
+                "click path {:?} of action {} is (a prefix of) the path of action {}",
+                w[0].0, w[0].1, w[1].1
+            ));
+        }
+    }
+    let mut rng = rng_from_seed(seed ^ 0x71e3);
+    let spectator = state.view(None);
+    if !spectator.is_object() {
+        return Err("view(None) is not a JSON object".into());
+    }
+    for p in 0..game.num_players() as Player {
+        let own = state.view(Some(p));
+        if !own.is_object() {
+            return Err(format!("view({p}) is not a JSON object"));
+        }
+        let world = state.determinize(p, &mut rng);
+        if world.view(Some(p)) != own {
+            return Err(format!(
+                "view({p}) differs in a world player {p} cannot tell apart: it shows hidden information"
+            ));
+        }
+        if world.view(None) != spectator {
+            return Err(format!(
+                "the spectator's view differs in a world determinized for {p}: it shows hidden information"
+            ));
         }
     }
     Ok(())

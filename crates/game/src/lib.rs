@@ -250,6 +250,27 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
         None
     }
 
+    /// What a page needs to draw the position for `viewer` (`None`: a spectator), as plain JSON
+    /// data: the board, hands, counters. Whatever `viewer` may not see (another player's hand or
+    /// private card) is absent, not hidden by the page. The default is the text board, which
+    /// suits perfect-information games only.
+    fn view(&self, viewer: Option<Player>) -> serde_json::Value {
+        let text = match viewer {
+            Some(p) => self.observation_string(p),
+            None => self.to_string(),
+        };
+        serde_json::json!({ "text": text })
+    }
+
+    /// The clicks that enter the legal `action` on a page, as targets `kind:name`: a board
+    /// target the view draws (`c:b2` a cell, `w:a1` a worker, `d:R5` a die, `v:12` a corner) or a
+    /// button (`btn:pass`). A page highlights the first targets of all legal paths, narrows them
+    /// with each click and submits once one action is left, so no path may be a prefix of
+    /// another's. The default is one button with the action's notation.
+    fn action_path(&self, action: Action) -> Vec<String> {
+        vec![format!("btn:{}", self.action_to_string(action))]
+    }
+
     /// Samples a full state consistent with what `player` knows (for determinized search).
     /// The identity for perfect-information games.
     fn determinize(&self, player: Player, rng: &mut Rng) -> Self {

@@ -30,6 +30,8 @@ pub enum Bug {
     UnstableHash,
     /// Observations count decided players without scaling them into 0..=1.
     UnscaledObservation,
+    /// The page's view shows every die to every viewer.
+    LeakyView,
 }
 
 /// The dice game; see the module documentation.
@@ -183,6 +185,12 @@ impl State for DiceState {
     }
     fn observation_string(&self, player: Player) -> String {
         format!("your die {}, {} decided", self.dice[player], self.decided)
+    }
+    fn view(&self, viewer: Option<Player>) -> serde_json::Value {
+        let dice: Vec<Option<u8>> = (0..self.players as usize)
+            .map(|p| (viewer == Some(p) || self.bug == Bug::LeakyView).then_some(self.dice[p]))
+            .collect();
+        serde_json::json!({ "dice": dice, "decided": self.decided })
     }
     fn determinize(&self, player: Player, rng: &mut Rng) -> Self {
         let mut s = self.clone();

@@ -23,6 +23,7 @@ fn each_broken_contract_is_caught() {
         (Bug::NoLegalActions, "no legal actions in a non-terminal state"),
         (Bug::UnstableHash, "clone differs"),
         (Bug::UnscaledObservation, "outside 0..=1"),
+        (Bug::LeakyView, "shows hidden information"),
     ];
     for (bug, expected) in cases {
         let err = check(&Dice { players: 2, bug }, &Config::with_games(50)).expect_err(&format!("{bug:?} not caught"));

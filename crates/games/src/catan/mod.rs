@@ -830,6 +830,80 @@ fn push_bits128(out: &mut Vec<Action>, mut m: u128, base: u32) {
 }
 
 impl State for CatanState {
+    fn view(&self, viewer: Option<Player>) -> serde_json::Value {
+        use serde_json::json;
+        let n = self.n as usize;
+        let bits64 = |m: u64| (0..64u32).filter(move |i| m >> i & 1 == 1);
+        let hexes: Vec<serde_json::Value> = (0..HEXES)
+            .map(|h| {
+                let (q, r) = board::HEX_COORDS[h];
+                json!({ "q": q, "r": r, "terrain": TERRAIN_NAMES.get(self.terrain[h] as usize), "number": self.number[h] })
+            })
+            .collect();
+        let kinds = ["brick", "lumber", "wool", "grain", "ore", "3:1"];
+        let harbours: Vec<serde_json::Value> = (0..HARBOURS)
+            .map(|i| json!({ "kind": kinds.get(self.harbour[i] as usize), "vertices": TOPOLOGY.harbour_vertices[i] }))
+            .collect();
+        let mut vertices: Vec<Option<serde_json::Value>> = vec![None; VERTICES];
+        let mut edges: Vec<Option<usize>> = vec![None; EDGES];
+        for p in 0..n {
+            let seat = &self.seats[p];
+            for v in bits64(seat.settlements) {
+                vertices[v as usize] = Some(json!({ "owner": p, "city": false }));
+            }
+            for v in bits64(seat.cities) {
+                vertices[v as usize] = Some(json!({ "owner": p, "city": true }));
+            }
+            for (e, slot) in edges.iter_mut().enumerate() {
+                if seat.roads >> e & 1 == 1 {
+                    *slot = Some(p);
+                }
+            }
+        }
+        let players: Vec<serde_json::Value> = (0..n)
+            .map(|p| {
+                let seat = &self.seats[p];
+                let own = viewer == Some(p);
+                // A spectator is nobody's witness: it misses every unseen steal.
+                let (hand, unseen) = self.visible_hand(viewer.unwrap_or(usize::MAX), p);
+                let dev = own.then(|| {
+                    (0..DEV_KINDS)
+                        .filter(|&k| seat.dev[k] > 0)
+                        .map(|k| json!({ "kind": DEV_NAMES[k], "count": seat.dev[k], "new": seat.fresh[k] }))
+                        .collect::<Vec<_>>()
+                });
+                json!({
+                    "points": if own { self.points(p) } else { self.public_points(p) },
+                    "cards": seat.cards(), "hand": hand, "unseen": unseen, "dev_cards": seat.dev_cards(), "dev": dev,
+                    "knights": seat.knights, "road_length": seat.longest, "discard": self.discards[p],
+                })
+            })
+            .collect();
+        let phase = format!("{:?}", self.phase).to_lowercase();
+        let geometry = json!({
+            "vertex_xy": TOPOLOGY.vertex_xy.to_vec(), "edge_vertices": TOPOLOGY.edge_vertices.to_vec(),
+        });
+        json!({
+            "hexes": hexes, "harbours": harbours, "robber": self.robber, "vertices": vertices, "edges": edges,
+            "players": players, "current": self.current, "phase": phase, "last_roll": self.last_roll,
+            "bank": self.bank, "dev_deck": self.deck.iter().sum::<u8>(), "army": self.army, "road": self.road,
+            "turns": self.turns, "win_points": self.win_points, "resources": RESOURCE_NAMES, "geometry": geometry,
+        })
+    }
+
+    fn action_path(&self, action: Action) -> Vec<String> {
+        let text = self.action_to_string(action);
+        match action {
+            a if a < ROAD => vec![format!("v:{}", (if a < CITY { a - SETTLE } else { a - CITY }))],
+            a if a < ROLL => vec![format!("e:{}", a - ROAD)],
+            a if (ROBBER..STEAL).contains(&a) => vec![format!("h:{}", a - ROBBER)],
+            a if (STEAL..DISCARD).contains(&a) => vec![format!("s:{}", a - STEAL)],
+            a if (TRADE..NUM_ACTIONS).contains(&a) => vec!["btn:trade".into(), format!("btn:{text}")],
+            a if (PLAY_MONOPOLY..TAKE).contains(&a) => vec!["btn:monopoly".into(), format!("btn:{text}")],
+            _ => vec![format!("btn:{text}")],
+        }
+    }
+
     fn turn(&self) -> Turn {
         match self.phase {
             Phase::Over => Turn::Terminal,

@@ -416,7 +416,105 @@ fn column_masks(size: u8) -> (u128, u128) {
     (!first, !last)
 }
 
+impl CathedralState {
+    /// The distinct orientations of a building of `player`'s set (or the cathedral), each as
+    /// (row, column) squares from its top-left corner, for drawing the pieces in hand.
+    fn shapes(&self, building: Option<usize>, player: usize) -> Vec<Vec<(u32, u32)>> {
+        let t = self.table();
+        let n = self.size as u32;
+        let (lo, hi) = match building {
+            Some(b) => t.ranges[b][player],
+            None => t.cathedral,
+        };
+        let mut out: Vec<Vec<(u32, u32)>> = Vec::new();
+        for p in &t.placements[lo as usize..hi as usize] {
+            if p.orientation as usize != out.len() {
+                continue;
+            }
+            let (r0, c0) = (p.anchor.0 as u32, p.anchor.1 as u32);
+            let mut cells = Vec::new();
+            let mut m = p.mask;
+            while m != 0 {
+                let i = m.trailing_zeros();
+                m &= m - 1;
+                cells.push((i / n - r0, i % n - c0));
+            }
+            out.push(cells);
+        }
+        out
+    }
+}
+
 impl State for CathedralState {
+    fn view(&self, _viewer: Option<Player>) -> serde_json::Value {
+        let n = self.size as usize;
+        let cells = n * n;
+        // Squares by owner (2: the cathedral) and by building, so a page can outline each one.
+        let mut owner: Vec<Option<u8>> = vec![None; cells];
+        let mut piece: Vec<Option<u32>> = vec![None; cells];
+        let mut kind: Vec<Option<&str>> = vec![None; cells];
+        let mut mark = |mask: u128, who: u8, id: u32, name: &'static str| {
+            for (i, ((o, p), k)) in owner.iter_mut().zip(piece.iter_mut()).zip(kind.iter_mut()).enumerate() {
+                if mask >> i & 1 == 1 {
+                    (*o, *p, *k) = (Some(who), Some(id), Some(name));
+                }
+            }
+        };
+        let mut id = 0;
+        if self.cathedral != 0 {
+            mark(self.cathedral, 2, id, "cathedral");
+            id += 1;
+        }
+        for p in 0..2 {
+            for k in 0..self.placed_count[p] as usize {
+                mark(self.placed_masks[p][k], p as u8, id, BUILDINGS[self.placed_kinds[p][k] as usize].name());
+                id += 1;
+            }
+        }
+        let territory: Vec<Option<u8>> =
+            (0..cells).map(|i| (0..2u8).find(|&p| self.territory[p as usize] >> i & 1 == 1)).collect();
+        let hands: Vec<serde_json::Value> = (0..2)
+            .map(|p| {
+                let pieces: Vec<serde_json::Value> = BUILDINGS
+                    .iter()
+                    .map(|&b| {
+                        serde_json::json!({
+                            "name": b.name(), "count": self.hand[p][b as usize], "squares": b.squares(),
+                            "shapes": self.shapes(Some(b as usize), p),
+                        })
+                    })
+                    .collect();
+                serde_json::json!({ "pieces": pieces, "squares": self.squares_in_hand(p), "first_done": self.first_done[p] })
+            })
+            .collect();
+        let to_place_cathedral = self.turn() != Turn::Terminal && self.turn() != Turn::Chance && self.cathedral_due();
+        serde_json::json!({
+            "size": n, "owner": owner, "piece": piece, "kind": kind,
+            "territory": territory, "hands": hands, "cathedral_due": to_place_cathedral,
+            "cathedral_shapes": self.shapes(None, 0),
+        })
+    }
+
+    fn action_path(&self, action: Action) -> Vec<String> {
+        let t = self.table();
+        let Some(p) = t.placements.get(action as usize) else {
+            return vec![format!("btn:{}", self.action_to_string(action))];
+        };
+        let (name, orientations) = match p.building {
+            Some(b) => (b.name(), t.orientation_counts[b as usize][self.to_move.min(1) as usize]),
+            None => ("cathedral", t.cathedral_orientations),
+        };
+        let first = p.mask.trailing_zeros() as usize;
+        let n = self.size as usize;
+        let cell = format!("c:{}{}", (b'a' + (first % n) as u8) as char, first / n + 1);
+        let mut path = vec![format!("p:{name}")];
+        if orientations > 1 {
+            path.push(format!("r:{}", p.orientation));
+        }
+        path.push(cell);
+        path
+    }
+
     fn turn(&self) -> Turn {
         if self.over {
             Turn::Terminal

@@ -238,6 +238,41 @@ impl State for Connect4State {
         }
     }
 
+    fn view(&self, _viewer: Option<Player>) -> serde_json::Value {
+        let (rows, cols) = (self.rows as usize, self.cols as usize);
+        let owner = |r: usize, c: usize| -> Option<usize> {
+            let bit = 1u64 << (c as u32 * self.height() + r as u32);
+            (self.mask & bit != 0).then(|| usize::from(self.discs(1) & bit != 0))
+        };
+        // Rows from the top, as the board is drawn.
+        let cells: Vec<Vec<Option<usize>>> =
+            (0..rows).rev().map(|r| (0..cols).map(|c| owner(r, c)).collect()).collect();
+        let mut win_line = Vec::new();
+        if let Some(w) = self.winner {
+            'search: for r in 0..rows as i32 {
+                for c in 0..cols as i32 {
+                    for (dr, dc) in [(0, 1), (1, 0), (1, 1), (1, -1)] {
+                        let line: Vec<(i32, i32)> = (0..4).map(|k| (r + k * dr, c + k * dc)).collect();
+                        let all = line.iter().all(|&(y, x)| {
+                            (0..rows as i32).contains(&y)
+                                && (0..cols as i32).contains(&x)
+                                && owner(y as usize, x as usize) == Some(w as usize)
+                        });
+                        if all {
+                            win_line = line.iter().map(|&(y, x)| [rows as i32 - 1 - y, x]).collect();
+                            break 'search;
+                        }
+                    }
+                }
+            }
+        }
+        serde_json::json!({ "rows": rows, "cols": cols, "cells": cells, "win_line": win_line })
+    }
+
+    fn action_path(&self, action: Action) -> Vec<String> {
+        vec![format!("c:{action}")]
+    }
+
     fn symmetries(&self) -> usize {
         2
     }

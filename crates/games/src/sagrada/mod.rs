@@ -1196,6 +1196,93 @@ pub const PLAYER_FEATURES: usize = CELLS * 11 * 2 + 1 + COLOURS;
 pub const GLOBAL_FEATURES: usize = 30 + 30 + 5 + 12 + 12 + 10 + 10 + 8 + 2 + 8 + 30 + 9 + 24;
 
 impl State for SagradaState {
+    fn view(&self, viewer: Option<Player>) -> serde_json::Value {
+        use serde_json::json;
+        let n = self.players();
+        let sees =
+            |q: Player| viewer.is_some_and(|v| self.sees_private(v, q)) || (viewer.is_none() && self.deterministic);
+        let dice = |counts: &[u8; DIE_KINDS]| -> Vec<String> {
+            (0..DIE_KINDS as u8)
+                .flat_map(|d| std::iter::repeat_n(cards::die_name(d), counts[d as usize] as usize))
+                .collect()
+        };
+        let players: Vec<serde_json::Value> = (0..n)
+            .map(|p| {
+                let w = self.window(p);
+                let r = w.restrictions();
+                let restrictions: Vec<Option<String>> = (0..CELLS)
+                    .map(|c| match r.of(c) {
+                        Some(Ok(colour)) => Some(cards::COLOUR_LETTERS[colour].to_string()),
+                        Some(Err(v)) => Some(v.to_string()),
+                        None => None,
+                    })
+                    .collect();
+                let placed: Vec<Option<String>> = (0..CELLS).map(|c| w.die_at(c).map(cards::die_name)).collect();
+                let pattern = (w.pattern != NO_PATTERN).then(|| PATTERNS[w.pattern as usize].name);
+                let offers: Option<Vec<serde_json::Value>> = (w.pattern == NO_PATTERN
+                    && (sees(p) || viewer.is_some_and(|v| self.sees_offers(v, p))))
+                .then(|| {
+                    self.offers[p]
+                        .iter()
+                        .filter(|&&o| o != NONE)
+                        .map(|&o| {
+                            let pat = &PATTERNS[o as usize];
+                            json!({ "name": pat.name, "tokens": pat.tokens, "rows": pat.rows })
+                        })
+                        .collect()
+                });
+                let private = if sees(p) { self.private_colour(p).map(|c| cards::COLOUR_NAMES[c]) } else { None };
+                let score = (sees(p) || self.deterministic).then(|| self.score(p));
+                json!({
+                    "pattern": pattern, "restrictions": restrictions, "dice": placed, "tokens": self.tokens(p),
+                    "private": private, "private_hidden": !sees(p) && self.private_colour(p).is_some(),
+                    "score": score, "offers": offers,
+                })
+            })
+            .collect();
+        let tools: Vec<serde_json::Value> = self
+            .tools()
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| {
+                let t = t as usize;
+                json!({ "key": cards::TOOL_KEYS[t], "name": cards::TOOL_NAMES[t], "text": cards::TOOL_TEXTS[t], "cost": self.tool_cost(k) })
+            })
+            .collect();
+        let objectives: Vec<serde_json::Value> = self
+            .objectives()
+            .iter()
+            .map(|&o| json!({ "name": cards::OBJECTIVE_NAMES[o as usize], "text": cards::OBJECTIVE_TEXTS[o as usize] }))
+            .collect();
+        let stage = match self.stage {
+            Stage::Over => "over",
+            Stage::Play | Stage::Draw => "play",
+            Stage::Choose => "choose",
+            _ => "setup",
+        };
+        json!({
+            "stage": stage, "round": self.round() + 1, "pool": dice(self.pool()), "track": dice(self.track()),
+            "held": (self.held != NONE).then(|| cards::die_name(self.held)), "bag": self.bag,
+            "tools": tools, "objectives": objectives, "players": players,
+            "drafted": self.has_drafted(), "tool_used": self.has_used_tool(),
+        })
+    }
+
+    fn action_path(&self, action: Action) -> Vec<String> {
+        let text = self.action_to_string(action);
+        match decode(action) {
+            Some(Move::Place { die, cell }) => {
+                vec![format!("d:{}", cards::die_name(die)), format!("c:{}", notation::cell_name(cell as usize))]
+            }
+            Some(Move::Pass) => vec!["btn:pass".into()],
+            _ => match text.split_once(':') {
+                Some((tool, _)) if cards::TOOL_KEYS.contains(&tool) => vec![format!("t:{tool}"), format!("btn:{text}")],
+                _ if cards::TOOL_KEYS.contains(&text.as_str()) => vec![format!("t:{text}")],
+                _ => vec![format!("btn:{text}")],
+            },
+        }
+    }
+
     fn turn(&self) -> Turn {
         match self.stage {
             Stage::Over => Turn::Terminal,

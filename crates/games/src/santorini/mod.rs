@@ -398,6 +398,37 @@ impl SantoriniState {
 }
 
 impl State for SantoriniState {
+    fn view(&self, _viewer: Option<Player>) -> serde_json::Value {
+        let height: Vec<u32> = (0..CELLS).map(|c| self.level.iter().map(|l| l >> c & 1).sum()).collect();
+        let dome: Vec<bool> = (0..CELLS).map(|c| self.dome >> c & 1 == 1).collect();
+        let workers: Vec<Vec<Option<u8>>> =
+            self.workers.iter().map(|w| w.iter().map(|&c| (c != UNPLACED).then_some(c)).collect()).collect();
+        let supply = self.official.then(|| {
+            (0..4)
+                .map(|h| SUPPLY[h] - if h == 3 { self.dome.count_ones() } else { self.level[h].count_ones() })
+                .collect::<Vec<u32>>()
+        });
+        let phase = if self.placed < 4 { "place" } else { "move" };
+        serde_json::json!({
+            "size": 5, "height": height, "dome": dome, "workers": workers,
+            "phase": phase, "supply": supply, "winner": (self.winner != NO_WINNER).then_some(self.winner),
+        })
+    }
+
+    fn action_path(&self, action: Action) -> Vec<String> {
+        let name = |c: usize| notation::cell_name(c);
+        match self.decode(action) {
+            Decoded::Place(c) => vec![format!("c:{}", name(c))],
+            Decoded::Turn { from, to, build, .. } => {
+                let mut path = vec![format!("w:{}", name(from)), format!("m:{}", name(to))];
+                if let Some(b) = build {
+                    path.push(format!("b:{}", name(b)));
+                }
+                path
+            }
+        }
+    }
+
     const CHEAP_IS_LEGAL: bool = true;
 
     fn turn(&self) -> Turn {

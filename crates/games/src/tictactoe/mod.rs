@@ -172,6 +172,19 @@ impl State for TicTacToeState {
         Values::two_player_scores(self.winner.map(usize::from))
     }
 
+    fn view(&self, _viewer: Option<Player>) -> serde_json::Value {
+        let cells: Vec<Option<usize>> = (0..9).map(|i| (0..2).find(|&p| self.marks[p] >> i & 1 == 1)).collect();
+        let win_line = self
+            .winner
+            .and_then(|p| LINES.iter().find(|&&l| self.marks[p as usize] & l == l))
+            .map(|&l| (0..9).filter(|i| l >> i & 1 == 1).collect::<Vec<u32>>());
+        serde_json::json!({ "cells": cells, "win_line": win_line })
+    }
+
+    fn action_path(&self, action: Action) -> Vec<String> {
+        vec![format!("c:{action}")]
+    }
+
     fn observation(&self, player: Player, out: &mut Vec<f32>) {
         out.clear();
         let mine = self.marks[player];
