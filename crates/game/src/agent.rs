@@ -87,6 +87,23 @@ pub trait Agent<S: State>: Send {
     fn memory_bytes(&self) -> u64 {
         0
     }
+
+    /// The moves the last [`Agent::act`] weighed, best first, with what its search saw of each
+    /// (for people: an analysis panel, a verbose log). Empty for agents that keep no statistics.
+    fn analysis(&self) -> Vec<MoveStat> {
+        Vec::new()
+    }
+}
+
+/// One move an agent weighed, as [`Agent::analysis`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MoveStat {
+    pub action: Action,
+    /// Search visits (MCTS, AlphaZero).
+    pub visits: Option<u64>,
+    /// The mover's expected result after the move, in 0..=1 (win 1, loss 0), where the search
+    /// estimates one.
+    pub value: Option<f64>,
 }
 
 /// An agent behind a pointer, as registries build them from specs.

@@ -157,6 +157,8 @@ pub struct AzAgent<S: State> {
     eval_seconds: Option<f64>,
     obs: Vec<f32>,
     legal: Vec<Action>,
+    /// Root visits of the last search, most first.
+    last: Vec<(Action, u64)>,
     _state: std::marker::PhantomData<S>,
 }
 
@@ -189,6 +191,7 @@ impl<S: State> AzAgent<S> {
             eval_seconds: None,
             obs: Vec::new(),
             legal: Vec::new(),
+            last: Vec::new(),
             _state: std::marker::PhantomData,
         })
     }
@@ -203,6 +206,10 @@ impl<S: State> AzAgent<S> {
 impl<S: State> Agent<S> for AzAgent<S> {
     fn spec(&self) -> String {
         self.spec.clone()
+    }
+
+    fn analysis(&self) -> Vec<meeple_game::MoveStat> {
+        self.last.iter().map(|&(action, n)| meeple_game::MoveStat { action, visits: Some(n), value: None }).collect()
     }
 
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
@@ -252,6 +259,8 @@ impl<S: State> Agent<S> for AzAgent<S> {
         }
         let result = search.result();
         let action = if self.legal.contains(&result.action) { result.action } else { self.legal[0] };
+        self.last = result.visits.iter().map(|&(a, n)| (a, n as u64)).collect();
+        self.last.sort_by_key(|&(a, n)| (std::cmp::Reverse(n), a));
         if self.verbose {
             let mut top = result.visits.clone();
             top.sort_by_key(|v| std::cmp::Reverse(v.1));

@@ -935,6 +935,14 @@ impl<S: State> Agent<S> for Mcts<S> {
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
         self.choose(state, budget)
     }
+
+    fn analysis(&self) -> Vec<meeple_game::MoveStat> {
+        self.report
+            .root
+            .iter()
+            .map(|r| meeple_game::MoveStat { action: r.action, visits: Some(r.visits), value: Some(r.mean) })
+            .collect()
+    }
 }
 
 #[cfg(test)]
