@@ -8,6 +8,7 @@ mod listing;
 mod play;
 mod plot;
 mod replay;
+mod serve;
 mod train;
 mod tune;
 
@@ -68,6 +69,8 @@ enum Command {
     /// Train an agent: `meeple train az GAME --minutes M` (AlphaZero self-play and training).
     #[command(subcommand)]
     Train(train::TrainCommand),
+    /// Serve the web page: play, watch, analyse and replay every game in the browser.
+    Serve(serve::ServeArgs),
     /// Tune an evaluator's weights by playing matches (random search or SPSA) and write the best
     /// weights to a file an agent spec can load, e.g. `eval=(thesis:weights=weights.txt)`.
     Tune(tune::TuneArgs),
@@ -139,6 +142,7 @@ fn run(command: Command) -> Result<()> {
         Command::Replay(args) => replay::run(&args),
         Command::Plot(args) => plot::run(&args),
         Command::Tune(args) => tune::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Train(command) => train::run(&command),
     }
 }

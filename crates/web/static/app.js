@@ -1,0 +1,643 @@
+// meeple's page: plain JavaScript, no build step. The server owns the rules; this page draws the
+// views it sends and turns clicks into moves by narrowing the legal moves' click paths.
+'use strict';
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+const PLAYER_COLOURS = ['#d1495b', '#2e86ab', '#edae49', '#3b9d5d', '#8e6c8a', '#555'];
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  const text = await res.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (_) { data = { error: text }; }
+  if (!res.ok) {
+    const err = new Error((data && data.error) || `${res.status} ${res.statusText}`);
+    err.status = res.status;
+    err.data = data;
+    throw err;
+  }
+  return data;
+}
+
+// ---------------------------------------------------------------- home: new game, matches, replays
+
+async function showHome() {
+  $('#where').textContent = 'new game';
+  const app = $('#app');
+  const [catalog, matches, records] = await Promise.all([api('GET', '/api/catalog'), api('GET', '/api/matches'), api('GET', '/api/records')]);
+  const gameOptions = catalog.games.map((g) => `<option value="${esc(g.name)}">${esc(g.name)}</option>`).join('');
+  app.innerHTML = `
+    <div class="panel">
+      <h2>New game</h2>
+      <form id="new-game" class="form" autocomplete="off">
+        <label for="game">Game</label>
+        <div><select id="game" name="game">${gameOptions}</select> <span id="about" class="hint"></span></div>
+        <label>Options</label><div id="params"></div>
+        <label>Seats</label><div id="seats"></div>
+        <label for="seed">Seed</label><div><input id="seed" type="number" min="0" step="1" value="${Math.floor(Math.random() * 1e6)}"> <span class="hint">the same seed deals the same dice and cards</span></div>
+        <label for="move-time">Time per move</label><div><input id="move-time" type="number" min="10" max="60000" value="1000"> ms <span class="hint">for agents</span></div>
+        <label for="delay">Pause when watching</label><div><input id="delay" type="number" min="0" max="10000" value="500"> ms</div>
+        <span></span><div><button class="primary" type="submit" id="start">Start</button> <span id="form-error" class="error"></span></div>
+      </form>
+    </div>
+    <div class="panel">
+      <h2>Matches on this server</h2>
+      ${matches.matches.length ? `<table class="list"><tr><th>match</th><th>game</th><th>seats</th><th>ply</th><th>status</th></tr>${matches.matches.map((m) => `<tr><td><a href="/m/${esc(m.id)}">${esc(m.id)}</a></td><td>${esc(m.game)}</td><td>${m.seats.map(esc).join(' · ')}</td><td>${m.ply}</td><td>${esc(m.status)}</td></tr>`).join('')}</table>` : '<p class="hint">none yet</p>'}
+    </div>
+    <div class="panel">
+      <h2>Replay a record</h2>
+      <p class="hint">A records file of <code>meeple arena --records FILE</code> (JSON lines), or a record downloaded from a game here.</p>
+      <div class="controls"><input type="file" id="records-file" accept=".jsonl,.json,.txt"> game <input type="number" id="records-index" min="1" value="1" style="width:5em"> <button type="button" id="replay">Open</button></div>
+      ${records.files.length ? `<p>Served files: ${records.files.map((f) => `<button type="button" class="served" data-file="${f.file}">${esc(f.name)}</button>`).join(' ')}</p>` : ''}
+      <span id="replay-error" class="error"></span>
+    </div>`;
+  const gameSel = $('#game');
+  const byName = Object.fromEntries(catalog.games.map((g) => [g.name, g]));
+  let info = null;
+  const params = () => [...document.querySelectorAll('#params input')].filter((i) => i.value.trim() !== '').map((i) => `${i.name}=${i.value.trim()}`);
+  const spec = () => gameSel.value + (params().length ? ':' + params().join(',') : '');
+  async function refreshSeats() {
+    try {
+      info = await api('GET', '/api/game?spec=' + encodeURIComponent(spec()));
+      $('#form-error').textContent = '';
+    } catch (e) {
+      $('#form-error').textContent = e.message;
+      return;
+    }
+    const agents = info.agents.map((a) => a.name);
+    const old = [...document.querySelectorAll('#seats input')].map((i) => i.value);
+    const defaultAgent = agents.includes('mcts') ? 'mcts:iters=2000' : agents[0];
+    $('#seats').innerHTML = Array.from({ length: info.players }, (_, i) => `
+      <div class="seat"><span>${i}</span><select data-seat="${i}"><option value="human">human</option>${agents.map((a) => `<option>${esc(a)}</option>`).join('')}</select>
+      <input data-seat="${i}" list="agent-list" value="${esc(old[i] ?? (i === 0 ? 'human' : defaultAgent))}" aria-label="seat ${i} agent spec"></div>`).join('') +
+      `<datalist id="agent-list">${info.agents.map((a) => `<option value="${esc(a.name)}">${esc(a.about)}</option>`).join('')}</datalist>
+      <div class="hint">an agent spec (e.g. <code>mcts:iters=2000</code>, <code>alphabeta:depth=4</code>) or <code>human</code>; <code>meeple agents</code> lists every option</div>`;
+    document.querySelectorAll('#seats select').forEach((s) => {
+      const input = $(`#seats input[data-seat="${s.dataset.seat}"]`);
+      s.value = agents.includes(input.value.split(':')[0]) ? input.value.split(':')[0] : 'human';
+      s.addEventListener('change', () => { input.value = s.value === 'human' ? 'human' : s.value; });
+    });
+  }
+  function refreshParams() {
+    const g = byName[gameSel.value];
+    $('#about').textContent = g.about;
+    $('#params').innerHTML = g.params.length ? g.params.map((p) => `<div><label class="hint" for="param-${esc(p.name)}">${esc(p.name)}</label> <input id="param-${esc(p.name)}" name="${esc(p.name)}" placeholder="${esc(p.default)}" title="${esc(p.help)} (${esc(p.accepts)})"> <span class="hint">${esc(p.accepts)}</span></div>`).join('') : '<span class="hint">none</span>';
+    document.querySelectorAll('#params input').forEach((i) => i.addEventListener('change', refreshSeats));
+    refreshSeats();
+  }
+  gameSel.addEventListener('change', refreshParams);
+  const params0 = new URLSearchParams(location.search).get('game');
+  if (params0 && byName[params0]) gameSel.value = params0;
+  refreshParams();
+  $('#new-game').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const seats = [...document.querySelectorAll('#seats input')].map((i) => i.value.trim());
+    try {
+      $('#start').disabled = true;
+      const made = await api('POST', '/api/matches', {
+        game: spec(), seats, seed: Number($('#seed').value) || 0,
+        move_time_ms: Number($('#move-time').value) || 1000, delay_ms: Number($('#delay').value) || 0,
+      });
+      go(made.url);
+    } catch (e) {
+      $('#form-error').textContent = e.message;
+    } finally {
+      $('#start').disabled = false;
+    }
+  });
+  async function openReplay(body) {
+    try {
+      const made = await api('POST', '/api/replays', body);
+      go(made.url);
+    } catch (e) {
+      $('#replay-error').textContent = e.message;
+    }
+  }
+  $('#replay').addEventListener('click', async () => {
+    const f = $('#records-file').files[0];
+    if (!f) { $('#replay-error').textContent = 'choose a records file first'; return; }
+    openReplay({ records: await f.text(), index: Math.max(0, Number($('#records-index').value) - 1) });
+  });
+  document.querySelectorAll('button.served').forEach((b) => b.addEventListener('click', () =>
+    openReplay({ file: Number(b.dataset.file), index: Math.max(0, Number($('#records-index').value) - 1) })));
+}
+
+// ---------------------------------------------------------------- a match
+
+const M = {
+  id: null, snap: null, viewer: null, browsing: null, sel: [], source: null, analysis: null, hint: null, busy: false,
+};
+window.M = M; // the match as the page holds it, for the browser tests and the console
+
+async function showMatch(id) {
+  Object.assign(M, { id, snap: null, browsing: null, sel: [], analysis: null, hint: null });
+  const q = new URLSearchParams(location.search);
+  let snap;
+  try {
+    snap = await api('GET', `/api/matches/${id}`);
+  } catch (e) {
+    $('#app').innerHTML = `<div class="panel error">${esc(e.message)} <a href="/">new game</a></div>`;
+    return;
+  }
+  // Play as the first person at the table unless the address says otherwise.
+  const human = snap.seats.findIndex((s) => s.human);
+  M.viewer = q.has('viewer') ? (q.get('viewer') === 'spectator' ? null : Number(q.get('viewer'))) : (human >= 0 ? human : null);
+  if (snap.replay) M.browsing = 0;
+  $('#app').innerHTML = `<div class="match"><div class="board" id="board"></div><div class="side" id="side"></div></div>`;
+  await refresh();
+  if (!snap.replay) listen();
+}
+
+function listen() {
+  if (M.source) M.source.close();
+  const v = M.viewer === null ? 'spectator' : M.viewer;
+  M.source = new EventSource(`/api/matches/${M.id}/events?viewer=${v}`);
+  M.source.addEventListener('state', (ev) => {
+    const snap = JSON.parse(ev.data);
+    if (M.browsing === null) {
+      if (!newer(snap)) return;
+      if (!M.snap || snap.ply !== M.snap.ply) M.sel = [];
+      M.snap = snap;
+      render();
+    } else {
+      M.latest = snap;
+      renderSide();
+    }
+  });
+  M.source.addEventListener('problem', (ev) => showError(JSON.parse(ev.data).error));
+}
+
+async function refresh() {
+  const v = M.viewer === null ? 'spectator' : M.viewer;
+  const ply = M.browsing === null ? '' : `&ply=${M.browsing}`;
+  try {
+    M.snap = await api('GET', `/api/matches/${M.id}?viewer=${v}${ply}`);
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  render();
+}
+
+// Answers and events can cross: keep the newest state of the match (undo makes plies go back,
+// so the server's change counter decides, not the ply).
+function newer(snap) {
+  return !M.snap || M.snap.replay || snap.version >= M.snap.version;
+}
+
+function showError(msg) {
+  const el = $('#message');
+  if (el) { el.textContent = msg; el.className = 'banner err'; el.hidden = false; }
+}
+
+function candidates() {
+  const legal = (M.browsing === null && M.snap && M.snap.legal) || [];
+  return legal.filter((l) => M.sel.every((t, i) => l.path[i] === t));
+}
+
+function nextTargets() {
+  const next = new Set();
+  for (const l of candidates()) if (l.path.length > M.sel.length) next.add(l.path[M.sel.length]);
+  return next;
+}
+
+async function choose(target) {
+  if (M.busy || !nextTargets().has(target)) return;
+  M.sel.push(target);
+  const left = candidates();
+  if (left.length === 1 && left[0].path.length === M.sel.length) {
+    M.busy = true;
+    try {
+      const snap = await api('POST', `/api/matches/${M.id}/moves`, { ply: M.snap.ply, id: left[0].id, viewer: M.viewer });
+      M.sel = [];
+      M.hint = null;
+      if (newer(snap)) M.snap = snap;
+    } catch (e) {
+      M.sel = [];
+      showError(e.message);
+      if (e.status === 409) await refresh();
+    } finally {
+      M.busy = false;
+    }
+  }
+  render();
+}
+
+function targetLabel(t) {
+  const [kind, ...rest] = t.split(':');
+  const name = rest.join(':');
+  return kind === 'btn' ? name : `${kind === 'r' ? 'rotation' : kind === 's' ? 'seat' : kind} ${name}`;
+}
+
+function render() {
+  const snap = M.snap;
+  if (!snap) return;
+  $('#where').textContent = `${snap.game} · seed ${snap.seed}${snap.replay ? ' · replay' : ''}`;
+  const renderer = RENDERERS[snap.name] || renderText;
+  const drawn = renderer(snap.view, snap, M.viewer);
+  $('#board').innerHTML = `${drawn.board}<div class="choices" id="choices"></div><div class="extra">${drawn.extra || ''}</div>`;
+  // Highlight what may be clicked next; what the board does not draw becomes a button.
+  const next = nextTargets();
+  const onBoard = new Set();
+  document.querySelectorAll('#board [data-t]').forEach((el) => {
+    const ts = el.dataset.t.split(' ');
+    const hit = ts.find((t) => next.has(t));
+    if (hit) {
+      onBoard.add(hit);
+      el.classList.add('hl');
+      el.addEventListener('click', (ev) => { ev.stopPropagation(); choose(hit); });
+      if (drawn.hover) el.addEventListener('mouseenter', () => drawn.hover(hit, M.sel, candidates()));
+    }
+    if (ts.some((t) => M.sel.includes(t))) el.classList.add('sel');
+  });
+  const rest = [...next].filter((t) => !onBoard.has(t));
+  $('#choices').innerHTML = rest.map((t) => `<button type="button" class="hl" data-choice="${esc(t)}">${esc(targetLabel(t))}</button>`).join('') +
+    (M.sel.length ? ' <button type="button" id="clear-sel">clear</button>' : '');
+  document.querySelectorAll('#choices [data-choice]').forEach((b) => b.addEventListener('click', () => choose(b.dataset.choice)));
+  const clear = $('#clear-sel');
+  if (clear) clear.addEventListener('click', () => { M.sel = []; render(); });
+  renderSide();
+}
+
+function outcomeText(snap) {
+  const r = snap.result.returns;
+  const best = Math.max(...r);
+  const winners = r.map((v, i) => [v, i]).filter(([v]) => v === best).map(([, i]) => i);
+  const name = (i) => `seat ${i} (${snap.seats[i].spec})`;
+  if (winners.length === r.length) return 'Game over: a draw';
+  return `Game over: ${winners.map(name).join(' and ')} ${winners.length > 1 ? 'share the win' : 'wins'} · scores ${snap.result.scores.join(' : ')}`;
+}
+
+function renderSide() {
+  const snap = M.snap;
+  const live = M.latest && M.browsing !== null ? M.latest : snap;
+  const watching = !snap.seats.some((s) => s.human);
+  let banner = '';
+  if (snap.result) banner = `<div class="banner over" id="result">${esc(outcomeText(snap))}</div>`;
+  else if (snap.turn.kind === 'player') {
+    const p = snap.turn.player;
+    const you = snap.legal.length > 0;
+    banner = `<div class="banner" id="turn">${you ? 'Your move' : `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}`}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
+  }
+  const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${esc(s.spec)}${M.viewer === i ? ' (you)' : ''}</li>`).join('');
+  const log = snap.log.map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `${m.player}: `}${esc(m.text)}</li>`).join('');
+  const viewers = [`<option value="spectator">spectator</option>`, ...snap.seats.map((_, i) => `<option value="${i}" ${M.viewer === i ? 'selected' : ''}>seat ${i}</option>`)].join('');
+  $('#side').innerHTML = `
+    ${banner}<div id="message" class="banner err" hidden></div>
+    ${snap.error ? `<div class="banner err">${esc(snap.error)}</div>` : ''}
+    <div class="panel"><ul class="seats">${seats}</ul>
+      <div class="controls" style="margin-top:.5em">
+        ${snap.replay ? '' : `<button type="button" id="undo" ${snap.undoable ? '' : 'disabled'}>Undo</button>`}
+        ${watching && !snap.replay ? `<button type="button" id="pause">${live.paused ? 'Resume' : 'Pause'}</button><button type="button" id="step" ${live.paused ? '' : 'disabled'}>Step</button>
+          <label class="hint">pause <select id="speed">${[0, 100, 250, 500, 1000, 2000].map((d) => `<option value="${d}" ${live.delay_ms === d ? 'selected' : ''}>${d} ms</option>`).join('')}</select></label>` : ''}
+        <a href="/api/matches/${M.id}/record" download><button type="button">Record</button></a>
+        <label class="hint">view <select id="viewer">${viewers}</select></label>
+      </div>
+    </div>
+    <div class="panel">
+      <div class="controls"><button type="button" id="first" title="first ply (Home)">«</button><button type="button" id="prev" title="previous ply (←)">‹</button><button type="button" id="next" title="next ply (→)">›</button><button type="button" id="last" title="latest ply (End)">»</button>
+      <span class="hint">${M.browsing === null ? 'live' : `ply ${snap.ply} / ${live.plies}`}</span></div>
+      <ol class="moves" id="moves">${log}</ol>
+    </div>
+    <div class="panel">
+      <div class="controls"><input id="advisor" value="${esc(M.advisor || 'mcts:iters=5000')}" aria-label="analysis agent"><button type="button" id="analyse">Analyse</button></div>
+      <div id="analysis" class="hint">${M.analysis ? analysisText(M.analysis) : 'ask any agent spec for its move here (h)'}</div>
+    </div>`;
+  const moves = $('#moves');
+  if (moves) moves.scrollTop = moves.scrollHeight;
+  const on = (id, f) => { const el = $('#' + id); if (el) el.addEventListener('click', f); };
+  on('undo', undo);
+  on('pause', () => control({ paused: !live.paused }));
+  on('step', () => control({ step: true }));
+  on('first', () => browse(0));
+  on('prev', () => browse((M.browsing ?? live.plies) - 1));
+  on('next', () => browse((M.browsing ?? live.plies) + 1));
+  on('last', () => browse(null));
+  on('analyse', analyse);
+  const speed = $('#speed');
+  if (speed) speed.addEventListener('change', () => control({ delay_ms: Number(speed.value) }));
+  $('#viewer').value = M.viewer === null ? 'spectator' : String(M.viewer);
+  $('#viewer').addEventListener('change', (ev) => {
+    const v = ev.target.value;
+    const url = new URL(location.href);
+    url.searchParams.set('viewer', v);
+    history.replaceState(null, '', url);
+    M.viewer = v === 'spectator' ? null : Number(v);
+    M.sel = [];
+    refresh();
+    if (!snap.replay) listen();
+  });
+  document.querySelectorAll('#moves li').forEach((li) => li.addEventListener('click', () => browse(Number(li.dataset.ply))));
+}
+
+function analysisText(a) {
+  if (a.error) return `<span class="error">${esc(a.agent)}: ${esc(a.error)}</span>`;
+  const top = (a.top || []).length ? `<table><tr><th>move</th><th>visits</th><th>value</th></tr>${a.top.map((m) => `<tr><td>${esc(m.text)}</td><td>${m.visits ?? ''}</td><td>${m.value === null || m.value === undefined ? '' : m.value.toFixed(3)}</td></tr>`).join('')}</table>` : '';
+  return `<b>${esc(a.agent)}</b> plays <b id="advice">${esc(a.text)}</b> at ply ${a.ply} (${a.ms.toFixed(0)} ms)${top}`;
+}
+
+async function analyse() {
+  const agent = ($('#advisor') && $('#advisor').value.trim()) || 'mcts:iters=5000';
+  M.advisor = agent;
+  const el = $('#analysis');
+  if (el) el.textContent = 'thinking…';
+  try {
+    M.analysis = await api('POST', `/api/matches/${M.id}/analysis`, { agent, ply: M.snap.ply, viewer: M.viewer, time_ms: 2000 });
+  } catch (e) {
+    M.analysis = { agent, error: e.message };
+  }
+  renderSide();
+}
+
+async function undo() {
+  try {
+    await api('POST', `/api/matches/${M.id}/undo`);
+    M.sel = [];
+    M.browsing = null;
+    await refresh();
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+async function control(body) {
+  try {
+    await api('POST', `/api/matches/${M.id}/control`, body);
+    await refresh();
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+async function browse(ply) {
+  const plies = (M.latest && M.browsing !== null ? M.latest : M.snap).plies;
+  if (ply === null || (!M.snap.replay && ply >= plies)) {
+    if (M.snap.replay) ply = plies; else { M.browsing = null; M.latest = null; M.sel = []; return refresh(); }
+  }
+  M.browsing = Math.max(0, Math.min(plies, ply));
+  M.sel = [];
+  await refresh();
+}
+
+// ---------------------------------------------------------------- boards
+
+function seatColour(game, i) {
+  if (game === 'cathedral') return ['#e8d3a0', '#5b3a21'][i] || '#888';
+  return PLAYER_COLOURS[i % PLAYER_COLOURS.length];
+}
+
+function svg(w, h, body, extraAttrs = '') {
+  return `<svg viewBox="0 0 ${w} ${h}" xmlns="http://www.w3.org/2000/svg" role="img" ${extraAttrs}>${body}</svg>`;
+}
+
+const colName = (c) => String.fromCharCode(97 + c);
+
+function renderText(view) {
+  return { board: `<pre class="text">${esc(view.text ?? JSON.stringify(view, null, 1))}</pre>` };
+}
+
+function renderTicTacToe(view) {
+  const S = 100;
+  let b = '';
+  view.cells.forEach((owner, i) => {
+    const x = (i % 3) * S, y = Math.floor(i / 3) * S;
+    const win = view.win_line && view.win_line.includes(i);
+    b += `<rect class="cell" data-t="c:${i}" x="${x + 3}" y="${y + 3}" width="${S - 6}" height="${S - 6}" rx="6" fill="${win ? '#fff0b3' : '#f4f1ea'}" stroke="#ccc"/>`;
+    if (owner === 0) b += `<path d="M${x + 25} ${y + 25}L${x + 75} ${y + 75}M${x + 75} ${y + 25}L${x + 25} ${y + 75}" stroke="${PLAYER_COLOURS[0]}" stroke-width="10" stroke-linecap="round"/>`;
+    if (owner === 1) b += `<circle cx="${x + 50}" cy="${y + 50}" r="27" fill="none" stroke="${PLAYER_COLOURS[1]}" stroke-width="10"/>`;
+  });
+  return { board: svg(300, 300, b, 'aria-label="tic-tac-toe board"') };
+}
+
+function renderConnect4(view) {
+  const S = 60, W = view.cols * S, H = view.rows * S;
+  const win = new Set((view.win_line || []).map(([r, c]) => `${r},${c}`));
+  let b = `<rect x="0" y="0" width="${W}" height="${H + 24}" fill="#2b59a3" rx="10"/>`;
+  for (let c = 0; c < view.cols; c++) {
+    b += `<rect class="column" data-t="c:${c}" x="${c * S}" y="0" width="${S}" height="${H}" fill="transparent"/>`;
+    b += `<text x="${c * S + S / 2}" y="${H + 18}" text-anchor="middle" fill="#fff" font-size="14">${c + 1}</text>`;
+    for (let r = 0; r < view.rows; r++) {
+      const o = view.cells[r][c];
+      const fill = o === null ? '#f6f3ee' : PLAYER_COLOURS[o];
+      b += `<circle cx="${c * S + S / 2}" cy="${r * S + S / 2}" r="${S * 0.4}" fill="${fill}" ${win.has(`${r},${c}`) ? 'stroke="#fff" stroke-width="5"' : ''} pointer-events="none"/>`;
+    }
+  }
+  return { board: svg(W, H + 24, b, 'aria-label="connect four board"') + '<style>.column.hl{fill:rgba(255,255,255,.18)}</style>' };
+}
+
+function renderSantorini(view) {
+  const S = 90, N = view.size, M0 = 24;
+  const name = (i) => `${colName(i % N)}${Math.floor(i / N) + 1}`;
+  let b = '';
+  for (let i = 0; i < N * N; i++) {
+    const x = M0 + (i % N) * S, y = M0 + (N - 1 - Math.floor(i / N)) * S, n = name(i);
+    b += `<rect class="cell" data-t="c:${n} w:${n} m:${n} b:${n}" x="${x + 2}" y="${y + 2}" width="${S - 4}" height="${S - 4}" fill="#9cc77a" stroke="#6d8f56"/>`;
+    const shades = ['#f2efe6', '#dedad0', '#c9c4b8'];
+    for (let l = 0; l < view.height[i]; l++) {
+      const inset = 8 + l * 10;
+      b += `<rect x="${x + inset}" y="${y + inset}" width="${S - 2 * inset}" height="${S - 2 * inset}" fill="${shades[l]}" stroke="#999" pointer-events="none"/>`;
+    }
+    if (view.dome[i]) b += `<circle cx="${x + S / 2}" cy="${y + S / 2}" r="${S * 0.2}" fill="#2d5fa8" pointer-events="none"/>`;
+    if (view.height[i]) b += `<text x="${x + 8}" y="${y + S - 8}" font-size="13" fill="#555">${view.height[i]}</text>`;
+  }
+  view.workers.forEach((ws, p) => ws.forEach((c, k) => {
+    if (c === null) return;
+    const x = M0 + (c % N) * S + S / 2, y = M0 + (N - 1 - Math.floor(c / N)) * S + S / 2;
+    b += `<circle cx="${x}" cy="${y}" r="${S * 0.2}" fill="${PLAYER_COLOURS[p]}" stroke="#222" stroke-width="2" pointer-events="none"/><text x="${x}" y="${y + 5}" text-anchor="middle" font-size="15" fill="#fff" font-weight="700">${'AB'[p]}${k + 1}</text>`;
+  }));
+  for (let c = 0; c < N; c++) {
+    b += `<text x="${M0 + c * S + S / 2}" y="16" text-anchor="middle" font-size="14">${colName(c)}</text><text x="8" y="${M0 + (N - 1 - c) * S + S / 2 + 5}" font-size="14">${c + 1}</text>`;
+  }
+  const supply = view.supply ? `<p>Blocks left: level 1 ${view.supply[0]}, level 2 ${view.supply[1]}, level 3 ${view.supply[2]}, domes ${view.supply[3]}</p>` : '';
+  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="santorini board"'), extra: `<p class="hint">${view.phase === 'place' ? 'Place your workers.' : 'Click a worker, where it moves, then where it builds.'}</p>${supply}` };
+}
+
+function shapeSvg(cells, colour, unit = 10) {
+  const w = Math.max(...cells.map((c) => c[1])) + 1, h = Math.max(...cells.map((c) => c[0])) + 1;
+  return svg(w * unit, h * unit, cells.map(([r, c]) => `<rect x="${c * unit}" y="${r * unit}" width="${unit}" height="${unit}" fill="${colour}" stroke="#333" stroke-width="1"/>`).join(''), `style="height:${Math.max(1.2, h * 0.9)}em"`);
+}
+
+function renderCathedral(view, snap) {
+  const N = view.size, S = 48, M0 = 22;
+  const fills = ['#e8d3a0', '#5b3a21', '#8a8f99'];
+  const terr = ['rgba(232,211,160,.45)', 'rgba(91,58,33,.35)'];
+  const name = (i) => `${colName(i % N)}${Math.floor(i / N) + 1}`;
+  let b = '';
+  for (let i = 0; i < N * N; i++) {
+    const x = M0 + (i % N) * S, y = M0 + Math.floor(i / N) * S;
+    const o = view.owner[i];
+    const fill = o !== null ? fills[o] : view.territory[i] !== null ? terr[view.territory[i]] : '#f4f1ea';
+    b += `<rect class="cell" data-t="c:${name(i)}" data-i="${i}" x="${x}" y="${y}" width="${S}" height="${S}" fill="${fill}" stroke="#ccc"/>`;
+  }
+  // Outline each building: a thick line wherever neighbouring squares belong to different pieces.
+  for (let i = 0; i < N * N; i++) {
+    if (view.piece[i] === null) continue;
+    const r = Math.floor(i / N), c = i % N, x = M0 + c * S, y = M0 + r * S;
+    const other = (j, ok) => !ok || view.piece[j] !== view.piece[i];
+    if (other(i - N, r > 0)) b += `<line x1="${x}" y1="${y}" x2="${x + S}" y2="${y}" stroke="#111" stroke-width="3" pointer-events="none"/>`;
+    if (other(i + N, r < N - 1)) b += `<line x1="${x}" y1="${y + S}" x2="${x + S}" y2="${y + S}" stroke="#111" stroke-width="3" pointer-events="none"/>`;
+    if (other(i - 1, c > 0)) b += `<line x1="${x}" y1="${y}" x2="${x}" y2="${y + S}" stroke="#111" stroke-width="3" pointer-events="none"/>`;
+    if (other(i + 1, c < N - 1)) b += `<line x1="${x + S}" y1="${y}" x2="${x + S}" y2="${y + S}" stroke="#111" stroke-width="3" pointer-events="none"/>`;
+  }
+  for (let c = 0; c < N; c++) {
+    b += `<text x="${M0 + c * S + S / 2}" y="15" text-anchor="middle" font-size="13">${colName(c)}</text><text x="4" y="${M0 + c * S + S / 2 + 5}" font-size="13">${c + 1}</text>`;
+  }
+  b += `<g id="preview"></g>`;
+  // Pieces in hand; the mover's, and the orientations of the chosen one, are click targets.
+  const mover = snap.turn.player;
+  const chosen = M.sel[0] && M.sel[0].startsWith('p:') ? M.sel[0].slice(2) : null;
+  let extra = view.hands.map((h, p) => `<div><b>${p === 0 ? 'Light' : 'Dark'}</b> · ${h.squares} squares in hand<div class="pieces">${h.pieces.map((pc) =>
+    `<span class="piece ${pc.count ? '' : 'none'}" ${p === mover ? `data-t="p:${pc.name}"` : ''}>${shapeSvg(pc.shapes[0], fills[p])}${esc(pc.name)}${pc.count > 1 ? ' ×' + pc.count : ''}</span>`).join('')}${
+    p === mover && view.cathedral_due ? `<span class="piece" data-t="p:cathedral">${shapeSvg(view.cathedral_shapes[0], fills[2])}cathedral</span>` : ''}</div></div>`).join('');
+  if (chosen) {
+    const shapes = chosen === 'cathedral' ? view.cathedral_shapes : (view.hands[mover].pieces.find((pc) => pc.name === chosen) || { shapes: [] }).shapes;
+    if (shapes.length > 1) extra += `<div><b>Orientation</b><div class="pieces">${shapes.map((s, k) => `<span class="piece" data-t="r:${k}">${shapeSvg(s, chosen === 'cathedral' ? fills[2] : fills[mover])}${k}</span>`).join('')}</div></div>`;
+  }
+  const hover = (target, sel) => {
+    const g = document.getElementById('preview');
+    if (!g || !target.startsWith('c:') || !chosen) return;
+    const shapes = chosen === 'cathedral' ? view.cathedral_shapes : view.hands[mover].pieces.find((pc) => pc.name === chosen).shapes;
+    const k = sel.length > 1 && sel[1].startsWith('r:') ? Number(sel[1].slice(2)) : 0;
+    const shape = shapes[k];
+    const col = target.charCodeAt(2) - 97, row = Number(target.slice(3)) - 1;
+    const [r0, c0] = shape[0];
+    g.innerHTML = shape.map(([r, c]) => `<rect class="preview" x="${M0 + (col + c - c0) * S}" y="${M0 + (row + r - r0) * S}" width="${S}" height="${S}"/>`).join('');
+  };
+  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="cathedral board"'), extra: `<div class="panel">${extra}</div>`, hover };
+}
+
+const DIE_COLOURS = { R: '#d33b3b', Y: '#e0b614', G: '#3f9d4a', B: '#2f6fbd', P: '#8a4fb0' };
+
+function dieHtml(d, target) {
+  return `<span class="die" style="background:${DIE_COLOURS[d[0]]}" ${target ? `data-t="${target}"` : ''} title="${d}">${d[1]}</span>`;
+}
+
+function renderSagrada(view, snap) {
+  const mover = snap.turn.kind === 'player' ? snap.turn.player : null;
+  const S = 44, G = 16, Wd = 5 * S, Hd = 4 * S + 30;
+  const n = view.players.length;
+  const perRow = Math.min(n, 2);
+  let b = '';
+  view.players.forEach((pl, p) => {
+    const ox = (p % perRow) * (Wd + G), oy = Math.floor(p / perRow) * (Hd + G);
+    b += `<text x="${ox}" y="${oy + 13}" font-size="13" font-weight="700" fill="${PLAYER_COLOURS[p]}">${p}: ${esc(pl.pattern || 'choosing a window')}</text>`;
+    b += `<text x="${ox + Wd}" y="${oy + 13}" font-size="11" text-anchor="end" fill="#555">${pl.tokens} tokens${pl.score !== null ? ` · ${pl.score} points` : ''}${pl.private ? ` · private ${esc(pl.private)}` : ''}</text>`;
+    for (let i = 0; i < 20; i++) {
+      const x = ox + (i % 5) * S, y = oy + 24 + Math.floor(i / 5) * S;
+      const r = pl.restrictions[i], d = pl.dice[i];
+      const target = p === mover ? `data-t="c:${colName(i % 5)}${Math.floor(i / 5) + 1}"` : '';
+      const fill = r && DIE_COLOURS[r] ? DIE_COLOURS[r] + '55' : '#f4f1ea';
+      b += `<rect class="cell" ${target} x="${x + 1}" y="${y + 1}" width="${S - 2}" height="${S - 2}" fill="${fill}" stroke="#bbb"/>`;
+      if (r && !DIE_COLOURS[r]) b += `<text x="${x + S / 2}" y="${y + S / 2 + 6}" text-anchor="middle" font-size="17" fill="#888">${r}</text>`;
+      if (d) b += `<rect x="${x + 5}" y="${y + 5}" width="${S - 10}" height="${S - 10}" rx="5" fill="${DIE_COLOURS[d[0]]}" pointer-events="none"/><text x="${x + S / 2}" y="${y + S / 2 + 6}" text-anchor="middle" font-size="18" fill="#fff" font-weight="700">${d[1]}</text>`;
+    }
+  });
+  const rows = Math.ceil(n / perRow);
+  const board = svg(perRow * (Wd + G), rows * (Hd + G), b, 'aria-label="sagrada windows"');
+  const me = M.viewer !== null ? view.players[M.viewer] : null;
+  const offers = me && me.offers ? `<div><b>Choose a window</b>: ${me.offers.map((o, k) => `${k + 1}. ${esc(o.name)} (${o.tokens} tokens)`).join(' · ')}</div>` : '';
+  const extra = `<div class="panel">
+    <div><b>Round ${Math.min(view.round, 10)}</b> of 10 · ${view.stage}${view.drafted ? ' · drafted' : ''}${view.tool_used ? ' · tool used' : ''}</div>
+    <div><b>Draft pool</b> <div class="dice">${view.pool.map((d) => dieHtml(d, mover !== null ? `d:${d}` : '')).join('') || '<span class="hint">empty</span>'}</div></div>
+    ${view.held ? `<div><b>Held die</b> ${dieHtml(view.held, `d:${view.held}`)}</div>` : ''}
+    <div><b>Round track</b> <div class="dice">${view.track.map((d) => dieHtml(d, '')).join('') || '<span class="hint">empty</span>'}</div></div>
+    <div><b>Tools</b><div class="card-list">${view.tools.map((t) => `<div class="tool" data-t="t:${t.key}"><b>${esc(t.name)}</b> (${t.cost})<br>${esc(t.text)}</div>`).join('')}</div></div>
+    <div><b>Public objectives</b><div class="card-list">${view.objectives.map((o) => `<div class="tool"><b>${esc(o.name)}</b><br>${esc(o.text)}</div>`).join('')}</div></div>
+    ${me && me.private ? `<div><b>Your private objective</b>: ${esc(me.private)}</div>` : ''}${offers}
+  </div>`;
+  return { board, extra };
+}
+
+const TERRAIN_COLOURS = { hills: '#c8643b', forest: '#2f7d3b', pasture: '#9ccc65', fields: '#f0c93f', mountains: '#8c8c8c', desert: '#e8d9a8' };
+
+function renderCatan(view, snap) {
+  const size = 46, kx = size * Math.sqrt(3) / 2, ky = size / 2;
+  const X = (gx) => 330 + gx * kx, Y = (gy) => 300 + gy * ky;
+  const corners = [[0, -2], [1, -1], [1, 1], [0, 2], [-1, 1], [-1, -1]];
+  let b = `<rect x="0" y="0" width="660" height="600" fill="#6fa8dc"/>`;
+  view.hexes.forEach((h, i) => {
+    const cx = 2 * h.q + h.r, cy = 3 * h.r;
+    const pts = corners.map(([dx, dy]) => `${X(cx + dx)},${Y(cy + dy)}`).join(' ');
+    b += `<polygon class="spot" data-t="h:${i}" points="${pts}" fill="${TERRAIN_COLOURS[h.terrain] || '#ddd'}" stroke="#f5e9c8" stroke-width="3"/>`;
+    if (h.number) b += `<circle cx="${X(cx)}" cy="${Y(cy)}" r="15" fill="#fdf6e3" stroke="#444" pointer-events="none"/><text x="${X(cx)}" y="${Y(cy) + 5}" text-anchor="middle" font-size="15" font-weight="700" fill="${h.number === 6 || h.number === 8 ? '#c00' : '#222'}">${h.number}</text>`;
+    b += `<text x="${X(cx)}" y="${Y(cy) - 20}" text-anchor="middle" font-size="9" fill="#333">H${i}</text>`;
+    if (view.robber === i) b += `<circle cx="${X(cx) + 20}" cy="${Y(cy) + 14}" r="9" fill="#222" pointer-events="none"/>`;
+  });
+  const vxy = view.geometry.vertex_xy;
+  view.harbours.forEach((hb) => {
+    const [a, c] = hb.vertices;
+    const mx = (vxy[a][0] + vxy[c][0]) / 2, my = (vxy[a][1] + vxy[c][1]) / 2;
+    const len = Math.hypot(mx, my) || 1;
+    const ox = X(mx + (mx / len) * 1.6), oy = Y(my + (my / len) * 1.6);
+    b += `<line x1="${X(vxy[a][0])}" y1="${Y(vxy[a][1])}" x2="${ox}" y2="${oy}" stroke="#fff" stroke-width="2"/><line x1="${X(vxy[c][0])}" y1="${Y(vxy[c][1])}" x2="${ox}" y2="${oy}" stroke="#fff" stroke-width="2"/>`;
+    b += `<rect x="${ox - 22}" y="${oy - 9}" width="44" height="18" rx="4" fill="#fff"/><text x="${ox}" y="${oy + 4}" text-anchor="middle" font-size="10">${esc(hb.kind === '3:1' ? '3:1' : hb.kind + ' 2:1')}</text>`;
+  });
+  view.geometry.edge_vertices.forEach(([a, c], e) => {
+    const owner = view.edges[e];
+    const line = `x1="${X(vxy[a][0])}" y1="${Y(vxy[a][1])}" x2="${X(vxy[c][0])}" y2="${Y(vxy[c][1])}"`;
+    if (owner !== null) b += `<line ${line} stroke="#222" stroke-width="9" stroke-linecap="round"/><line ${line} stroke="${PLAYER_COLOURS[owner]}" stroke-width="6" stroke-linecap="round"/>`;
+    b += `<line class="spot" data-t="e:${e}" ${line} stroke="transparent" stroke-width="10"/>`;
+  });
+  vxy.forEach(([gx, gy], v) => {
+    const o = view.vertices[v];
+    if (o) {
+      const c = PLAYER_COLOURS[o.owner];
+      b += o.city ? `<rect x="${X(gx) - 10}" y="${Y(gy) - 10}" width="20" height="20" fill="${c}" stroke="#222" stroke-width="2" pointer-events="none"/>`
+        : `<circle cx="${X(gx)}" cy="${Y(gy)}" r="8" fill="${c}" stroke="#222" stroke-width="2" pointer-events="none"/>`;
+    }
+    b += `<circle class="spot" data-t="v:${v}" cx="${X(gx)}" cy="${Y(gy)}" r="9" fill="transparent"/>`;
+  });
+  const players = view.players.map((pl, p) => {
+    const hand = pl.hand ? view.resources.map((r, k) => `${r} ${pl.hand[k]}`).join(', ') : '';
+    return `<div class="player-box" data-t="s:${p}" style="border-left:6px solid ${PLAYER_COLOURS[p]}"><b>seat ${p}</b>${view.current === p ? ' · to move' : ''} · ${pl.points} points · ${pl.cards} cards · ${pl.dev_cards} development · ${pl.knights} knights · road ${pl.road_length}${view.army === p ? ' · largest army' : ''}${view.road === p ? ' · longest road' : ''}${pl.discard ? ` · discards ${pl.discard}` : ''}
+      <div class="hint">${esc(hand)}${pl.unseen ? ` (+${pl.unseen} unseen)` : ''}${pl.dev ? ' · cards: ' + pl.dev.map((d) => `${d.kind} ${d.count}${d.new ? ` (${d.new} new)` : ''}`).join(', ') : ''}</div></div>`;
+  }).join('');
+  const extra = `<div class="panel"><div>Phase <b>${esc(view.phase)}</b> · last roll <b>${view.last_roll || '-'}</b> · turn ${view.turns} · bank ${view.resources.map((r, k) => `${r} ${view.bank[k]}`).join(', ')} · development deck ${view.dev_deck} · ${view.win_points} points win</div>${players}</div>`;
+  return { board: svg(660, 600, b, 'aria-label="catan board"'), extra };
+}
+
+const RENDERERS = { tictactoe: renderTicTacToe, connect4: renderConnect4, santorini: renderSantorini, cathedral: renderCathedral, sagrada: renderSagrada, catan: renderCatan };
+
+// ---------------------------------------------------------------- navigation and keys
+
+function go(url) {
+  history.pushState(null, '', url);
+  route();
+}
+
+function route() {
+  if (M.source) { M.source.close(); M.source = null; }
+  const m = location.pathname.match(/^\/m\/([A-Za-z0-9]+)$/);
+  (m ? showMatch(m[1]) : showHome()).catch((e) => { $('#app').innerHTML = `<div class="panel error">${esc(e.message)}</div>`; });
+}
+
+window.addEventListener('popstate', route);
+document.addEventListener('keydown', (ev) => {
+  if (ev.target.matches('input, select, textarea')) return;
+  const help = $('#help');
+  if (ev.key === '?') { help.hidden = !help.hidden; return; }
+  if (ev.key === 'Escape') { help.hidden = true; if (M.sel.length) { M.sel = []; render(); } return; }
+  if (!M.snap || !location.pathname.startsWith('/m/')) return;
+  const plies = (M.latest && M.browsing !== null ? M.latest : M.snap).plies;
+  const at = M.browsing ?? plies;
+  if (ev.key === 'ArrowLeft') { ev.preventDefault(); browse(at - 1); }
+  else if (ev.key === 'ArrowRight') { ev.preventDefault(); browse(at + 1); }
+  else if (ev.key === 'Home') { ev.preventDefault(); browse(0); }
+  else if (ev.key === 'End') { ev.preventDefault(); browse(null); }
+  else if (ev.key === ' ' && !M.snap.seats.some((s) => s.human) && !M.snap.replay) { ev.preventDefault(); control({ paused: !M.snap.paused }); }
+  else if (ev.key === 'u') undo();
+  else if (ev.key === 'h') analyse();
+});
+$('#help-button').addEventListener('click', () => { $('#help').hidden = false; });
+$('#help-close').addEventListener('click', () => { $('#help').hidden = true; });
+document.addEventListener('click', (ev) => {
+  const a = ev.target.closest('a[href^="/"]');
+  if (a && !a.hasAttribute('download') && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); go(a.getAttribute('href')); }
+});
+route();

@@ -1,0 +1,427 @@
+//! The API end to end, in process: every game created, played to its end through the same
+//! requests the page sends, bad requests refused with the right status, and hidden information
+//! never in what a person's seat is sent.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use meeple_game::{Game, GameRecord, State, Turn};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+async fn call(app: &Router, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+    call_raw(app, method, uri, body.map(|b| b.to_string())).await
+}
+
+async fn call_raw(app: &Router, method: &str, uri: &str, body: Option<String>) -> (StatusCode, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if body.is_some() {
+        req = req.header("content-type", "application/json");
+    }
+    let req = req.body(body.map_or_else(Body::empty, Body::from)).unwrap();
+    let res = app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    let value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+    (status, value)
+}
+
+fn app() -> Router {
+    meeple_web::router(meeple_web::Config::default())
+}
+
+async fn create(app: &Router, game: &str, seats: &[&str], seed: u64) -> String {
+    let (status, body) = call(
+        app,
+        "POST",
+        "/api/matches",
+        Some(json!({ "game": game, "seats": seats, "seed": seed, "delay_ms": 0, "move_time_ms": 200 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body["id"].as_str().unwrap().to_string()
+}
+
+/// Waits until seat `viewer` may move or the game is over; returns that snapshot.
+async fn wait_for_turn(app: &Router, id: &str, viewer: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let (status, snap) = call(app, "GET", &format!("/api/matches/{id}?viewer={viewer}"), None).await;
+        assert_eq!(status, StatusCode::OK, "{snap}");
+        if snap["result"].is_object() || !snap["legal"].as_array().unwrap().is_empty() {
+            return snap;
+        }
+        assert!(snap["error"].is_null(), "{}", snap["error"]);
+        assert!(start.elapsed() < Duration::from_secs(120), "no progress: {snap}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Plays seat 0 as a person choosing moves by a fixed rule (the k-th legal move, varied), the
+/// other seats as `random`; returns every snapshot seat 0 was sent, and the record.
+async fn play_through(app: &Router, game: &str, seed: u64) -> (Vec<Value>, GameRecord) {
+    let players = meeple_games::with_game!(game, |g| g.num_players()).unwrap();
+    let mut seats = vec!["human"];
+    seats.extend(std::iter::repeat_n("random", players - 1));
+    let id = create(app, game, &seats, seed).await;
+    let mut seen = Vec::new();
+    let mut moves = 0;
+    loop {
+        let snap = wait_for_turn(app, &id, "0").await;
+        seen.push(snap.clone());
+        if snap["result"].is_object() {
+            break;
+        }
+        let legal = snap["legal"].as_array().unwrap();
+        // Every legal move comes with a non-empty click path.
+        assert!(legal.iter().all(|l| !l["path"].as_array().unwrap().is_empty()));
+        let pick = &legal[(moves * 7 + seed as usize) % legal.len()];
+        let ply = snap["ply"].as_u64().unwrap();
+        let (status, after) =
+            call(app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": pick["text"] })))
+                .await;
+        assert_eq!(status, StatusCode::OK, "{after}");
+        assert!(after["ply"].as_u64().unwrap() > ply);
+        seen.push(after);
+        moves += 1;
+        assert!(moves < 5000, "{game}: the game does not end");
+    }
+    let (status, record) = call(app, "GET", &format!("/api/matches/{id}/record"), None).await;
+    assert_eq!(status, StatusCode::OK, "{record}");
+    let record: GameRecord = serde_json::from_value(record).unwrap();
+    (seen, record)
+}
+
+const GAMES: [&str; 6] = ["tictactoe", "connect4", "santorini", "cathedral", "sagrada", "catan:players=3"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_game_is_played_to_its_end_and_its_record_replays() {
+    let app = app();
+    for (k, game) in GAMES.iter().enumerate() {
+        let (seen, record) = play_through(&app, game, 11 + k as u64).await;
+        let last = seen.last().unwrap();
+        let returns: Vec<f64> = serde_json::from_value(last["result"]["returns"].clone()).unwrap();
+        assert_eq!(record.returns.as_deref(), Some(returns.as_slice()), "{game}");
+        // The record replays to the same end under the rules.
+        meeple_games::with_game!(*game, |g| {
+            let states = meeple_game::replay(&g, &record).unwrap();
+            assert!(states.last().unwrap().is_terminal());
+            // What seat 0 was shown is the game's own view for seat 0 at that ply.
+            for snap in &seen {
+                let ply = snap["ply"].as_u64().unwrap() as usize;
+                assert_eq!(snap["view"], states[ply].view(Some(0)), "{game} ply {ply}");
+            }
+        })
+        .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_information_never_reaches_another_seat() {
+    let app = app();
+    for (game, seed) in [("sagrada", 3u64), ("catan:players=3,hidden_hands=true", 5)] {
+        let (seen, record) = play_through(&app, game, seed).await;
+        meeple_games::with_game!(game, |g| {
+            let states = meeple_game::replay(&g, &record).unwrap();
+            // Every chance outcome another seat alone may know (a private colour, a drawn card)
+            // must not appear in any snapshot seat 0 was sent before the end.
+            let mut secrets = 0;
+            for (k, text) in record.actions.iter().enumerate() {
+                let before = &states[k];
+                if before.turn() != Turn::Chance {
+                    continue;
+                }
+                let a = before.parse_action(text).unwrap();
+                let masked = before.action_to_string_for(0, a);
+                if masked == *text {
+                    continue;
+                }
+                secrets += 1;
+                for snap in seen.iter().filter(|s| s["result"].is_null()) {
+                    let shown = snap["log"].as_array().unwrap();
+                    if let Some(entry) = shown.get(k) {
+                        assert_eq!(entry["text"], json!(masked), "{game} ply {}: log shows a secret", k + 1);
+                    }
+                }
+            }
+            assert!(secrets > 0, "{game}: the test game dealt no secret to another seat");
+            for snap in seen.iter().filter(|s| s["result"].is_null()) {
+                let ply = snap["ply"].as_u64().unwrap() as usize;
+                assert_eq!(snap["view"], states[ply].view(Some(0)));
+                for (p, player) in snap["view"]["players"].as_array().unwrap().iter().enumerate().skip(1) {
+                    for key in ["private", "dev", "offers", "score"] {
+                        if let Some(v) = player.get(key) {
+                            assert!(v.is_null(), "{game} ply {ply}: seat {p}'s {key} shown to seat 0: {v}");
+                        }
+                    }
+                }
+            }
+        })
+        .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_may_not_look_through_an_agents_eyes_or_take_the_record_early() {
+    let app = app();
+    let id = create(&app, "sagrada", &["human", "random"], 9).await;
+    let (status, body) = call(&app, "GET", &format!("/api/matches/{id}?viewer=1"), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, _) = call(&app, "GET", &format!("/api/matches/{id}/events?viewer=1"), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, body) = call(&app, "GET", &format!("/api/matches/{id}/record"), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, body) = call(&app, "GET", &format!("/api/matches/{id}?viewer=spectator"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body["legal"].as_array().unwrap().is_empty(), "a spectator gets no moves to make");
+    let (status, body) = call(&app, "GET", &format!("/api/matches/{id}?viewer=7"), None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_the_right_status_and_say_what_is_accepted() {
+    let app = app();
+    let (status, catalog) = call(&app, "GET", "/api/catalog", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let names: Vec<&str> = catalog["games"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["tictactoe", "connect4", "santorini", "cathedral", "sagrada", "catan"]);
+
+    let bad = |game: &str, seats: Value| json!({ "game": game, "seats": seats });
+    let (status, body) = call(&app, "POST", "/api/matches", Some(bad("chess", json!(["human", "random"])))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("accepted: tictactoe"), "{body}");
+    let (status, body) = call(&app, "POST", "/api/matches", Some(bad("connect4", json!(["human", "deepblue"])))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"].as_str().unwrap().contains("seat 1") && body["error"].as_str().unwrap().contains("mcts"),
+        "{body}"
+    );
+    let (status, body) = call(&app, "POST", "/api/matches", Some(bad("connect4", json!(["human"])))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) =
+        call(&app, "POST", "/api/matches", Some(bad("connect4:rows=99", json!(["human", "random"])))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = call_raw(&app, "POST", "/api/matches", Some("{not json".into())).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("bad JSON"), "{body}");
+    let (status, _) = call_raw(&app, "POST", "/api/matches", Some("x".repeat(meeple_web::MAX_BODY + 1))).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/matches",
+        Some(json!({ "game": "connect4", "seats": ["human", "random"], "move_time_ms": 0 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _) = call(&app, "GET", "/api/matches/m999", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let id = create(&app, "connect4", &["human", "random"], 1).await;
+    let moves = format!("/api/matches/{id}/moves");
+    let (status, body) = call(&app, "POST", &moves, Some(json!({ "ply": 0, "action": "9" }))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(body["error"].as_str().unwrap().contains("column number 1-7"), "{body}");
+    let (status, body) = call(&app, "POST", &moves, Some(json!({ "ply": 0, "id": 4_000_000_000u32 }))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let (status, body) = call(&app, "POST", &moves, Some(json!({ "ply": 5, "action": "4" }))).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["ply"], 0, "{body}");
+    let (status, body) = call(&app, "POST", &moves, Some(json!({ "ply": 0 }))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = call(&app, "POST", &moves, Some(json!({ "ply": 0, "action": "4", "extra": 1 }))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _) = call(&app, "POST", &moves, Some(json!({ "ply": 0, "action": "4" }))).await;
+    assert_eq!(status, StatusCode::OK);
+    // The same move sent twice (a double click) answers the old ply: refused.
+    let (status, _) = call(&app, "POST", &moves, Some(json!({ "ply": 0, "action": "4" }))).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    // While the agent is to move, a person's move is refused, not queued.
+    let snap = wait_for_turn(&app, &id, "0").await;
+    assert_eq!(snap["ply"], 2);
+    let (status, body) =
+        call(&app, "POST", &format!("/api/matches/{id}/analysis"), Some(json!({ "agent": "nobody", "viewer": 0 })))
+            .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) =
+        call(&app, "POST", &format!("/api/matches/{id}/analysis"), Some(json!({ "agent": "random" }))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a spectator of a person's game gets no advice: {body}");
+    let (status, body) = call(
+        &app,
+        "POST",
+        &format!("/api/matches/{id}/analysis"),
+        Some(json!({ "agent": "random", "viewer": 0, "time_ms": 0 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) =
+        call(&app, "POST", &format!("/api/matches/{id}/control"), Some(json!({ "delay_ms": 999_999 }))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) =
+        call(&app, "POST", "/api/replays", Some(json!({ "records": "{\"game\":\"connect4\"}" }))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let (status, body) = call(&app, "POST", "/api/replays", Some(json!({ "file": 3 }))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, _) = call(&app, "GET", "/api/nothing", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_takes_back_the_persons_move_and_the_reply_but_never_across_chance() {
+    let app = app();
+    let id = create(&app, "connect4", &["human", "first"], 1).await;
+    let (status, _) = call(&app, "POST", &format!("/api/matches/{id}/undo"), None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "nothing to undo yet");
+    call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": 0, "action": "4" }))).await;
+    let snap = wait_for_turn(&app, &id, "0").await;
+    assert_eq!(snap["ply"], 2);
+    assert_eq!(snap["undoable"], true);
+    let (status, body) = call(&app, "POST", &format!("/api/matches/{id}/undo"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let snap = wait_for_turn(&app, &id, "0").await;
+    assert_eq!(snap["ply"], 0);
+    assert!(snap["log"].as_array().unwrap().is_empty());
+
+    // Sagrada deals and rolls between a person's moves: no undo past them.
+    let id = create(&app, "sagrada", &["human", "random"], 2).await;
+    let snap = wait_for_turn(&app, &id, "0").await;
+    let ply = snap["ply"].as_u64().unwrap();
+    let first = snap["legal"][0]["text"].clone();
+    call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": first }))).await;
+    let mut snap = wait_for_turn(&app, &id, "0").await;
+    // Go on until a chance event lies after this seat's last move.
+    for _ in 0..100 {
+        let log = snap["log"].as_array().unwrap();
+        let last_mine = log.iter().rposition(|m| m["player"] == 0).unwrap();
+        if log[last_mine..].iter().any(|m| m["chance"] == true) {
+            break;
+        }
+        let ply = snap["ply"].as_u64().unwrap();
+        let text = snap["legal"][0]["text"].clone();
+        call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": text }))).await;
+        snap = wait_for_turn(&app, &id, "0").await;
+    }
+    assert_eq!(snap["undoable"], false);
+    let (status, body) = call(&app, "POST", &format!("/api/matches/{id}/undo"), None).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(body["error"].as_str().unwrap().contains("chance"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watching_agents_pauses_steps_and_replays_the_record() {
+    let app = app();
+    let (status, made) = call(
+        &app,
+        "POST",
+        "/api/matches",
+        Some(json!({ "game": "tictactoe", "seats": ["random", "random"], "seed": 4, "delay_ms": 0 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let id = made["id"].as_str().unwrap().to_string();
+    let start = Instant::now();
+    let end = loop {
+        let (_, snap) = call(&app, "GET", &format!("/api/matches/{id}?viewer=1"), None).await;
+        if snap["result"].is_object() {
+            break snap;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let (status, record) = call(&app, "GET", &format!("/api/matches/{id}/record"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let line = record.to_string();
+    let (status, replay) = call(&app, "POST", "/api/replays", Some(json!({ "records": line }))).await;
+    assert_eq!(status, StatusCode::CREATED, "{replay}");
+    let rid = replay["id"].as_str().unwrap();
+    assert_eq!(replay["plies"], end["ply"]);
+    let (_, first) = call(&app, "GET", &format!("/api/matches/{rid}?ply=0"), None).await;
+    assert_eq!(first["ply"], 0);
+    assert_eq!(first["replay"], true);
+    let (_, last) = call(&app, "GET", &format!("/api/matches/{rid}?ply={}", end["ply"]), None).await;
+    assert_eq!(last["view"], end["view"]);
+    assert_eq!(last["result"], end["result"]);
+    let (status, _) =
+        call(&app, "POST", &format!("/api/matches/{rid}/moves"), Some(json!({ "ply": 0, "action": "1" }))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "a replay is read-only");
+
+    // Paused agents make no move until told to step.
+    let (_, made) = call(
+        &app,
+        "POST",
+        "/api/matches",
+        Some(json!({ "game": "connect4", "seats": ["random", "random"], "seed": 5, "delay_ms": 200 })),
+    )
+    .await;
+    let id = made["id"].as_str().unwrap().to_string();
+    call(&app, "POST", &format!("/api/matches/{id}/control"), Some(json!({ "paused": true }))).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (_, a) = call(&app, "GET", &format!("/api/matches/{id}"), None).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, b) = call(&app, "GET", &format!("/api/matches/{id}"), None).await;
+    assert_eq!(a["ply"], b["ply"], "paused");
+    call(&app, "POST", &format!("/api/matches/{id}/control"), Some(json!({ "step": true }))).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (_, c) = call(&app, "GET", &format!("/api/matches/{id}"), None).await;
+    assert_eq!(c["ply"].as_u64().unwrap(), b["ply"].as_u64().unwrap() + 1, "one step");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analysis_names_a_legal_move_and_a_known_win() {
+    let app = app();
+    // X to move wins at once on the top row.
+    let id = create(&app, "tictactoe", &["human", "human"], 1).await;
+    for (ply, cell) in ["a1", "a2", "b1", "b2"].iter().enumerate() {
+        let (status, body) =
+            call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": cell }))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, advice) = call(
+        &app,
+        "POST",
+        &format!("/api/matches/{id}/analysis"),
+        Some(json!({ "agent": "alphabeta:depth=9", "viewer": 0, "time_ms": 2000 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{advice}");
+    assert_eq!(advice["text"], "c1", "{advice}");
+    assert_eq!(advice["path"], json!(["c:8"]), "c1 is the bottom right cell, id 8");
+    // A search agent shows the moves it weighed, with visits and values.
+    let (status, advice) = call(
+        &app,
+        "POST",
+        &format!("/api/matches/{id}/analysis"),
+        Some(json!({ "agent": "mcts:iters=3000", "viewer": 0 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{advice}");
+    assert_eq!(advice["text"], "c1", "{advice}");
+    let top = advice["top"].as_array().unwrap();
+    assert_eq!(top[0]["text"], "c1", "{advice}");
+    assert!(top[0]["visits"].as_u64().unwrap() > 0 && top[0]["value"].as_f64().unwrap() > 0.9, "{advice}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_and_its_files_are_served() {
+    let app = app();
+    for (path, needle) in
+        [("/", "<main id=\"app\">"), ("/m/m1", "app.js"), ("/app.js", "RENDERERS"), ("/style.css", ":root")]
+    {
+        let req = Request::builder().uri(path).body(Body::empty()).unwrap();
+        let res = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        assert!(String::from_utf8_lossy(&bytes).contains(needle), "{path}");
+    }
+    // Every game's initial view for a person and a spectator is a JSON object the page can draw.
+    for game in GAMES {
+        meeple_games::with_game!(game, |g| {
+            let s = g.initial_state();
+            assert!(s.view(None).is_object() && s.view(Some(0)).is_object());
+        })
+        .unwrap();
+    }
+}

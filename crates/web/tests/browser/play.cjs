@@ -1,0 +1,166 @@
+// Plays every game in headless Chromium by clicking only, against fast agents, to the end; takes
+// a move back; replays a record with the arrow keys; screenshots each board.
+//
+//   node play.cjs BASE_URL OUT_DIR            (PLAYWRIGHT_CORE, CHROMIUM: paths; GAMES: a subset)
+//
+// Prints one JSON line per game and exits non-zero on the first failure.
+'use strict';
+
+const path = require('path');
+const fs = require('fs');
+const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+
+const [base, outDir] = process.argv.slice(2);
+if (!base || !outDir) {
+  console.error('usage: node play.cjs BASE_URL OUT_DIR');
+  process.exit(2);
+}
+fs.mkdirSync(outDir, { recursive: true });
+
+// Each game, the options that keep it short, and its opponents (fast agents).
+const GAMES = [
+  { name: 'tictactoe', params: {}, seats: ['human', 'random'] },
+  { name: 'connect4', params: {}, seats: ['human', 'mcts:iters=200'], undo: true },
+  { name: 'santorini', params: {}, seats: ['human', 'mcts:iters=200'] },
+  { name: 'cathedral', params: {}, seats: ['human', 'random'] },
+  { name: 'sagrada', params: {}, seats: ['human', 'random'] },
+  { name: 'catan', params: { players: '3', points: '4' }, seats: ['human', 'random', 'random'] },
+].filter((g) => !process.env.GAMES || process.env.GAMES.split(',').includes(g.name));
+
+// A small seeded generator, so a failing run clicks the same way again.
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function newGame(page, game) {
+  await page.goto(`${base}/?game=${game.name}`);
+  await page.waitForSelector('#seats input');
+  for (const [k, v] of Object.entries(game.params)) {
+    await page.fill(`#param-${k}`, v);
+    await page.dispatchEvent(`#param-${k}`, 'change');
+  }
+  await page.waitForFunction((n) => document.querySelectorAll('#seats input').length === n, game.seats.length);
+  for (let i = 0; i < game.seats.length; i++) await page.fill(`#seats input[data-seat="${i}"]`, game.seats[i]);
+  await page.fill('#seed', '7');
+  await page.fill('#move-time', '300');
+  await page.click('#start');
+  await page.waitForURL(/\/m\/m\d+/);
+  await page.waitForSelector('#board svg');
+}
+
+// The page's state: over, our move (with the clickable targets), or waiting.
+async function status(page) {
+  return page.evaluate(() => {
+    if (document.querySelector('#result')) return { over: true, text: document.querySelector('#result').textContent };
+    const targets = [...document.querySelectorAll('#board [data-t].hl, #choices button.hl')];
+    return { over: false, targets: targets.length, ply: window.M && window.M.snap ? window.M.snap.ply : -1 };
+  });
+}
+
+async function clickTarget(page, pick) {
+  const handles = await page.$$('#board [data-t].hl, #choices button.hl');
+  if (!handles.length) return false;
+  const h = handles[Math.floor(pick * handles.length)];
+  try {
+    await h.scrollIntoViewIfNeeded({ timeout: 2000 });
+    await h.click({ timeout: 5000 });
+    return true;
+  } catch (e) {
+    // The page redrew between finding the target and clicking it (an agent moved): look again.
+    if (/not attached|detached|Timeout/.test(String(e))) return false;
+    throw e;
+  }
+}
+
+async function playToEnd(page, game, random, report) {
+  const deadline = Date.now() + 240_000;
+  let clicks = 0;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`${game.name}: not over after 240 s (${clicks} clicks)`);
+    const s = await status(page);
+    if (s.over) return s.text;
+    if (s.targets > 0) {
+      if (await clickTarget(page, random())) clicks += 1;
+      report.clicks = clicks;
+      if (game.undo && clicks === 4 && !report.undone) await checkUndo(page, report);
+      if (clicks === 6 && !report.midShot) {
+        report.midShot = path.join(outDir, `${game.name}-mid.png`);
+        await page.locator('.match').screenshot({ path: report.midShot });
+      }
+    } else {
+      await page.waitForTimeout(20);
+    }
+  }
+}
+
+async function checkUndo(page, report) {
+  // Wait for the agent's reply, then take back our move and its reply.
+  await page.waitForFunction(() => window.M.snap && window.M.snap.legal.length > 0);
+  const before = await page.evaluate(() => window.M.snap.ply);
+  await page.click('#undo');
+  await page.waitForFunction((b) => window.M.snap && window.M.snap.ply < b && window.M.snap.legal.length > 0, before);
+  report.undone = { before, after: await page.evaluate(() => window.M.snap.ply) };
+}
+
+async function checkReplay(page, report) {
+  const id = page.url().match(/\/m\/(m\d+)/)[1];
+  const record = await page.evaluate(async (m) => (await fetch(`/api/matches/${m}/record`)).text(), id);
+  await page.goto(`${base}/`);
+  await page.setInputFiles('#records-file', { name: 'game.jsonl', mimeType: 'application/json', buffer: Buffer.from(record) });
+  await page.click('#replay');
+  await page.waitForURL(/\/m\/m\d+/);
+  await page.waitForSelector('#board svg');
+  const at = () => page.evaluate(() => window.M.snap.ply);
+  if ((await at()) !== 0) throw new Error('a replay opens at ply 0');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => window.M.snap.ply === 1);
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => window.M.snap.ply === 2);
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => window.M.snap.ply === 1);
+  await page.keyboard.press('End');
+  await page.waitForFunction(() => window.M.snap.ply === window.M.snap.plies && window.M.snap.result);
+  report.replayed = await at();
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  let failed = false;
+  for (const [k, game] of GAMES.entries()) {
+    const report = { game: game.name };
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    try {
+      await page.evaluate(() => 0);
+      await newGame(page, game);
+      report.result = await playToEnd(page, game, rng(1000 + k), report);
+      report.shot = path.join(outDir, `${game.name}.png`);
+      await page.locator('.match').screenshot({ path: report.shot });
+      await checkReplay(page, report);
+      const real = problems.filter((p) => !/status of 40[39]/.test(p));
+      if (real.length) throw new Error(real.join('; '));
+      console.log(JSON.stringify(report));
+    } catch (e) {
+      failed = true;
+      report.error = String(e && e.stack || e);
+      try { await page.screenshot({ path: path.join(outDir, `${game.name}-failure.png`) }); } catch (_) { /* the page is gone */ }
+      console.log(JSON.stringify(report));
+    }
+    await page.close();
+    if (failed) break;
+  }
+  await browser.close();
+  process.exit(failed ? 1 : 0);
+})();
