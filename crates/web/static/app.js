@@ -520,16 +520,16 @@ function dieHtml(d, target) {
 
 function renderSagrada(view, snap) {
   const mover = snap.turn.kind === 'player' ? snap.turn.player : null;
-  const S = 44, G = 16, Wd = 5 * S, Hd = 4 * S + 30;
+  const S = 44, G = 16, Wd = 5 * S, Hd = 4 * S + 40;
   const n = view.players.length;
   const perRow = Math.min(n, 2);
   let b = '';
   view.players.forEach((pl, p) => {
     const ox = (p % perRow) * (Wd + G), oy = Math.floor(p / perRow) * (Hd + G);
     b += `<text x="${ox}" y="${oy + 13}" font-size="13" font-weight="700" fill="${PLAYER_COLOURS[p]}">${p}: ${esc(pl.pattern || 'choosing a window')}</text>`;
-    b += `<text x="${ox + Wd}" y="${oy + 13}" font-size="11" text-anchor="end" fill="#555">${pl.tokens} tokens${pl.score !== null ? ` · ${pl.score} points` : ''}${pl.private ? ` · private ${esc(pl.private)}` : ''}</text>`;
+    b += `<text x="${ox}" y="${oy + 28}" font-size="11" fill="#555">${pl.tokens} tokens${pl.score !== null ? ` · ${pl.score} points` : ''}${pl.private ? ` · private ${esc(pl.private)}` : ''}</text>`;
     for (let i = 0; i < 20; i++) {
-      const x = ox + (i % 5) * S, y = oy + 24 + Math.floor(i / 5) * S;
+      const x = ox + (i % 5) * S, y = oy + 34 + Math.floor(i / 5) * S;
       const r = pl.restrictions[i], d = pl.dice[i];
       const target = p === mover ? `data-t="c:${colName(i % 5)}${Math.floor(i / 5) + 1}"` : '';
       const fill = r && DIE_COLOURS[r] ? DIE_COLOURS[r] + '55' : '#f4f1ea';

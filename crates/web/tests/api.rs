@@ -80,6 +80,16 @@ async fn play_through(app: &Router, game: &str, seed: u64) -> (Vec<Value>, GameR
         assert!(legal.iter().all(|l| !l["path"].as_array().unwrap().is_empty()));
         let pick = &legal[(moves * 7 + seed as usize) % legal.len()];
         let ply = snap["ply"].as_u64().unwrap();
+        if moves == 0 {
+            // An action id that is not legal here is refused with the rule's reason.
+            let ids: Vec<u64> = legal.iter().map(|l| l["id"].as_u64().unwrap()).collect();
+            let illegal = (0..).find(|i| !ids.contains(i)).unwrap();
+            let (status, body) =
+                call(app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "id": illegal })))
+                    .await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{game}: {body}");
+            assert!(body["error"].as_str().unwrap().starts_with("illegal move"), "{game}: {body}");
+        }
         let (status, after) =
             call(app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": pick["text"] })))
                 .await;
@@ -424,4 +434,35 @@ async fn the_page_and_its_files_are_served() {
         })
         .unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_caps_its_matches_and_drops_idle_ones() {
+    let config = meeple_web::Config {
+        max_matches: 2,
+        idle: Duration::from_millis(300),
+        sweep_every: Duration::from_millis(50),
+        ..meeple_web::Config::default()
+    };
+    let app = meeple_web::router(config);
+    let a = create(&app, "tictactoe", &["human", "random"], 1).await;
+    create(&app, "tictactoe", &["human", "random"], 2).await;
+    let (status, body) =
+        call(&app, "POST", "/api/matches", Some(json!({ "game": "tictactoe", "seats": ["human", "random"] }))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("limit of 2"), "{body}");
+    let (status, _) = call(&app, "DELETE", &format!("/api/matches/{a}"), None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let c = create(&app, "tictactoe", &["human", "random"], 3).await;
+    // Looked at, a match stays; left alone, it goes.
+    for _ in 0..8 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (status, _) = call(&app, "GET", &format!("/api/matches/{c}"), None).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let (status, _) = call(&app, "GET", &format!("/api/matches/{c}"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "an idle match expires");
+    let (_, list) = call(&app, "GET", "/api/matches", None).await;
+    assert!(list["matches"].as_array().unwrap().is_empty(), "{list}");
 }

@@ -130,6 +130,21 @@ async function checkReplay(page, report) {
   report.replayed = await at();
 }
 
+// A phone-sized screen: the page fits its width (no sideways scrolling) and the board is drawn.
+async function checkPhone(browser, report) {
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  await phone.goto(`${base}/`);
+  await phone.waitForSelector('#start');
+  await phone.click('#start');
+  await phone.waitForSelector('#board svg');
+  const widths = await phone.evaluate(() => [document.documentElement.scrollWidth, document.querySelector('#board svg').getBoundingClientRect().width]);
+  if (widths[0] > 392 || widths[1] < 300) throw new Error(`phone layout: page ${widths[0]} px wide, board ${widths[1]} px`);
+  report.phone = { page_width: widths[0], board_width: Math.round(widths[1]) };
+  report.phoneShot = path.join(outDir, 'phone.png');
+  await phone.screenshot({ path: report.phoneShot, fullPage: false });
+  await phone.close();
+}
+
 (async () => {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -149,6 +164,7 @@ async function checkReplay(page, report) {
       report.shot = path.join(outDir, `${game.name}.png`);
       await page.locator('.match').screenshot({ path: report.shot });
       await checkReplay(page, report);
+      if (game.name === 'santorini') await checkPhone(browser, report);
       const real = problems.filter((p) => !/status of 40[39]/.test(p));
       if (real.length) throw new Error(real.join('; '));
       console.log(JSON.stringify(report));
