@@ -410,6 +410,9 @@ fn read_metrics(path: &Path) -> Result<Metrics> {
         let v: serde_json::Value = serde_json::from_str(line.text).map_err(|e| bad(&e.to_string()))?;
         let minutes = finite(&v, "wall_seconds").ok_or_else(|| bad("no finite wall_seconds"))? / 60.0;
         match v.get("event").and_then(|e| e.as_str()) {
+            // A generation cut short before it trained (a run interrupted and resumed) logs zero
+            // losses: no point of the curves.
+            Some("generation") if finite(&v, "samples_per_second") == Some(0.0) => {}
             Some("generation") => {
                 let get = |k: &str| finite(&v, k).ok_or_else(|| bad(&format!("no finite {k}")));
                 m.generations.push([
