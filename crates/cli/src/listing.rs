@@ -20,7 +20,7 @@ pub fn games() -> Result<()> {
 
 pub fn agents(game: Option<&str>) -> Result<()> {
     let (agents, evaluators) = match game {
-        Some(spec) => with_game!(spec, |g| (meeple_learn::agent_infos(&g), meeple_search::evaluator_infos(&g)))?,
+        Some(spec) => with_game!(spec, |g| (meeple_learn::agent_infos(&g), meeple_learn::evaluator_infos(&g)))?,
         None => ([meeple_search::AGENTS, meeple_learn::AGENTS].concat(), vec![]),
     };
     for info in agents.iter().chain(std::iter::once(&crate::human::HUMAN_INFO)) {

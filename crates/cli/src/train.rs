@@ -33,6 +33,9 @@ pub struct AzArgs {
     game: String,
     /// The network: `resnet:blocks=B,channels=C` (board planes) or `mlp:layers=L,width=W`
     /// (default resnet:blocks=4,channels=32 for board games, mlp:layers=2,width=256 otherwise).
+    /// A tower takes `head=dense|planes`: `dense` (the default) has one weight row per action
+    /// id; `planes`, where the game's actions are placements on its board (Cathedral), reads
+    /// the policy off convolution planes.
     #[arg(long, value_name = "SPEC")]
     net: Option<String>,
     /// Simulations per full self-play move.

@@ -60,6 +60,7 @@ pub fn check<G: Game>(game: &G, config: &Config) -> Result<Report, String> {
     if shape.is_empty() || shape.contains(&0) {
         return Err(format!("observation shape {shape:?} has no elements"));
     }
+    check_action_planes(game)?;
     let mut report = Report { total_returns: vec![0.0; n], ..Report::default() };
     for i in 0..config.games {
         let seed = derive_seed(config.seed, i as u64);
@@ -104,6 +105,32 @@ pub fn check<G: Game>(game: &G, config: &Config) -> Result<Report, String> {
 }
 
 type Failure = (usize, String);
+
+/// Action planes, where a game has them, cover every action id with a distinct cell of the
+/// observation's board.
+fn check_action_planes<G: Game>(game: &G) -> Result<(), String> {
+    let Some(planes) = game.action_planes() else { return Ok(()) };
+    let shape = game.observation_shape();
+    let ctx = |msg: String| format!("{} action planes: {msg}", game.spec());
+    let [_, rows, cols] = shape[..] else {
+        return Err(ctx(format!("the observation {shape:?} is not board planes [planes, rows, cols]")));
+    };
+    if planes.index.len() != game.num_actions() {
+        return Err(ctx(format!("{} cells for {} actions", planes.index.len(), game.num_actions())));
+    }
+    let cells = planes.planes * rows * cols;
+    let mut seen = vec![false; cells];
+    for (a, &i) in planes.index.iter().enumerate() {
+        let i = i as usize;
+        if i >= cells {
+            return Err(ctx(format!("action {a} at cell {i}, beyond {} planes of {rows}x{cols}", planes.planes)));
+        }
+        if std::mem::replace(&mut seen[i], true) {
+            return Err(ctx(format!("action {a} shares cell {i} with another action")));
+        }
+    }
+    Ok(())
+}
 
 /// Every symmetry commutes with the rules: the image's legal actions are the images of the legal
 /// actions, and applying then transforming equals transforming then applying; symmetry 0 is the

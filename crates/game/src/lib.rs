@@ -60,6 +60,17 @@ pub struct GameInfo {
     pub params: &'static [ParamInfo],
 }
 
+/// Actions laid out on the observation's board ([`Game::action_planes`]): action `a` is cell
+/// `index[a]` of `planes` planes of the board, counted `plane * rows * cols + row * cols + col`
+/// where `[_, rows, cols]` is the observation shape. No two actions share a cell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionPlanes {
+    /// Number of planes (kinds of move).
+    pub planes: usize,
+    /// Each action id's cell.
+    pub index: Vec<u32>,
+}
+
 /// A game: immutable rules and parameters, shareable across threads.
 pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// The state type this game's positions are stored in.
@@ -87,6 +98,14 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
 
     /// Shape of [`State::observation`]; its product is the length of every observation.
     fn observation_shape(&self) -> Vec<usize>;
+
+    /// Where actions sit on the observation's board, for games whose actions are placements
+    /// (Cathedral: a building, turned one way, at a square). A network can then score every
+    /// placement with a convolution, one plane per kind of move, instead of one dense weight row
+    /// per action id. `None` (the default) where actions are not placements.
+    fn action_planes(&self) -> Option<ActionPlanes> {
+        None
+    }
 
     /// The state before the first move.
     fn initial_state(&self) -> Self::State;

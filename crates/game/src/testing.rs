@@ -32,6 +32,8 @@ pub enum Bug {
     UnscaledObservation,
     /// The page's view shows every die to every viewer.
     LeakyView,
+    /// Declares action planes although its observation is no board.
+    ActionPlanes,
 }
 
 /// The dice game; see the module documentation.
@@ -86,6 +88,9 @@ impl Game for Dice {
     }
     fn observation_shape(&self) -> Vec<usize> {
         vec![8]
+    }
+    fn action_planes(&self) -> Option<crate::ActionPlanes> {
+        (self.bug == Bug::ActionPlanes).then(|| crate::ActionPlanes { planes: 1, index: vec![0, 1] })
     }
     fn initial_state(&self) -> DiceState {
         DiceState { bug: self.bug, players: self.players as u8, dice: [0; 4], decided: 0, rerolling: false }

@@ -30,4 +30,6 @@ fn each_broken_contract_is_caught() {
         assert!(err.contains(expected), "{bug:?}: '{err}' should mention '{expected}'");
         assert!(err.starts_with("dice:players=2 seed "), "{err}");
     }
+    let err = check(&Dice { players: 2, bug: Bug::ActionPlanes }, &Config::with_games(5)).unwrap_err();
+    assert_eq!(err, "dice:players=2 action planes: the observation [8] is not board planes [planes, rows, cols]");
 }

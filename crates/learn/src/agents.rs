@@ -1,12 +1,17 @@
 //! Learned agents and the registry that adds them to `meeple-search`'s: `az` (the search with
-//! a network) and `policy` (the network alone).
+//! a network), `policy` (the network alone), and the `net` evaluator (the network's value and
+//! move order for `alphabeta`, `mcts` and `ismcts`). They reach `meeple-search` as an
+//! [`Extension`], so a search's playout agent or evaluator can be a learned one too:
+//! `mcts:playout=(policy:model=F,temperature=1)`, `alphabeta:depth=4,eval=(net:model=F)`.
 
 use crate::Evaluator;
-use crate::search::{Root, Search, SearchConfig, Step};
+use crate::search::{Root, Search, SearchConfig};
 use meeple_game::{
     Action, Agent, AgentInfo, BoxedAgent, Budget, Error, Game, ParamInfo, Rng, Spec, State, rng_from_seed,
 };
+use meeple_game::{Evaluator as GameEvaluator, Player};
 use meeple_nn::Network;
+use meeple_search::{Ext, Extension};
 use rand::RngExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +47,13 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             accepts: "integer 1..=256",
             help: "Gumbel: actions considered at the root",
         },
+        ParamInfo {
+            name: "batch",
+            default: "",
+            accepts: "integer 1..=256",
+            help: "leaves evaluated per network call (waiting leaves count as visited: a virtual loss); \
+                   default: the planned simulations / 64, from 1 to 8, so small searches stay exact",
+        },
         THREADS,
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
@@ -65,6 +77,53 @@ pub(crate) const POLICY_INFO: AgentInfo = AgentInfo {
 /// The learned agents, in the order `meeple agents` lists them.
 pub const AGENTS: &[AgentInfo] = &[AZ_INFO, POLICY_INFO];
 
+pub(crate) const NET_INFO: AgentInfo = AgentInfo {
+    name: "net",
+    about: "a trained network's value for the searches (mover's win probability as a logit, so mcts's default \
+            eval_scale=1 turns it back into the probability) and its policy as the move order",
+    params: &[MODEL, THREADS],
+};
+
+/// The learned evaluators, in the order `meeple agents` lists them.
+pub const EVALUATORS: &[AgentInfo] = &[NET_INFO];
+
+/// Every evaluator `game` has: the search crate's, the game's own, then the learned ones.
+pub fn evaluator_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
+    let mut all = meeple_search::evaluator_infos(game);
+    all.extend_from_slice(EVALUATORS);
+    all
+}
+
+/// The learned agents and evaluators as an extension of `meeple-search`'s registry.
+struct Learned;
+
+impl<G: Game> Extension<G> for Learned {
+    fn agent(&self, game: &G, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<G::State>, Error>> {
+        match spec.name.as_str() {
+            "az" => Some(AzAgent::from_spec(game, spec, seed).map(|a| Box::new(a) as BoxedAgent<G::State>)),
+            "policy" => Some(PolicyAgent::from_spec(game, spec, seed).map(|a| Box::new(a) as BoxedAgent<G::State>)),
+            _ => None,
+        }
+    }
+
+    fn evaluator(&self, game: &G, spec: &Spec) -> Option<Result<meeple_search::SharedEvaluator<G::State>, Error>> {
+        (spec.name == "net").then(|| NetValue::from_spec(game, spec).map(|e| Arc::new(e) as Arc<dyn GameEvaluator<_>>))
+    }
+
+    fn agent_infos(&self) -> Vec<AgentInfo> {
+        AGENTS.to_vec()
+    }
+
+    fn evaluator_infos(&self) -> Vec<AgentInfo> {
+        EVALUATORS.to_vec()
+    }
+}
+
+/// The extension that adds the learned agents and evaluators to `meeple-search`.
+pub fn extension<G: Game>() -> Ext<G> {
+    Some(Arc::new(Learned))
+}
+
 /// Every agent that can play `game`: the search crate's, the game's own, then the learned ones.
 pub fn agent_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
     let mut all = meeple_search::agent_infos(game);
@@ -75,19 +134,7 @@ pub fn agent_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
 /// Builds the agent named by `spec` for `game`: a learned agent, or any agent `meeple-search`
 /// builds. Use this registry wherever agents are named.
 pub fn make_agent<G: Game>(game: &G, spec: &str, seed: u64) -> Result<BoxedAgent<G::State>, Error> {
-    let parsed: Spec = spec.parse()?;
-    match parsed.name.as_str() {
-        "az" => Ok(Box::new(AzAgent::from_spec(game, &parsed, seed)?)),
-        "policy" => Ok(Box::new(PolicyAgent::from_spec(game, &parsed, seed)?)),
-        _ => meeple_search::make_agent(game, spec, seed).map_err(|e| match e {
-            Error::UnknownName { kind: "agent", name, .. } => Error::UnknownName {
-                kind: "agent",
-                name,
-                accepted: agent_infos(game).iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
-            },
-            other => other,
-        }),
-    }
+    meeple_search::make_agent_with(game, spec, seed, &extension())
 }
 
 /// Networks loaded by agents, shared: an arena plays hundreds of games with the same model.
@@ -124,6 +171,14 @@ pub fn load_network<G: Game>(game: &G, path: &Path, threads: usize) -> Result<Ar
             game.num_players()
         )));
     }
+    if let Some((_, index)) = c.planes()
+        && game.action_planes().is_none_or(|p| p.index != index)
+    {
+        return Err(Error::Invalid(format!(
+            "checkpoint '{}': its policy head places the actions on the board differently from {spec}",
+            path.display()
+        )));
+    }
     let net = Arc::new(net);
     if let Some(m) = modified {
         cache().lock().expect("cache lock").insert(key, (m, net.clone()));
@@ -153,9 +208,12 @@ pub struct AzAgent<S: State> {
     rng: Rng,
     spec: String,
     verbose: bool,
-    /// Seconds per network evaluation, measured (to plan timed searches).
-    eval_seconds: Option<f64>,
+    /// Leaves per network call (`None`: from the planned simulations).
+    batch: Option<usize>,
+    /// Seconds per simulation, measured on the last searches (to plan timed searches).
+    sim_seconds: Option<f64>,
     obs: Vec<f32>,
+    one: Vec<f32>,
     legal: Vec<Action>,
     /// Root visits of the last search, most first.
     last: Vec<(Action, u64)>,
@@ -188,18 +246,43 @@ impl<S: State> AzAgent<S> {
             rng: rng_from_seed(seed),
             spec: spec.to_string(),
             verbose: o.get_bool("verbose")?,
-            eval_seconds: None,
+            batch: match o.get_opt::<usize>("batch")? {
+                Some(b) if (1..=256).contains(&b) => Some(b),
+                Some(b) => return Err(o.bad_value("batch", &b.to_string())),
+                None => None,
+            },
+            sim_seconds: None,
             obs: Vec::new(),
+            one: Vec::new(),
             legal: Vec::new(),
             last: Vec::new(),
             _state: std::marker::PhantomData,
         })
     }
 
-    fn evaluate(&mut self, state: &S) -> Result<meeple_nn::Output, Error> {
-        let mover = state.current_player().expect("a decision");
-        state.observation(mover, &mut self.obs);
-        Ok(Evaluator::evaluate(self.net.as_ref(), &self.obs, 1)?)
+    /// Runs `search` to its end (or `stop`), evaluating its leaves in batches; returns the
+    /// network evaluations made.
+    fn run(&mut self, search: &mut Search<S>, stop: Option<Instant>) -> Result<u32, Error> {
+        let mut evaluated = 0u32;
+        loop {
+            let batch = self.batch.unwrap_or((search.planned() / 64).clamp(1, 8) as usize);
+            let n = search.gather(batch);
+            if n == 0 {
+                return Ok(evaluated);
+            }
+            self.obs.clear();
+            for leaf in search.leaves() {
+                let mover = leaf.current_player().expect("leaves that wait for the network are decisions");
+                leaf.observation(mover, &mut self.one);
+                self.obs.extend_from_slice(&self.one);
+            }
+            let out = Evaluator::evaluate(self.net.as_ref(), &self.obs, n)?;
+            search.deliver_all(&out.logits, &out.values, self.net.actions(), self.net.seats());
+            evaluated += n as u32;
+            if stop.is_some_and(|s| Instant::now() >= s) {
+                return Ok(evaluated);
+            }
+        }
     }
 }
 
@@ -223,39 +306,33 @@ impl<S: State> Agent<S> for AzAgent<S> {
         }
         let stop = budget.stop_at(start, self.time);
         let root = state.determinize(mover, &mut self.rng);
-        // Plan the simulations: the cap given, and what fits the time at the measured speed.
-        if self.eval_seconds.is_none() && stop.is_some() {
+        // Plan the simulations: the cap given, and what fits the time at the pace of the last
+        // searches (a short trial search measures it the first time). Gumbel's sequential
+        // halving shares out a known budget, so a timed search must know its size up front.
+        if self.sim_seconds.is_none() && stop.is_some() {
             let t = Instant::now();
-            self.evaluate(&root)?;
-            self.eval_seconds = Some(t.elapsed().as_secs_f64());
+            let trial = SearchConfig { sims: 32, ..self.config.clone() };
+            let mut search = Search::new(root.clone(), self.seats, trial, self.rng.random());
+            self.run(&mut search, None)?;
+            self.sim_seconds = Some(t.elapsed().as_secs_f64() / search.sims().max(1) as f64);
         }
         let mut sims = self.sims.unwrap_or(u32::MAX);
-        if let (Some(stop), Some(per)) = (stop, self.eval_seconds) {
+        if let (Some(stop), Some(per)) = (stop, self.sim_seconds) {
             let left = stop.saturating_duration_since(Instant::now()).as_secs_f64();
-            sims = sims.min(((left / per.max(1e-6)) * 0.9) as u32).max(1);
+            sims = sims.min(((left / per.max(1e-7)) * 0.9).min(u32::MAX as f64) as u32).max(1);
         }
         if let Some(n) = budget.iterations {
             sims = sims.min(n.min(u32::MAX as u64) as u32).max(1);
         }
         let config = SearchConfig { sims, ..self.config.clone() };
         let mut search = Search::new(root, self.seats, config, self.rng.random());
-        let mut evaluated = 0u32;
-        loop {
-            match search.step() {
-                Step::Done => break,
-                Step::Evaluate(leaf) => {
-                    let leaf = leaf.clone();
-                    let t = Instant::now();
-                    let out = self.evaluate(&leaf)?;
-                    let took = t.elapsed().as_secs_f64();
-                    self.eval_seconds = Some(self.eval_seconds.map_or(took, |e| 0.9 * e + 0.1 * took));
-                    search.deliver(&out.logits, &out.values);
-                    evaluated += 1;
-                    if stop.is_some_and(|s| Instant::now() >= s) {
-                        break;
-                    }
-                }
-            }
+        let began = Instant::now();
+        let evaluated = self.run(&mut search, stop)?;
+        if search.sims() >= 16 {
+            // Late in a game many simulations end at terminal states without the network: the
+            // newest pace matters most.
+            let per = began.elapsed().as_secs_f64() / search.sims() as f64;
+            self.sim_seconds = Some(self.sim_seconds.map_or(per, |e| 0.3 * e + 0.7 * per));
         }
         let result = search.result();
         let action = if self.legal.contains(&result.action) { result.action } else { self.legal[0] };
@@ -338,5 +415,81 @@ impl<S: State> Agent<S> for PolicyAgent {
             }
         }
         Ok(*self.legal.last().expect("legal moves"))
+    }
+}
+
+/// A network as a search's evaluator: the value of each seat, and the policy as move order.
+pub struct NetValue<S: State> {
+    net: Arc<Network>,
+    /// The last observation evaluated and the network's answer: a playout cut-off asks for
+    /// every seat's value of one state in turn.
+    last: Mutex<Option<(Vec<f32>, Arc<meeple_nn::Output>)>>,
+    _state: std::marker::PhantomData<fn(&S)>,
+}
+
+impl<S: State> NetValue<S> {
+    fn from_spec<G: Game<State = S>>(game: &G, spec: &Spec) -> Result<Self, Error> {
+        let o = spec.options("evaluator net", NET_INFO.params)?;
+        let net = load_network(game, &model_path(&o, "net")?, threads(&o, "net")?)?;
+        Ok(NetValue { net, last: Mutex::new(None), _state: std::marker::PhantomData })
+    }
+
+    /// The network's answer for `state` from `seat`'s view (values mover first).
+    fn output(&self, state: &S, seat: Player) -> Result<Arc<meeple_nn::Output>, Error> {
+        let mut obs = Vec::new();
+        state.observation(seat, &mut obs);
+        if let Some((seen, out)) = self.last.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+            && *seen == obs
+        {
+            return Ok(out.clone());
+        }
+        // Not under the lock: search threads evaluate at once.
+        let out = Arc::new(Evaluator::evaluate(self.net.as_ref(), &obs, 1)?);
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some((obs, out.clone()));
+        Ok(out)
+    }
+}
+
+impl<S: State> GameEvaluator<S> for NetValue<S> {
+    fn evaluate(&self, state: &S, player: Player) -> f64 {
+        let seats = self.net.seats();
+        // From the mover's view (the asked seat's at a chance node).
+        let seat = state.current_player().unwrap_or(player);
+        match self.output(state, seat) {
+            Ok(out) => {
+                let v = out.values.get((player + seats - seat % seats) % seats).copied().unwrap_or(0.5) as f64;
+                let v = v.clamp(1e-6, 1.0 - 1e-6);
+                (v / (1.0 - v)).ln()
+            }
+            // A network that cannot answer (it was checked against the game when loaded) has
+            // no opinion.
+            Err(_) => 0.0,
+        }
+    }
+
+    fn has_move_priority(&self) -> bool {
+        true
+    }
+
+    fn move_priorities(&self, state: &S, actions: &[Action], out: &mut Vec<i32>) {
+        out.clear();
+        let Some(mover) = state.current_player() else {
+            out.resize(actions.len(), 0);
+            return;
+        };
+        match self.output(state, mover) {
+            Ok(o) => out.extend(
+                actions
+                    .iter()
+                    .map(|&a| (o.logits.get(a as usize).copied().unwrap_or(-1e3).clamp(-1e3, 1e3) * 1000.0) as i32),
+            ),
+            Err(_) => out.resize(actions.len(), 0),
+        }
+    }
+
+    fn move_priority(&self, state: &S, action: Action) -> i32 {
+        let mut out = Vec::new();
+        self.move_priorities(state, &[action], &mut out);
+        out[0]
     }
 }

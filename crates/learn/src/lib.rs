@@ -8,7 +8,7 @@ pub mod search;
 pub mod selfplay;
 pub mod train;
 
-pub use agents::{AGENTS, agent_infos, make_agent};
+pub use agents::{AGENTS, EVALUATORS, NetValue, agent_infos, evaluator_infos, extension, make_agent};
 pub use search::{Root, Search, SearchConfig, SearchResult, Step};
 pub use selfplay::{Position, SelfPlayConfig, SelfPlayGame, SelfPlayStats, self_play, self_play_until};
 

@@ -10,8 +10,11 @@
 //!
 //! The search runs step by step: [`Search::step`] descends until it needs a network evaluation
 //! and returns the leaf; [`Search::deliver`] takes the network's answer. So hundreds of searches
-//! can share one batched forward pass. Values are each seat's expected return in [0, 1]; chance
-//! nodes are sampled by their probabilities; any number of players.
+//! can share one batched forward pass. One search can also gather several leaves at once
+//! ([`Search::gather`], [`Search::deliver_all`]): a leaf waiting for its evaluation already
+//! counts as visited with no value yet (a virtual loss), so the next descents go elsewhere.
+//! Values are each seat's expected return in [0, 1]; chance nodes are sampled by their
+//! probabilities; any number of players.
 
 use meeple_game::{Action, Rng, State, Turn, rng_from_seed};
 use rand::RngExt;
@@ -131,6 +134,13 @@ pub struct SearchResult {
     pub sims: u32,
 }
 
+/// A leaf waiting for the network, and the path to it.
+struct Pending<S> {
+    node: u32,
+    path: Vec<u32>,
+    state: S,
+}
+
 /// One search in progress.
 pub struct Search<S: State> {
     config: SearchConfig,
@@ -141,10 +151,11 @@ pub struct Search<S: State> {
     sums: Vec<f32>,
     rng: Rng,
     sims: u32,
-    /// The leaf waiting for its evaluation, the path to it, and its state.
-    pending: Option<u32>,
+    /// Leaves waiting for their evaluations, in the order they were gathered.
+    pending: Vec<Pending<S>>,
+    /// Paths of delivered leaves, kept for their allocations.
+    spare: Vec<Vec<u32>>,
     path: Vec<u32>,
-    leaf: S,
     halving: Option<Halving>,
     legal: Vec<Action>,
     outcomes: Vec<(Action, f64)>,
@@ -156,7 +167,6 @@ impl<S: State> Search<S> {
     /// `seats` players, its random choices from `seed`.
     pub fn new(root: S, seats: usize, config: SearchConfig, seed: u64) -> Self {
         Search {
-            leaf: root.clone(),
             root,
             config,
             seats,
@@ -164,13 +174,19 @@ impl<S: State> Search<S> {
             sums: vec![0.0; seats],
             rng: rng_from_seed(seed),
             sims: 0,
-            pending: None,
+            pending: Vec::new(),
+            spare: Vec::new(),
             path: Vec::new(),
             halving: None,
             legal: Vec::new(),
             outcomes: Vec::new(),
             scratch: Vec::new(),
         }
+    }
+
+    /// The simulations this search may run.
+    pub fn planned(&self) -> u32 {
+        self.config.sims
     }
 
     /// Simulations run so far.
@@ -196,10 +212,20 @@ impl<S: State> Search<S> {
 
     /// Runs until the next network evaluation is needed, or the search is over.
     pub fn step(&mut self) -> Step<'_, S> {
-        assert!(self.pending.is_none(), "deliver the last evaluation before stepping again");
-        loop {
+        assert!(self.pending.is_empty(), "deliver the last evaluation before stepping again");
+        if self.gather(1) == 0 {
+            return Step::Done;
+        }
+        Step::Evaluate(&self.pending[0].state)
+    }
+
+    /// Descends until up to `max` leaves wait for the network (fewer when the budget is spent
+    /// or a descent reaches a leaf that already waits); returns how many wait. 0: the search
+    /// is over. Read them with [`Search::leaves`], answer with [`Search::deliver_all`].
+    pub fn gather(&mut self, max: usize) -> usize {
+        'descents: while self.pending.len() < max.max(1) {
             if self.finished() {
-                return Step::Done;
+                break;
             }
             self.path.clear();
             self.path.push(0);
@@ -211,16 +237,28 @@ impl<S: State> Search<S> {
                     TERMINAL => {
                         let returns = state.returns().expect("terminal states have returns");
                         let values: Vec<f32> = returns.iter().map(|&r| r as f32).collect();
-                        self.backup(&values);
-                        break;
+                        for &n in &self.path {
+                            self.nodes[n as usize].visits += 1;
+                        }
+                        self.add_values(&values);
+                        continue 'descents;
                     }
                     UNEXPANDED => match state.turn() {
                         Turn::Terminal => self.nodes[node as usize].kind = TERMINAL,
                         Turn::Chance => self.expand_chance(node, &state),
                         Turn::Player(_) => {
-                            self.pending = Some(node);
-                            self.leaf = state;
-                            return Step::Evaluate(&self.leaf);
+                            if self.pending.iter().any(|p| p.node == node) {
+                                // Two descents met at one waiting leaf: evaluate what waits first.
+                                break 'descents;
+                            }
+                            // Visited now, valued on delivery: a virtual loss for the others.
+                            for &n in &self.path {
+                                self.nodes[n as usize].visits += 1;
+                            }
+                            let mut path = self.spare.pop().unwrap_or_default();
+                            path.clone_from(&self.path);
+                            self.pending.push(Pending { node, path, state });
+                            continue 'descents;
                         }
                     },
                     CHANCE => {
@@ -244,10 +282,16 @@ impl<S: State> Search<S> {
                 }
             }
         }
+        self.pending.len()
+    }
+
+    /// The leaves waiting for the network, in the order [`Search::deliver_all`] takes answers.
+    pub fn leaves(&self) -> impl Iterator<Item = &S> {
+        self.pending.iter().map(|p| &p.state)
     }
 
     fn finished(&self) -> bool {
-        if self.sims >= self.config.sims {
+        if self.sims + self.pending.len() as u32 >= self.config.sims {
             return true;
         }
         // A root with one legal move (or none) needs no more than its own evaluation.
@@ -258,9 +302,27 @@ impl<S: State> Search<S> {
     /// The network's answer for the pending leaf: logits over every action id and the values
     /// of each seat with the leaf's mover first.
     pub fn deliver(&mut self, logits: &[f32], values: &[f32]) {
-        let node = self.pending.take().expect("a pending evaluation");
-        let mover = self.leaf.current_player().expect("leaves that wait for the network are decisions");
-        self.leaf.legal_actions(&mut self.legal);
+        assert_eq!(self.pending.len(), 1, "one pending evaluation");
+        let p = self.pending.pop().expect("a pending evaluation");
+        self.deliver_one(p, logits, values);
+    }
+
+    /// The answers for every waiting leaf, in [`Search::leaves`] order: `actions` logits and
+    /// `seats` values (mover first) per leaf, laid end to end.
+    pub fn deliver_all(&mut self, logits: &[f32], values: &[f32], actions: usize, seats: usize) {
+        // Taken out and put back, so the list keeps its allocation from call to call.
+        let mut pending = std::mem::take(&mut self.pending);
+        assert!(logits.len() >= pending.len() * actions && values.len() >= pending.len() * seats, "an answer per leaf");
+        for (i, p) in pending.drain(..).enumerate() {
+            self.deliver_one(p, &logits[i * actions..(i + 1) * actions], &values[i * seats..(i + 1) * seats]);
+        }
+        self.pending = pending;
+    }
+
+    fn deliver_one(&mut self, p: Pending<S>, logits: &[f32], values: &[f32]) {
+        let node = p.node;
+        let mover = p.state.current_player().expect("leaves that wait for the network are decisions");
+        p.state.legal_actions(&mut self.legal);
         let first = self.nodes.len() as u32;
         let max = self.legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
         let total: f32 = self.legal.iter().map(|&a| (logits[a as usize] - max).exp()).sum();
@@ -283,12 +345,16 @@ impl<S: State> Search<S> {
         for (i, &v) in values.iter().take(self.seats).enumerate() {
             absolute[(mover + i) % self.seats] = v;
         }
-        self.backup(&absolute);
+        // The path was counted as visited when the leaf was gathered.
+        let mut path = p.path;
+        std::mem::swap(&mut self.path, &mut path);
+        self.add_values(&absolute);
+        self.spare.push(path);
     }
 
-    fn backup(&mut self, values: &[f32]) {
+    /// Adds one simulation's values along `self.path` (whose visits are already counted).
+    fn add_values(&mut self, values: &[f32]) {
         for &n in &self.path {
-            self.nodes[n as usize].visits += 1;
             for (s, v) in values.iter().enumerate().take(self.seats) {
                 self.sums[n as usize * self.seats + s] += v;
             }

@@ -155,7 +155,7 @@ pub fn train<G: Game>(
     if config.game != spec {
         return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));
     }
-    let net = NetConfig::from_spec(&config.net, &game.observation_shape(), game.num_actions(), game.num_players())?;
+    let net = net_config(game, &config.net)?;
     for d in [run.shards(), run.checkpoints()] {
         std::fs::create_dir_all(&d).map_err(|e| io("create", &d, e))?;
     }
@@ -250,6 +250,19 @@ pub fn train<G: Game>(
                 Some(max) => wanted.min(max.saturating_sub(progress.steps)),
                 None => wanted,
             };
+            // The learning rate anneals to the end of the run: a step limit is that end; a time
+            // limit is reached at the pace so far (steps per second of the whole run).
+            let elapsed = base_seconds + session.elapsed().as_secs_f64();
+            let by_time = limit.seconds.map(|s| {
+                let pace = (progress.steps + wanted) as f64 / elapsed.max(1.0);
+                (pace * s).ceil() as u64
+            });
+            if let Some(end) = match (limit.steps, by_time) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            } {
+                trainer.set_horizon(end.max(progress.steps + wanted));
+            }
             for _ in 0..wanted {
                 if out_of_time() {
                     break;
@@ -318,7 +331,13 @@ pub fn train<G: Game>(
 fn sidecar(config: &AzConfig, progress: &Progress) -> Sidecar {
     Sidecar {
         format: meeple_nn::SIDECAR_FORMAT,
-        net: NetConfig { trunk: meeple_nn::Trunk::Mlp { layers: 1, width: 1 }, input: vec![], actions: 0, seats: 0 },
+        net: NetConfig {
+            trunk: meeple_nn::Trunk::Mlp { layers: 1, width: 1 },
+            input: vec![],
+            actions: 0,
+            seats: 0,
+            head: meeple_nn::Head::Dense,
+        },
         game: config.game.clone(),
         step: 0,
         run: serde_json::json!({ "config": config, "progress": progress }),
@@ -465,6 +484,14 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
     }
 }
 
+/// The network `net` (a spec such as `resnet:blocks=4,channels=32`) describes for `game`: its
+/// observation shape, actions, seats, and where its actions sit on the board if they do.
+pub fn net_config<G: Game>(game: &G, net: &str) -> Result<NetConfig, LearnError> {
+    let planes = game.action_planes();
+    let planes = planes.as_ref().map(|p| (p.planes, &p.index[..]));
+    Ok(NetConfig::from_spec(net, &game.observation_shape(), game.num_actions(), game.num_players(), planes)?)
+}
+
 /// The network a run would start with, for checks and benchmarks.
 pub fn fresh_network<G: Game>(
     game: &G,
@@ -472,8 +499,7 @@ pub fn fresh_network<G: Game>(
     seed: u64,
     threads: usize,
 ) -> Result<meeple_nn::Network, LearnError> {
-    let config = NetConfig::from_spec(net, &game.observation_shape(), game.num_actions(), game.num_players())?;
-    Ok(meeple_nn::Network::new(config, seed, threads))
+    Ok(meeple_nn::Network::new(net_config(game, net)?, seed, threads))
 }
 
 /// Evaluations per second of `evaluator` at a batch size, on observations of `game` (for

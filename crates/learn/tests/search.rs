@@ -142,3 +142,59 @@ fn chance_and_many_players_are_searched() {
         assert_eq!(r.value.len(), 3);
     }
 }
+
+/// Runs a search to the end gathering up to `batch` leaves per evaluation.
+fn run_batched<S: State>(
+    mut search: Search<S>,
+    eval: &dyn Evaluator,
+    batch: usize,
+) -> (meeple_learn::SearchResult, usize) {
+    let (mut obs, mut one, mut calls) = (Vec::new(), Vec::new(), 0);
+    loop {
+        let n = search.gather(batch);
+        if n == 0 {
+            return (search.result(), calls);
+        }
+        assert!(n <= batch);
+        obs.clear();
+        for leaf in search.leaves() {
+            leaf.observation(leaf.current_player().unwrap(), &mut one);
+            obs.extend_from_slice(&one);
+        }
+        let out = eval.evaluate(&obs, n).unwrap();
+        search.deliver_all(&out.logits, &out.values, eval.actions(), eval.seats());
+        calls += 1;
+    }
+}
+
+#[test]
+fn gathered_leaves_give_the_same_answers_in_fewer_calls() {
+    let win = TicTacToeState::from_board("x.o x.o ...").unwrap();
+    let a1 = win.parse_action("a1").unwrap();
+    let block = TicTacToeState::from_board("x.. .x. o..").unwrap();
+    let c1 = block.parse_action("c1").unwrap();
+    let empty = TicTacToe.initial_state();
+    let centre = empty.parse_action("b2").unwrap();
+    for root in [Root::Puct, Root::Gumbel] {
+        // One leaf at a time is the plain search, simulation for simulation.
+        let config = SearchConfig::new(root, 300).quiet();
+        let (one, _) = run_batched(Search::new(block, 2, config.clone(), 2), &uniform(), 1);
+        assert_eq!(one, run(Search::new(block, 2, config.clone(), 2), &uniform()));
+        for batch in [4, 8, 16] {
+            let (r, _) = run_batched(Search::new(win, 2, SearchConfig::new(root, 200).quiet(), 1), &uniform(), batch);
+            assert_eq!(r.action, a1, "{root:?} batch {batch} win");
+            let (r, calls) =
+                run_batched(Search::new(block, 2, SearchConfig::new(root, 400).quiet(), 2), &uniform(), batch);
+            assert_eq!(r.action, c1, "{root:?} batch {batch} block: {:?}", r.visits);
+            assert_eq!(r.sims, 400, "the budget is spent exactly");
+            let (_, calls_one) =
+                run_batched(Search::new(block, 2, SearchConfig::new(root, 400).quiet(), 2), &uniform(), 1);
+            assert!(calls * 2 < calls_one, "batch {batch}: {calls} network calls, one at a time {calls_one}");
+            let total: u32 = r.visits.iter().map(|v| v.1).sum();
+            assert_eq!(total + 1, r.sims, "every simulation below the root went to one child");
+            let (r, _) =
+                run_batched(Search::new(empty, 2, SearchConfig::new(root, 64).quiet(), 3), &CentreLover, batch);
+            assert_eq!(r.action, centre, "{root:?} batch {batch}");
+        }
+    }
+}

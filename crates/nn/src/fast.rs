@@ -13,7 +13,7 @@ use burn::nn::conv::Conv2d;
 use burn::nn::{BatchNorm, Linear};
 use burn::tensor::{Device, Tensor, TensorData};
 
-use crate::net::{ConvBn, NetConfig, PolicyValueNet, Trunk};
+use crate::net::{ConvBn, Head, NetConfig, PolicyValueNet, Trunk};
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 weights")
@@ -37,19 +37,27 @@ impl Dense {
         Dense { weight, tensor: Default::default(), bias, inputs, outputs }
     }
 
-    /// A convolution with its BatchNorm folded in; rows of the weight are ordered (dy, dx, in).
-    fn from_conv(conv: &Conv2d, norm: &BatchNorm) -> Self {
+    /// A convolution with its BatchNorm (if any) folded in; rows of the weight are ordered
+    /// (dy, dx, in).
+    fn from_conv(conv: &Conv2d, norm: Option<&BatchNorm>) -> Self {
         let [outputs, inputs, kh, kw] = conv.weight.dims();
         let w = values(conv.weight.val());
-        let gamma = values(norm.gamma.val());
-        let beta = values(norm.beta.val());
-        let mean = values(norm.running_mean.value());
-        let var = values(norm.running_var.value());
+        // Without a norm: scale 1, shift 0.
+        let (gamma, beta, mean, var, epsilon) = match norm {
+            Some(n) => (
+                values(n.gamma.val()),
+                values(n.beta.val()),
+                values(n.running_mean.value()),
+                values(n.running_var.value()),
+                n.epsilon as f32,
+            ),
+            None => (vec![1.0; outputs], vec![0.0; outputs], vec![0.0; outputs], vec![1.0; outputs], 0.0),
+        };
         let conv_bias = conv.bias.as_ref().map(|b| values(b.val()));
         let mut weight = vec![0.0; kh * kw * inputs * outputs];
         let mut bias = vec![0.0; outputs];
         for o in 0..outputs {
-            let scale = gamma[o] / (var[o] + norm.epsilon as f32).sqrt();
+            let scale = gamma[o] / (var[o] + epsilon).sqrt();
             let b = conv_bias.as_ref().map_or(0.0, |b| b[o]);
             bias[o] = beta[o] + (b - mean[o]) * scale;
             for i in 0..inputs {
@@ -65,7 +73,7 @@ impl Dense {
     }
 
     fn from_conv_bn(c: &ConvBn) -> Self {
-        Self::from_conv(&c.conv, &c.norm)
+        Self::from_conv(&c.conv, Some(&c.norm))
     }
 
     /// `out[m, outputs] = input[m, inputs] x weight` (bias and activation left to the caller),
@@ -86,9 +94,13 @@ pub(crate) struct Fast {
     config: NetConfig,
     /// Tower: the stem, then two convolutions per block; MLP: the hidden layers.
     trunk: Vec<Dense>,
-    /// Tower only: the policy (2 channels) and value (1 channel) 1x1 convolutions side by side.
+    /// Tower only: the policy (2 channels, or the tower's width for the plane head) and value
+    /// (1 channel) 1x1 convolutions side by side.
     heads: Option<Dense>,
-    policy_fc: Dense,
+    /// The dense head's last layer.
+    policy_fc: Option<Dense>,
+    /// The plane head's 3x3 convolution.
+    policy_planes: Option<Dense>,
     value_fc: Dense,
     value_out: Dense,
 }
@@ -130,14 +142,15 @@ impl Fast {
             }
             let p = Dense::from_conv_bn(model.policy_conv.as_ref().expect("tower heads"));
             let v = Dense::from_conv_bn(model.value_conv.as_ref().expect("tower heads"));
-            let channels = p.inputs;
-            let mut weight = Vec::with_capacity(channels * 3);
+            let (channels, pc) = (p.inputs, p.outputs);
+            let mut weight = Vec::with_capacity(channels * (pc + 1));
             for c in 0..channels {
-                weight.extend_from_slice(&p.weight[c * 2..c * 2 + 2]);
+                weight.extend_from_slice(&p.weight[c * pc..(c + 1) * pc]);
                 weight.push(v.weight[c]);
             }
-            let bias = vec![p.bias[0], p.bias[1], v.bias[0]];
-            heads = Some(Dense { weight, tensor: Default::default(), bias, inputs: channels, outputs: 3 });
+            let mut bias = p.bias.clone();
+            bias.push(v.bias[0]);
+            heads = Some(Dense { weight, tensor: Default::default(), bias, inputs: channels, outputs: pc + 1 });
         } else {
             trunk.extend(model.mlp.iter().map(Dense::from_linear));
         }
@@ -145,7 +158,8 @@ impl Fast {
             config: config.clone(),
             trunk,
             heads,
-            policy_fc: Dense::from_linear(&model.policy_fc),
+            policy_fc: model.policy_fc.as_ref().map(Dense::from_linear),
+            policy_planes: model.policy_planes.as_ref().map(|c| Dense::from_conv(c, None)),
             value_fc: Dense::from_linear(&model.value_fc),
             value_out: Dense::from_linear(&model.value_out),
         }
@@ -171,11 +185,13 @@ impl Fast {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
             match self.config.trunk {
-                Trunk::Resnet { .. } => self.tower(obs, batch, s),
+                Trunk::Resnet { .. } => self.tower(obs, batch, s, logits),
                 Trunk::Mlp { .. } => self.mlp(obs, batch, s),
             }
-            self.policy_fc.product(&s.policy_in, batch, logits);
-            add_bias(logits, &self.policy_fc.bias, false);
+            if let Some(fc) = &self.policy_fc {
+                fc.product(&s.policy_in, batch, logits);
+                add_bias(logits, &fc.bias, false);
+            }
             let hidden = sized(&mut s.hidden, batch * self.value_fc.outputs);
             self.value_fc.product(&s.value_in, batch, hidden);
             add_bias(hidden, &self.value_fc.bias, true);
@@ -205,13 +221,17 @@ impl Fast {
         s.pad = [cur, next];
     }
 
-    fn tower(&self, obs: &[f32], batch: usize, s: &mut Scratch) {
+    /// The tower and its heads: the value head's input into `s.value_in`, and the dense
+    /// policy head's input into `s.policy_in` or the plane head's logits into `logits`.
+    fn tower(&self, obs: &[f32], batch: usize, s: &mut Scratch, logits: &mut [f32]) {
         let [planes, rows, cols] = [self.config.input[0], self.config.input[1], self.config.input[2]];
         let (pr, pc) = (rows + 2, cols + 2);
         let cells = rows * cols;
         let m = batch * cells;
         let channels = self.trunk[0].outputs;
+        let heads = self.heads.as_ref().expect("tower heads");
         let widest = channels.max(planes);
+        let out_width = widest.max(heads.outputs).max(self.policy_planes.as_ref().map_or(0, |p| p.outputs));
         let Scratch { pad, cols: patches, out, policy_in, value_in, .. } = s;
         let [pa, pb] = pad;
         // Zero-bordered NHWC buffers; borders are never written, so zero them once per call.
@@ -232,7 +252,7 @@ impl Fast {
             }
         }
         let patches = sized(patches, m * 9 * widest);
-        let out = sized(out, m * widest);
+        let out = sized(out, m * out_width);
         // Stem into pb, then each block reads pb and writes back into pb via pa.
         let conv = |layer: &Dense, src: &[f32], cin: usize, patches: &mut [f32], out: &mut [f32]| {
             let k = 9 * cin;
@@ -250,15 +270,16 @@ impl Fast {
             layer.product(&patches[..m * k], m, &mut out[..m * layer.outputs]);
         };
         // Writes relu(out + bias [+ skip]) into the interior of `dst`.
-        let store = |layer: &Dense, out: &[f32], dst: &mut [f32], skip: bool| {
-            let c = layer.outputs;
+        // `out` holds `stride` values a cell, of which the first `bias.len()` are stored.
+        let store = |bias: &[f32], stride: usize, out: &[f32], dst: &mut [f32], skip: bool| {
+            let c = bias.len();
             for b in 0..batch {
                 for y in 0..rows {
                     for x in 0..cols {
-                        let o = &out[((b * rows + y) * cols + x) * c..][..c];
+                        let o = &out[((b * rows + y) * cols + x) * stride..][..c];
                         let d = &mut dst[((b * pr + y + 1) * pc + x + 1) * c..][..c];
                         for i in 0..c {
-                            let v = o[i] + layer.bias[i] + if skip { d[i] } else { 0.0 };
+                            let v = o[i] + bias[i] + if skip { d[i] } else { 0.0 };
                             d[i] = v.max(0.0);
                         }
                     }
@@ -270,15 +291,14 @@ impl Fast {
             // pa held the input at `planes` per cell; the tower runs at `channels` per cell.
             pa.fill(0.0);
         }
-        store(&self.trunk[0], out, pb, false);
+        store(&self.trunk[0].bias, channels, out, pb, false);
         for pair in self.trunk[1..].chunks(2) {
             conv(&pair[0], pb, channels, patches, out);
-            store(&pair[0], out, pa, false);
+            store(&pair[0].bias, channels, out, pa, false);
             conv(&pair[1], pa, channels, patches, out);
-            store(&pair[1], out, pb, true);
+            store(&pair[1].bias, channels, out, pb, true);
         }
-        // Heads: one 1x1 product for the policy's 2 planes and the value's 1.
-        let heads = self.heads.as_ref().expect("tower heads");
+        // Heads: one 1x1 product for the policy's planes and the value's 1.
         for b in 0..batch {
             for y in 0..rows {
                 for x in 0..cols {
@@ -288,16 +308,40 @@ impl Fast {
                 }
             }
         }
-        heads.product(&patches[..m * channels], m, &mut out[..m * 3]);
-        // burn flattens [batch, planes, rows, cols]: plane-major per sample.
-        policy_in.resize(batch * 2 * cells, 0.0);
+        let h = heads.outputs;
+        heads.product(&patches[..m * channels], m, &mut out[..m * h]);
         value_in.resize(batch * cells, 0.0);
         for b in 0..batch {
             for cell in 0..cells {
-                let o = &out[(b * cells + cell) * 3..][..3];
-                policy_in[(b * 2) * cells + cell] = (o[0] + heads.bias[0]).max(0.0);
-                policy_in[(b * 2 + 1) * cells + cell] = (o[1] + heads.bias[1]).max(0.0);
-                value_in[b * cells + cell] = (o[2] + heads.bias[2]).max(0.0);
+                value_in[b * cells + cell] = (out[(b * cells + cell) * h + h - 1] + heads.bias[h - 1]).max(0.0);
+            }
+        }
+        match (&self.policy_planes, &self.config.head) {
+            (Some(last), Head::Planes { planes: np, index }) => {
+                // The 1x1 block's output into pa's interior (all of it rewritten; the border
+                // stays zero), then the 3x3 convolution to the action planes, and each action's
+                // cell picked out.
+                store(&heads.bias[..channels], h, out, pa, false);
+                conv(last, pa, channels, patches, out);
+                let (np, a) = (*np, self.config.actions);
+                for b in 0..batch {
+                    let o = &out[b * cells * np..][..cells * np];
+                    for (l, &i) in logits[b * a..(b + 1) * a].iter_mut().zip(index) {
+                        let (plane, cell) = (i as usize / cells, i as usize % cells);
+                        *l = o[cell * np + plane] + last.bias[plane];
+                    }
+                }
+            }
+            _ => {
+                // burn flattens [batch, planes, rows, cols]: plane-major per sample.
+                policy_in.resize(batch * 2 * cells, 0.0);
+                for b in 0..batch {
+                    for cell in 0..cells {
+                        let o = &out[(b * cells + cell) * h..][..2];
+                        policy_in[(b * 2) * cells + cell] = (o[0] + heads.bias[0]).max(0.0);
+                        policy_in[(b * 2 + 1) * cells + cell] = (o[1] + heads.bias[1]).max(0.0);
+                    }
+                }
             }
         }
     }

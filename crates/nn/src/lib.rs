@@ -13,7 +13,7 @@
 mod fast;
 mod net;
 
-pub use net::{NetConfig, Trunk};
+pub use net::{Head, NetConfig, Trunk};
 
 use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, grad_clipping::GradientClippingConfig};
@@ -253,7 +253,11 @@ fn load(path: &Path, game: Option<&str>, device: &Device) -> Result<(PolicyValue
     }
     // The sidecar's config is checked again here so a hand-edited one cannot ask for a huge net.
     let c = &sidecar.net;
-    NetConfig::from_spec(&c.spec(), &c.input, c.actions, c.seats).map_err(|e| checkpoint_error(path, e.to_string()))?;
+    let checked = NetConfig::from_spec(&c.spec(), &c.input, c.actions, c.seats, c.planes())
+        .map_err(|e| checkpoint_error(path, e.to_string()))?;
+    if checked != *c {
+        return Err(checkpoint_error(path, format!("the sidecar's network does not read back as '{}'", c.spec())));
+    }
     if !path.is_file() {
         return Err(checkpoint_error(path, "no weights file"));
     }
@@ -314,7 +318,8 @@ pub struct TrainConfig {
     pub clip_norm: f64,
     /// Steps of linear warm-up from 0 to `lr`.
     pub warmup: u64,
-    /// Steps of the cosine decay after the warm-up (to 10% of `lr`; constant afterwards).
+    /// Steps of the cosine decay after the warm-up (to 10% of `lr`; constant afterwards); 0:
+    /// decay until the end of the run, which the caller sets with [`Trainer::set_horizon`].
     pub decay: u64,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f64,
@@ -322,17 +327,31 @@ pub struct TrainConfig {
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        TrainConfig { lr: 2e-3, weight_decay: 1e-4, clip_norm: 1.0, warmup: 200, decay: 20_000, value_weight: 1.0 }
+        TrainConfig { lr: 2e-3, weight_decay: 1e-4, clip_norm: 1.0, warmup: 200, decay: 0, value_weight: 1.0 }
     }
 }
+
+/// Decay steps when neither the configuration nor the caller gives a horizon.
+const DEFAULT_DECAY: u64 = 20_000;
 
 impl TrainConfig {
     /// The learning rate at `step`.
     pub fn lr_at(&self, step: u64) -> f64 {
+        self.lr_with_horizon(step, None)
+    }
+
+    /// The learning rate at `step` of a run expected to end at step `end` (used where
+    /// `decay` is 0).
+    pub fn lr_with_horizon(&self, step: u64, end: Option<u64>) -> f64 {
         if step < self.warmup {
             return self.lr * (step + 1) as f64 / self.warmup as f64;
         }
-        let t = ((step - self.warmup) as f64 / self.decay.max(1) as f64).min(1.0);
+        let decay = match (self.decay, end) {
+            (0, Some(end)) => end.saturating_sub(self.warmup),
+            (0, None) => DEFAULT_DECAY,
+            (d, _) => d,
+        };
+        let t = ((step - self.warmup) as f64 / decay.max(1) as f64).min(1.0);
         let floor = 0.1 * self.lr;
         floor + (self.lr - floor) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
     }
@@ -371,6 +390,8 @@ pub struct Trainer {
     device: Device,
     pool: rayon::ThreadPool,
     step: u64,
+    /// The step the run is expected to end at (for `decay: 0`).
+    horizon: Option<u64>,
 }
 
 impl Trainer {
@@ -400,7 +421,13 @@ impl Trainer {
             .with_weight_decay(train.weight_decay as f32)
             .with_grad_clipping(Some(GradientClippingConfig::Norm(train.clip_norm as f32)))
             .init();
-        Trainer { config, train, model, optim, device, pool: pool(threads), step }
+        Trainer { config, train, model, optim, device, pool: pool(threads), step, horizon: None }
+    }
+
+    /// Where the run is expected to end, in steps: with `decay: 0` the learning rate reaches its
+    /// floor there. A time-limited run updates it as its pace becomes known.
+    pub fn set_horizon(&mut self, end: u64) {
+        self.horizon = Some(end);
     }
 
     /// Optimiser steps taken.
@@ -425,7 +452,7 @@ impl Trainer {
         {
             return Err(NnError::Shape(format!("a training batch of {b} does not fit a network {:?}", self.config)));
         }
-        let lr = self.train.lr_at(self.step);
+        let lr = self.train.lr_with_horizon(self.step, self.horizon);
         let device = self.device.clone();
         let tensor =
             |data: &[f32], shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(data.to_vec(), shape), &device);

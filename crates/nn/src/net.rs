@@ -1,12 +1,13 @@
 //! The policy-value network: a residual convolutional tower for board planes, or an MLP trunk
-//! for flat observations, with a policy head (one logit per action id) and a value head (each
-//! seat's expected return, mover first, in [0, 1]).
+//! for flat observations, with a policy head (one logit per action id: dense, or read off
+//! convolution planes where actions are placements on the board) and a value head (each seat's
+//! expected return, mover first, in [0, 1]).
 
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::activation::{relu, sigmoid};
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Device, Int, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
 use crate::NnError;
@@ -23,6 +24,45 @@ pub struct NetConfig {
     pub actions: usize,
     /// Number of seats (value outputs).
     pub seats: usize,
+    /// The policy head (dense where the sidecar predates the choice).
+    #[serde(default)]
+    pub head: Head,
+}
+
+/// The policy head of a network.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Head {
+    /// A 1x1 convolution to 2 planes (a tower), then a dense layer with one logit per action id:
+    /// AlphaGo Zero's head.
+    #[default]
+    Dense,
+    /// For actions that are placements on the board (a tower only): a 1x1 convolution block,
+    /// then a 3x3 convolution to `planes` planes; action `a`'s logit is cell `index[a]` of them
+    /// (`plane * rows * cols + row * cols + col`). A few thousand weights where the dense head
+    /// has one row per action, and the same pattern scores the same placement anywhere.
+    Planes {
+        planes: usize,
+        #[serde(with = "compact")]
+        index: Vec<u32>,
+    },
+}
+
+/// The plane index as one line of numbers, so the sidecar stays readable.
+mod compact {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(index: &[u32], s: S) -> Result<S::Ok, S::Error> {
+        let text: Vec<String> = index.iter().map(u32::to_string).collect();
+        s.serialize_str(&text.join(" "))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+        let text = String::deserialize(d)?;
+        text.split_whitespace()
+            .map(|n| n.parse().map_err(|_| D::Error::custom(format!("'{n}' in the plane index is not a cell number"))))
+            .collect()
+    }
 }
 
 /// The trunk of a network.
@@ -41,27 +81,46 @@ pub enum Trunk {
 const MAX_BLOCKS: usize = 40;
 const MAX_CHANNELS: usize = 512;
 const MAX_WIDTH: usize = 8192;
+const MAX_PLANES: usize = 4096;
 
 impl NetConfig {
-    /// The default trunk for an observation shape: a residual tower of 4 blocks x 32 channels
-    /// for board planes, a 2 x 256 MLP otherwise.
-    pub fn default_for(input: &[usize], actions: usize, seats: usize) -> Self {
-        let trunk = if input.len() == 3 {
-            Trunk::Resnet { blocks: 4, channels: 32 }
-        } else {
-            Trunk::Mlp { layers: 2, width: 256 }
-        };
-        NetConfig { trunk, input: input.to_vec(), actions, seats }
+    /// The default network for an observation shape: a residual tower of 4 blocks x 32
+    /// channels for board planes, a 2 x 256 MLP otherwise (both with the dense head).
+    pub fn default_for(
+        input: &[usize],
+        actions: usize,
+        seats: usize,
+        planes: Option<(usize, &[u32])>,
+    ) -> Result<Self, NnError> {
+        Self::from_spec(if input.len() == 3 { "resnet" } else { "mlp" }, input, actions, seats, planes)
     }
 
-    /// Reads a trunk spec (`resnet:blocks=6,channels=64`, `mlp:layers=3,width=512`, or just
-    /// `resnet` / `mlp` for the defaults) for this game's shapes.
-    pub fn from_spec(spec: &str, input: &[usize], actions: usize, seats: usize) -> Result<Self, NnError> {
+    /// Reads a network spec (`resnet:blocks=6,channels=64`, `mlp:layers=3,width=512`, or just
+    /// `resnet` / `mlp` for the defaults; a tower takes `head=dense|planes`) for this game's
+    /// shapes. `planes` is where the game's actions sit on its board (`(planes, index)`, see
+    /// [`Head::Planes`]), if they do; `head=planes` needs it. The dense head is the default
+    /// everywhere: on Cathedral, 40 minutes of self-play gave the plane head no edge.
+    pub fn from_spec(
+        spec: &str,
+        input: &[usize],
+        actions: usize,
+        seats: usize,
+        planes: Option<(usize, &[u32])>,
+    ) -> Result<Self, NnError> {
         let bad = |why: String| NnError::Spec(format!("net '{spec}': {why}"));
         let (name, rest) = spec.trim().split_once(':').unwrap_or((spec.trim(), ""));
         let mut options = Vec::new();
+        let mut head = None;
         for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("option '{part}' is not key=value")))?;
+            if k.trim() == "head" {
+                head = match v.trim() {
+                    "dense" => Some(false),
+                    "planes" => Some(true),
+                    other => return Err(bad(format!("head '{other}': the head is dense or planes"))),
+                };
+                continue;
+            }
             let v: usize = v.trim().parse().map_err(|_| bad(format!("'{v}' for '{k}' is not a whole number")))?;
             options.push((k.trim().to_string(), v));
         }
@@ -73,8 +132,8 @@ impl NetConfig {
             }
         };
         let known: &[&str] = match name {
-            "resnet" => &["blocks", "channels"],
-            "mlp" => &["layers", "width"],
+            "resnet" => &["blocks", "channels", "head"],
+            "mlp" => &["layers", "width", "head"],
             _ => return Err(bad("the trunk is resnet or mlp".into())),
         };
         if let Some((k, _)) = options.iter().find(|(k, _)| !known.contains(&k.as_str())) {
@@ -92,14 +151,53 @@ impl NetConfig {
             }
             _ => Trunk::Mlp { layers: get("layers", 2, MAX_BLOCKS)?, width: get("width", 256, MAX_WIDTH)? },
         };
-        Ok(NetConfig { trunk, input: input.to_vec(), actions, seats })
+        let head = match (head, planes) {
+            (Some(true), _) if name != "resnet" => return Err(bad("head=planes needs the residual tower".into())),
+            (Some(true), None) => {
+                return Err(bad(
+                    "head=planes needs a game whose actions are placements on its board (use head=dense)".into()
+                ));
+            }
+            (Some(false) | None, _) => Head::Dense,
+            (Some(true), Some((n, index))) => {
+                let cells = n * input[1] * input[2];
+                if !(1..=MAX_PLANES).contains(&n) {
+                    return Err(bad(format!("{n} action planes is outside 1..={MAX_PLANES}")));
+                }
+                if index.len() != actions {
+                    return Err(bad(format!("the plane index places {} actions, the game has {actions}", index.len())));
+                }
+                let mut seen = vec![false; cells];
+                for (a, &i) in index.iter().enumerate() {
+                    let taken = seen.get_mut(i as usize).ok_or_else(|| {
+                        bad(format!("action {a} is at cell {i}, beyond {n} planes of {}x{}", input[1], input[2]))
+                    })?;
+                    if std::mem::replace(taken, true) {
+                        return Err(bad(format!("action {a} shares cell {i} with another action")));
+                    }
+                }
+                Head::Planes { planes: n, index: index.to_vec() }
+            }
+        };
+        Ok(NetConfig { trunk, input: input.to_vec(), actions, seats, head })
     }
 
-    /// The trunk as a spec string.
+    /// Where the plane head places the actions (`None` for a dense head), as `from_spec` takes it.
+    pub fn planes(&self) -> Option<(usize, &[u32])> {
+        match &self.head {
+            Head::Dense => None,
+            Head::Planes { planes, index } => Some((*planes, index)),
+        }
+    }
+
+    /// The network as a spec string.
     pub fn spec(&self) -> String {
-        match self.trunk {
-            Trunk::Resnet { blocks, channels } => format!("resnet:blocks={blocks},channels={channels}"),
-            Trunk::Mlp { layers, width } => format!("mlp:layers={layers},width={width}"),
+        match (self.trunk, &self.head) {
+            (Trunk::Resnet { blocks, channels }, Head::Dense) => format!("resnet:blocks={blocks},channels={channels}"),
+            (Trunk::Resnet { blocks, channels }, Head::Planes { .. }) => {
+                format!("resnet:blocks={blocks},channels={channels},head=planes")
+            }
+            (Trunk::Mlp { layers, width }, _) => format!("mlp:layers={layers},width={width}"),
         }
     }
 
@@ -117,8 +215,12 @@ impl NetConfig {
                 let (planes, cells) = (self.input[0] as u64, (self.input[1] * self.input[2]) as u64);
                 let c = channels as u64;
                 let tower = 9 * planes * c * cells + blocks as u64 * 2 * 9 * c * c * cells;
-                let heads = cells * c * 3 + 2 * cells * a + cells * 64 + 64 * s;
-                tower + heads
+                let value = cells * c + cells * 64 + 64 * s;
+                let policy = match &self.head {
+                    Head::Dense => cells * c * 2 + 2 * cells * a,
+                    Head::Planes { planes, .. } => cells * c * c + 9 * c * *planes as u64 * cells,
+                };
+                tower + value + policy
             }
             Trunk::Mlp { layers, width } => {
                 let w = width as u64;
@@ -131,13 +233,30 @@ impl NetConfig {
         match self.trunk {
             Trunk::Resnet { blocks, channels } => {
                 let (planes, cells) = (self.input[0], self.input[1] * self.input[2]);
+                let (policy_conv, policy_fc, policy_planes) = match &self.head {
+                    Head::Dense => (
+                        ConvBn::new(channels, 2, 1, device),
+                        Some(LinearConfig::new(2 * cells, self.actions).init(device)),
+                        None,
+                    ),
+                    Head::Planes { planes, .. } => (
+                        ConvBn::new(channels, channels, 1, device),
+                        None,
+                        Some(
+                            Conv2dConfig::new([channels, *planes], [3, 3])
+                                .with_padding(PaddingConfig2d::Same)
+                                .init(device),
+                        ),
+                    ),
+                };
                 PolicyValueNet {
                     stem: Some(ConvBn::new(planes, channels, 3, device)),
                     blocks: (0..blocks).map(|_| ResBlock::new(channels, device)).collect(),
                     mlp: Vec::new(),
-                    policy_conv: Some(ConvBn::new(channels, 2, 1, device)),
+                    policy_conv: Some(policy_conv),
                     value_conv: Some(ConvBn::new(channels, 1, 1, device)),
-                    policy_fc: LinearConfig::new(2 * cells, self.actions).init(device),
+                    policy_fc,
+                    policy_planes,
                     value_fc: LinearConfig::new(cells, 64).init(device),
                     value_out: LinearConfig::new(64, self.seats).init(device),
                 }
@@ -151,7 +270,8 @@ impl NetConfig {
                     mlp,
                     policy_conv: None,
                     value_conv: None,
-                    policy_fc: LinearConfig::new(width, self.actions).init(device),
+                    policy_fc: Some(LinearConfig::new(width, self.actions).init(device)),
+                    policy_planes: None,
                     value_fc: LinearConfig::new(width, 64).init(device),
                     value_out: LinearConfig::new(64, self.seats).init(device),
                 }
@@ -212,7 +332,10 @@ pub(crate) struct PolicyValueNet {
     pub(crate) mlp: Vec<Linear>,
     pub(crate) policy_conv: Option<ConvBn>,
     pub(crate) value_conv: Option<ConvBn>,
-    pub(crate) policy_fc: Linear,
+    /// The dense policy layer; absent with the plane head.
+    pub(crate) policy_fc: Option<Linear>,
+    /// The plane head's last convolution; absent with the dense head.
+    pub(crate) policy_planes: Option<Conv2d>,
     pub(crate) value_fc: Linear,
     pub(crate) value_out: Linear,
 }
@@ -222,7 +345,7 @@ impl PolicyValueNet {
     /// of observations: `[batch, planes, rows, cols]` for a tower, `[batch, n]` for an MLP.
     pub(crate) fn forward(&self, input: Tensor<2>, config: &NetConfig) -> (Tensor<2>, Tensor<2>) {
         let batch = input.dims()[0];
-        let (policy, value) = match &self.stem {
+        let (logits, value) = match &self.stem {
             Some(stem) => {
                 let [planes, rows, cols] = [config.input[0], config.input[1], config.input[2]];
                 let mut x = relu(stem.forward(input.reshape([batch, planes, rows, cols])));
@@ -231,17 +354,25 @@ impl PolicyValueNet {
                 }
                 let p = relu(self.policy_conv.as_ref().expect("tower heads").forward(x.clone()));
                 let v = relu(self.value_conv.as_ref().expect("tower heads").forward(x));
-                (p.reshape([batch, 2 * rows * cols]), v.reshape([batch, rows * cols]))
+                let logits = match (&self.policy_planes, &config.head) {
+                    (Some(conv), Head::Planes { planes, index }) => {
+                        let cells = conv.forward(p).reshape([batch, planes * rows * cols]);
+                        let index: Vec<i64> = index.iter().map(|&i| i as i64).collect();
+                        let n = index.len();
+                        cells.select(1, Tensor::<1, Int>::from_data(TensorData::new(index, [n]), &v.device()))
+                    }
+                    _ => self.policy_fc.as_ref().expect("a dense head").forward(p.reshape([batch, 2 * rows * cols])),
+                };
+                (logits, v.reshape([batch, rows * cols]))
             }
             None => {
                 let mut x = input;
                 for layer in &self.mlp {
                     x = relu(layer.forward(x));
                 }
-                (x.clone(), x)
+                (self.policy_fc.as_ref().expect("a dense head").forward(x.clone()), x)
             }
         };
-        let logits = self.policy_fc.forward(policy);
         let values = sigmoid(self.value_out.forward(relu(self.value_fc.forward(value))));
         (logits, values)
     }
@@ -253,10 +384,13 @@ mod tests {
 
     #[test]
     fn specs_are_read_and_checked() {
-        let c = NetConfig::from_spec("resnet:blocks=2,channels=16", &[3, 6, 7], 7, 2).unwrap();
+        let c = NetConfig::from_spec("resnet:blocks=2,channels=16", &[3, 6, 7], 7, 2, None).unwrap();
         assert_eq!(c.trunk, Trunk::Resnet { blocks: 2, channels: 16 });
         assert_eq!(c.spec(), "resnet:blocks=2,channels=16");
-        assert_eq!(NetConfig::from_spec("mlp", &[100], 10, 3).unwrap().trunk, Trunk::Mlp { layers: 2, width: 256 });
+        assert_eq!(
+            NetConfig::from_spec("mlp", &[100], 10, 3, None).unwrap().trunk,
+            Trunk::Mlp { layers: 2, width: 256 }
+        );
         for (bad, why) in [
             ("resnet:blocks=0", "outside 1..=40"),
             ("resnet:channels=100000", "outside 1..=512"),
@@ -264,10 +398,45 @@ mod tests {
             ("transformer", "resnet or mlp"),
             ("resnet:blocks=x", "not a whole number"),
         ] {
-            let err = NetConfig::from_spec(bad, &[3, 6, 7], 7, 2).unwrap_err().to_string();
+            let err = NetConfig::from_spec(bad, &[3, 6, 7], 7, 2, None).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
-        let err = NetConfig::from_spec("resnet", &[100], 10, 2).unwrap_err().to_string();
+        let err = NetConfig::from_spec("resnet", &[100], 10, 2, None).unwrap_err().to_string();
         assert!(err.contains("use mlp"), "{err}");
+    }
+
+    #[test]
+    fn the_plane_head_is_asked_for_and_checked() {
+        // 3 actions on 2 planes of a 2x2 board.
+        let index = [0, 5, 7];
+        let planes = Some((2, &index[..]));
+        let c = NetConfig::from_spec("resnet:head=planes", &[3, 2, 2], 3, 2, planes).unwrap();
+        assert_eq!(c.head, Head::Planes { planes: 2, index: index.to_vec() });
+        assert_eq!(c.spec(), "resnet:blocks=4,channels=32,head=planes");
+        assert_eq!(c.planes(), planes);
+        for spec in ["resnet", "resnet:head=dense"] {
+            let dense = NetConfig::from_spec(spec, &[3, 2, 2], 3, 2, planes).unwrap();
+            assert_eq!((&dense.head, dense.planes()), (&Head::Dense, None));
+        }
+        assert_eq!(NetConfig::from_spec("mlp", &[12], 3, 2, planes).unwrap().head, Head::Dense);
+        for (spec, planes, why) in [
+            ("resnet:head=planes", None, "use head=dense"),
+            ("resnet:head=sparse", planes, "dense or planes"),
+            ("mlp:head=planes", planes, "residual tower"),
+            ("resnet:head=planes", Some((2, &[0, 5, 8][..])), "beyond 2 planes of 2x2"),
+            ("resnet:head=planes", Some((2, &[0, 5, 5][..])), "action 2 shares cell 5"),
+            ("resnet:head=planes", Some((2, &[0, 5][..])), "places 2 actions, the game has 3"),
+            ("resnet:head=planes", Some((0, &[][..])), "outside 1..=4096"),
+        ] {
+            let err = NetConfig::from_spec(spec, &[3, 2, 2], 3, 2, planes).unwrap_err().to_string();
+            assert!(err.contains(why), "{spec}: {err}");
+        }
+        // The sidecar keeps the index on one line and reads it back.
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(json.contains(r#""head":{"kind":"planes","planes":2,"index":"0 5 7"}"#), "{json}");
+        assert_eq!(serde_json::from_str::<NetConfig>(&json).unwrap(), c);
+        let old = json.replace(r#","head":{"kind":"planes","planes":2,"index":"0 5 7"}"#, "");
+        assert_eq!(serde_json::from_str::<NetConfig>(&old).unwrap().head, Head::Dense);
+        assert!(serde_json::from_str::<NetConfig>(&json.replace("0 5 7", "0 x 7")).is_err());
     }
 }

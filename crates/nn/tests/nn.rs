@@ -11,7 +11,19 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn tower() -> NetConfig {
-    NetConfig::from_spec("resnet:blocks=1,channels=8", &[3, 4, 5], 5, 2).unwrap()
+    NetConfig::from_spec("resnet:blocks=1,channels=8", &[3, 4, 5], 5, 2, None).unwrap()
+}
+
+/// The same tower with the plane head: 5 actions on 2 planes of the 4x5 board.
+fn planes_tower() -> NetConfig {
+    let config = NetConfig::from_spec(
+        "resnet:blocks=1,channels=8,head=planes",
+        &[3, 4, 5],
+        5,
+        2,
+        Some((2, &[3, 8, 19, 20, 39])),
+    );
+    config.unwrap()
 }
 
 fn sidecar(net: &NetConfig) -> Sidecar {
@@ -51,7 +63,9 @@ fn the_same_seed_gives_the_same_network() {
 #[test]
 fn checkpoints_round_trip_bit_for_bit() {
     let d = dir("roundtrip");
-    for config in [tower(), NetConfig::from_spec("mlp:layers=2,width=16", &[12], 5, 3).unwrap()] {
+    for config in [tower(), planes_tower(), NetConfig::from_spec("mlp:layers=2,width=16", &[12], 5, 3, None).unwrap()] {
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
         let mut trainer = Trainer::new(config.clone(), TrainConfig::default(), 1, 1);
         // A few steps so BatchNorm's running statistics and the weights move off their start.
         let batch = target_batch(&config, 8);
@@ -86,7 +100,7 @@ fn bad_checkpoints_are_refused_with_the_reason() {
     let other = d.join("other.safetensors");
     std::fs::copy(&path, &other).unwrap();
     let mut side = sidecar(&config);
-    side.net = NetConfig::from_spec("resnet:blocks=2,channels=8", &[3, 4, 5], 5, 2).unwrap();
+    side.net = NetConfig::from_spec("resnet:blocks=2,channels=8", &[3, 4, 5], 5, 2, None).unwrap();
     std::fs::write(sidecar_path(&other), serde_json::to_string(&side).unwrap()).unwrap();
     assert!(err(&other, None).contains("do not fit the network"), "{}", err(&other, None));
     // Truncated weights.
@@ -120,7 +134,12 @@ fn target_batch(config: &NetConfig, n: usize) -> Batch {
 
 #[test]
 fn training_fits_a_small_target() {
-    let config = tower();
+    for config in [tower(), planes_tower()] {
+        fits_a_small_target(config);
+    }
+}
+
+fn fits_a_small_target(config: NetConfig) {
     let batch = target_batch(&config, 16);
     let train = TrainConfig { warmup: 5, decay: 200, ..TrainConfig::default() };
     let mut trainer = Trainer::new(config.clone(), train, 3, 1);
@@ -154,6 +173,17 @@ fn training_fits_a_small_target() {
 }
 
 #[test]
+fn checkpoints_from_before_the_head_choice_load_with_the_dense_head() {
+    let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/connect4-az.safetensors");
+    let (net, side) = Network::load(&shipped, Some("connect4:rows=6,cols=7"), 1).unwrap();
+    assert_eq!(side.net.head, meeple_nn::Head::Dense);
+    let text = std::fs::read_to_string(sidecar_path(&shipped)).unwrap();
+    assert!(!text.contains("\"head\""), "the shipped sidecar predates the head field");
+    let out = net.evaluate(&observations(net.config(), 2), 2).unwrap();
+    assert_eq!(out.logits.len(), 2 * 7);
+}
+
+#[test]
 fn the_schedule_warms_up_then_decays() {
     let t = TrainConfig { lr: 1.0, warmup: 10, decay: 100, ..TrainConfig::default() };
     assert!((t.lr_at(0) - 0.1).abs() < 1e-12);
@@ -164,14 +194,31 @@ fn the_schedule_warms_up_then_decays() {
 }
 
 #[test]
+fn the_schedule_can_end_with_the_run() {
+    let t = TrainConfig { lr: 1.0, warmup: 10, decay: 0, ..TrainConfig::default() };
+    assert!((t.lr_with_horizon(60, Some(110)) - 0.55).abs() < 1e-9);
+    assert!((t.lr_with_horizon(110, Some(110)) - 0.1).abs() < 1e-12);
+    // Without a horizon the decay takes 20,000 steps; a decay given in the config wins.
+    assert!((t.lr_with_horizon(10_010, None) - 0.55).abs() < 1e-9);
+    let fixed = TrainConfig { decay: 100, ..t };
+    assert!((fixed.lr_with_horizon(60, Some(1_000)) - 0.55).abs() < 1e-9);
+}
+
+#[test]
 fn the_fast_forward_pass_equals_burns() {
     use meeple_nn::{NetConfig, Network};
     for (spec, input) in [
         ("resnet:blocks=2,channels=8", vec![3, 6, 7]),
         ("resnet:blocks=1,channels=4", vec![4, 5, 5]),
         ("mlp:layers=2,width=16", vec![10]),
+        ("resnet:blocks=1,channels=4,head=planes", vec![4, 5, 5]),
+        ("resnet:blocks=2,channels=8,head=planes", vec![3, 6, 7]),
     ] {
-        let config = NetConfig::from_spec(spec, &input, 11, 2).unwrap();
+        // 11 actions spread over 9 planes: more planes than the tower has channels.
+        let cells = input.get(1).map_or(0, |r| r * input[2]);
+        let index: Vec<u32> = (0..11).map(|a| (a * (9 * cells) / 11) as u32).collect();
+        let planes = spec.contains("head=planes").then_some((9, &index[..]));
+        let config = NetConfig::from_spec(spec, &input, 11, 2, planes).unwrap();
         let net = Network::new(config.clone(), 5, 2);
         let batch = 9;
         let obs: Vec<f32> = (0..batch * config.input_len()).map(|i| ((i * 7919) % 13) as f32 / 6.0 - 1.0).collect();

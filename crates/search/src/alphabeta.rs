@@ -6,7 +6,7 @@
 //! player minimises. For two-player zero-sum games that is plain minimax (negamax in effect); for
 //! more players it is the *paranoid* assumption (everyone plays against the root player).
 
-use crate::evaluators::make_evaluator;
+use crate::evaluators::make_evaluator_with;
 use crate::tt::{Bound, TranspositionTable};
 use meeple_game::{
     Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, rng_from_seed,
@@ -241,7 +241,17 @@ pub struct AlphaBeta<S: State> {
 impl<S: State> AlphaBeta<S> {
     /// Builds the agent for `game`, with the evaluator its `eval` option names.
     pub fn new<G: Game<State = S>>(game: &G, config: AlphaBetaConfig, seed: u64) -> Result<Self, Error> {
-        let eval = make_evaluator(game, &config.eval)?;
+        Self::new_with(game, config, seed, &None)
+    }
+
+    /// [`AlphaBeta::new`] with an extension's evaluators for `eval`.
+    pub fn new_with<G: Game<State = S>>(
+        game: &G,
+        config: AlphaBetaConfig,
+        seed: u64,
+        ext: &crate::Ext<G>,
+    ) -> Result<Self, Error> {
+        let eval = make_evaluator_with(game, &config.eval, ext)?;
         Ok(Self::with_evaluator(game, config, eval, seed))
     }
 

@@ -19,17 +19,32 @@ pub fn evaluator_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
 
 /// Builds the evaluator named by `spec` for `game`.
 pub fn make_evaluator<G: Game>(game: &G, spec: &str) -> Result<Arc<dyn Evaluator<G::State>>, Error> {
+    make_evaluator_with(game, spec, &None)
+}
+
+/// [`make_evaluator`] with an extension's evaluators too.
+pub fn make_evaluator_with<G: Game>(
+    game: &G,
+    spec: &str,
+    ext: &crate::Ext<G>,
+) -> Result<Arc<dyn Evaluator<G::State>>, Error> {
     let parsed: Spec = spec.parse()?;
     if parsed.name == "zero" {
         parsed.options("evaluator zero", ZERO_INFO.params)?;
         return Ok(Arc::new(ZeroEvaluator));
     }
+    if let Some(e) = ext
+        && let Some(eval) = e.evaluator(game, &parsed)
+    {
+        return eval;
+    }
     match game.evaluator(&parsed) {
         Some(e) => e.map(Arc::from),
-        None => Err(Error::UnknownName {
-            kind: "evaluator",
-            name: parsed.name.clone(),
-            accepted: evaluator_infos(game).iter().map(|e| e.name).collect::<Vec<_>>().join(", "),
-        }),
+        None => {
+            let mut names: Vec<&str> = evaluator_infos(game).iter().map(|e| e.name).collect();
+            let extra = ext.as_ref().map(|e| e.evaluator_infos()).unwrap_or_default();
+            names.extend(extra.iter().map(|e| e.name));
+            Err(Error::UnknownName { kind: "evaluator", name: parsed.name.clone(), accepted: names.join(", ") })
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! chance events are sampled as the descent meets them. Playouts, cut-offs, score-margin
 //! rewards and the evaluator's forward pruning work as in `mcts`.
 
-use crate::evaluators::make_evaluator;
+use crate::evaluators::make_evaluator_with;
 use crate::rollout::{self, PlayoutFactory, Rollout, RolloutConfig};
 use meeple_game::{
     Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, derive_seed,
@@ -90,6 +90,16 @@ pub struct Ismcts<S: State> {
 impl<S: State> Ismcts<S> {
     /// Builds the agent from its spec.
     pub fn from_spec<G: Game<State = S>>(game: &G, spec: &Spec, seed: u64) -> Result<Self, Error> {
+        Self::from_spec_with(game, spec, seed, &None)
+    }
+
+    /// [`Ismcts::from_spec`] with an extension's agents and evaluators for `playout` and `eval`.
+    pub fn from_spec_with<G: Game<State = S>>(
+        game: &G,
+        spec: &Spec,
+        seed: u64,
+        ext: &crate::Ext<G>,
+    ) -> Result<Self, Error> {
         let o = spec.options("agent ismcts", INFO.params)?;
         let iters: Option<u64> = o.get_opt("iters")?;
         if iters == Some(0) {
@@ -101,8 +111,8 @@ impl<S: State> Ismcts<S> {
             time: o.get_duration("time")?,
             c: rollout::positive(&o, "c", true)?,
             rollout: RolloutConfig::from_options(&o)?,
-            playout: rollout::playout_factory(game, &playout)?,
-            eval: make_evaluator(game, &o.get::<String>("eval")?)?,
+            playout: rollout::playout_factory(game, &playout, ext)?,
+            eval: make_evaluator_with(game, &o.get::<String>("eval")?, ext)?,
             filter: o.get_bool("filter")?,
             num_players: game.num_players(),
             verbose: o.get_bool("verbose")?,

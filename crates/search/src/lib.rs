@@ -13,13 +13,35 @@ mod simple;
 mod tt;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig};
-pub use evaluators::{evaluator_infos, make_evaluator};
+pub use evaluators::{evaluator_infos, make_evaluator, make_evaluator_with};
 pub use ismcts::Ismcts;
 pub use mcts::{Mcts, MctsConfig};
 pub use playout::random_playout;
 pub use simple::{FirstAgent, RandomAgent};
 
-use meeple_game::{AgentInfo, BoxedAgent, Error, Game, Spec};
+use meeple_game::{AgentInfo, BoxedAgent, Error, Evaluator, Game, Spec};
+use std::sync::Arc;
+
+/// Agents and evaluators that a layer above this crate adds (meeple-learn's learned agents and
+/// network evaluators), so this crate knows no network. Agents built through
+/// [`make_agent_with`] build what their specs name (playout agents, evaluators) through the
+/// same extension: `mcts:playout=(policy:model=F)` or `alphabeta:eval=(net:model=F)`.
+pub trait Extension<G: Game>: Send + Sync {
+    /// The agent `spec` names, or `None` when the name is not this extension's.
+    fn agent(&self, game: &G, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<G::State>, Error>>;
+    /// The evaluator `spec` names, or `None` when the name is not this extension's.
+    fn evaluator(&self, game: &G, spec: &Spec) -> Option<Result<SharedEvaluator<G::State>, Error>>;
+    /// The agents it adds (for listings and errors).
+    fn agent_infos(&self) -> Vec<AgentInfo>;
+    /// The evaluators it adds.
+    fn evaluator_infos(&self) -> Vec<AgentInfo>;
+}
+
+/// An evaluator that several searches (and search threads) share.
+pub type SharedEvaluator<S> = Arc<dyn Evaluator<S>>;
+
+/// An extension, or none (this crate's agents and the game's alone).
+pub type Ext<G> = Option<Arc<dyn Extension<G>>>;
 
 /// The agents every game gets, in the order `meeple agents` lists them.
 pub const AGENTS: &[AgentInfo] = &[simple::RANDOM_INFO, simple::FIRST_INFO, alphabeta::INFO, mcts::INFO, ismcts::INFO];
@@ -42,20 +64,32 @@ pub fn agent_infos<G: Game>(game: &G) -> Vec<AgentInfo> {
 
 /// Builds the agent named by `spec` for `game`. `seed` feeds every random choice it makes.
 pub fn make_agent<G: Game>(game: &G, spec: &str, seed: u64) -> Result<BoxedAgent<G::State>, Error> {
+    make_agent_with(game, spec, seed, &None)
+}
+
+/// [`make_agent`] with the agents and evaluators of an extension, which the agent's own
+/// playout agents and evaluators may also name.
+pub fn make_agent_with<G: Game>(game: &G, spec: &str, seed: u64, ext: &Ext<G>) -> Result<BoxedAgent<G::State>, Error> {
     let parsed: Spec = spec.parse()?;
+    if let Some(e) = ext
+        && let Some(agent) = e.agent(game, &parsed, seed)
+    {
+        return agent;
+    }
     match parsed.name.as_str() {
         "random" => Ok(Box::new(RandomAgent::from_spec(&parsed, seed)?)),
         "first" => Ok(Box::new(FirstAgent::from_spec(&parsed)?)),
-        "alphabeta" => Ok(Box::new(AlphaBeta::new(game, AlphaBetaConfig::from_spec(&parsed)?, seed)?)),
-        "mcts" => Ok(Box::new(Mcts::new(game, MctsConfig::from_spec(&parsed)?, parsed.to_string(), seed)?)),
-        "ismcts" => Ok(Box::new(Ismcts::from_spec(game, &parsed, seed)?)),
+        "alphabeta" => Ok(Box::new(AlphaBeta::new_with(game, AlphaBetaConfig::from_spec(&parsed)?, seed, ext)?)),
+        "mcts" => Ok(Box::new(Mcts::new_with(game, MctsConfig::from_spec(&parsed)?, parsed.to_string(), seed, ext)?)),
+        "ismcts" => Ok(Box::new(Ismcts::from_spec_with(game, &parsed, seed, ext)?)),
         other => match game.game_agent(&parsed, seed) {
             Some(agent) => agent,
-            None => Err(Error::UnknownName {
-                kind: "agent",
-                name: other.to_string(),
-                accepted: agent_infos(game).iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
-            }),
+            None => {
+                let mut names: Vec<&str> = agent_infos(game).iter().map(|a| a.name).collect();
+                let extra = ext.as_ref().map(|e| e.agent_infos()).unwrap_or_default();
+                names.extend(extra.iter().map(|a| a.name));
+                Err(Error::UnknownName { kind: "agent", name: other.to_string(), accepted: names.join(", ") })
+            }
         },
     }
 }

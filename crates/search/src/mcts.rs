@@ -5,7 +5,7 @@
 //! Each node stores the reward of the player who made the move into it, so selection at a node
 //! maximises the mover's own reward: correct for any number of players, with no sign flipping.
 
-use crate::evaluators::make_evaluator;
+use crate::evaluators::make_evaluator_with;
 use meeple_game::{
     Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, Values,
     derive_seed, rng_from_seed, sample_chance,
@@ -354,8 +354,19 @@ impl<S: State> Mcts<S> {
     /// Builds the agent for `game`, with the evaluator its `eval` option names; `seed` feeds
     /// every random choice.
     pub fn new<G: Game<State = S>>(game: &G, config: MctsConfig, spec: String, seed: u64) -> Result<Self, Error> {
-        let eval = make_evaluator(game, &config.eval)?;
-        Self::with_evaluator(game, config, spec, eval, seed)
+        Self::new_with(game, config, spec, seed, &None)
+    }
+
+    /// [`Mcts::new`] with an extension's agents and evaluators for `eval` and `playout`.
+    pub fn new_with<G: Game<State = S>>(
+        game: &G,
+        config: MctsConfig,
+        spec: String,
+        seed: u64,
+        ext: &crate::Ext<G>,
+    ) -> Result<Self, Error> {
+        let eval = make_evaluator_with(game, &config.eval, ext)?;
+        Self::build(game, config, spec, eval, seed, ext)
     }
 
     /// Builds the agent with an evaluator supplied by the caller (one not registered by name).
@@ -366,13 +377,24 @@ impl<S: State> Mcts<S> {
         eval: Arc<dyn Evaluator<S>>,
         seed: u64,
     ) -> Result<Self, Error> {
+        Self::build(game, config, spec, eval, seed, &None)
+    }
+
+    fn build<G: Game<State = S>>(
+        game: &G,
+        config: MctsConfig,
+        spec: String,
+        eval: Arc<dyn Evaluator<S>>,
+        seed: u64,
+        ext: &crate::Ext<G>,
+    ) -> Result<Self, Error> {
         if config.solver && config.solver_given && game.num_players() != 2 {
             return Err(Error::Invalid(format!(
                 "agent mcts: solver=true needs a two-player game, not {}",
                 game.spec()
             )));
         }
-        let playout = rollout::playout_factory(game, &config.playout)?;
+        let playout = rollout::playout_factory(game, &config.playout, ext)?;
         Ok(Mcts {
             trees: vec![None; config.threads],
             config: Arc::new(config),

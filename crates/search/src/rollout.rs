@@ -46,13 +46,17 @@ impl<S> PlayoutFactory<S> {
 
 /// `None` for `random` (the fast built-in playout), else a factory for the named agent. The spec
 /// is tried once here so a typo fails before any game starts.
-pub(crate) fn playout_factory<G: Game>(game: &G, spec: &str) -> Result<Option<PlayoutFactory<G::State>>, Error> {
+pub(crate) fn playout_factory<G: Game>(
+    game: &G,
+    spec: &str,
+    ext: &crate::Ext<G>,
+) -> Result<Option<PlayoutFactory<G::State>>, Error> {
     if spec.trim() == "random" {
         return Ok(None);
     }
-    let memory = crate::make_agent(game, spec, 0)?.memory_bytes();
-    let (g, p) = (game.clone(), spec.to_string());
-    Ok(Some(PlayoutFactory { make: Arc::new(move |seed| crate::make_agent(&g, &p, seed)), memory }))
+    let memory = crate::make_agent_with(game, spec, 0, ext)?.memory_bytes();
+    let (g, p, e) = (game.clone(), spec.to_string(), ext.clone());
+    Ok(Some(PlayoutFactory { make: Arc::new(move |seed| crate::make_agent_with(&g, &p, seed, &e)), memory }))
 }
 
 /// The options that shape a playout and its reward (shared by `mcts` and `ismcts`).

@@ -13,7 +13,8 @@ pub use eval::{CathedralEvaluator, LargestFirstAgent};
 pub use pieces::{BUILDINGS, Building, COUNTS, PlacementTable};
 
 use meeple_game::{
-    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,
+    Action, ActionPlanes, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State,
+    Turn, Values,
 };
 use std::fmt;
 
@@ -121,6 +122,27 @@ impl Game for Cathedral {
 
     fn observation_shape(&self) -> Vec<usize> {
         vec![6 + 22, self.size as usize, self.size as usize]
+    }
+
+    /// One plane per building, set (for the mirrored abbey and academy) and orientation: 39. A
+    /// placement sits at the top-left corner of its bounding box.
+    fn action_planes(&self) -> Option<ActionPlanes> {
+        let table = self.table();
+        let mut kinds: Vec<(Option<Building>, Option<u8>, u8)> = Vec::new();
+        let index = table
+            .placements
+            .iter()
+            .map(|p| {
+                let kind = (p.building, p.owner, p.orientation);
+                let plane = kinds.iter().position(|&k| k == kind).unwrap_or_else(|| {
+                    kinds.push(kind);
+                    kinds.len() - 1
+                });
+                let cell = p.anchor.0 as usize * table.size + p.anchor.1 as usize;
+                (plane * table.size * table.size + cell) as u32
+            })
+            .collect();
+        Some(ActionPlanes { planes: kinds.len(), index })
     }
 
     fn initial_state(&self) -> CathedralState {

@@ -341,3 +341,37 @@ fn the_pieces_view_and_the_preview_of_a_move() {
     assert_eq!(picture.matches('*').count(), 6 + 1, "six squares and the legend: {picture}");
     assert!(picture.contains(" 5  . . * * * ."), "{picture}");
 }
+
+#[test]
+fn action_planes_are_one_per_building_set_and_orientation() {
+    for size in [8, 10] {
+        let g = Cathedral::from_spec(&format!("cathedral:size={size}").parse().unwrap()).unwrap();
+        let t = g.table();
+        let planes = g.action_planes().unwrap();
+        let kinds = t.cathedral_orientations as usize
+            + BUILDINGS
+                .iter()
+                .map(|&b| {
+                    let [light, dark] = t.orientation_counts[b as usize];
+                    light as usize + if b.chiral() { dark as usize } else { 0 }
+                })
+                .sum::<usize>();
+        assert_eq!(planes.planes, kinds, "size {size}");
+        // By hand: the cathedral 4; tavern 1, stable 2, inn 4, bridge 2, square 1, manor 4,
+        // abbey 2 + 2 mirrored, academy 4 + 4 mirrored, infirmary 1, castle 4, tower 4.
+        assert_eq!(kinds, 39);
+        assert_eq!(planes.index.len(), t.placements.len());
+        // The first placement is the cathedral's first orientation in the top-left corner.
+        assert_eq!(planes.index[0], 0);
+        // A placement lands on its anchor's cell; two with the same building, set and
+        // orientation share a plane.
+        let cells = size * size;
+        for (p, &i) in t.placements.iter().zip(&planes.index) {
+            assert_eq!(i as usize % cells, p.anchor.0 as usize * size + p.anchor.1 as usize);
+        }
+        let tavern = t.ranges[Building::Tavern as usize][0].0 as usize;
+        assert_eq!(planes.index[tavern] as usize / cells, planes.index[tavern + 1] as usize / cells);
+    }
+    // Distinct cells, all within the planes: the conformance check.
+    conformance::check(&game(), &conformance::Config::with_games(1)).unwrap();
+}
