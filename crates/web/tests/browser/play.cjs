@@ -89,7 +89,8 @@ async function playToEnd(page, game, random, report) {
     if (s.targets > 0) {
       if (await clickTarget(page, random())) clicks += 1;
       report.clicks = clicks;
-      if (game.undo && clicks === 4 && !report.undone) await checkUndo(page, report);
+      // Early, so that the agent's reply cannot end the game (connect four: no four before ply 7).
+      if (game.undo && clicks === 2 && !report.undone) await checkUndo(page, report);
       if (clicks === 6 && !report.midShot) {
         report.midShot = path.join(outDir, `${game.name}-mid.png`);
         await page.locator('.match').screenshot({ path: report.midShot });
@@ -102,7 +103,8 @@ async function playToEnd(page, game, random, report) {
 
 async function checkUndo(page, report) {
   // Wait for the agent's reply, then take back our move and its reply.
-  await page.waitForFunction(() => window.M.snap && window.M.snap.legal.length > 0);
+  await page.waitForFunction(() => window.M.snap && (window.M.snap.legal.length > 0 || window.M.snap.result));
+  if (await page.evaluate(() => !!window.M.snap.result)) throw new Error('the game ended before the undo check');
   const before = await page.evaluate(() => window.M.snap.ply);
   await page.click('#undo');
   await page.waitForFunction((b) => window.M.snap && window.M.snap.ply < b && window.M.snap.legal.length > 0, before);
