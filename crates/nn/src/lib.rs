@@ -11,14 +11,13 @@
 //!   weights are for; a wrong, mismatched or truncated checkpoint is an error.
 
 mod fast;
+mod grad;
 mod net;
 
 pub use net::{Head, NetConfig, Trunk};
 
 use burn::module::Module;
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, grad_clipping::GradientClippingConfig};
 use burn::store::{ModuleSnapshot, SafetensorsStore};
-use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 use net::PolicyValueNet;
 use serde::{Deserialize, Serialize};
@@ -381,13 +380,15 @@ pub struct Losses {
     pub lr: f64,
 }
 
-/// Trains a network: the model on an autodiff device and its optimiser.
+/// Trains a network: its weights as flat vectors, the hand-written forward and backward passes
+/// of a training step (`grad`), and AdamW.
 pub struct Trainer {
     config: NetConfig,
     train: TrainConfig,
-    model: PolicyValueNet,
-    optim: ModuleOptimizer,
-    device: Device,
+    model: grad::Model,
+    optim: grad::AdamW,
+    work: grad::Work,
+    tensors: Vec<usize>,
     pool: rayon::ThreadPool,
     step: u64,
     /// The step the run is expected to end at (for `decay: 0`).
@@ -397,31 +398,30 @@ pub struct Trainer {
 impl Trainer {
     /// A trainer for a fresh network; the same seed gives the same initial weights.
     pub fn new(config: NetConfig, train: TrainConfig, seed: u64, threads: usize) -> Self {
-        let device = Device::flex().autodiff();
-        let model = initialise(&config, &device, seed);
-        Self::from_model(config, train, model, device, 0, threads)
+        let model = initialise(&config, &Device::flex(), seed);
+        Self::from_model(config, train, &model, 0, threads)
     }
 
     /// Continues from a checkpoint (its weights; the optimiser's moments start again).
     pub fn resume(path: &Path, game: &str, train: TrainConfig, threads: usize) -> Result<(Self, Sidecar), NnError> {
-        let device = Device::flex().autodiff();
-        let (model, sidecar) = load(path, Some(game), &device)?;
-        Ok((Self::from_model(sidecar.net.clone(), train, model, device, sidecar.step, threads), sidecar))
+        let (model, sidecar) = load(path, Some(game), &Device::flex())?;
+        Ok((Self::from_model(sidecar.net.clone(), train, &model, sidecar.step, threads), sidecar))
     }
 
-    fn from_model(
-        config: NetConfig,
-        train: TrainConfig,
-        model: PolicyValueNet,
-        device: Device,
-        step: u64,
-        threads: usize,
-    ) -> Self {
-        let optim = AdamWConfig::new()
-            .with_weight_decay(train.weight_decay as f32)
-            .with_grad_clipping(Some(GradientClippingConfig::Norm(train.clip_norm as f32)))
-            .init();
-        Trainer { config, train, model, optim, device, pool: pool(threads), step, horizon: None }
+    fn from_model(config: NetConfig, train: TrainConfig, model: &PolicyValueNet, step: u64, threads: usize) -> Self {
+        let model = grad::Model::from_burn(model, &config);
+        let tensors = model.tensor_lengths();
+        Trainer {
+            config,
+            train,
+            optim: grad::AdamW::new(model.theta.len()),
+            model,
+            work: grad::Work::default(),
+            tensors,
+            pool: pool(threads),
+            step,
+            horizon: None,
+        }
     }
 
     /// Where the run is expected to end, in steps: with `decay: 0` the learning rate reaches its
@@ -453,46 +453,33 @@ impl Trainer {
             return Err(NnError::Shape(format!("a training batch of {b} does not fit a network {:?}", self.config)));
         }
         let lr = self.train.lr_with_horizon(self.step, self.horizon);
-        let device = self.device.clone();
-        let tensor =
-            |data: &[f32], shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(data.to_vec(), shape), &device);
-        let model = self.model.clone();
-        let (model, losses) = self.pool.install(|| {
-            let (logits, values) = model.forward(tensor(&batch.obs, [b, n]), &self.config);
-            let legal = tensor(&batch.legal, [b, a]);
-            // Illegal ids get a large negative logit before the softmax.
-            let masked = logits + (legal.clone() - 1.0) * 1e9;
-            let logp = log_softmax(masked, 1);
-            let target = tensor(&batch.policy, [b, a]);
-            let weight = tensor(&batch.policy_weight, [b, 1]);
-            let weighted = weight.clone().sum().into_scalar::<f32>().max(1.0) as f64;
-            let policy_loss = (target * logp.clone() * weight).sum().neg() / weighted;
-            let value_loss = (values - tensor(&batch.value, [b, s])).powi_scalar(2).sum_dim(1).mean();
-            let loss = policy_loss.clone() + value_loss.clone() * self.train.value_weight;
-            let entropy = (logp.clone().exp() * logp * legal).sum().neg() / b as f64;
-            let losses = Losses {
-                policy: policy_loss.clone().into_scalar::<f32>() as f64,
-                value: value_loss.clone().into_scalar::<f32>() as f64,
-                entropy: entropy.into_scalar::<f32>() as f64,
-                lr,
-            };
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            (self.optim.step(lr, model, grads), losses)
+        let Trainer { model, optim, work, tensors, train, .. } = self;
+        let mut losses = self.pool.install(|| {
+            let losses = model.gradients(batch, train.value_weight as f32, work);
+            optim.step(
+                &mut model.theta,
+                &mut work.grad,
+                tensors,
+                lr as f32,
+                train.weight_decay as f32,
+                train.clip_norm as f32,
+            );
+            losses
         });
-        self.model = model;
+        losses.lr = lr;
         self.step += 1;
         Ok(losses)
     }
 
     /// The current weights as an inference network.
     pub fn network(&self, threads: usize) -> Network {
-        Network::from_model(self.config.clone(), self.model.valid(), threads)
+        Network::from_model(self.config.clone(), self.model.to_burn(&Device::flex()), threads)
     }
 
     /// Saves the current weights with `sidecar` (its `net` and `step` are set here).
     pub fn save(&self, path: &Path, mut sidecar: Sidecar) -> Result<(), NnError> {
         sidecar.net = self.config.clone();
         sidecar.step = self.step;
-        save(&self.model.valid(), &self.config, path, &sidecar)
+        save(&self.model.to_burn(&Device::flex()), &self.config, path, &sidecar)
     }
 }

@@ -1,0 +1,1152 @@
+//! Training without burn's autodiff: the network's forward pass in training mode (BatchNorm on
+//! the batch's statistics) and its backward pass written out layer by layer, every parameter
+//! in one flat vector, and AdamW over that vector.
+//!
+//! Why: burn-flex's convolution builds the patch matrix of one sample at a time and multiplies
+//! it alone, forwards and backwards, so a batch of 256 small boards costs hundreds of thin
+//! products and the autodiff graph's bookkeeping on top (connect four's 4x32 tower trained at
+//! about 1,000 samples/s, 15% of the machine's matrix-multiply speed). Here every convolution is
+//! a few products over the patches of the whole batch (rows cut into chunks that the thread
+//! pool runs side by side): the layer's output, the weight gradient (patches transposed times
+//! the output gradient) and the input gradient (the output gradient times the weights
+//! transposed, scattered back onto the board). The products are still burn's (its matrix
+//! kernels; the crate forbids unsafe code). Gradients equal burn's autodiff to float rounding
+//! (tested), and the weights move between the two by value.
+
+use crate::net::{ConvBn, Head, NetConfig, PolicyValueNet, Trunk};
+use crate::{Batch, Losses};
+use burn::module::{Param, RunningState};
+use burn::nn::conv::Conv2d;
+use burn::nn::{BatchNorm, Linear};
+use burn::tensor::{Device, Tensor, TensorData};
+use rayon::prelude::*;
+
+fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().convert::<f32>().try_into_vec::<f32>().expect("f32 weights")
+}
+
+/// Where one parameter tensor lies in the flat vector.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Span {
+    at: usize,
+    len: usize,
+}
+
+impl Span {
+    fn of(self, v: &[f32]) -> &[f32] {
+        &v[self.at..self.at + self.len]
+    }
+    fn of_mut(self, v: &mut [f32]) -> &mut [f32] {
+        &mut v[self.at..self.at + self.len]
+    }
+}
+
+/// BatchNorm's trained scale and shift, and where its running statistics are kept.
+#[derive(Clone, Copy, Debug)]
+struct Norm {
+    gamma: Span,
+    beta: Span,
+    /// Offset of the running mean in `running`; the running variance follows it.
+    stats: usize,
+    epsilon: f32,
+    momentum: f32,
+}
+
+/// A k x k convolution with same padding (k odd), its weight laid out `[(dy, dx, in), out]`,
+/// followed by BatchNorm or a bias (or neither).
+#[derive(Clone, Debug)]
+struct Conv {
+    k: usize,
+    cin: usize,
+    cout: usize,
+    w: Span,
+    norm: Option<Norm>,
+    bias: Option<Span>,
+}
+
+/// A dense layer, weight `[in, out]` as burn keeps it.
+#[derive(Clone, Copy, Debug)]
+struct Dense {
+    inputs: usize,
+    outputs: usize,
+    w: Span,
+    b: Span,
+}
+
+/// A layer's saved forward values.
+#[derive(Default)]
+struct Saved {
+    /// The BatchNorm's normalised input `[rows, out]`, or the raw output where there is none.
+    xhat: Vec<f32>,
+    /// 1 / standard deviation per output channel (BatchNorm only).
+    inv: Vec<f32>,
+    /// The output after its activation (and the skip, in a block's second convolution).
+    out: Vec<f32>,
+}
+
+/// The network as flat vectors, with the forward and backward passes of a training step.
+pub(crate) struct Model {
+    config: NetConfig,
+    /// Every trainable value.
+    pub(crate) theta: Vec<f32>,
+    /// BatchNorm running means and variances (not trained; updated by each forward pass).
+    running: Vec<f32>,
+    /// Each parameter tensor, in burn's module order (gradient clipping is per tensor, as
+    /// burn's optimiser does it).
+    tensors: Vec<Span>,
+    stem: Option<Conv>,
+    blocks: Vec<[Conv; 2]>,
+    mlp: Vec<Dense>,
+    policy_conv: Option<Conv>,
+    value_conv: Option<Conv>,
+    policy_fc: Option<Dense>,
+    policy_planes: Option<Conv>,
+    value_fc: Dense,
+    value_out: Dense,
+}
+
+/// Reads parameters out of burn's modules into the flat vectors.
+struct Reader {
+    theta: Vec<f32>,
+    running: Vec<f32>,
+    tensors: Vec<Span>,
+}
+
+impl Reader {
+    fn push(&mut self, values: Vec<f32>) -> Span {
+        let span = Span { at: self.theta.len(), len: values.len() };
+        self.theta.extend(values);
+        self.tensors.push(span);
+        span
+    }
+
+    fn conv(&mut self, conv: &Conv2d, norm: Option<&BatchNorm>) -> Conv {
+        let [cout, cin, k, _] = conv.weight.dims();
+        let w = values(conv.weight.val());
+        let mut mine = vec![0.0; w.len()];
+        for o in 0..cout {
+            for i in 0..cin {
+                for y in 0..k {
+                    for x in 0..k {
+                        mine[((y * k + x) * cin + i) * cout + o] = w[((o * cin + i) * k + y) * k + x];
+                    }
+                }
+            }
+        }
+        let w = self.push(mine);
+        let bias = conv.bias.as_ref().map(|b| self.push(values(b.val())));
+        let norm = norm.map(|n| {
+            let gamma = self.push(values(n.gamma.val()));
+            let beta = self.push(values(n.beta.val()));
+            let stats = self.running.len();
+            self.running.extend(values(n.running_mean.value_sync()));
+            self.running.extend(values(n.running_var.value_sync()));
+            Norm { gamma, beta, stats, epsilon: n.epsilon as f32, momentum: n.momentum as f32 }
+        });
+        Conv { k, cin, cout, w, norm, bias }
+    }
+
+    fn conv_bn(&mut self, c: &ConvBn) -> Conv {
+        self.conv(&c.conv, Some(&c.norm))
+    }
+
+    fn dense(&mut self, l: &Linear) -> Dense {
+        let [inputs, outputs] = l.weight.dims();
+        let w = self.push(values(l.weight.val()));
+        let b = self.push(l.bias.as_ref().map(|b| values(b.val())).unwrap_or_else(|| vec![0.0; outputs]));
+        Dense { inputs, outputs, w, b }
+    }
+}
+
+fn tensor1(v: &[f32], device: &Device) -> Tensor<1> {
+    Tensor::from_data(TensorData::new(v.to_vec(), [v.len()]), device)
+}
+
+impl Model {
+    /// The flat copy of a burn model.
+    pub(crate) fn from_burn(model: &PolicyValueNet, config: &NetConfig) -> Self {
+        let mut r = Reader { theta: Vec::new(), running: Vec::new(), tensors: Vec::new() };
+        // burn's module order: the fields as declared.
+        let stem = model.stem.as_ref().map(|s| r.conv_bn(s));
+        let blocks = model.blocks.iter().map(|b| [r.conv_bn(&b.first), r.conv_bn(&b.second)]).collect();
+        let mlp = model.mlp.iter().map(|l| r.dense(l)).collect();
+        let policy_conv = model.policy_conv.as_ref().map(|c| r.conv_bn(c));
+        let value_conv = model.value_conv.as_ref().map(|c| r.conv_bn(c));
+        let policy_fc = model.policy_fc.as_ref().map(|l| r.dense(l));
+        let policy_planes = model.policy_planes.as_ref().map(|c| r.conv(c, None));
+        let value_fc = r.dense(&model.value_fc);
+        let value_out = r.dense(&model.value_out);
+        Model {
+            config: config.clone(),
+            theta: r.theta,
+            running: r.running,
+            tensors: r.tensors,
+            stem,
+            blocks,
+            mlp,
+            policy_conv,
+            value_conv,
+            policy_fc,
+            policy_planes,
+            value_fc,
+            value_out,
+        }
+    }
+
+    /// The weights as a burn model on `device`.
+    pub(crate) fn to_burn(&self, device: &Device) -> PolicyValueNet {
+        let mut model = self.config.build(device);
+        let conv = |c: &Conv, into: &mut Conv2d| {
+            let (k, cin, cout) = (c.k, c.cin, c.cout);
+            let w = c.w.of(&self.theta);
+            let mut burn = vec![0.0; w.len()];
+            for o in 0..cout {
+                for i in 0..cin {
+                    for y in 0..k {
+                        for x in 0..k {
+                            burn[((o * cin + i) * k + y) * k + x] = w[((y * k + x) * cin + i) * cout + o];
+                        }
+                    }
+                }
+            }
+            into.weight = Param::from_tensor(Tensor::from_data(TensorData::new(burn, [cout, cin, k, k]), device));
+            if let (Some(b), Some(into)) = (c.bias, into.bias.as_mut()) {
+                *into = Param::from_tensor(tensor1(b.of(&self.theta), device));
+            }
+        };
+        let norm = |n: &Norm, cout: usize, into: &mut BatchNorm| {
+            into.gamma = Param::from_tensor(tensor1(n.gamma.of(&self.theta), device));
+            into.beta = Param::from_tensor(tensor1(n.beta.of(&self.theta), device));
+            into.running_mean = RunningState::new(tensor1(&self.running[n.stats..n.stats + cout], device));
+            into.running_var = RunningState::new(tensor1(&self.running[n.stats + cout..n.stats + 2 * cout], device));
+        };
+        let conv_bn = |c: &Conv, into: &mut ConvBn| {
+            conv(c, &mut into.conv);
+            norm(c.norm.as_ref().expect("a norm"), c.cout, &mut into.norm);
+        };
+        let dense = |d: &Dense, into: &mut Linear| {
+            into.weight = Param::from_tensor(Tensor::from_data(
+                TensorData::new(d.w.of(&self.theta).to_vec(), [d.inputs, d.outputs]),
+                device,
+            ));
+            into.bias = Some(Param::from_tensor(tensor1(d.b.of(&self.theta), device)));
+        };
+        if let (Some(c), Some(into)) = (&self.stem, model.stem.as_mut()) {
+            conv_bn(c, into);
+        }
+        for (pair, into) in self.blocks.iter().zip(model.blocks.iter_mut()) {
+            conv_bn(&pair[0], &mut into.first);
+            conv_bn(&pair[1], &mut into.second);
+        }
+        for (d, into) in self.mlp.iter().zip(model.mlp.iter_mut()) {
+            dense(d, into);
+        }
+        if let (Some(c), Some(into)) = (&self.policy_conv, model.policy_conv.as_mut()) {
+            conv_bn(c, into);
+        }
+        if let (Some(c), Some(into)) = (&self.value_conv, model.value_conv.as_mut()) {
+            conv_bn(c, into);
+        }
+        if let (Some(d), Some(into)) = (&self.policy_fc, model.policy_fc.as_mut()) {
+            dense(d, into);
+        }
+        if let (Some(c), Some(into)) = (&self.policy_planes, model.policy_planes.as_mut()) {
+            conv(c, into);
+        }
+        dense(&self.value_fc, &mut model.value_fc);
+        dense(&self.value_out, &mut model.value_out);
+        model
+    }
+
+    /// Each parameter tensor's place in the flat vector, in burn's module order.
+    pub(crate) fn tensor_lengths(&self) -> Vec<usize> {
+        self.tensors.iter().map(|s| s.len).collect()
+    }
+}
+
+/// The matrix kernels run on burn tensors.
+fn matrix(v: Vec<f32>, rows: usize, cols: usize) -> Tensor<2> {
+    Tensor::from_data(TensorData::new(v, [rows, cols]), &Device::flex())
+}
+
+fn into_vec(t: Tensor<2>) -> Vec<f32> {
+    t.into_data().try_into_vec::<f32>().expect("f32 products")
+}
+
+/// Rows per chunk of a product: enough chunks for the pool, each a product the kernel runs at
+/// speed.
+fn chunk_rows(m: usize) -> usize {
+    let chunks = (rayon::current_num_threads() * 4).max(1);
+    m.div_ceil(chunks).max(64).min(m.max(1))
+}
+
+/// `out[m, n] = a[m, k] . b` (`b` a `[k, n]` tensor or a transposed view), chunks of rows side
+/// by side.
+fn product(a: &[f32], m: usize, k: usize, b: &Tensor<2>, out: &mut [f32]) {
+    let n = b.dims()[1];
+    if m == 0 {
+        return;
+    }
+    let rows = chunk_rows(m);
+    out[..m * n].par_chunks_mut(rows * n).zip(a[..m * k].par_chunks(rows * k)).for_each(|(o, a)| {
+        let r = a.len() / k;
+        let p = matrix(a.to_vec(), r, k).matmul(b.clone());
+        o.copy_from_slice(&into_vec(p));
+    });
+}
+
+/// `g[k, n] += a[m, k]^T . d[m, n]`: the partial products of row chunks, added in order.
+fn product_tn(a: &[f32], d: &[f32], m: usize, k: usize, n: usize, g: &mut [f32]) {
+    if m == 0 {
+        return;
+    }
+    let rows = m.div_ceil(rayon::current_num_threads().max(1)).max(1);
+    let partial: Vec<Vec<f32>> = a[..m * k]
+        .par_chunks(rows * k)
+        .zip(d[..m * n].par_chunks(rows * n))
+        .map(|(a, d)| {
+            let r = a.len() / k;
+            into_vec(matrix(a.to_vec(), r, k).transpose().matmul(matrix(d.to_vec(), r, n)))
+        })
+        .collect();
+    for p in partial {
+        for (g, p) in g.iter_mut().zip(p) {
+            *g += p;
+        }
+    }
+}
+
+/// Sums of `d[m, n]`'s columns added to `g`.
+fn column_sums(d: &[f32], n: usize, g: &mut [f32]) {
+    for row in d.chunks_exact(n) {
+        for (g, v) in g.iter_mut().zip(row) {
+            *g += v;
+        }
+    }
+}
+
+/// A board's geometry and the batch size.
+#[derive(Clone, Copy)]
+struct Board {
+    batch: usize,
+    rows: usize,
+    cols: usize,
+}
+
+impl Board {
+    fn cells(self) -> usize {
+        self.rows * self.cols
+    }
+    fn m(self) -> usize {
+        self.batch * self.cells()
+    }
+}
+
+/// Rows (cells) per chunk of a convolution's products, about: a chunk is whole boards.
+const CHUNK_ROWS: usize = 256;
+
+/// Boards per chunk of a convolution's products: products of a few hundred rows run near the
+/// kernel's best speed and keep every buffer small; at least two chunks per thread.
+fn boards_per_chunk(board: Board) -> usize {
+    let by_rows = (CHUNK_ROWS / board.cells()).max(1);
+    let by_threads = board.batch.div_ceil(2 * rayon::current_num_threads()).max(1);
+    by_rows.min(by_threads)
+}
+
+/// Appends the patch matrix of the boards in `act` (`[boards * cells, c]`, rows: board, row,
+/// column) to `out`: one row per cell, `k * k * c` values ordered `(dy, dx, channel)`, zero
+/// beyond the board.
+fn patches(act: &[f32], board: Board, c: usize, k: usize, out: &mut Vec<f32>) {
+    let (rows, cols, cells, r) = (board.rows, board.cols, board.cells(), k / 2);
+    for act in act.chunks_exact(cells * c) {
+        for y in 0..rows {
+            for x in 0..cols {
+                for dy in 0..k {
+                    let yy = (y + dy).wrapping_sub(r);
+                    for dx in 0..k {
+                        let xx = (x + dx).wrapping_sub(r);
+                        if yy < rows && xx < cols {
+                            out.extend_from_slice(&act[(yy * cols + xx) * c..][..c]);
+                        } else {
+                            out.extend(std::iter::repeat_n(0.0, c));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// A patch matrix's memory, kept from product to product on each thread: a new one per
+    /// product is a fresh mapping of pages from the OS each time (page faults took a quarter of
+    /// a training step).
+    static PATCHES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `f` applied to the patch matrix of `act` as a tensor (the tensor's storage is this
+/// thread's patch memory, taken back after `f`).
+fn with_patches<R>(act: &[f32], board: Board, c: usize, k: usize, f: impl FnOnce(Tensor<2>) -> R) -> R {
+    let mut v = PATCHES.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    v.clear();
+    patches(act, board, c, k, &mut v);
+    let width = k * k * c;
+    let t = matrix(v, act.len() / c, width);
+    let r = f(t.clone());
+    if let Ok(v) = t.into_data().try_into_vec::<f32>() {
+        PATCHES.with(|p| *p.borrow_mut() = v);
+    }
+    r
+}
+
+/// A k x k convolution's output `z[m, cout]` over the batch, board chunks side by side.
+fn conv_product(input: &[f32], board: Board, cin: usize, k: usize, w: &Tensor<2>, z: &mut [f32]) {
+    let (cells, cout) = (board.cells(), w.dims()[1]);
+    let per = boards_per_chunk(board);
+    z[..board.m() * cout].par_chunks_mut(per * cells * cout).zip(input.par_chunks(per * cells * cin)).for_each(
+        |(z, x)| {
+            let out = with_patches(x, board, cin, k, |p| into_vec(p.matmul(w.clone())));
+            z.copy_from_slice(&out);
+        },
+    );
+}
+
+/// The backward products of a k x k convolution over board chunks: the weight gradient (the
+/// chunks' partial products added in order) into `dw`, and where `dinput` is given the input's
+/// gradient added to it. The input's gradient is itself a convolution, of the output's
+/// gradient by the kernel turned half a turn with its channels swapped (`flipped`,
+/// `[(dy, dx, out), in]`), so it too is one patch product per chunk.
+#[allow(clippy::too_many_arguments)]
+fn conv_product_backward(
+    input: &[f32],
+    dy: &[f32],
+    board: Board,
+    cin: usize,
+    k: usize,
+    cout: usize,
+    dw: &mut [f32],
+    dinput: Option<(&mut [f32], Tensor<2>)>,
+) {
+    let cells = board.cells();
+    let per = boards_per_chunk(board);
+    let chunk = |x: &[f32], d: &[f32], di: Option<(&mut [f32], &Tensor<2>)>| -> Vec<f32> {
+        if let Some((di, flipped)) = di {
+            let dx = with_patches(d, board, cout, k, |p| into_vec(p.matmul(flipped.clone())));
+            for (a, b) in di.iter_mut().zip(dx) {
+                *a += b;
+            }
+        }
+        let d = matrix(d.to_vec(), d.len() / cout, cout);
+        with_patches(x, board, cin, k, |p| into_vec(p.transpose().matmul(d)))
+    };
+    let (xs, ds) = (input[..board.m() * cin].par_chunks(per * cells * cin), dy.par_chunks(per * cells * cout));
+    let partial: Vec<Vec<f32>> = match dinput {
+        Some((di, flipped)) => xs
+            .zip(ds)
+            .zip(di.par_chunks_mut(per * cells * cin))
+            .map(|((x, d), di)| chunk(x, d, Some((di, &flipped))))
+            .collect(),
+        None => xs.zip(ds).map(|(x, d)| chunk(x, d, None)).collect(),
+    };
+    for p in partial {
+        for (g, p) in dw.iter_mut().zip(p) {
+            *g += p;
+        }
+    }
+}
+
+/// `v` as `n` zeros (for sums).
+fn sized(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
+    v.clear();
+    v.resize(n, 0.0);
+    &mut v[..]
+}
+
+/// `v` at length `n` with whatever it held (for outputs written whole).
+fn resized(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
+    v.resize(n, 0.0);
+    &mut v[..n]
+}
+
+/// Scratch buffers kept from step to step.
+#[derive(Default)]
+pub(crate) struct Work {
+    saved: Vec<Saved>,
+    input: Vec<f32>,
+    grad_a: Vec<f32>,
+    grad_b: Vec<f32>,
+    grad_c: Vec<f32>,
+    policy_in: Vec<f32>,
+    hidden: Vec<f32>,
+    logits: Vec<f32>,
+    values: Vec<f32>,
+    dlogits: Vec<f32>,
+    dvalues: Vec<f32>,
+    /// The gradient, laid out like `theta`.
+    pub(crate) grad: Vec<f32>,
+}
+
+/// The loss terms and the gradients at the network's outputs.
+fn loss_gradients(batch: &Batch, actions: usize, seats: usize, value_weight: f32, w: &mut Work) -> Losses {
+    let b = batch.size;
+    let weighted = batch.policy_weight.iter().sum::<f32>().max(1.0);
+    let dl = sized(&mut w.dlogits, b * actions);
+    let (mut policy, mut entropy) = (0.0f64, 0.0f64);
+    for i in 0..b {
+        let z = &w.logits[i * actions..(i + 1) * actions];
+        let legal = &batch.legal[i * actions..(i + 1) * actions];
+        let t = &batch.policy[i * actions..(i + 1) * actions];
+        let d = &mut dl[i * actions..(i + 1) * actions];
+        // The softmax over the legal actions: illegal ones get no probability.
+        let max = z.iter().zip(legal).filter(|(_, l)| **l > 0.0).map(|(z, _)| *z).fold(f32::NEG_INFINITY, f32::max);
+        if max == f32::NEG_INFINITY {
+            continue;
+        }
+        let total: f32 = z.iter().zip(legal).filter(|(_, l)| **l > 0.0).map(|(z, _)| (z - max).exp()).sum();
+        let log_total = total.ln();
+        let weight = batch.policy_weight[i];
+        let target_sum: f32 = t.iter().zip(legal).filter(|(_, l)| **l > 0.0).map(|(t, _)| t).sum();
+        for a in 0..actions {
+            if legal[a] <= 0.0 {
+                continue;
+            }
+            let logp = z[a] - max - log_total;
+            let p = logp.exp();
+            policy -= (weight * t[a] * logp) as f64;
+            entropy -= (p * logp) as f64;
+            d[a] = weight / weighted * (p * target_sum - t[a]);
+        }
+    }
+    let dv = sized(&mut w.dvalues, b * seats);
+    let mut value = 0.0f64;
+    for ((d, v), t) in dv.iter_mut().zip(&w.values).zip(&batch.value) {
+        let e = v - t;
+        value += (e * e) as f64;
+        // Through the sigmoid: dv/du = v (1 - v).
+        *d = 2.0 * e / b as f32 * value_weight * v * (1.0 - v);
+    }
+    Losses { policy: policy / weighted as f64, value: value / b as f64, entropy: entropy / b as f64, lr: 0.0 }
+}
+
+impl Model {
+    fn weight_tensor(&self, span: Span, rows: usize, cols: usize) -> Tensor<2> {
+        matrix(span.of(&self.theta).to_vec(), rows, cols)
+    }
+
+    /// The kernel of the input gradient's convolution: `[(dy, dx, out), in]` from
+    /// `[(dy, dx, in), out]`, turned half a turn.
+    fn flipped(&self, conv: &Conv) -> Tensor<2> {
+        let (k, cin, cout) = (conv.k, conv.cin, conv.cout);
+        let w = conv.w.of(&self.theta);
+        let mut f = vec![0.0; w.len()];
+        for dy in 0..k {
+            for dx in 0..k {
+                let (fy, fx) = (k - 1 - dy, k - 1 - dx);
+                for i in 0..cin {
+                    for o in 0..cout {
+                        f[((fy * k + fx) * cout + o) * cin + i] = w[((dy * k + dx) * cin + i) * cout + o];
+                    }
+                }
+            }
+        }
+        matrix(f, k * k * cout, cin)
+    }
+
+    /// A convolution with its BatchNorm (batch statistics, running statistics updated) or bias,
+    /// then ReLU (with `skip` added first) where `relu`. Reads `input` `[m, cin]`, fills `saved`.
+    #[allow(clippy::too_many_arguments)]
+    fn conv_forward(
+        &mut self,
+        conv: &Conv,
+        input: &[f32],
+        board: Board,
+        relu: bool,
+        skip: Option<&[f32]>,
+        saved: &mut Saved,
+    ) {
+        let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
+        let w = self.weight_tensor(conv.w, k, cout);
+        let z = resized(&mut saved.xhat, m * cout);
+        if conv.k == 1 {
+            product(input, m, k, &w, z);
+        } else {
+            conv_product(input, board, conv.cin, conv.k, &w, z);
+        }
+        let out = resized(&mut saved.out, m * cout);
+        if let Some(n) = conv.norm {
+            let (mut mean, mut var) = (vec![0.0f64; cout], vec![0.0f64; cout]);
+            for row in z.chunks_exact(cout) {
+                for (s, v) in mean.iter_mut().zip(row) {
+                    *s += *v as f64;
+                }
+            }
+            mean.iter_mut().for_each(|s| *s /= m as f64);
+            for row in z.chunks_exact(cout) {
+                for ((s, v), mu) in var.iter_mut().zip(row).zip(&mean) {
+                    let d = *v as f64 - mu;
+                    *s += d * d;
+                }
+            }
+            var.iter_mut().for_each(|s| *s /= m as f64);
+            let inv: Vec<f32> = var.iter().map(|v| 1.0 / (*v as f32 + n.epsilon).sqrt()).collect();
+            let gamma = n.gamma.of(&self.theta);
+            let beta = n.beta.of(&self.theta);
+            let mean32: Vec<f32> = mean.iter().map(|&v| v as f32).collect();
+            for (zr, orow) in z.chunks_exact_mut(cout).zip(out.chunks_exact_mut(cout)) {
+                for c in 0..cout {
+                    let xhat = (zr[c] - mean32[c]) * inv[c];
+                    zr[c] = xhat;
+                    orow[c] = gamma[c] * xhat + beta[c];
+                }
+            }
+            let running = &mut self.running[n.stats..n.stats + 2 * cout];
+            let mom = n.momentum;
+            for c in 0..cout {
+                running[c] = running[c] * (1.0 - mom) + mean32[c] * mom;
+                running[cout + c] = running[cout + c] * (1.0 - mom) + var[c] as f32 * mom;
+            }
+            saved.inv = inv;
+        } else {
+            let bias = conv.bias.map(|b| b.of(&self.theta).to_vec()).unwrap_or_else(|| vec![0.0; cout]);
+            for (zr, orow) in z.chunks_exact(cout).zip(out.chunks_exact_mut(cout)) {
+                for c in 0..cout {
+                    orow[c] = zr[c] + bias[c];
+                }
+            }
+        }
+        if let Some(skip) = skip {
+            for (o, s) in out.iter_mut().zip(skip) {
+                *o += s;
+            }
+        }
+        if relu {
+            for o in out.iter_mut() {
+                *o = o.max(0.0);
+            }
+        }
+    }
+
+    /// The backward pass of [`Model::conv_forward`]: `dy` is the gradient at the norm's (or
+    /// bias's) output, the activation's mask already applied; it is overwritten. Adds the
+    /// weight gradients to `grad` and, where given, the input's gradient to `dinput`.
+    #[allow(clippy::too_many_arguments)]
+    fn conv_backward(
+        &self,
+        conv: &Conv,
+        input: &[f32],
+        board: Board,
+        saved: &Saved,
+        dy: &mut [f32],
+        grad: &mut [f32],
+        dinput: Option<&mut [f32]>,
+        scratch: &mut Vec<f32>,
+    ) {
+        let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
+        if let Some(n) = conv.norm {
+            let (mut dbeta, mut dgamma) = (vec![0.0f64; cout], vec![0.0f64; cout]);
+            for (d, x) in dy.chunks_exact(cout).zip(saved.xhat.chunks_exact(cout)) {
+                for c in 0..cout {
+                    dbeta[c] += d[c] as f64;
+                    dgamma[c] += (d[c] * x[c]) as f64;
+                }
+            }
+            let gamma = n.gamma.of(&self.theta);
+            let scale: Vec<f32> = (0..cout).map(|c| gamma[c] * saved.inv[c]).collect();
+            let mean_d: Vec<f32> = dbeta.iter().map(|v| (*v / m as f64) as f32).collect();
+            let mean_dx: Vec<f32> = dgamma.iter().map(|v| (*v / m as f64) as f32).collect();
+            for (d, x) in dy.chunks_exact_mut(cout).zip(saved.xhat.chunks_exact(cout)) {
+                for c in 0..cout {
+                    d[c] = scale[c] * (d[c] - mean_d[c] - x[c] * mean_dx[c]);
+                }
+            }
+            for (g, v) in n.gamma.of_mut(grad).iter_mut().zip(&dgamma) {
+                *g += *v as f32;
+            }
+            for (g, v) in n.beta.of_mut(grad).iter_mut().zip(&dbeta) {
+                *g += *v as f32;
+            }
+        } else if let Some(b) = conv.bias {
+            column_sums(dy, cout, b.of_mut(grad));
+        }
+        if conv.k == 1 {
+            product_tn(input, dy, m, k, cout, conv.w.of_mut(grad));
+            if let Some(dinput) = dinput {
+                let dp = resized(scratch, m * k);
+                product(dy, m, cout, &self.weight_tensor(conv.w, k, cout).transpose(), dp);
+                for (d, g) in dinput.iter_mut().zip(dp.iter()) {
+                    *d += g;
+                }
+            }
+        } else {
+            let dinput = dinput.map(|d| (d, self.flipped(conv)));
+            conv_product_backward(input, dy, board, conv.cin, conv.k, cout, conv.w.of_mut(grad), dinput);
+        }
+    }
+
+    fn dense_forward(&self, d: &Dense, input: &[f32], rows: usize, relu: bool, out: &mut Vec<f32>) {
+        let out = sized(out, rows * d.outputs);
+        product(input, rows, d.inputs, &self.weight_tensor(d.w, d.inputs, d.outputs), out);
+        let bias = d.b.of(&self.theta);
+        for row in out.chunks_exact_mut(d.outputs) {
+            for (o, b) in row.iter_mut().zip(bias) {
+                *o += b;
+                if relu {
+                    *o = o.max(0.0);
+                }
+            }
+        }
+    }
+
+    /// `dout` is the gradient at the layer's output before its activation.
+    fn dense_backward(
+        &self,
+        d: &Dense,
+        input: &[f32],
+        rows: usize,
+        dout: &[f32],
+        grad: &mut [f32],
+        dinput: Option<&mut Vec<f32>>,
+    ) {
+        column_sums(dout, d.outputs, d.b.of_mut(grad));
+        product_tn(input, dout, rows, d.inputs, d.outputs, d.w.of_mut(grad));
+        if let Some(dinput) = dinput {
+            let wt = self.weight_tensor(d.w, d.inputs, d.outputs).transpose();
+            product(dout, rows, d.outputs, &wt, sized(dinput, rows * d.inputs));
+        }
+    }
+
+    /// One forward and backward pass over `batch`: the losses, and the gradient of
+    /// `policy + value_weight * value` in `work.grad` (laid out like `theta`).
+    pub(crate) fn gradients(&mut self, batch: &Batch, value_weight: f32, work: &mut Work) -> Losses {
+        let config = self.config.clone();
+        let (b, a, seats) = (batch.size, config.actions, config.seats);
+        sized(&mut work.grad, self.theta.len());
+        // The value head's input: [b, cells] (tower) or [b, width] (MLP).
+        let value_in: Vec<f32>;
+        match config.trunk {
+            Trunk::Resnet { .. } => {
+                let [planes, rows, cols] = [config.input[0], config.input[1], config.input[2]];
+                let board = Board { batch: b, rows, cols };
+                let cells = board.cells();
+                // Planes-first observations to rows of (sample, cell) with the planes side by side.
+                let x0 = sized(&mut work.input, board.m() * planes);
+                for s in 0..b {
+                    for p in 0..planes {
+                        for cell in 0..cells {
+                            x0[(s * cells + cell) * planes + p] = batch.obs[(s * planes + p) * cells + cell];
+                        }
+                    }
+                }
+                let convs = 1 + 2 * self.blocks.len() + 3;
+                work.saved.resize_with(convs, Saved::default);
+                let mut saved = std::mem::take(&mut work.saved);
+                let stem = self.stem.clone().expect("a tower has a stem");
+                self.conv_forward(&stem, &work.input, board, true, None, &mut saved[0]);
+                let blocks = self.blocks.clone();
+                for (i, pair) in blocks.iter().enumerate() {
+                    let (before, after) = saved.split_at_mut(2 * i + 1);
+                    let (first, second) = after.split_at_mut(1);
+                    let x = &before[2 * i].out;
+                    self.conv_forward(&pair[0], x, board, true, None, &mut first[0]);
+                    self.conv_forward(&pair[1], &first[0].out, board, true, Some(x), &mut second[0]);
+                }
+                let last = 2 * blocks.len();
+                let (trunk, heads) = saved.split_at_mut(last + 1);
+                let top = &trunk[last].out;
+                let (pconv, vconv) =
+                    (self.policy_conv.clone().expect("heads"), self.value_conv.clone().expect("heads"));
+                self.conv_forward(&pconv, top, board, true, None, &mut heads[0]);
+                self.conv_forward(&vconv, top, board, true, None, &mut heads[1]);
+                // The value head reads the one value plane as [b, cells].
+                value_in = heads[1].out.clone();
+                let logits = sized(&mut work.logits, b * a);
+                match (&self.policy_planes.clone(), &config.head) {
+                    (Some(last_conv), Head::Planes { planes: np, index }) => {
+                        let (ph, q) = heads.split_at_mut(2);
+                        self.conv_forward(last_conv, &ph[0].out, board, false, None, &mut q[0]);
+                        let out = &q[0].out;
+                        for s in 0..b {
+                            for (l, &i) in logits[s * a..(s + 1) * a].iter_mut().zip(index) {
+                                let (plane, cell) = (i as usize / cells, i as usize % cells);
+                                *l = out[(s * cells + cell) * np + plane];
+                            }
+                        }
+                    }
+                    _ => {
+                        // burn flattens [b, planes, rows, cols]: plane-major per sample.
+                        let pc = pconv.cout;
+                        let pin = sized(&mut work.policy_in, b * pc * cells);
+                        let p = &heads[0].out;
+                        for s in 0..b {
+                            for cell in 0..cells {
+                                for c in 0..pc {
+                                    pin[(s * pc + c) * cells + cell] = p[(s * cells + cell) * pc + c];
+                                }
+                            }
+                        }
+                        let fc = self.policy_fc.expect("a dense head");
+                        self.dense_forward(&fc, &work.policy_in, b, false, &mut work.logits);
+                    }
+                }
+                work.saved = saved;
+            }
+            Trunk::Mlp { .. } => {
+                work.saved.resize_with(self.mlp.len(), Saved::default);
+                let mut saved = std::mem::take(&mut work.saved);
+                for (i, layer) in self.mlp.iter().enumerate() {
+                    let (before, after) = saved.split_at_mut(i);
+                    let input = if i == 0 { &batch.obs[..] } else { &before[i - 1].out[..] };
+                    self.dense_forward(layer, input, b, true, &mut after[0].out);
+                }
+                value_in = saved.last().expect("an MLP has layers").out.clone();
+                let fc = self.policy_fc.expect("a dense head");
+                self.dense_forward(&fc, &value_in, b, false, &mut work.logits);
+                work.saved = saved;
+            }
+        }
+        // The value head: hidden = relu(value_in . W1 + b1), values = sigmoid(hidden . W2 + b2).
+        let (vfc, vout) = (self.value_fc, self.value_out);
+        self.dense_forward(&vfc, &value_in, b, true, &mut work.hidden);
+        self.dense_forward(&vout, &work.hidden, b, false, &mut work.values);
+        for v in work.values.iter_mut() {
+            *v = 1.0 / (1.0 + (-*v).exp());
+        }
+        let losses = loss_gradients(batch, a, seats, value_weight, work);
+
+        // Backwards. The value head first, to the gradient of its input.
+        let mut grad = std::mem::take(&mut work.grad);
+        let mut dhidden = std::mem::take(&mut work.grad_c);
+        self.dense_backward(&vout, &work.hidden, b, &work.dvalues, &mut grad, Some(&mut dhidden));
+        for (d, h) in dhidden.iter_mut().zip(&work.hidden) {
+            if *h <= 0.0 {
+                *d = 0.0;
+            }
+        }
+        let mut dvalue_in = Vec::new();
+        self.dense_backward(&vfc, &value_in, b, &dhidden, &mut grad, Some(&mut dvalue_in));
+        work.grad_c = dhidden;
+        match config.trunk {
+            Trunk::Resnet { .. } => {
+                let [_, rows, cols] = [config.input[0], config.input[1], config.input[2]];
+                let board = Board { batch: b, rows, cols };
+                let cells = board.cells();
+                let saved = std::mem::take(&mut work.saved);
+                let last = 2 * self.blocks.len();
+                let (pconv, vconv) =
+                    (self.policy_conv.as_ref().expect("heads"), self.value_conv.as_ref().expect("heads"));
+                let top = &saved[last].out;
+                let channels = pconv.cin;
+                let mut dtop = std::mem::take(&mut work.grad_a);
+                sized(&mut dtop, board.m() * channels);
+                // The policy head's gradient at its 1x1 block's output.
+                let mut dp = std::mem::take(&mut work.grad_b);
+                sized(&mut dp, board.m() * pconv.cout);
+                match (&self.policy_planes, &config.head) {
+                    (Some(last_conv), Head::Planes { planes: np, index }) => {
+                        let mut dq = vec![0.0; board.m() * np];
+                        for s in 0..b {
+                            for (d, &i) in work.dlogits[s * a..(s + 1) * a].iter().zip(index) {
+                                let (plane, cell) = (i as usize / cells, i as usize % cells);
+                                dq[(s * cells + cell) * np + plane] = *d;
+                            }
+                        }
+                        let q = &saved[last + 3];
+                        let mut dpb = std::mem::take(&mut work.policy_in);
+                        self.conv_backward(
+                            last_conv,
+                            &saved[last + 1].out,
+                            board,
+                            q,
+                            &mut dq,
+                            &mut grad,
+                            Some(&mut dp),
+                            &mut dpb,
+                        );
+                        work.policy_in = dpb;
+                    }
+                    _ => {
+                        let fc = self.policy_fc.expect("a dense head");
+                        let mut dpin = std::mem::take(&mut work.hidden);
+                        self.dense_backward(&fc, &work.policy_in, b, &work.dlogits, &mut grad, Some(&mut dpin));
+                        let pc = pconv.cout;
+                        for s in 0..b {
+                            for cell in 0..cells {
+                                for c in 0..pc {
+                                    dp[(s * cells + cell) * pc + c] = dpin[(s * pc + c) * cells + cell];
+                                }
+                            }
+                        }
+                        work.hidden = dpin;
+                    }
+                }
+                let mut scratch = std::mem::take(&mut work.policy_in);
+                relu_mask(&mut dp, &saved[last + 1].out);
+                self.conv_backward(
+                    pconv,
+                    top,
+                    board,
+                    &saved[last + 1],
+                    &mut dp,
+                    &mut grad,
+                    Some(&mut dtop),
+                    &mut scratch,
+                );
+                relu_mask(&mut dvalue_in, &saved[last + 2].out);
+                self.conv_backward(
+                    vconv,
+                    top,
+                    board,
+                    &saved[last + 2],
+                    &mut dvalue_in,
+                    &mut grad,
+                    Some(&mut dtop),
+                    &mut scratch,
+                );
+                // The blocks, last first: dtop is the gradient at a block's output.
+                let mut dmid = dp;
+                for (i, pair) in self.blocks.iter().enumerate().rev() {
+                    let input = &saved[2 * i].out;
+                    relu_mask(&mut dtop, &saved[2 * i + 2].out);
+                    // The skip passes the gradient straight to the block's input.
+                    let mut dskip = dtop.clone();
+                    sized(&mut dmid, board.m() * channels);
+                    self.conv_backward(
+                        &pair[1],
+                        &saved[2 * i + 1].out,
+                        board,
+                        &saved[2 * i + 2],
+                        &mut dtop,
+                        &mut grad,
+                        Some(&mut dmid),
+                        &mut scratch,
+                    );
+                    relu_mask(&mut dmid, &saved[2 * i + 1].out);
+                    self.conv_backward(
+                        &pair[0],
+                        input,
+                        board,
+                        &saved[2 * i + 1],
+                        &mut dmid,
+                        &mut grad,
+                        Some(&mut dskip),
+                        &mut scratch,
+                    );
+                    dtop = dskip;
+                }
+                relu_mask(&mut dtop, &saved[0].out);
+                let stem = self.stem.as_ref().expect("a stem");
+                self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, &mut grad, None, &mut scratch);
+                work.policy_in = scratch;
+                work.grad_a = dtop;
+                work.grad_b = dmid;
+                work.saved = saved;
+            }
+            Trunk::Mlp { .. } => {
+                let saved = std::mem::take(&mut work.saved);
+                let fc = self.policy_fc.expect("a dense head");
+                // The trunk's output feeds both heads.
+                let mut dx = std::mem::take(&mut work.grad_a);
+                self.dense_backward(&fc, &value_in, b, &work.dlogits, &mut grad, Some(&mut dx));
+                for (d, v) in dx.iter_mut().zip(&dvalue_in) {
+                    *d += v;
+                }
+                let mut dnext = std::mem::take(&mut work.grad_b);
+                for (i, layer) in self.mlp.iter().enumerate().rev() {
+                    relu_mask(&mut dx, &saved[i].out);
+                    let input = if i == 0 { &batch.obs[..] } else { &saved[i - 1].out[..] };
+                    let wants = (i > 0).then_some(&mut dnext);
+                    self.dense_backward(layer, input, b, &dx, &mut grad, wants);
+                    std::mem::swap(&mut dx, &mut dnext);
+                }
+                work.grad_a = dx;
+                work.grad_b = dnext;
+                work.saved = saved;
+            }
+        }
+        work.grad = grad;
+        losses
+    }
+}
+
+/// Zeroes the gradient where the ReLU's output was zero.
+fn relu_mask(d: &mut [f32], out: &[f32]) {
+    for (d, o) in d.iter_mut().zip(out) {
+        if *o <= 0.0 {
+            *d = 0.0;
+        }
+    }
+}
+
+/// AdamW's state: the moments of every parameter and the step count.
+pub(crate) struct AdamW {
+    m: Vec<f32>,
+    v: Vec<f32>,
+    t: i32,
+}
+
+/// AdamW's constants, burn's defaults.
+const BETA1: f32 = 0.9;
+const BETA2: f32 = 0.999;
+const EPSILON: f32 = 1e-5;
+
+impl AdamW {
+    pub(crate) fn new(len: usize) -> Self {
+        AdamW { m: vec![0.0; len], v: vec![0.0; len], t: 0 }
+    }
+
+    /// One step: each parameter tensor's gradient scaled down to norm `clip` if above it, the
+    /// moments updated, decoupled weight decay, the bias-corrected update.
+    pub(crate) fn step(
+        &mut self,
+        theta: &mut [f32],
+        grad: &mut [f32],
+        tensors: &[usize],
+        lr: f32,
+        decay: f32,
+        clip: f32,
+    ) {
+        let mut at = 0;
+        for &len in tensors {
+            let g = &mut grad[at..at + len];
+            let norm = g.iter().map(|v| (*v as f64) * (*v as f64)).sum::<f64>().sqrt() as f32;
+            let coef = (clip / (norm + f32::MIN_POSITIVE)).min(1.0);
+            if coef < 1.0 {
+                g.iter_mut().for_each(|v| *v *= coef);
+            }
+            at += len;
+        }
+        self.t += 1;
+        let (c1, c2) = (1.0 - BETA1.powi(self.t), 1.0 - BETA2.powi(self.t));
+        let shrink = 1.0 - lr * decay;
+        for (((p, g), m), v) in theta.iter_mut().zip(grad.iter()).zip(self.m.iter_mut()).zip(self.v.iter_mut()) {
+            *m = BETA1 * *m + (1.0 - BETA1) * g;
+            *v = BETA2 * *v + (1.0 - BETA2) * g * g;
+            let update = (*m / c1) / ((*v / c2).sqrt() + EPSILON);
+            *p = *p * shrink - lr * update;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::module::{Module, ModuleVisitor};
+    use burn::tensor::activation::log_softmax;
+
+    /// Every float tensor's values (or gradients), in module order; running statistics are
+    /// visited too, and have no gradient.
+    struct Collect<'a> {
+        grads: Option<&'a burn::tensor::Gradients>,
+        out: Vec<Option<Vec<f32>>>,
+    }
+
+    impl ModuleVisitor for Collect<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            let t = match self.grads {
+                Some(g) => param.val().grad(g),
+                None => Some(param.val()),
+            };
+            self.out.push(t.map(values));
+        }
+    }
+
+    fn collect(model: &PolicyValueNet, grads: Option<&burn::tensor::Gradients>) -> Vec<Option<Vec<f32>>> {
+        let mut c = Collect { grads, out: Vec::new() };
+        model.visit(&mut c);
+        c.out
+    }
+
+    /// A batch with varied targets: some illegal actions, policy weights 0 and 1, values off
+    /// 0 and 1.
+    fn batch(config: &NetConfig, n: usize) -> Batch {
+        let a = config.actions;
+        let mut b = Batch { size: n, ..Batch::default() };
+        b.obs = (0..n * config.input_len()).map(|i| ((i * 7919 + 13) % 17) as f32 / 17.0).collect();
+        for s in 0..n {
+            let legal: Vec<f32> = (0..a).map(|i| if (i + s) % 3 == 0 && i != s % a { 0.0 } else { 1.0 }).collect();
+            let total: f32 = (0..a).filter(|&i| legal[i] > 0.0).map(|i| (i % 4 + 1) as f32).sum();
+            b.policy.extend((0..a).map(|i| if legal[i] > 0.0 { (i % 4 + 1) as f32 / total } else { 0.0 }));
+            b.legal.extend(legal);
+            b.policy_weight.push(if s % 4 == 3 { 0.0 } else { 1.0 });
+            b.value.extend((0..config.seats).map(|k| ((s + k) % 5) as f32 / 4.0));
+        }
+        b
+    }
+
+    /// burn's autodiff on the same loss: the reference the hand-written gradients must equal.
+    fn burn_reference(
+        model: &PolicyValueNet,
+        config: &NetConfig,
+        batch: &Batch,
+        vw: f64,
+    ) -> (f64, f64, Vec<Option<Vec<f32>>>) {
+        let device = Device::flex().autodiff();
+        let (b, n, a, s) = (batch.size, config.input_len(), config.actions, config.seats);
+        let t = |d: &[f32], shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(d.to_vec(), shape), &device);
+        let (logits, values) = model.forward(t(&batch.obs, [b, n]), config);
+        let legal = t(&batch.legal, [b, a]);
+        let logp = log_softmax(logits + (legal - 1.0) * 1e9, 1);
+        let weight = t(&batch.policy_weight, [b, 1]);
+        let weighted = weight.clone().sum().into_scalar::<f32>().max(1.0) as f64;
+        let policy = (t(&batch.policy, [b, a]) * logp * weight).sum().neg() / weighted;
+        let value = (values - t(&batch.value, [b, s])).powi_scalar(2).sum_dim(1).mean();
+        let loss = policy.clone() + value.clone() * vw;
+        let grads = loss.backward();
+        (policy.into_scalar::<f32>() as f64, value.into_scalar::<f32>() as f64, collect(model, Some(&grads)))
+    }
+
+    fn check(config: NetConfig) {
+        let device = Device::flex().autodiff();
+        let model = crate::initialise(&config, &device, 11);
+        let data = batch(&config, 6);
+        let mut mine = Model::from_burn(&model, &config);
+        let mut work = Work::default();
+        let losses = mine.gradients(&data, 0.7, &mut work);
+        let (policy, value, reference) = burn_reference(&model, &config, &data, 0.7);
+        assert!((losses.policy - policy).abs() < 1e-4 * policy.abs().max(1.0), "{} {policy}", losses.policy);
+        assert!((losses.value - value).abs() < 1e-5, "{} {value}", losses.value);
+        // My gradient in burn's layout: the flat vector as weights, read back in module order.
+        let mut as_model = Model::from_burn(&model, &config);
+        as_model.theta.clone_from(&work.grad);
+        let got = collect(&as_model.to_burn(&Device::flex()), None);
+        assert_eq!(got.len(), reference.len(), "{}", config.spec());
+        assert_eq!(reference.iter().flatten().count(), mine.tensors.len(), "{}", config.spec());
+        let scale = reference.iter().flatten().flatten().fold(0.0f32, |m, v| m.max(v.abs()));
+        for (i, (g, r)) in got.iter().zip(&reference).enumerate() {
+            // Running statistics: no gradient.
+            let (Some(g), Some(r)) = (g, r) else { continue };
+            assert_eq!(g.len(), r.len(), "tensor {i}");
+            for (x, y) in g.iter().zip(r) {
+                assert!(
+                    (x - y).abs() <= 2e-4 * scale + 1e-3 * y.abs(),
+                    "{}: tensor {i}: {x} against burn's {y}",
+                    config.spec()
+                );
+            }
+        }
+        // BatchNorm's running statistics moved as burn's did in its training forward pass.
+        let burn_after = Model::from_burn(&model, &config);
+        for (x, y) in mine.running.iter().zip(&burn_after.running) {
+            assert!((x - y).abs() < 1e-5, "running statistics {x} {y}");
+        }
+        // The round trip through burn keeps every value.
+        let back = Model::from_burn(&mine.to_burn(&Device::flex()), &config);
+        assert_eq!((back.theta, back.running), (mine.theta.clone(), mine.running.clone()));
+    }
+
+    #[test]
+    fn gradients_equal_burns_autodiff() {
+        check(NetConfig::from_spec("resnet:blocks=2,channels=8", &[3, 4, 5], 7, 2, None).unwrap());
+        check(
+            NetConfig::from_spec(
+                "resnet:blocks=1,channels=6,head=planes",
+                &[2, 3, 4],
+                5,
+                3,
+                Some((2, &[0, 5, 13, 20, 23])),
+            )
+            .unwrap(),
+        );
+        check(NetConfig::from_spec("mlp:layers=3,width=16", &[10], 6, 2, None).unwrap());
+    }
+}
