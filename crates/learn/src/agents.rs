@@ -54,6 +54,12 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             help: "leaves evaluated per network call (waiting leaves count as visited: a virtual loss); \
                    default: the planned simulations / 64, from 1 to 8, so small searches stay exact",
         },
+        ParamInfo {
+            name: "solver",
+            default: "true",
+            accepts: "true or false",
+            help: "value decided positions exactly (won, lost, drawn under best play) and stop searching them",
+        },
         THREADS,
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
@@ -235,8 +241,13 @@ impl<S: State> AzAgent<S> {
         if !(c.is_finite() && c >= 0.0) {
             return Err(o.bad_value("c", &c.to_string()));
         }
-        let config =
-            SearchConfig { c_puct: c, gumbel_m: o.get_in("m", 1..=256)?, ..SearchConfig::new(root, sims) }.quiet();
+        let config = SearchConfig {
+            c_puct: c,
+            gumbel_m: o.get_in("m", 1..=256)?,
+            solver: o.get_bool("solver")?,
+            ..SearchConfig::new(root, sims)
+        }
+        .quiet();
         Ok(AzAgent {
             net,
             sims: (o.given("sims") || time.is_none()).then_some(sims),

@@ -48,6 +48,16 @@ pub struct SearchConfig {
     /// Gumbel: `σ(q) = (c_visit + max n) · c_scale · q`.
     pub c_visit: f32,
     pub c_scale: f32,
+    /// Proven values (as MCTS-Solver): a node whose outcome is decided under best play (a
+    /// terminal state; a decision with a move that gives its mover the best return there is, or
+    /// whose every move is decided; a chance node whose every outcome is decided) is valued
+    /// exactly from then on and never searched below again.
+    #[serde(default = "solver_default")]
+    pub solver: bool,
+}
+
+fn solver_default() -> bool {
+    true
 }
 
 impl SearchConfig {
@@ -64,6 +74,7 @@ impl SearchConfig {
             gumbel_scale: 1.0,
             c_visit: 50.0,
             c_scale: 0.1,
+            solver: true,
         }
     }
 
@@ -92,11 +103,23 @@ struct Node {
     kind: u8,
     /// The network's value of this node for its mover (Gumbel's v-hat).
     net_value: f32,
+    /// Its outcome is decided (the solver): `exact` holds its values.
+    solved: bool,
 }
 
 impl Node {
     fn new(action: Action, prior: f32, logit: f32) -> Self {
-        Node { action, prior, logit, visits: 0, first_child: NONE, children: 0, kind: UNEXPANDED, net_value: 0.0 }
+        Node {
+            action,
+            prior,
+            logit,
+            visits: 0,
+            first_child: NONE,
+            children: 0,
+            kind: UNEXPANDED,
+            net_value: 0.0,
+            solved: false,
+        }
     }
 }
 
@@ -149,6 +172,8 @@ pub struct Search<S: State> {
     nodes: Vec<Node>,
     /// Value sums, `seats` per node, absolute seats.
     sums: Vec<f32>,
+    /// Exact values of solved nodes, `seats` per node.
+    exact: Vec<f32>,
     rng: Rng,
     sims: u32,
     /// Leaves waiting for their evaluations, in the order they were gathered.
@@ -172,6 +197,7 @@ impl<S: State> Search<S> {
             seats,
             nodes: vec![Node::new(Action::MAX, 1.0, 0.0)],
             sums: vec![0.0; seats],
+            exact: vec![0.0; seats],
             rng: rng_from_seed(seed),
             sims: 0,
             pending: Vec::new(),
@@ -204,10 +230,92 @@ impl<S: State> Search<S> {
         n.first_child as usize..(n.first_child + n.children) as usize
     }
 
-    /// The mean value of `seat` at node `i`.
+    /// The value of `seat` at node `i`: exact where it is solved, else the mean.
     fn q(&self, i: usize, seat: usize) -> f32 {
         let n = &self.nodes[i];
-        if n.visits == 0 { 0.0 } else { self.sums[i * self.seats + seat] / n.visits as f32 }
+        if n.solved {
+            self.exact[i * self.seats + seat]
+        } else if n.visits == 0 {
+            0.0
+        } else {
+            self.sums[i * self.seats + seat] / n.visits as f32
+        }
+    }
+
+    fn push_node(&mut self, node: Node) {
+        self.nodes.push(node);
+        self.sums.extend(std::iter::repeat_n(0.0, self.seats));
+        self.exact.extend(std::iter::repeat_n(0.0, self.seats));
+    }
+
+    /// Marks `node` decided with `values`.
+    fn solve(&mut self, node: u32, values: &[f32]) {
+        let i = node as usize;
+        self.nodes[i].solved = true;
+        self.exact[i * self.seats..(i + 1) * self.seats].copy_from_slice(&values[..self.seats]);
+    }
+
+    /// After the last node of the path was solved: solves the ancestors that this decides.
+    fn propagate(&mut self) {
+        for k in (0..self.path.len().saturating_sub(1)).rev() {
+            if !self.try_solve(self.path[k]) {
+                break;
+            }
+        }
+    }
+
+    /// Solves `node` if its solved children decide it; whether it is solved.
+    fn try_solve(&mut self, node: u32) -> bool {
+        let n = &self.nodes[node as usize];
+        if n.solved {
+            return true;
+        }
+        let (kind, range, seats) = (n.kind, self.children(node), self.seats);
+        let mut values = std::mem::take(&mut self.scratch);
+        values.clear();
+        let decided = if kind == CHANCE {
+            // Every outcome decided: the expectation.
+            values.resize(seats, 0.0);
+            let mut all = true;
+            for i in range {
+                if !self.nodes[i].solved {
+                    all = false;
+                    break;
+                }
+                for (s, v) in values.iter_mut().enumerate() {
+                    *v += self.nodes[i].prior * self.exact[i * seats + s];
+                }
+            }
+            all
+        } else if (kind as usize) < seats {
+            // The mover's best decided move, if it is the best return there is or every move is
+            // decided.
+            let mover = kind as usize;
+            let (mut best, mut all) = (None::<usize>, true);
+            for i in range {
+                if !self.nodes[i].solved {
+                    all = false;
+                    continue;
+                }
+                if best.is_none_or(|b| self.exact[i * seats + mover] > self.exact[b * seats + mover]) {
+                    best = Some(i);
+                }
+            }
+            match best {
+                Some(b) if all || self.exact[b * seats + mover] >= 1.0 => {
+                    values.extend_from_slice(&self.exact[b * seats..(b + 1) * seats]);
+                    true
+                }
+                _ => false,
+            }
+        } else {
+            false
+        };
+        if decided {
+            self.solve(node, &values);
+        }
+        self.scratch = values;
+        decided
     }
 
     /// Runs until the next network evaluation is needed, or the search is over.
@@ -232,6 +340,16 @@ impl<S: State> Search<S> {
             let mut state = self.root.clone();
             let mut node = 0u32;
             loop {
+                if node != 0 && self.nodes[node as usize].solved {
+                    // Decided: its exact values, nothing below to search.
+                    for &n in &self.path {
+                        self.nodes[n as usize].visits += 1;
+                    }
+                    let i = node as usize * self.seats;
+                    let values = self.exact[i..i + self.seats].to_vec();
+                    self.add_values(&values);
+                    continue 'descents;
+                }
                 let kind = self.nodes[node as usize].kind;
                 match kind {
                     TERMINAL => {
@@ -239,6 +357,10 @@ impl<S: State> Search<S> {
                         let values: Vec<f32> = returns.iter().map(|&r| r as f32).collect();
                         for &n in &self.path {
                             self.nodes[n as usize].visits += 1;
+                        }
+                        if self.config.solver {
+                            self.solve(node, &values);
+                            self.propagate();
                         }
                         self.add_values(&values);
                         continue 'descents;
@@ -294,9 +416,10 @@ impl<S: State> Search<S> {
         if self.sims + self.pending.len() as u32 >= self.config.sims {
             return true;
         }
-        // A root with one legal move (or none) needs no more than its own evaluation.
+        // A root with one legal move (or none) needs no more than its own evaluation; a decided
+        // one needs nothing more.
         let root = &self.nodes[0];
-        root.kind != UNEXPANDED && (root.kind == TERMINAL || (root.kind < CHANCE && root.children <= 1))
+        root.solved || root.kind != UNEXPANDED && (root.kind == TERMINAL || (root.kind < CHANCE && root.children <= 1))
     }
 
     /// The network's answer for the pending leaf: logits over every action id and the values
@@ -329,8 +452,7 @@ impl<S: State> Search<S> {
         for i in 0..self.legal.len() {
             let a = self.legal[i];
             let logit = logits[a as usize];
-            self.nodes.push(Node::new(a, (logit - max).exp() / total, logit));
-            self.sums.extend(std::iter::repeat_n(0.0, self.seats));
+            self.push_node(Node::new(a, (logit - max).exp() / total, logit));
         }
         let n = &mut self.nodes[node as usize];
         n.first_child = first;
@@ -365,9 +487,9 @@ impl<S: State> Search<S> {
     fn expand_chance(&mut self, node: u32, state: &S) {
         state.chance_outcomes(&mut self.outcomes);
         let first = self.nodes.len() as u32;
-        for &(a, p) in &self.outcomes {
-            self.nodes.push(Node::new(a, p as f32, 0.0));
-            self.sums.extend(std::iter::repeat_n(0.0, self.seats));
+        for k in 0..self.outcomes.len() {
+            let (a, p) = self.outcomes[k];
+            self.push_node(Node::new(a, p as f32, 0.0));
         }
         let n = &mut self.nodes[node as usize];
         n.first_child = first;
@@ -555,6 +677,15 @@ impl<S: State> Search<S> {
         let mover = root.kind as usize;
         let range = self.children(0);
         let visits: Vec<(Action, u32)> = range.clone().map(|i| (self.nodes[i].action, self.nodes[i].visits)).collect();
+        // A decided root plays a move that decides it (the most visited of those).
+        let decided = root.solved.then(|| {
+            let target = self.q(0, mover);
+            range
+                .clone()
+                .filter(|&i| self.nodes[i].solved && self.q(i, mover) >= target)
+                .max_by_key(|&i| self.nodes[i].visits)
+                .map(|i| self.nodes[i].action)
+        });
         let (policy, action) = match self.config.root {
             Root::Gumbel => {
                 let pi = self.improved_policy(0);
@@ -589,6 +720,7 @@ impl<S: State> Search<S> {
                 (policy, best)
             }
         };
+        let action = decided.flatten().unwrap_or(action);
         SearchResult { action, policy, visits, value, sims: self.sims }
     }
 }

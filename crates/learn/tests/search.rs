@@ -183,12 +183,12 @@ fn gathered_leaves_give_the_same_answers_in_fewer_calls() {
         for batch in [4, 8, 16] {
             let (r, _) = run_batched(Search::new(win, 2, SearchConfig::new(root, 200).quiet(), 1), &uniform(), batch);
             assert_eq!(r.action, a1, "{root:?} batch {batch} win");
-            let (r, calls) =
-                run_batched(Search::new(block, 2, SearchConfig::new(root, 400).quiet(), 2), &uniform(), batch);
+            // Without the solver, which would end the search once the position is decided.
+            let plain = SearchConfig { solver: false, ..SearchConfig::new(root, 400).quiet() };
+            let (r, calls) = run_batched(Search::new(block, 2, plain.clone(), 2), &uniform(), batch);
             assert_eq!(r.action, c1, "{root:?} batch {batch} block: {:?}", r.visits);
             assert_eq!(r.sims, 400, "the budget is spent exactly");
-            let (_, calls_one) =
-                run_batched(Search::new(block, 2, SearchConfig::new(root, 400).quiet(), 2), &uniform(), 1);
+            let (_, calls_one) = run_batched(Search::new(block, 2, plain, 2), &uniform(), 1);
             assert!(calls * 2 < calls_one, "batch {batch}: {calls} network calls, one at a time {calls_one}");
             let total: u32 = r.visits.iter().map(|v| v.1).sum();
             assert_eq!(total + 1, r.sims, "every simulation below the root went to one child");
@@ -197,4 +197,32 @@ fn gathered_leaves_give_the_same_answers_in_fewer_calls() {
             assert_eq!(r.action, centre, "{root:?} batch {batch}");
         }
     }
+}
+
+#[test]
+fn the_solver_values_decided_positions_exactly() {
+    // O to move against three threats (a2, b1, b2): every move loses to X's next one. Values
+    // are uniform, so only the tree's terminal states can say so.
+    let lost = TicTacToeState::from_board("xoo ... x.x").unwrap();
+    for root in [Root::Puct, Root::Gumbel] {
+        let config = SearchConfig::new(root, 2000).quiet();
+        let r = run(Search::new(lost, 2, config.clone(), 7), &uniform());
+        assert_eq!(r.value, [1.0, 0.0], "{root:?}: decided, X wins");
+        assert!(r.sims < 500, "{root:?}: a decided root ends the search ({} simulations)", r.sims);
+        // Without the solver the values stay means over the network's 0.5s.
+        let plain = run(Search::new(lost, 2, SearchConfig { solver: false, ..config }, 7), &uniform());
+        assert!(plain.value[0] < 1.0, "{root:?}: {:?}", plain.value);
+        assert_eq!(plain.sims, 2000);
+    }
+    // X to move wins at once at a1; the win is found, played and valued exactly.
+    let win = TicTacToeState::from_board("x.o x.o ...").unwrap();
+    let a1 = win.parse_action("a1").unwrap();
+    for root in [Root::Puct, Root::Gumbel] {
+        let r = run(Search::new(win, 2, SearchConfig::new(root, 200).quiet(), 8), &uniform());
+        assert_eq!((r.action, r.value.clone()), (a1, vec![1.0, 0.0]), "{root:?}: {:?}", r.visits);
+    }
+    // A drawn position: X to move, every move draws under best play.
+    let drawn = TicTacToeState::from_board("xox x.o o..").unwrap();
+    let r = run(Search::new(drawn, 2, SearchConfig::new(Root::Gumbel, 500).quiet(), 9), &uniform());
+    assert_eq!(r.value, [0.5, 0.5], "{:?}", r.visits);
 }
