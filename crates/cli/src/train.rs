@@ -205,7 +205,11 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         eval_opening_plies: args.eval_opening_plies,
         threads,
         seed: args.seed,
-        last_eval: String::new(),
+        last_eval: if args.resume {
+            last_evaluation(&RunDir { root: args.out.clone() }.metrics())
+        } else {
+            String::new()
+        },
         out: args.out.clone(),
         ladder: None,
         generations: 0,
@@ -232,6 +236,34 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     );
     println!("metrics {}; plot them with meeple plot {}", run.metrics().display(), run.metrics().display());
     Ok(())
+}
+
+/// The status line's summary of the last evaluation in a run's metrics, so that a resumed run
+/// shows it before its own first one; empty where there is none (or the file cannot be read:
+/// the trainer itself reports that).
+fn last_evaluation(metrics: &Path) -> String {
+    const MAX: u64 = 256 << 20;
+    let small = std::fs::metadata(metrics).is_ok_and(|m| m.len() <= MAX);
+    let Some(text) = small.then(|| std::fs::read_to_string(metrics).ok()).flatten() else {
+        return String::new();
+    };
+    text.lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|v| v.get("event").and_then(|e| e.as_str()) == Some("evaluation"))
+        .and_then(|v| {
+            let generation = v.get("generation")?.as_u64()?;
+            let scores: Vec<String> = v
+                .get("opponents")?
+                .as_array()?
+                .iter()
+                .filter_map(|o| {
+                    Some(format!("{} {:.0}%", o.get("opponent")?.as_str()?, 100.0 * o.get("score")?.as_f64()?))
+                })
+                .collect();
+            Some(format!("eval gen {generation}: {}", scores.join(", ")))
+        })
+        .unwrap_or_default()
 }
 
 struct CliHooks<G: Game> {
@@ -396,5 +428,28 @@ impl<G: Game> Hooks for CliHooks<G> {
 
     fn should_stop(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_evaluation;
+
+    #[test]
+    fn a_resumed_run_shows_its_last_evaluation() {
+        let dir = std::env::temp_dir().join(format!("meeple-last-eval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let metrics = dir.join("metrics.jsonl");
+        assert_eq!(last_evaluation(&metrics), "", "no file, no evaluation");
+        let lines = [
+            r#"{"event":"evaluation","generation":10,"opponents":[{"opponent":"random","score":0.9}]}"#,
+            r#"{"event":"generation","generation":11}"#,
+            r#"{"event":"evaluation","generation":20,"opponents":[{"opponent":"random","score":1.0},{"opponent":"mcts:iters=100","score":0.6}]}"#,
+            r#"{"event":"generation","generation":21}"#,
+            "not json",
+        ];
+        std::fs::write(&metrics, lines.join("\n")).unwrap();
+        assert_eq!(last_evaluation(&metrics), "eval gen 20: random 100%, mcts:iters=100 60%");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
