@@ -174,13 +174,24 @@ fn fits_a_small_target(config: NetConfig) {
 
 #[test]
 fn checkpoints_from_before_the_head_choice_load_with_the_dense_head() {
+    // The shipped network's weights under a sidecar written the way it was before the head
+    // field existed (no "head" in the net config).
     let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/connect4-az.safetensors");
-    let (net, side) = Network::load(&shipped, Some("connect4:rows=6,cols=7"), 1).unwrap();
+    let dir = std::env::temp_dir().join(format!("meeple-nn-legacy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let legacy = dir.join("legacy.safetensors");
+    std::fs::copy(&shipped, &legacy).unwrap();
+    let mut side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sidecar_path(&shipped)).unwrap()).unwrap();
+    side["net"].as_object_mut().unwrap().remove("head");
+    let text = serde_json::to_string(&side).unwrap();
+    assert!(!text.contains("\"head\""));
+    std::fs::write(sidecar_path(&legacy), text).unwrap();
+    let (net, side) = Network::load(&legacy, Some("connect4:rows=6,cols=7"), 1).unwrap();
     assert_eq!(side.net.head, meeple_nn::Head::Dense);
-    let text = std::fs::read_to_string(sidecar_path(&shipped)).unwrap();
-    assert!(!text.contains("\"head\""), "the shipped sidecar predates the head field");
     let out = net.evaluate(&observations(net.config(), 2), 2).unwrap();
     assert_eq!(out.logits.len(), 2 * 7);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
