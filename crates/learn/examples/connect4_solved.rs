@@ -22,7 +22,8 @@ fn solve(game: &Connect4, state: &<Connect4 as Game>::State, mover: usize, plies
         return (r[mover] * 2.0 - 1.0).round() as i32;
     }
     let left = 42 - plies as u32;
-    let spec: meeple_game::Spec = format!("alphabeta:depth={left},table=64MB").parse().expect("a spec");
+    let spec: meeple_game::Spec =
+        format!("alphabeta:depth={left},tt=64mb,lmr=false,lmp=false").parse().expect("a spec");
     let mut ab = AlphaBeta::new(game, AlphaBetaConfig::from_spec(&spec).expect("a config"), 0).expect("alpha-beta");
     meeple_game::Agent::act(&mut ab, state, &Budget::default()).expect("a move");
     let v = ab.report().value;
