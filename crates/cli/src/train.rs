@@ -238,32 +238,31 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     Ok(())
 }
 
-/// The status line's summary of the last evaluation in a run's metrics, so that a resumed run
-/// shows it before its own first one; empty where there is none (or the file cannot be read:
-/// the trainer itself reports that).
+/// The status line's summary of one evaluation: each opponent and the score against it.
+fn eval_summary<'a>(generation: u64, scores: impl Iterator<Item = (&'a str, f64)>) -> String {
+    let scores: Vec<String> = scores.map(|(name, score)| format!("{name} {:.0}%", 100.0 * score)).collect();
+    format!("eval gen {generation}: {}", scores.join(", "))
+}
+
+/// The summary of the last evaluation in a run's metrics, so that a resumed run shows it
+/// before its own first one; empty where there is none (or the file cannot be read: the
+/// trainer itself reports that).
 fn last_evaluation(metrics: &Path) -> String {
-    const MAX: u64 = 256 << 20;
-    let small = std::fs::metadata(metrics).is_ok_and(|m| m.len() <= MAX);
-    let Some(text) = small.then(|| std::fs::read_to_string(metrics).ok()).flatten() else {
-        return String::new();
+    let mut last = None;
+    let read = limits::read_lines(metrics, limits::MAX_RECORD_LINE, "metrics file", |line| {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line.text)
+            && v.get("event").and_then(|e| e.as_str()) == Some("evaluation")
+        {
+            last = Some(v);
+        }
+        Ok(())
+    });
+    let summary = |v: &serde_json::Value| {
+        let opponents = v.get("opponents")?.as_array()?;
+        let scores = opponents.iter().filter_map(|o| Some((o.get("opponent")?.as_str()?, o.get("score")?.as_f64()?)));
+        Some(eval_summary(v.get("generation")?.as_u64()?, scores))
     };
-    text.lines()
-        .rev()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .find(|v| v.get("event").and_then(|e| e.as_str()) == Some("evaluation"))
-        .and_then(|v| {
-            let generation = v.get("generation")?.as_u64()?;
-            let scores: Vec<String> = v
-                .get("opponents")?
-                .as_array()?
-                .iter()
-                .filter_map(|o| {
-                    Some(format!("{} {:.0}%", o.get("opponent")?.as_str()?, 100.0 * o.get("score")?.as_f64()?))
-                })
-                .collect();
-            Some(format!("eval gen {generation}: {}", scores.join(", ")))
-        })
-        .unwrap_or_default()
+    read.ok().and(last.as_ref()).and_then(summary).unwrap_or_default()
 }
 
 struct CliHooks<G: Game> {
@@ -407,14 +406,7 @@ impl<G: Game> Hooks for CliHooks<G> {
                         (None, None)
                     }
                 };
-                self.last_eval = format!(
-                    "eval gen {generation}: {}",
-                    s.pairwise
-                        .iter()
-                        .map(|p| format!("{} {:.0}%", p.b, 100.0 * p.score))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
+                self.last_eval = eval_summary(generation, s.pairwise.iter().map(|p| (p.b.as_str(), p.score)));
                 Some(
                     serde_json::json!({ "opponents": scores, "elo": elo, "elo_ci": elo_ci, "anchor": self.opponents[0], "ladder": self.ladder }),
                 )
