@@ -342,21 +342,24 @@ impl<G: Game> CliHooks<G> {
     }
 }
 
+/// The status line after a generation. A generation cut short before it trained (the time ran
+/// out during its self-play) has no losses to show, not zeros.
+fn status_line(m: &GenerationMetrics, last_eval: &str) -> String {
+    let loss = if m.samples_per_second > 0.0 {
+        format!("loss {:.3}+{:.3}", m.policy_loss, m.value_loss)
+    } else {
+        "not trained".to_string()
+    };
+    format!(
+        "gen {} | {} games {} positions | {:.0} pos/s {:.0} evals/s | steps {} {loss} | {last_eval}",
+        m.generation, m.games, m.positions, m.positions_per_second, m.evaluations_per_second, m.steps,
+    )
+}
+
 impl<G: Game> Hooks for CliHooks<G> {
     fn generation(&mut self, m: &GenerationMetrics) {
         self.generations += 1;
-        let line = format!(
-            "gen {} | {} games {} positions | {:.0} pos/s {:.0} evals/s | steps {} loss {:.3}+{:.3} | {}",
-            m.generation,
-            m.games,
-            m.positions,
-            m.positions_per_second,
-            m.evaluations_per_second,
-            m.steps,
-            m.policy_loss,
-            m.value_loss,
-            self.last_eval
-        );
+        let line = status_line(m, &self.last_eval);
         // Without a terminal (a run in the background) the spinner draws nothing: log a line.
         if self.bar.is_hidden() {
             eprintln!("{:.1} min {line}", m.wall_seconds / 60.0);
@@ -425,7 +428,8 @@ impl<G: Game> Hooks for CliHooks<G> {
 
 #[cfg(test)]
 mod tests {
-    use super::last_evaluation;
+    use super::{last_evaluation, status_line};
+    use meeple_learn::train::GenerationMetrics;
 
     #[test]
     fn a_resumed_run_shows_its_last_evaluation() {
@@ -443,5 +447,16 @@ mod tests {
         std::fs::write(&metrics, lines.join("\n")).unwrap();
         assert_eq!(last_evaluation(&metrics), "eval gen 20: random 100%, mcts:iters=100 60%");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_generation_that_did_not_train_shows_no_losses() {
+        let mut m =
+            GenerationMetrics { generation: 7, steps: 300, policy_loss: 1.25, value_loss: 0.5, ..Default::default() };
+        m.samples_per_second = 900.0;
+        assert!(status_line(&m, "").contains("steps 300 loss 1.250+0.500"), "{}", status_line(&m, ""));
+        m.samples_per_second = 0.0;
+        let line = status_line(&m, "eval gen 5: random 100%");
+        assert!(line.contains("steps 300 not trained | eval gen 5"), "{line}");
     }
 }

@@ -1,32 +1,209 @@
-//! How often agents play a perfect move in connect four positions solved here by exact
-//! alpha-beta (every child searched to the end of the game):
+//! How often agents play a perfect move in connect four positions solved here exactly:
 //!
 //! `cargo run --release -p meeple-learn --example connect4_solved -- POSITIONS SEED MIN_PLY MAX_PLY AGENT...`
 //!
 //! Positions come from random play (seeded), `MIN_PLY..=MAX_PLY` moves in; those where every
 //! move has the same value (won, drawn or lost whatever is played) say nothing and are left out.
-//! A move is perfect when it keeps the position's value under best play.
+//! A move is perfect when it keeps the position's value under best play (win, draw or loss; how
+//! fast a win comes does not count).
+//!
+//! The values come from a bitboard solver written for this check (the generic alpha-beta is
+//! exact too but far too slow from the middle game); before it is trusted, it is compared with
+//! that alpha-beta, searching to the end of the game, on late positions.
 
 use meeple_game::{Budget, Game, State, rng_from_seed};
 use meeple_games::Connect4;
+use meeple_games::connect4::Connect4State;
 use meeple_search::{AlphaBeta, AlphaBetaConfig};
 use rand::RngExt;
 
-/// alpha-beta's value of a forced win (its `WIN` less the plies to it) is above this.
-const WON: f64 = 500_000.0;
-
-/// The value of `state`, `plies` moves in, for `mover` (the player to move, or who would be)
-/// under best play: 1 won, 0 drawn, -1 lost.
-fn solve(game: &Connect4, state: &<Connect4 as Game>::State, mover: usize, plies: usize) -> i32 {
-    if let Some(r) = state.returns() {
-        return (r[mover] * 2.0 - 1.0).round() as i32;
+const W: u32 = 7;
+const ROWS: u32 = 6;
+/// Bits a column: one above the top row keeps shifts from wrapping into the next column.
+const H: u32 = ROWS + 1;
+const BOTTOM: u64 = {
+    let mut b = 0;
+    let mut c = 0;
+    while c < W {
+        b |= 1 << (c * H);
+        c += 1;
     }
+    b
+};
+const BOARD: u64 = BOTTOM * ((1 << ROWS) - 1);
+/// Centre columns first: they take part in more lines.
+const ORDER: [u32; 7] = [3, 2, 4, 1, 5, 0, 6];
+
+/// The empty cells that would complete four for the discs `own`.
+fn threats(own: u64, mask: u64) -> u64 {
+    let mut r = (own << 1) & (own << 2) & (own << 3);
+    for d in [H, H - 1, H + 1] {
+        let p = (own << d) & (own << (2 * d));
+        r |= p & (own << (3 * d));
+        r |= p & (own >> d);
+        let p = (own >> d) & (own >> (2 * d));
+        r |= p & (own << d);
+        r |= p & (own >> (3 * d));
+    }
+    r & (BOARD ^ mask)
+}
+
+fn column(c: u32) -> u64 {
+    ((1u64 << ROWS) - 1) << (c * H)
+}
+
+/// Exact win/draw/loss values of standard 7x6 connect four positions.
+struct Solver {
+    /// (position key, value + 2 in the low bits, bound kind above)
+    table: Vec<(u64, u8)>,
+    nodes: u64,
+}
+
+const EXACT: u8 = 0;
+const LOWER: u8 = 4;
+const UPPER: u8 = 8;
+
+impl Solver {
+    fn new(log2: u32) -> Self {
+        Self { table: vec![(0, 0); 1 << log2], nodes: 0 }
+    }
+
+    /// The value for the player to move (1 won, 0 drawn, -1 lost under best play) of a position
+    /// with the mover's discs `own` and all discs `mask`, no four on the board.
+    fn value(&mut self, own: u64, mask: u64) -> i8 {
+        self.search(own, mask, -1, 1)
+    }
+
+    fn search(&mut self, own: u64, mask: u64, mut alpha: i8, mut beta: i8) -> i8 {
+        self.nodes += 1;
+        let playable = (mask + BOTTOM) & BOARD;
+        if playable == 0 {
+            return 0;
+        }
+        if threats(own, mask) & playable != 0 {
+            return 1;
+        }
+        let theirs = threats(own ^ mask, mask);
+        let forced = playable & theirs;
+        // Two of their wins open at once: one can be blocked, not both.
+        if forced.count_ones() > 1 {
+            return -1;
+        }
+        let candidates = if forced != 0 { forced } else { playable };
+        // Never play just below a cell where they would win.
+        let safe = candidates & !(theirs >> 1);
+        if safe == 0 {
+            return -1;
+        }
+        let key = own + mask + BOTTOM;
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.table.len().trailing_zeros())) as usize;
+        let (k, e) = self.table[slot];
+        if k == key {
+            let v = (e & 3) as i8 - 2;
+            match e & 12 {
+                EXACT => return v,
+                LOWER => alpha = alpha.max(v),
+                _ => beta = beta.min(v),
+            }
+            if alpha >= beta {
+                return v;
+            }
+        }
+        let alpha0 = alpha;
+        // Moves that open most new threats first, centre first among equals.
+        let mut moves = [(0u32, 0u64); 7];
+        let mut n = 0;
+        for c in ORDER {
+            let m = safe & column(c);
+            if m != 0 {
+                let score = threats(own | m, mask);
+                moves[n] = (score.count_ones(), m);
+                let mut i = n;
+                while i > 0 && moves[i - 1].0 < moves[i].0 {
+                    moves.swap(i - 1, i);
+                    i -= 1;
+                }
+                n += 1;
+            }
+        }
+        let mut best = -1;
+        for &(_, m) in &moves[..n] {
+            let v = -self.search(own ^ mask, mask | m, -beta, -alpha);
+            if v > best {
+                best = v;
+                if v > alpha {
+                    alpha = v;
+                }
+                if alpha >= beta {
+                    break;
+                }
+            }
+        }
+        let kind = if best <= alpha0 {
+            UPPER
+        } else if best >= beta {
+            LOWER
+        } else {
+            EXACT
+        };
+        self.table[slot] = (key, (best + 2) as u8 | kind);
+        best
+    }
+}
+
+/// The mover's discs and all discs of `state`.
+fn bitboards(state: &Connect4State) -> (u64, u64) {
+    let mover = state.current_player().expect("a player to move");
+    let (mut own, mut mask) = (0, 0);
+    for c in 0..W {
+        for r in 0..ROWS {
+            if let Some(p) = state.cell(r, c) {
+                let bit = 1u64 << (c * H + r);
+                mask |= bit;
+                if p == mover {
+                    own |= bit;
+                }
+            }
+        }
+    }
+    (own, mask)
+}
+
+/// The value for the player who moved into `state` of each move from it: minus the value of the
+/// position the move leaves for the opponent.
+fn move_values(
+    solver: &mut Solver,
+    state: &Connect4State,
+    legal: &[meeple_game::Action],
+) -> Vec<(meeple_game::Action, i8)> {
+    let mover = state.current_player().expect("a player to move");
+    legal
+        .iter()
+        .map(|&a| {
+            let mut child = *state;
+            child.apply_unchecked(a);
+            let v = match child.returns() {
+                Some(r) => (r[mover] * 2.0 - 1.0).round() as i8,
+                None => {
+                    let (own, mask) = bitboards(&child);
+                    -solver.value(own, mask)
+                }
+            };
+            (a, v)
+        })
+        .collect()
+}
+
+/// The value of `state` for its mover by the generic alpha-beta searching to the end of the game.
+fn value_by_alphabeta(game: &Connect4, state: &Connect4State, plies: usize) -> i8 {
     let left = 42 - plies as u32;
     let spec: meeple_game::Spec =
         format!("alphabeta:depth={left},tt=64mb,lmr=false,lmp=false").parse().expect("a spec");
     let mut ab = AlphaBeta::new(game, AlphaBetaConfig::from_spec(&spec).expect("a config"), 0).expect("alpha-beta");
     meeple_game::Agent::act(&mut ab, state, &Budget::default()).expect("a move");
     let v = ab.report().value;
+    // alpha-beta's value of a forced win (its WIN less the plies to it) is above this
+    const WON: f64 = 500_000.0;
     if v > WON {
         1
     } else if v < -WON {
@@ -36,49 +213,69 @@ fn solve(game: &Connect4, state: &<Connect4 as Game>::State, mover: usize, plies
     }
 }
 
+/// A position `target` random moves in, or `None` where the game ended before.
+fn random_position(game: &Connect4, rng: &mut impl rand::Rng, target: usize) -> Option<Connect4State> {
+    let mut legal = Vec::new();
+    let mut state = game.initial_state();
+    for _ in 0..target {
+        if state.returns().is_some() {
+            return None;
+        }
+        state.legal_actions(&mut legal);
+        state.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+    }
+    state.returns().is_none().then_some(state)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 5 {
         eprintln!("usage: connect4_solved POSITIONS SEED MIN_PLY MAX_PLY AGENT...");
         std::process::exit(2);
     }
-    let n: usize = args[0].parse().expect("POSITIONS");
-    let seed: u64 = args[1].parse().expect("SEED");
+    let n: usize = args[0].parse().expect("POSITIONS: a count");
+    let seed: u64 = args[1].parse().expect("SEED: a number");
     let (lo, hi): (usize, usize) = (args[2].parse().expect("MIN_PLY"), args[3].parse().expect("MAX_PLY"));
+    assert!(lo <= hi && hi < 42, "MIN_PLY <= MAX_PLY < 42");
     let game = Connect4::default();
+    let mut solver = Solver::new(24);
     let mut rng = rng_from_seed(seed);
+
+    // The solver against the generic alpha-beta on 40 late positions, every move.
+    let (mut checked, mut legal) = (0, Vec::new());
+    while checked < 40 {
+        let plies = rng.random_range(26..=32);
+        let Some(state) = random_position(&game, &mut rng, plies) else { continue };
+        let own_value = {
+            let (own, mask) = bitboards(&state);
+            solver.value(own, mask)
+        };
+        let reference = value_by_alphabeta(&game, &state, plies);
+        assert_eq!(own_value, reference, "the solver disagrees with alpha-beta on\n{state}");
+        state.legal_actions(&mut legal);
+        let best = move_values(&mut solver, &state, &legal).iter().map(|v| v.1).max().expect("moves");
+        assert_eq!(best, reference, "the best move's value is not the position's value on\n{state}");
+        checked += 1;
+    }
+    eprintln!("solver agrees with alpha-beta on {checked} positions 26..=32 plies in");
+
     let mut agents: Vec<_> = args[4..]
         .iter()
         .map(|s| (s.clone(), meeple_learn::make_agent(&game, s, seed).expect("an agent"), 0usize))
         .collect();
-    let (mut informative, mut legal) = (0usize, Vec::new());
+    let (mut informative, mut by_value) = (0usize, [0usize; 3]);
     let start = std::time::Instant::now();
     while informative < n {
         let target = rng.random_range(lo..=hi);
-        let (mut state, mut plies) = (game.initial_state(), 0);
-        while plies < target && state.returns().is_none() {
-            state.legal_actions(&mut legal);
-            state.apply_unchecked(legal[rng.random_range(0..legal.len())]);
-            plies += 1;
-        }
-        if state.returns().is_some() {
-            continue;
-        }
+        let Some(state) = random_position(&game, &mut rng, target) else { continue };
         state.legal_actions(&mut legal);
-        // Each move's value for the mover: minus the value of the position it leaves.
-        let values: Vec<(meeple_game::Action, i32)> = legal
-            .iter()
-            .map(|&a| {
-                let mut child = state;
-                child.apply_unchecked(a);
-                (a, -solve(&game, &child, 1 - plies % 2, plies + 1))
-            })
-            .collect();
+        let values = move_values(&mut solver, &state, &legal);
         let best = values.iter().map(|v| v.1).max().expect("moves");
         if values.iter().all(|v| v.1 == best) {
             continue;
         }
         informative += 1;
+        by_value[(best + 1) as usize] += 1;
         for (_, agent, perfect) in agents.iter_mut() {
             let a = agent.act(&state, &Budget::default()).expect("a move");
             if values.iter().any(|&(m, v)| m == a && v == best) {
@@ -86,7 +283,14 @@ fn main() {
             }
         }
     }
-    println!("{n} positions {lo}..={hi} plies in (seed {seed}), solved in {:.0} s:", start.elapsed().as_secs_f64());
+    println!(
+        "{n} positions {lo}..={hi} plies in (seed {seed}; mover wins {}, draws {}, loses {} under best play), {} solver nodes, {:.0} s:",
+        by_value[2],
+        by_value[1],
+        by_value[0],
+        solver.nodes,
+        start.elapsed().as_secs_f64()
+    );
     for (spec, _, perfect) in &agents {
         println!("  {:>5.1}%  {spec}", 100.0 * *perfect as f64 / n as f64);
     }
