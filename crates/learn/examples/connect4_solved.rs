@@ -1,9 +1,13 @@
 //! How often agents play a perfect move in connect four positions solved here exactly:
 //!
 //! `cargo run --release -p meeple-learn --example connect4_solved -- POSITIONS SEED MIN_PLY MAX_PLY AGENT...`
+//! `cargo run --release -p meeple-learn --example connect4_solved -- --file FILE AGENT...`
 //!
-//! Positions come from random play (seeded), `MIN_PLY..=MAX_PLY` moves in; those where every
-//! move has the same value (won, drawn or lost whatever is played) say nothing and are left out.
+//! Positions come from random play (seeded), `MIN_PLY..=MAX_PLY` moves in, or from a file with
+//! one position a line: the columns played from the start (`4453`, columns 1-7) and optionally a
+//! score whose sign is the mover's result (the format of the usual connect-four solver test
+//! sets), which is then checked against this solver. Positions where every move has the same
+//! value (won, drawn or lost whatever is played) say nothing and are left out.
 //! A move is perfect when it keeps the position's value under best play (win, draw or loss; how
 //! fast a win comes does not count).
 //!
@@ -227,19 +231,74 @@ fn random_position(game: &Connect4, rng: &mut impl rand::Rng, target: usize) -> 
     state.returns().is_none().then_some(state)
 }
 
+/// Agents' moves judged against the solver's values.
+struct Judge {
+    solver: Solver,
+    agents: Vec<(String, Box<dyn meeple_game::Agent<Connect4State>>, usize)>,
+    informative: usize,
+    /// Positions lost, drawn and won for the mover under best play.
+    by_value: [usize; 3],
+    legal: Vec<meeple_game::Action>,
+}
+
+impl Judge {
+    /// Solves every move of `state` and asks each agent for its move; `false` (and nothing
+    /// counted) where every move has the same value. Returns the position's value too.
+    fn judge(&mut self, state: &Connect4State) -> (bool, i8) {
+        state.legal_actions(&mut self.legal);
+        let values = move_values(&mut self.solver, state, &self.legal);
+        let best = values.iter().map(|v| v.1).max().expect("moves");
+        if values.iter().all(|v| v.1 == best) {
+            return (false, best);
+        }
+        self.informative += 1;
+        self.by_value[(best + 1) as usize] += 1;
+        for (_, agent, perfect) in self.agents.iter_mut() {
+            let a = agent.act(state, &Budget::default()).expect("a move");
+            if values.iter().any(|&(m, v)| m == a && v == best) {
+                *perfect += 1;
+            }
+        }
+        (true, best)
+    }
+
+    fn report(&self, what: &str, seconds: f64) {
+        println!(
+            "{} positions {what} (mover wins {}, draws {}, loses {} under best play), {} solver nodes, {seconds:.0} s:",
+            self.informative, self.by_value[2], self.by_value[1], self.by_value[0], self.solver.nodes,
+        );
+        for (spec, _, perfect) in &self.agents {
+            println!("  {:>5.1}%  {spec}", 100.0 * *perfect as f64 / self.informative.max(1) as f64);
+        }
+    }
+}
+
+const USAGE: &str = "usage: connect4_solved POSITIONS SEED MIN_PLY MAX_PLY AGENT...\n   or: connect4_solved --file FILE AGENT...   (lines 'MOVES [SCORE]': columns 1-7 from the start, e.g. '4453', and optionally a score whose sign is the mover's result)";
+
+fn fail(why: &str) -> ! {
+    eprintln!("connect4_solved: {why}\n{USAGE}");
+    std::process::exit(2);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() < 5 {
-        eprintln!("usage: connect4_solved POSITIONS SEED MIN_PLY MAX_PLY AGENT...");
-        std::process::exit(2);
+    let from_file = args.first().is_some_and(|a| a == "--file");
+    if (from_file && args.len() < 3) || (!from_file && args.len() < 5) {
+        fail("too few arguments");
     }
-    let n: usize = args[0].parse().expect("POSITIONS: a count");
-    let seed: u64 = args[1].parse().expect("SEED: a number");
-    let (lo, hi): (usize, usize) = (args[2].parse().expect("MIN_PLY"), args[3].parse().expect("MAX_PLY"));
-    assert!(lo <= hi && hi < 42, "MIN_PLY <= MAX_PLY < 42");
     let game = Connect4::default();
-    let mut solver = Solver::new(24);
+    let seed: u64 = if from_file { 0 } else { args[1].parse().unwrap_or_else(|_| fail("SEED: a number")) };
     let mut rng = rng_from_seed(seed);
+    let mut solver = Solver::new(24);
+
+    let agent_specs = &args[if from_file { 2 } else { 4 }..];
+    let agents = agent_specs
+        .iter()
+        .map(|s| {
+            let agent = meeple_learn::make_agent(&game, s, seed).unwrap_or_else(|e| fail(&format!("agent '{s}': {e}")));
+            (s.clone(), agent, 0usize)
+        })
+        .collect();
 
     // The solver against the generic alpha-beta on 40 late positions, every move.
     let (mut checked, mut legal) = (0, Vec::new());
@@ -259,39 +318,54 @@ fn main() {
     }
     eprintln!("solver agrees with alpha-beta on {checked} positions 26..=32 plies in");
 
-    let mut agents: Vec<_> = args[4..]
-        .iter()
-        .map(|s| (s.clone(), meeple_learn::make_agent(&game, s, seed).expect("an agent"), 0usize))
-        .collect();
-    let (mut informative, mut by_value) = (0usize, [0usize; 3]);
+    let mut judge = Judge { solver, agents, informative: 0, by_value: [0; 3], legal };
     let start = std::time::Instant::now();
-    while informative < n {
-        let target = rng.random_range(lo..=hi);
-        let Some(state) = random_position(&game, &mut rng, target) else { continue };
-        state.legal_actions(&mut legal);
-        let values = move_values(&mut solver, &state, &legal);
-        let best = values.iter().map(|v| v.1).max().expect("moves");
-        if values.iter().all(|v| v.1 == best) {
-            continue;
-        }
-        informative += 1;
-        by_value[(best + 1) as usize] += 1;
-        for (_, agent, perfect) in agents.iter_mut() {
-            let a = agent.act(&state, &Budget::default()).expect("a move");
-            if values.iter().any(|&(m, v)| m == a && v == best) {
-                *perfect += 1;
+    if from_file {
+        let path = &args[1];
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| fail(&format!("cannot read '{path}': {e}")));
+        let (mut scored, mut disagree) = (0, 0);
+        for (number, line) in text.lines().enumerate() {
+            let mut words = line.split_whitespace();
+            let Some(moves) = words.next() else { continue };
+            let bad = |why: String| -> ! { fail(&format!("'{path}' line {}: {why}", number + 1)) };
+            let state = game.initial_state().play_columns(moves).unwrap_or_else(|e| bad(e.to_string()));
+            if state.returns().is_some() {
+                bad("the game is over".into());
+            }
+            let score: Option<i32> =
+                words.next().map(|w| w.parse().unwrap_or_else(|_| bad(format!("score '{w}' is not an integer"))));
+            let (_, value) = judge.judge(&state);
+            if let Some(score) = score {
+                scored += 1;
+                if score.signum() as i8 != value {
+                    disagree += 1;
+                    eprintln!(
+                        "line {}: the file's score {score} but the solver's value {value} for '{moves}'",
+                        number + 1
+                    );
+                }
             }
         }
-    }
-    println!(
-        "{n} positions {lo}..={hi} plies in (seed {seed}; mover wins {}, draws {}, loses {} under best play), {} solver nodes, {:.0} s:",
-        by_value[2],
-        by_value[1],
-        by_value[0],
-        solver.nodes,
-        start.elapsed().as_secs_f64()
-    );
-    for (spec, _, perfect) in &agents {
-        println!("  {:>5.1}%  {spec}", 100.0 * *perfect as f64 / n as f64);
+        if scored > 0 {
+            eprintln!(
+                "the solver's value has the sign of the file's score in {} of {scored} positions",
+                scored - disagree
+            );
+        }
+        judge.report(&format!("from {path}"), start.elapsed().as_secs_f64());
+    } else {
+        let n: usize = args[0].parse().unwrap_or_else(|_| fail("POSITIONS: a count"));
+        let lo: usize = args[2].parse().unwrap_or_else(|_| fail("MIN_PLY: a number"));
+        let hi: usize = args[3].parse().unwrap_or_else(|_| fail("MAX_PLY: a number"));
+        if lo > hi || hi >= 42 {
+            fail("MIN_PLY <= MAX_PLY < 42");
+        }
+        while judge.informative < n {
+            let target = rng.random_range(lo..=hi);
+            if let Some(state) = random_position(&game, &mut rng, target) {
+                judge.judge(&state);
+            }
+        }
+        judge.report(&format!("{lo}..={hi} plies in (seed {seed})"), start.elapsed().as_secs_f64());
     }
 }
