@@ -242,14 +242,14 @@ struct Judge {
 }
 
 impl Judge {
-    /// Solves every move of `state` and asks each agent for its move; `false` (and nothing
-    /// counted) where every move has the same value. Returns the position's value too.
-    fn judge(&mut self, state: &Connect4State) -> (bool, i8) {
+    /// Solves every move of `state` and asks each agent for its move (nothing asked or counted
+    /// where every move has the same value). Returns the position's value for its mover.
+    fn judge(&mut self, state: &Connect4State) -> i8 {
         state.legal_actions(&mut self.legal);
         let values = move_values(&mut self.solver, state, &self.legal);
         let best = values.iter().map(|v| v.1).max().expect("moves");
         if values.iter().all(|v| v.1 == best) {
-            return (false, best);
+            return best;
         }
         self.informative += 1;
         self.by_value[(best + 1) as usize] += 1;
@@ -259,7 +259,7 @@ impl Judge {
                 *perfect += 1;
             }
         }
-        (true, best)
+        best
     }
 
     fn report(&self, what: &str, seconds: f64) {
@@ -334,7 +334,7 @@ fn main() {
             }
             let score: Option<i32> =
                 words.next().map(|w| w.parse().unwrap_or_else(|_| bad(format!("score '{w}' is not an integer"))));
-            let (_, value) = judge.judge(&state);
+            let value = judge.judge(&state);
             if let Some(score) = score {
                 scored += 1;
                 if score.signum() as i8 != value {
