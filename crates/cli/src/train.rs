@@ -68,6 +68,13 @@ pub struct AzArgs {
     /// Self-play games in flight at once (their leaves share one forward pass); at most --games.
     #[arg(long, default_value_t = 128)]
     in_flight: usize,
+    /// Share of self-play games (0 to 1) that open with 1 to --random-opening-plies uniformly
+    /// random moves, so the network also learns the untidy positions its own play avoids.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    random_opening_share: f64,
+    /// Most random moves opening such a game.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    random_opening_plies: u32,
     /// Positions per training batch.
     #[arg(long, default_value_t = 256)]
     batch: usize,
@@ -143,6 +150,12 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
             bail!("{what} {n}: give 1 to {max}");
         }
     }
+    if !(0.0..=1.0).contains(&args.random_opening_share) {
+        bail!("--random-opening-share {}: give a share from 0 to 1", args.random_opening_share);
+    }
+    if args.random_opening_share > 0.0 && !(1..=1000).contains(&args.random_opening_plies) {
+        bail!("--random-opening-plies {}: give 1 to 1000", args.random_opening_plies);
+    }
     let mut config = default_config(game, args.sims, args.seed, threads);
     if let Some(net) = &args.net {
         config.net = net.clone();
@@ -155,6 +168,8 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     };
     config.games_per_generation = args.games;
     config.selfplay.in_flight = args.in_flight.min(args.games);
+    config.selfplay.random_opening_share = args.random_opening_share;
+    config.selfplay.random_opening_plies = if args.random_opening_share > 0.0 { args.random_opening_plies } else { 0 };
     config.batch = args.batch;
     config.window = args.window;
     config.min_window = config.min_window.min(args.window);
@@ -345,11 +360,8 @@ impl<G: Game> CliHooks<G> {
 /// The status line after a generation. A generation cut short before it trained (the time ran
 /// out during its self-play) has no losses to show, not zeros.
 fn status_line(m: &GenerationMetrics, last_eval: &str) -> String {
-    let loss = if m.samples_per_second > 0.0 {
-        format!("loss {:.3}+{:.3}", m.policy_loss, m.value_loss)
-    } else {
-        "not trained".to_string()
-    };
+    let loss =
+        if m.trained() { format!("loss {:.3}+{:.3}", m.policy_loss, m.value_loss) } else { "not trained".to_string() };
     format!(
         "gen {} | {} games {} positions | {:.0} pos/s {:.0} evals/s | steps {} {loss} | {last_eval}",
         m.generation, m.games, m.positions, m.positions_per_second, m.evaluations_per_second, m.steps,

@@ -23,6 +23,14 @@ pub struct SelfPlayConfig {
     pub temperature_plies: u32,
     /// Longest game in plies before it is stopped and not used (a draw-like guard).
     pub max_plies: u32,
+    /// Share of games (0 to 1) that open with uniformly random moves, so that the network also
+    /// sees the untidy positions its own play avoids (and that opponents and test positions
+    /// bring). Those moves are not searched and teach nothing themselves.
+    #[serde(default)]
+    pub random_opening_share: f64,
+    /// Most random opening moves of such a game: each draws 1 to this many, uniformly.
+    #[serde(default)]
+    pub random_opening_plies: u32,
 }
 
 /// One decision of a self-play game, with its targets.
@@ -65,6 +73,8 @@ struct Slot<S: State> {
     positions: Vec<Position>,
     search: Option<(Search<S>, bool)>,
     plies: u32,
+    /// Random opening moves still to play.
+    random_left: u32,
 }
 
 /// Plays `games` games of self-play (seeded `seed`, game `i` from `derive_seed(seed, i)`), at
@@ -97,16 +107,24 @@ pub fn self_play_until<G: Game>(
     let (input, actions) = (evaluator.input_len(), evaluator.actions());
     let mut stats = SelfPlayStats::default();
     let mut next = 0usize;
+    let share = if config.random_opening_share.is_finite() { config.random_opening_share.clamp(0.0, 1.0) } else { 0.0 };
     let new_slot = |i: usize| {
         let s = derive_seed(seed, i as u64);
+        let mut rng = rng_from_seed(s);
+        let random_left = if config.random_opening_plies > 0 && share > 0.0 && rng.random_bool(share) {
+            rng.random_range(1..=config.random_opening_plies)
+        } else {
+            0
+        };
         Slot {
             seed: s,
-            rng: rng_from_seed(s),
+            rng,
             state: game.initial_state(),
             actions: Vec::new(),
             positions: Vec::new(),
             search: None,
             plies: 0,
+            random_left,
         }
     };
     let mut slots: Vec<Option<Slot<G::State>>> = Vec::new();
@@ -119,6 +137,7 @@ pub fn self_play_until<G: Game>(
     let mut one = Vec::new();
     let mut waiting: Vec<usize> = Vec::new();
     let mut outcomes = Vec::new();
+    let mut legal = Vec::new();
     loop {
         obs.clear();
         waiting.clear();
@@ -162,6 +181,20 @@ pub fn self_play_until<G: Game>(
                                 } else {
                                     None
                                 };
+                                continue;
+                            }
+                            if slot.random_left > 0 {
+                                slot.random_left -= 1;
+                                slot.state.legal_actions(&mut legal);
+                                if legal.is_empty() {
+                                    return Err(LearnError::Data(format!(
+                                        "player {p} is to move with no legal action"
+                                    )));
+                                }
+                                let a = legal[slot.rng.random_range(0..legal.len())];
+                                slot.actions.push(a);
+                                slot.state.apply_unchecked(a);
+                                slot.plies += 1;
                                 continue;
                             }
                             let full = slot.rng.random_bool(config.full_prob.clamp(0.0, 1.0));

@@ -88,6 +88,14 @@ pub struct GenerationMetrics {
     pub wall_seconds: f64,
 }
 
+impl GenerationMetrics {
+    /// Whether the generation trained: one cut short during its self-play (the time limit or
+    /// Ctrl-C) logs zero losses, which are no measurement.
+    pub fn trained(&self) -> bool {
+        self.samples_per_second > 0.0
+    }
+}
+
 /// What the caller does around the loop: show progress, evaluate checkpoints, ask to stop.
 pub trait Hooks {
     /// A generation finished.
@@ -470,6 +478,8 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
             fast_sims: (sims / 4).max(2),
             temperature_plies: 8,
             max_plies: 2000,
+            random_opening_share: 0.0,
+            random_opening_plies: 0,
         },
         train: TrainConfig::default(),
         batch: 256,

@@ -199,3 +199,39 @@ fn learned_names_reach_every_registry_and_bad_models_are_named() {
     assert!(e.contains("model=FILE"), "{e}");
     assert!(meeple_learn::evaluator_infos(&game).iter().any(|e| e.name == "net"));
 }
+
+#[test]
+fn random_openings_are_unsearched_seeded_and_replayable() {
+    use meeple_games::Connect4;
+    use meeple_learn::{Uniform, self_play, selfplay::replay_states};
+    let game = Connect4::default();
+    let eval = Uniform { input: game.observation_shape().iter().product(), actions: game.num_actions(), seats: 2 };
+    let mut config = default_config(&game, 8, 0, 1).selfplay;
+    config.in_flight = 16;
+    config.temperature_plies = 0;
+    let first_ply = |config: &meeple_learn::SelfPlayConfig| {
+        let (games, _) = self_play(&game, &eval, config, 40, 7, |_| {}).unwrap();
+        for g in &games {
+            let states = replay_states(&game, g).unwrap();
+            assert!(states.last().unwrap().is_terminal(), "a finished game ends");
+        }
+        (games.iter().map(|g| g.positions.first().map_or(u32::MAX, |p| p.ply)).collect::<Vec<_>>(), games)
+    };
+    let (plain, _) = first_ply(&config);
+    assert!(plain.iter().all(|&p| p == 0), "without random openings every move is searched: {plain:?}");
+    config.random_opening_share = 1.0;
+    config.random_opening_plies = 5;
+    let (opened, games) = first_ply(&config);
+    assert!(opened.iter().all(|&p| (1..=5).contains(&p)), "1 to 5 random moves open every game: {opened:?}");
+    for k in 1..=5 {
+        assert!(opened.contains(&k), "{k} random moves never drawn in 40 games: {opened:?}");
+    }
+    // The first searched move has a policy target or a value one; the random ones have neither.
+    assert!(games.iter().all(|g| g.positions.len() + g.positions[0].ply as usize == g.actions.len()));
+    let (again, _) = first_ply(&config);
+    assert_eq!(opened, again, "the same seed opens the same way");
+    config.random_opening_share = 0.5;
+    let (half, _) = first_ply(&config);
+    let random = half.iter().filter(|&&p| p > 0).count();
+    assert!((8..=32).contains(&random), "about half of 40 games open randomly: {random}");
+}
