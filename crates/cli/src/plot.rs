@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use meeple_arena::files::commit_temporary;
 use meeple_arena::{AgentSummary, MatchSummary, PlayedGame};
 use meeple_game::limits;
+use meeple_learn::train::GenerationMetrics;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -410,9 +411,9 @@ fn read_metrics(path: &Path) -> Result<Metrics> {
         let v: serde_json::Value = serde_json::from_str(line.text).map_err(|e| bad(&e.to_string()))?;
         let minutes = finite(&v, "wall_seconds").ok_or_else(|| bad("no finite wall_seconds"))? / 60.0;
         match v.get("event").and_then(|e| e.as_str()) {
-            // A generation cut short before it trained (a run interrupted and resumed) logs zero
-            // losses: no point of the curves.
-            Some("generation") if finite(&v, "samples_per_second") == Some(0.0) => {}
+            // A generation cut short before it trained logs zero losses: no point of the curves.
+            Some("generation")
+                if serde_json::from_value::<GenerationMetrics>(v.clone()).is_ok_and(|g| !g.trained()) => {}
             Some("generation") => {
                 let get = |k: &str| finite(&v, k).ok_or_else(|| bad(&format!("no finite {k}")));
                 m.generations.push([
@@ -581,4 +582,32 @@ fn minutes_panel<'a, DB: DrawingBackend>(
         .map_err(err)?;
     chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
     Ok(chart)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generation_that_did_not_train_is_no_point_of_the_curves() {
+        let line = |generation: u64, samples_per_second: f64, loss: f64| {
+            let m = GenerationMetrics {
+                event: "generation".into(),
+                generation,
+                samples_per_second,
+                policy_loss: loss,
+                value_loss: loss / 10.0,
+                wall_seconds: 60.0 * generation as f64,
+                ..GenerationMetrics::default()
+            };
+            serde_json::to_string(&m).unwrap()
+        };
+        let path = std::env::temp_dir().join(format!("meeple-plot-{}-metrics.jsonl", std::process::id()));
+        let text = [line(1, 900.0, 2.0), line(2, 0.0, 0.0), line(3, 800.0, 1.5)].join("\n") + "\n";
+        std::fs::write(&path, text).unwrap();
+        let m = read_metrics(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let points: Vec<(f64, f64)> = m.generations.iter().map(|g| (g[0], g[1])).collect();
+        assert_eq!(points, [(1.0, 2.0), (3.0, 1.5)]);
+    }
 }
