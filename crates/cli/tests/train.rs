@@ -73,6 +73,24 @@ fn bad_training_arguments_are_refused() {
         (vec!["train", "az", "tictactoe", "--minutes=-1", "--out", o], "--minutes"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--games", "0", "--out", o], "--games"),
         (vec!["train", "az", "nogame", "--steps", "1", "--out", o], "nogame"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--random-opening-share", "1.5", "--out", o], "0 to 1"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--random-opening-share", "NaN", "--out", o], "0 to 1"),
+        (
+            vec![
+                "train",
+                "az",
+                "tictactoe",
+                "--steps",
+                "1",
+                "--random-opening-share",
+                "0.5",
+                "--random-opening-plies",
+                "0",
+                "--out",
+                o,
+            ],
+            "--random-opening-plies",
+        ),
     ] {
         let r = meeple(&args);
         assert!(!r.status.success(), "{args:?} succeeded");
