@@ -10,6 +10,7 @@ use meeple_game::limits;
 use meeple_learn::train::GenerationMetrics;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -412,8 +413,7 @@ fn read_metrics(path: &Path) -> Result<Metrics> {
         let minutes = finite(&v, "wall_seconds").ok_or_else(|| bad("no finite wall_seconds"))? / 60.0;
         match v.get("event").and_then(|e| e.as_str()) {
             // A generation cut short before it trained logs zero losses: no point of the curves.
-            Some("generation")
-                if serde_json::from_value::<GenerationMetrics>(v.clone()).is_ok_and(|g| !g.trained()) => {}
+            Some("generation") if GenerationMetrics::deserialize(&v).is_ok_and(|g| !g.trained()) => {}
             Some("generation") => {
                 let get = |k: &str| finite(&v, k).ok_or_else(|| bad(&format!("no finite {k}")));
                 m.generations.push([
