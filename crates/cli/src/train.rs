@@ -81,6 +81,11 @@ pub struct AzArgs {
     /// Positions in the replay window.
     #[arg(long, default_value_t = 100_000)]
     window: usize,
+    /// Training samples drawn per new self-play position: each generation trains
+    /// new positions x reuse / batch steps. Higher trains more on each game (more steps an
+    /// hour, fewer games).
+    #[arg(long, value_name = "R", default_value_t = 4.0)]
+    reuse: f64,
     /// Peak learning rate.
     #[arg(long, default_value_t = 2e-3)]
     lr: f64,
@@ -153,6 +158,9 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.random_opening_share) {
         bail!("--random-opening-share {}: give a share from 0 to 1", args.random_opening_share);
     }
+    if !(args.reuse > 0.0 && args.reuse <= 64.0) {
+        bail!("--reuse {}: give a number above 0 and at most 64", args.reuse);
+    }
     if args.random_opening_share > 0.0 && !(1..=1000).contains(&args.random_opening_plies) {
         bail!("--random-opening-plies {}: give 1 to 1000", args.random_opening_plies);
     }
@@ -172,6 +180,7 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     config.selfplay.random_opening_plies = if args.random_opening_share > 0.0 { args.random_opening_plies } else { 0 };
     config.batch = args.batch;
     config.window = args.window;
+    config.reuse = args.reuse;
     config.min_window = config.min_window.min(args.window);
     config.train.lr = args.lr;
     config.eval_every = args.eval_every;
