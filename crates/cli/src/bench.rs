@@ -144,7 +144,8 @@ fn bench_network<G: Game>(game: &G, args: &BenchArgs) -> Result<Option<NetBench>
     let start = Instant::now();
     let (mut games, mut positions, mut evals, mut round) = (0u64, 0u64, 0u64, 0u64);
     while start.elapsed().as_secs_f64() < seconds || games == 0 {
-        let (_, stats) = meeple_learn::self_play(game, &net, &sp, 64, round, |_| {}).map_err(|e| anyhow::anyhow!(e))?;
+        let (_, stats) = meeple_learn::self_play_until(game, &net, &sp, 64, round, threads, &|| false, |_| {})
+            .map_err(|e| anyhow::anyhow!(e))?;
         games += stats.games;
         positions += stats.positions;
         evals += stats.evaluations;

@@ -51,6 +51,10 @@ pub trait Evaluator: Send + Sync {
     fn seats(&self) -> usize;
     /// Evaluates `batch` observations laid end to end.
     fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError>;
+    /// The same on the calling thread alone (each self-play worker keeps its own core busy).
+    fn evaluate_serial(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
+        self.evaluate(obs, batch)
+    }
 }
 
 impl Evaluator for Network {
@@ -68,6 +72,10 @@ impl Evaluator for Network {
 
     fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
         Ok(Network::evaluate(self, obs, batch)?)
+    }
+
+    fn evaluate_serial(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
+        Ok(Network::evaluate_serial(self, obs, batch)?)
     }
 }
 

@@ -226,14 +226,22 @@ pub fn train<G: Game>(
         let out_of_time = || {
             limit.seconds.is_some_and(|s| base_seconds + session.elapsed().as_secs_f64() >= s) || hooks.should_stop()
         };
-        let (games, stats) =
-            self_play_until(game, &network, &config.selfplay, config.games_per_generation, seed, &out_of_time, |g| {
+        let (games, stats) = self_play_until(
+            game,
+            &network,
+            &config.selfplay,
+            config.games_per_generation,
+            seed,
+            config.threads,
+            &out_of_time,
+            |g| {
                 if let Err(e) =
                     serde_json::to_writer(&mut shard, g).map_err(std::io::Error::other).and_then(|_| writeln!(shard))
                 {
                     write_error.get_or_insert(e);
                 }
-            })?;
+            },
+        )?;
         shard.flush().map_err(|e| io("write", &shard_path, e))?;
         if let Some(e) = write_error {
             return Err(io("write", &shard_path, e));

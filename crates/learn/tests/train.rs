@@ -235,3 +235,33 @@ fn random_openings_are_unsearched_seeded_and_replayable() {
     let random = half.iter().filter(|&&p| p > 0).count();
     assert!((8..=32).contains(&random), "about half of 40 games open randomly: {random}");
 }
+
+#[test]
+fn self_play_workers_share_the_games_and_play_each_from_its_own_seed() {
+    use meeple_games::Connect4;
+    use meeple_learn::self_play_until;
+    let game = Connect4::default();
+    // A real (fresh) network, so that the moves depend on what each leaf is evaluated to.
+    let net = meeple_learn::train::fresh_network(&game, "resnet:blocks=1,channels=8", 3, 2).unwrap();
+    let mut config = default_config(&game, 16, 0, 2).selfplay;
+    config.in_flight = 8;
+    config.random_opening_share = 0.5;
+    config.random_opening_plies = 4;
+    let play = |workers: usize| {
+        let mut seen = Vec::new();
+        let (games, stats) =
+            self_play_until(&game, &net, &config, 21, 5, workers, &|| false, |g| seen.push(g.seed)).unwrap();
+        assert_eq!(seen.len(), 21, "on_game hears of every game");
+        assert_eq!(stats.games, 21);
+        assert_eq!(stats.positions as usize, games.iter().map(|g| g.positions.len()).sum::<usize>());
+        let seeds: Vec<u64> = games.iter().map(|g| g.seed).collect();
+        assert_eq!(seeds, (0..21).map(|i| derive_seed(5, i)).collect::<Vec<_>>(), "games in index order");
+        games
+    };
+    let one = play(1);
+    assert_eq!(one, play(2), "two workers play the same games as one");
+    assert_eq!(one, play(3), "three workers play the same games as one");
+    // A stop request ends every worker at its next forward pass: nothing was finished yet.
+    let (games, stats) = self_play_until(&game, &net, &config, 21, 5, 2, &|| true, |_| {}).unwrap();
+    assert!(games.is_empty() && stats.games == 0, "{} games after a stop at once", games.len());
+}

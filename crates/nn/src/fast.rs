@@ -181,6 +181,18 @@ impl Fast {
             .for_each(|((o, l), v)| self.chunk(o, o.len() / n, l, v));
     }
 
+    /// [`Fast::evaluate`] on the calling thread alone, chunk after chunk.
+    pub(crate) fn evaluate_serial(&self, obs: &[f32], batch: usize, logits: &mut Vec<f32>, vals: &mut Vec<f32>) {
+        let (n, a, seats) = (self.config.input_len(), self.config.actions, self.config.seats);
+        logits.resize(batch * a, 0.0);
+        vals.resize(batch * seats, 0.0);
+        let chunks =
+            obs[..batch * n].chunks(CHUNK * n).zip(logits.chunks_mut(CHUNK * a)).zip(vals.chunks_mut(CHUNK * seats));
+        for ((o, l), v) in chunks {
+            self.chunk(o, o.len() / n, l, v);
+        }
+    }
+
     fn chunk(&self, obs: &[f32], batch: usize, logits: &mut [f32], vals: &mut [f32]) {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();

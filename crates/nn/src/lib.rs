@@ -135,6 +135,17 @@ impl Network {
     /// Evaluates `batch` observations laid end to end in `obs` (each `config().input_len()`
     /// values): policy logits and each seat's value, mover first.
     pub fn evaluate(&self, obs: &[f32], batch: usize) -> Result<Output, NnError> {
+        self.forward(obs, batch, false)
+    }
+
+    /// [`Network::evaluate`] on the calling thread alone, not in the network's pool: for
+    /// callers that keep a core busy each (self-play workers), where handing every batch to the
+    /// pool and back only adds waiting. The same outputs as `evaluate`.
+    pub fn evaluate_serial(&self, obs: &[f32], batch: usize) -> Result<Output, NnError> {
+        self.forward(obs, batch, true)
+    }
+
+    fn forward(&self, obs: &[f32], batch: usize, serial: bool) -> Result<Output, NnError> {
         let n = self.config.input_len();
         if batch == 0 {
             return Ok(Output::default());
@@ -147,7 +158,11 @@ impl Network {
             )));
         }
         let mut out = Output::default();
-        self.pool.install(|| self.fast.evaluate(obs, batch, &mut out.logits, &mut out.values));
+        if serial {
+            self.fast.evaluate_serial(obs, batch, &mut out.logits, &mut out.values);
+        } else {
+            self.pool.install(|| self.fast.evaluate(obs, batch, &mut out.logits, &mut out.values));
+        }
         Ok(out)
     }
 

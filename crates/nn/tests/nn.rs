@@ -240,5 +240,6 @@ fn the_fast_forward_pass_equals_burns() {
         let worst = fast.logits.iter().chain(&fast.values).zip(slow.logits.iter().chain(&slow.values));
         let worst = worst.map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
         assert!(worst < 1e-4, "{spec}: fast and burn differ by {worst}");
+        assert_eq!(net.evaluate_serial(&obs, batch).unwrap(), fast, "{spec}: on one thread, the same outputs");
     }
 }
