@@ -372,8 +372,9 @@ fn scores<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, games: &[PlayedGame]
 /// minutes.
 #[derive(Default)]
 struct Metrics {
-    /// (minutes, policy loss, value loss, entropy, positions per second)
-    generations: Vec<[f64; 5]>,
+    /// (minutes, policy loss, value loss, entropy, positions per second, ownership loss: 0
+    /// without an ownership head)
+    generations: Vec<[f64; 6]>,
     /// Opponent names in order of first appearance.
     opponents: Vec<String>,
     /// (minutes, opponent index, score, interval low, interval high)
@@ -422,6 +423,7 @@ fn read_metrics(path: &Path) -> Result<Metrics> {
                     get("value_loss")?,
                     get("entropy")?,
                     get("positions_per_second")?,
+                    finite(&v, "ownership_loss").unwrap_or(0.0),
                 ]);
             }
             Some("evaluation") => {
@@ -502,9 +504,11 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     };
     // Losses.
     {
-        let (lo, hi) = span(&mut m.generations.iter().flat_map(|g| [g[1], g[2]]));
+        let (lo, hi) = span(&mut m.generations.iter().flat_map(|g| [g[1], g[2], g[5]]));
         let mut chart = minutes_panel(&panels[0], "training losses", end, lo.min(0.0)..hi)?;
-        for (i, name, colour) in [(1, "policy", BLUE), (2, "value", RED)] {
+        let owned = m.generations.iter().any(|g| g[5] > 0.0);
+        let lines = [(1, "policy", BLUE), (2, "value", RED), (5, "ownership", MAGENTA)];
+        for (i, name, colour) in lines.into_iter().filter(|&(i, ..)| i != 5 || owned) {
             chart
                 .draw_series(LineSeries::new(m.generations.iter().map(|g| (g[0], g[i])), colour.stroke_width(2)))
                 .map_err(err)?

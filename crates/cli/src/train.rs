@@ -35,7 +35,9 @@ pub struct AzArgs {
     /// (default resnet:blocks=4,channels=32 for board games, mlp:layers=2,width=256 otherwise).
     /// A tower takes `head=dense|planes`: `dense` (the default) has one weight row per action
     /// id; `planes`, where the game's actions are placements on its board (Cathedral), reads
-    /// the policy off convolution planes.
+    /// the policy off convolution planes. `ownership=true` adds an auxiliary head trained to
+    /// say who holds each board cell at the game's end (games that say so: cathedral,
+    /// connect4, tictactoe).
     #[arg(long, value_name = "SPEC")]
     net: Option<String>,
     /// Simulations per full self-play move.
@@ -369,8 +371,11 @@ impl<G: Game> CliHooks<G> {
 /// The status line after a generation. A generation cut short before it trained (the time ran
 /// out during its self-play) has no losses to show, not zeros.
 fn status_line(m: &GenerationMetrics, last_eval: &str) -> String {
-    let loss =
-        if m.trained() { format!("loss {:.3}+{:.3}", m.policy_loss, m.value_loss) } else { "not trained".to_string() };
+    let loss = match (m.trained(), m.ownership_loss > 0.0) {
+        (false, _) => "not trained".to_string(),
+        (true, false) => format!("loss {:.3}+{:.3}", m.policy_loss, m.value_loss),
+        (true, true) => format!("loss {:.3}+{:.3}+{:.3}", m.policy_loss, m.value_loss, m.ownership_loss),
+    };
     format!(
         "gen {} | {} games {} positions | {:.0} pos/s {:.0} evals/s | steps {} {loss} | {last_eval}",
         m.generation, m.games, m.positions, m.positions_per_second, m.evaluations_per_second, m.steps,

@@ -4,8 +4,9 @@
 //! relies on: legal actions exist unless terminal, every legal action applies, the checked apply
 //! refuses illegal ids without touching the state, clones are equal and hash equal, records
 //! replay to the same states and returns, notation round-trips, the same seed gives the same
-//! game, observations have the declared shape and values in 0..=1, `determinize` keeps the
-//! observer's view, and returns exist exactly at terminal states.
+//! game, observations have the declared shape and values in 0..=1 (and ownership, where a game
+//! has it, one value of -1, 0 or 1 per board cell), `determinize` keeps the observer's view,
+//! and returns exist exactly at terminal states.
 //!
 //! The number of games comes from [`Config::games`]; `MEEPLE_CONFORMANCE_GAMES` overrides it so a
 //! long run is one environment variable away while CI stays quick.
@@ -332,6 +333,33 @@ fn check_state<G: Game>(game: &G, state: &G::State, deep: bool, seed: u64, confi
     check_view(game, state, &legal, seed)
 }
 
+/// Where a game says who holds its cells: one value per cell of the observation's board, each
+/// -1, 0 or 1, and in a two-player game the one player's view the other's negated.
+fn check_ownership<G: Game>(game: &G, state: &G::State, p: Player) -> Result<(), String> {
+    let mut own = Vec::new();
+    if !state.ownership(p, &mut own) {
+        return if own.is_empty() { Ok(()) } else { Err("ownership() is false but filled its output".into()) };
+    }
+    let shape = game.observation_shape();
+    let [_, rows, cols] = shape[..] else {
+        return Err(format!("ownership() needs board planes; the observation is {shape:?}"));
+    };
+    if own.len() != rows * cols {
+        return Err(format!("ownership for player {p} has {} values, the board {rows}x{cols}", own.len()));
+    }
+    if let Some(v) = own.iter().find(|v| ![-1.0, 0.0, 1.0].contains(*v)) {
+        return Err(format!("ownership for player {p} holds {v}, not -1, 0 or 1"));
+    }
+    if game.num_players() == 2 {
+        let mut other = Vec::new();
+        state.ownership(1 - p, &mut other);
+        if other.iter().zip(&own).any(|(a, b)| *a != -*b) {
+            return Err(format!("ownership for player {} is not player {p}'s negated", 1 - p));
+        }
+    }
+    Ok(())
+}
+
 fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<(), String> {
     let len: usize = game.observation_shape().iter().product();
     let mut obs = Vec::new();
@@ -346,6 +374,7 @@ fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<
         if let Some(v) = obs.iter().find(|v| !(0.0..=1.0).contains(*v)) {
             return Err(format!("observation for player {p} holds {v}, outside 0..=1"));
         }
+        check_ownership(game, state, p)?;
         let world = state.determinize(p, &mut rng);
         world.observation(p, &mut seen);
         if seen != obs {

@@ -248,6 +248,18 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
         action
     }
 
+    /// Who holds each cell of the board now, from `player`'s view, for learning's ownership
+    /// target (as KataGo's): `out` gets one value per cell of the observation's board planes
+    /// (row-major, as `observation` lays out a plane), 1 where `player` holds the cell, -1 where
+    /// another seat does, 0 where nobody does. Read at the end of a game, it says how the game
+    /// was won, cell by cell. Returns false (and leaves `out` empty) where the game has no
+    /// such notion, the default.
+    fn ownership(&self, player: Player, out: &mut Vec<f32>) -> bool {
+        let _ = player;
+        out.clear();
+        false
+    }
+
     /// Named text views beside the board that a person can ask for at the terminal (Cathedral
     /// `pieces`, Sagrada `cards`): `(name, what it shows)`.
     fn text_views(&self) -> &'static [(&'static str, &'static str)] {

@@ -83,6 +83,9 @@ pub struct GenerationMetrics {
     pub samples_per_second: f64,
     pub policy_loss: f64,
     pub value_loss: f64,
+    /// Mean squared error per cell of the ownership head (0 without one).
+    #[serde(default)]
+    pub ownership_loss: f64,
     pub entropy: f64,
     pub lr: f64,
     pub wall_seconds: f64,
@@ -114,6 +117,8 @@ struct Sample<S> {
     policy: Vec<(Action, f32)>,
     /// Value targets, absolute seats.
     value: Vec<f32>,
+    /// The game's last state (shared by its positions): the ownership target.
+    last: std::sync::Arc<S>,
 }
 
 /// Paths of a run directory.
@@ -258,7 +263,7 @@ pub fn train<G: Game>(
         }
         // Training on the window.
         let t1 = Instant::now();
-        let mut sums = [0.0f64; 4];
+        let mut sums = [0.0f64; 5];
         let mut steps = 0u64;
         if window.len() >= config.min_window.max(1) {
             let wanted = ((new_positions as f64 * config.reuse) / config.batch as f64).ceil().max(1.0) as u64;
@@ -289,6 +294,7 @@ pub fn train<G: Game>(
                 sums[1] += l.value;
                 sums[2] += l.entropy;
                 sums[3] = l.lr;
+                sums[4] += l.ownership;
                 steps += 1;
             }
         }
@@ -316,6 +322,7 @@ pub fn train<G: Game>(
             samples_per_second: (steps as f64 * config.batch as f64) / train_seconds.max(1e-9),
             policy_loss: per(sums[0]),
             value_loss: per(sums[1]),
+            ownership_loss: per(sums[4]),
             entropy: per(sums[2]),
             lr: sums[3],
             wall_seconds: progress.seconds,
@@ -353,6 +360,7 @@ fn sidecar(config: &AzConfig, progress: &Progress) -> Sidecar {
             actions: 0,
             seats: 0,
             head: meeple_nn::Head::Dense,
+            ownership: false,
         },
         game: config.game.clone(),
         step: 0,
@@ -372,6 +380,7 @@ fn add_game<G: Game>(
     window: &mut VecDeque<Sample<G::State>>,
 ) -> Result<usize, LearnError> {
     let states = replay_states(game, record)?;
+    let last = std::sync::Arc::new(states.last().expect("a game has its first state").clone());
     let mut legal = Vec::new();
     for p in &record.positions {
         let state = states
@@ -390,6 +399,7 @@ fn add_game<G: Game>(
             legal: legal.clone(),
             policy: p.policy.clone(),
             value,
+            last: last.clone(),
         });
     }
     Ok(record.positions.len())
@@ -438,9 +448,10 @@ fn load_window<G: Game>(
     Ok(())
 }
 
-/// A training batch drawn uniformly from the window, each position under a random symmetry.
+/// A training batch drawn uniformly from the window, each position under a random symmetry
+/// (its ownership target under the same one).
 fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: usize, rng: &mut Rng) -> Batch {
-    let (n, a, seats) = (net.input_len(), net.actions, net.seats);
+    let (n, a, seats, cells) = (net.input_len(), net.actions, net.seats, net.ownership_cells());
     let mut batch = Batch {
         size,
         obs: Vec::with_capacity(size * n),
@@ -448,8 +459,11 @@ fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: u
         policy: vec![0.0; size * a],
         policy_weight: Vec::with_capacity(size),
         value: Vec::with_capacity(size * seats),
+        ownership: Vec::with_capacity(size * cells),
+        ownership_weight: Vec::with_capacity(if cells > 0 { size } else { 0 }),
     };
     let mut obs = Vec::new();
+    let mut own = Vec::new();
     for b in 0..size {
         let s = &window[rng.random_range(0..window.len())];
         let k = rng.random_range(0..s.state.symmetries().max(1));
@@ -464,6 +478,11 @@ fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: u
         }
         batch.policy_weight.push(if s.policy.is_empty() { 0.0 } else { 1.0 });
         batch.value.extend((0..seats).map(|i| s.value[(s.mover + i) % seats]));
+        if cells > 0 {
+            let known = s.last.symmetric(k).ownership(s.mover, &mut own) && own.len() == cells;
+            batch.ownership.extend((0..cells).map(|c| if known { own[c] } else { 0.0 }));
+            batch.ownership_weight.push(if known { 1.0 } else { 0.0 });
+        }
     }
     batch
 }
@@ -507,7 +526,15 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
 pub fn net_config<G: Game>(game: &G, net: &str) -> Result<NetConfig, LearnError> {
     let planes = game.action_planes();
     let planes = planes.as_ref().map(|p| (p.planes, &p.index[..]));
-    Ok(NetConfig::from_spec(net, &game.observation_shape(), game.num_actions(), game.num_players(), planes)?)
+    let config = NetConfig::from_spec(net, &game.observation_shape(), game.num_actions(), game.num_players(), planes)?;
+    if config.ownership && !game.initial_state().ownership(0, &mut Vec::new()) {
+        return Err(LearnError::Config(format!(
+            "net '{net}': ownership=true needs a game that says who holds each board cell ({} does not; \
+             cathedral, connect4 and tictactoe do)",
+            game.spec()
+        )));
+    }
+    Ok(config)
 }
 
 /// The network a run would start with, for checks and benchmarks.

@@ -265,3 +265,38 @@ fn self_play_workers_share_the_games_and_play_each_from_its_own_seed() {
     let (games, stats) = self_play_until(&game, &net, &config, 21, 5, 2, &|| true, |_| {}).unwrap();
     assert!(games.is_empty() && stats.games == 0, "{} games after a stop at once", games.len());
 }
+
+#[test]
+fn an_ownership_head_learns_who_holds_the_cells_and_its_network_plays() {
+    let mut config = small(3);
+    config.net = "resnet:blocks=1,channels=8,ownership=true".into();
+    config.threads = 1;
+    let d = dir("ownership");
+    let mut hooks = Quiet { generations: Vec::new() };
+    train(&TicTacToe, &config, RunLimit { seconds: None, steps: Some(120) }, &d, false, &mut hooks).unwrap();
+    let trained: Vec<f64> = hooks.generations.iter().filter(|g| g.trained()).map(|g| g.ownership_loss).collect();
+    assert!(trained.len() >= 2, "{trained:?}");
+    // Marks stay where they are put: the final board is learned from the position quickly.
+    let (first, last) = (trained[0], *trained.last().unwrap());
+    assert!(first > 0.0 && last < 0.7 * first, "ownership loss {first} -> {last}");
+    // The head is in the checkpoint; the agent plays with it.
+    let model = RunDir { root: d.clone() }.last();
+    let (net, _) = meeple_nn::Network::load(&model, None, 1).unwrap();
+    assert!(net.config().ownership);
+    let (w, dr, l) = match_against_random(&format!("az:model={},sims=16", model.display()), 4);
+    assert_eq!(w + dr + l, 8);
+    // A game with no such notion refuses the head before anything is written.
+    let mut other = default_config(&meeple_games::Santorini::default(), 8, 0, 1);
+    other.net = "resnet:blocks=1,channels=8,ownership=true".into();
+    let err = train(
+        &meeple_games::Santorini::default(),
+        &other,
+        RunLimit { seconds: None, steps: Some(1) },
+        &dir("own-bad"),
+        false,
+        &mut hooks,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("ownership=true needs a game"), "{err}");
+}

@@ -103,6 +103,7 @@ pub(crate) struct Model {
     policy_planes: Option<Conv>,
     value_fc: Dense,
     value_out: Dense,
+    ownership: Option<Conv>,
 }
 
 /// Reads parameters out of burn's modules into the flat vectors.
@@ -176,6 +177,7 @@ impl Model {
         let policy_planes = model.policy_planes.as_ref().map(|c| r.conv(c, None));
         let value_fc = r.dense(&model.value_fc);
         let value_out = r.dense(&model.value_out);
+        let ownership = model.ownership.as_ref().map(|c| r.conv(c, None));
         Model {
             config: config.clone(),
             theta: r.theta,
@@ -190,6 +192,7 @@ impl Model {
             policy_planes,
             value_fc,
             value_out,
+            ownership,
         }
     }
 
@@ -255,6 +258,9 @@ impl Model {
         }
         dense(&self.value_fc, &mut model.value_fc);
         dense(&self.value_out, &mut model.value_out);
+        if let (Some(c), Some(into)) = (&self.ownership, model.ownership.as_mut()) {
+            conv(c, into);
+        }
         model
     }
 
@@ -482,12 +488,24 @@ pub(crate) struct Work {
     values: Vec<f32>,
     dlogits: Vec<f32>,
     dvalues: Vec<f32>,
+    /// The ownership head's outputs (tanh) and the gradient before its tanh.
+    owned: Vec<f32>,
+    downed: Vec<f32>,
     /// The gradient, laid out like `theta`.
     pub(crate) grad: Vec<f32>,
 }
 
-/// The loss terms and the gradients at the network's outputs.
-fn loss_gradients(batch: &Batch, actions: usize, seats: usize, value_weight: f32, w: &mut Work) -> Losses {
+/// How much the value and ownership losses count beside the policy's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Weights {
+    pub(crate) value: f32,
+    pub(crate) ownership: f32,
+}
+
+/// The loss terms and the gradients at the network's outputs (`cells`: the ownership head's,
+/// 0 without one).
+fn loss_gradients(batch: &Batch, actions: usize, seats: usize, cells: usize, weights: Weights, w: &mut Work) -> Losses {
+    let value_weight = weights.value;
     let b = batch.size;
     let weighted = batch.policy_weight.iter().sum::<f32>().max(1.0);
     let dl = sized(&mut w.dlogits, b * actions);
@@ -525,7 +543,31 @@ fn loss_gradients(batch: &Batch, actions: usize, seats: usize, value_weight: f32
         // Through the sigmoid: dv/du = v (1 - v).
         *d = 2.0 * e / b as f32 * value_weight * v * (1.0 - v);
     }
-    Losses { policy: policy / weighted as f64, value: value / b as f64, entropy: entropy / b as f64, lr: 0.0 }
+    // Ownership: the mean squared error per cell over the positions whose target is known.
+    let mut ownership = 0.0f64;
+    if cells > 0 {
+        let known = batch.ownership_weight.iter().sum::<f32>().max(1.0);
+        let dz = sized(&mut w.downed, b * cells);
+        for i in 0..b {
+            let weight = batch.ownership_weight[i];
+            let o = &w.owned[i * cells..(i + 1) * cells];
+            let t = &batch.ownership[i * cells..(i + 1) * cells];
+            for ((d, o), t) in dz[i * cells..(i + 1) * cells].iter_mut().zip(o).zip(t) {
+                let e = o - t;
+                ownership += (weight * e * e) as f64;
+                // Through the tanh: do/dz = 1 - o^2.
+                *d = 2.0 * e * weight / (known * cells as f32) * weights.ownership * (1.0 - o * o);
+            }
+        }
+        ownership /= known as f64 * cells as f64;
+    }
+    Losses {
+        policy: policy / weighted as f64,
+        value: value / b as f64,
+        entropy: entropy / b as f64,
+        lr: 0.0,
+        ownership,
+    }
 }
 
 impl Model {
@@ -716,8 +758,9 @@ impl Model {
     }
 
     /// One forward and backward pass over `batch`: the losses, and the gradient of
-    /// `policy + value_weight * value` in `work.grad` (laid out like `theta`).
-    pub(crate) fn gradients(&mut self, batch: &Batch, value_weight: f32, work: &mut Work) -> Losses {
+    /// `policy + weights.value * value + weights.ownership * ownership` in `work.grad` (laid
+    /// out like `theta`).
+    pub(crate) fn gradients(&mut self, batch: &Batch, weights: Weights, work: &mut Work) -> Losses {
         let config = self.config.clone();
         let (b, a, seats) = (batch.size, config.actions, config.seats);
         sized(&mut work.grad, self.theta.len());
@@ -737,7 +780,9 @@ impl Model {
                         }
                     }
                 }
-                let convs = 1 + 2 * self.blocks.len() + 3;
+                // The stem, the blocks, the policy's, the value's, the plane head's last and the
+                // ownership head's convolutions.
+                let convs = 1 + 2 * self.blocks.len() + 4;
                 work.saved.resize_with(convs, Saved::default);
                 let mut saved = std::mem::take(&mut work.saved);
                 let stem = self.stem.clone().expect("a tower has a stem");
@@ -757,6 +802,13 @@ impl Model {
                     (self.policy_conv.clone().expect("heads"), self.value_conv.clone().expect("heads"));
                 self.conv_forward(&pconv, top, board, true, None, &mut heads[0]);
                 self.conv_forward(&vconv, top, board, true, None, &mut heads[1]);
+                if let Some(oconv) = self.ownership.clone() {
+                    self.conv_forward(&oconv, top, board, false, None, &mut heads[3]);
+                    let owned = sized(&mut work.owned, b * cells);
+                    for (o, z) in owned.iter_mut().zip(&heads[3].out) {
+                        *o = z.tanh();
+                    }
+                }
                 // The value head reads the one value plane as [b, cells].
                 value_in = heads[1].out.clone();
                 let logits = sized(&mut work.logits, b * a);
@@ -811,7 +863,8 @@ impl Model {
         for v in work.values.iter_mut() {
             *v = 1.0 / (1.0 + (-*v).exp());
         }
-        let losses = loss_gradients(batch, a, seats, value_weight, work);
+        let cells = config.ownership_cells();
+        let losses = loss_gradients(batch, a, seats, cells, weights, work);
 
         // Backwards. The value head first, to the gradient of its input.
         let mut grad = std::mem::take(&mut work.grad);
@@ -902,6 +955,20 @@ impl Model {
                     Some(&mut dtop),
                     &mut scratch,
                 );
+                if let Some(oconv) = &self.ownership {
+                    let mut downed = std::mem::take(&mut work.downed);
+                    self.conv_backward(
+                        oconv,
+                        top,
+                        board,
+                        &saved[last + 4],
+                        &mut downed,
+                        &mut grad,
+                        Some(&mut dtop),
+                        &mut scratch,
+                    );
+                    work.downed = downed;
+                }
                 // The blocks, last first: dtop is the gradient at a block's output.
                 let mut dmid = dp;
                 for (i, pair) in self.blocks.iter().enumerate().rev() {
@@ -1069,6 +1136,11 @@ mod tests {
             b.legal.extend(legal);
             b.policy_weight.push(if s % 4 == 3 { 0.0 } else { 1.0 });
             b.value.extend((0..config.seats).map(|k| ((s + k) % 5) as f32 / 4.0));
+            let cells = config.ownership_cells();
+            b.ownership.extend((0..cells).map(|c| ((c * 5 + s) % 3) as f32 - 1.0));
+            if cells > 0 {
+                b.ownership_weight.push(if s % 3 == 1 { 0.0 } else { 1.0 });
+            }
         }
         b
     }
@@ -1079,20 +1151,30 @@ mod tests {
         config: &NetConfig,
         batch: &Batch,
         vw: f64,
-    ) -> (f64, f64, Vec<Option<Vec<f32>>>) {
+        ow: f64,
+    ) -> (f64, f64, f64, Vec<Option<Vec<f32>>>) {
         let device = Device::flex().autodiff();
         let (b, n, a, s) = (batch.size, config.input_len(), config.actions, config.seats);
         let t = |d: &[f32], shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(d.to_vec(), shape), &device);
-        let (logits, values) = model.forward(t(&batch.obs, [b, n]), config);
+        let (logits, values, owned) = model.forward_all(t(&batch.obs, [b, n]), config);
         let legal = t(&batch.legal, [b, a]);
         let logp = log_softmax(logits + (legal - 1.0) * 1e9, 1);
         let weight = t(&batch.policy_weight, [b, 1]);
         let weighted = weight.clone().sum().into_scalar::<f32>().max(1.0) as f64;
         let policy = (t(&batch.policy, [b, a]) * logp * weight).sum().neg() / weighted;
         let value = (values - t(&batch.value, [b, s])).powi_scalar(2).sum_dim(1).mean();
-        let loss = policy.clone() + value.clone() * vw;
+        let mut loss = policy.clone() + value.clone() * vw;
+        let mut ownership = 0.0;
+        if let Some(o) = owned {
+            let cells = config.ownership_cells();
+            let w = t(&batch.ownership_weight, [b, 1]);
+            let known = batch.ownership_weight.iter().sum::<f32>().max(1.0) as f64;
+            let own = ((o - t(&batch.ownership, [b, cells])).powi_scalar(2) * w).sum() / (known * cells as f64);
+            loss = loss + own.clone() * ow;
+            ownership = own.into_scalar::<f32>() as f64;
+        }
         let grads = loss.backward();
-        (policy.into_scalar::<f32>() as f64, value.into_scalar::<f32>() as f64, collect(model, Some(&grads)))
+        (policy.into_scalar::<f32>() as f64, value.into_scalar::<f32>() as f64, ownership, collect(model, Some(&grads)))
     }
 
     fn check(config: NetConfig) {
@@ -1101,10 +1183,12 @@ mod tests {
         let data = batch(&config, 6);
         let mut mine = Model::from_burn(&model, &config);
         let mut work = Work::default();
-        let losses = mine.gradients(&data, 0.7, &mut work);
-        let (policy, value, reference) = burn_reference(&model, &config, &data, 0.7);
+        let losses = mine.gradients(&data, Weights { value: 0.7, ownership: 1.3 }, &mut work);
+        let (policy, value, ownership, reference) = burn_reference(&model, &config, &data, 0.7, 1.3);
         assert!((losses.policy - policy).abs() < 1e-4 * policy.abs().max(1.0), "{} {policy}", losses.policy);
         assert!((losses.value - value).abs() < 1e-5, "{} {value}", losses.value);
+        assert!((losses.ownership - ownership).abs() < 1e-5, "{} {ownership}", losses.ownership);
+        assert_eq!(ownership > 0.0, config.ownership, "{}", config.spec());
         // My gradient in burn's layout: the flat vector as weights, read back in module order.
         let mut as_model = Model::from_burn(&model, &config);
         as_model.theta.clone_from(&work.grad);
@@ -1148,5 +1232,16 @@ mod tests {
             .unwrap(),
         );
         check(NetConfig::from_spec("mlp:layers=3,width=16", &[10], 6, 2, None).unwrap());
+        check(NetConfig::from_spec("resnet:blocks=2,channels=8,ownership=true", &[3, 4, 5], 7, 2, None).unwrap());
+        check(
+            NetConfig::from_spec(
+                "resnet:blocks=1,channels=6,head=planes,ownership=true",
+                &[2, 3, 4],
+                5,
+                3,
+                Some((2, &[0, 5, 13, 20, 23])),
+            )
+            .unwrap(),
+        );
     }
 }

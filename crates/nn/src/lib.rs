@@ -337,11 +337,27 @@ pub struct TrainConfig {
     pub decay: u64,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f64,
+    /// Weight of the ownership loss (the mean squared error per cell), where the network has
+    /// an ownership head.
+    #[serde(default = "ownership_weight_default")]
+    pub ownership_weight: f64,
+}
+
+fn ownership_weight_default() -> f64 {
+    0.5
 }
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        TrainConfig { lr: 2e-3, weight_decay: 1e-4, clip_norm: 1.0, warmup: 200, decay: 0, value_weight: 1.0 }
+        TrainConfig {
+            lr: 2e-3,
+            weight_decay: 1e-4,
+            clip_norm: 1.0,
+            warmup: 200,
+            decay: 0,
+            value_weight: 1.0,
+            ownership_weight: ownership_weight_default(),
+        }
     }
 }
 
@@ -374,7 +390,9 @@ impl TrainConfig {
 /// One training batch, laid out flat: `obs[b * input_len..]`, `legal[b * actions + a]` (1 for
 /// a legal action), `policy[b * actions + a]` (target probabilities over the legal actions),
 /// `policy_weight[b]` (0 for positions whose search was too short to teach the policy),
-/// `value[b * seats + s]` (target returns, mover first).
+/// `value[b * seats + s]` (target returns, mover first); for a network with an ownership head,
+/// `ownership[b * cells + c]` (who holds cell `c` at the game's end from the mover's view, -1
+/// to 1) and `ownership_weight[b]` (0 where the target is unknown). Both are empty otherwise.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Batch {
     pub size: usize,
@@ -383,6 +401,8 @@ pub struct Batch {
     pub policy: Vec<f32>,
     pub policy_weight: Vec<f32>,
     pub value: Vec<f32>,
+    pub ownership: Vec<f32>,
+    pub ownership_weight: Vec<f32>,
 }
 
 /// Losses of one training step.
@@ -393,6 +413,9 @@ pub struct Losses {
     /// Entropy of the network's policy over the legal moves, nats (mean over the batch).
     pub entropy: f64,
     pub lr: f64,
+    /// Mean squared error of the ownership head per cell (0 without one).
+    #[serde(default)]
+    pub ownership: f64,
 }
 
 /// Trains a network: its weights as flat vectors, the hand-written forward and backward passes
@@ -464,13 +487,16 @@ impl Trainer {
             || batch.policy.len() != b * a
             || batch.policy_weight.len() != b
             || batch.value.len() != b * s
+            || (self.config.ownership
+                && (batch.ownership.len() != b * self.config.ownership_cells() || batch.ownership_weight.len() != b))
         {
             return Err(NnError::Shape(format!("a training batch of {b} does not fit a network {:?}", self.config)));
         }
         let lr = self.train.lr_with_horizon(self.step, self.horizon);
         let Trainer { model, optim, work, tensors, train, .. } = self;
         let mut losses = self.pool.install(|| {
-            let losses = model.gradients(batch, train.value_weight as f32, work);
+            let weights = grad::Weights { value: train.value_weight as f32, ownership: train.ownership_weight as f32 };
+            let losses = model.gradients(batch, weights, work);
             optim.step(
                 &mut model.theta,
                 &mut work.grad,

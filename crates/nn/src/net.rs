@@ -27,6 +27,12 @@ pub struct NetConfig {
     /// The policy head (dense where the sidecar predates the choice).
     #[serde(default)]
     pub head: Head,
+    /// An ownership head (a tower only): a 1x1 convolution from the tower to one plane, tanh,
+    /// trained to say who holds each cell at the end of the game (KataGo's auxiliary target:
+    /// a hundred targets a position where the value has one). Training reads it; play does
+    /// not compute it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ownership: bool,
 }
 
 /// The policy head of a network.
@@ -111,6 +117,7 @@ impl NetConfig {
         let (name, rest) = spec.trim().split_once(':').unwrap_or((spec.trim(), ""));
         let mut options = Vec::new();
         let mut head = None;
+        let mut ownership = false;
         for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("option '{part}' is not key=value")))?;
             if k.trim() == "head" {
@@ -118,6 +125,14 @@ impl NetConfig {
                     "dense" => Some(false),
                     "planes" => Some(true),
                     other => return Err(bad(format!("head '{other}': the head is dense or planes"))),
+                };
+                continue;
+            }
+            if k.trim() == "ownership" {
+                ownership = match v.trim() {
+                    "true" => true,
+                    "false" => false,
+                    other => return Err(bad(format!("ownership '{other}': give true or false"))),
                 };
                 continue;
             }
@@ -132,8 +147,8 @@ impl NetConfig {
             }
         };
         let known: &[&str] = match name {
-            "resnet" => &["blocks", "channels", "head"],
-            "mlp" => &["layers", "width", "head"],
+            "resnet" => &["blocks", "channels", "head", "ownership"],
+            "mlp" => &["layers", "width", "head", "ownership"],
             _ => return Err(bad("the trunk is resnet or mlp".into())),
         };
         if let Some((k, _)) = options.iter().find(|(k, _)| !known.contains(&k.as_str())) {
@@ -179,7 +194,10 @@ impl NetConfig {
                 Head::Planes { planes: n, index: index.to_vec() }
             }
         };
-        Ok(NetConfig { trunk, input: input.to_vec(), actions, seats, head })
+        if ownership && name != "resnet" {
+            return Err(bad("ownership=true needs the residual tower (it predicts a board plane)".into()));
+        }
+        Ok(NetConfig { trunk, input: input.to_vec(), actions, seats, head, ownership })
     }
 
     /// Where the plane head places the actions (`None` for a dense head), as `from_spec` takes it.
@@ -192,13 +210,20 @@ impl NetConfig {
 
     /// The network as a spec string.
     pub fn spec(&self) -> String {
-        match (self.trunk, &self.head) {
+        let own = if self.ownership { ",ownership=true" } else { "" };
+        let trunk = match (self.trunk, &self.head) {
             (Trunk::Resnet { blocks, channels }, Head::Dense) => format!("resnet:blocks={blocks},channels={channels}"),
             (Trunk::Resnet { blocks, channels }, Head::Planes { .. }) => {
                 format!("resnet:blocks={blocks},channels={channels},head=planes")
             }
             (Trunk::Mlp { layers, width }, _) => format!("mlp:layers={layers},width={width}"),
-        }
+        };
+        trunk + own
+    }
+
+    /// Cells of the board an ownership head predicts (0 without one).
+    pub fn ownership_cells(&self) -> usize {
+        if self.ownership { self.input[1] * self.input[2] } else { 0 }
     }
 
     /// Values in one observation.
@@ -259,6 +284,7 @@ impl NetConfig {
                     policy_planes,
                     value_fc: LinearConfig::new(cells, 64).init(device),
                     value_out: LinearConfig::new(64, self.seats).init(device),
+                    ownership: self.ownership.then(|| Conv2dConfig::new([channels, 1], [1, 1]).init(device)),
                 }
             }
             Trunk::Mlp { layers, width } => {
@@ -274,6 +300,7 @@ impl NetConfig {
                     policy_planes: None,
                     value_fc: LinearConfig::new(width, 64).init(device),
                     value_out: LinearConfig::new(64, self.seats).init(device),
+                    ownership: None,
                 }
             }
         }
@@ -338,13 +365,27 @@ pub(crate) struct PolicyValueNet {
     pub(crate) policy_planes: Option<Conv2d>,
     pub(crate) value_fc: Linear,
     pub(crate) value_out: Linear,
+    /// The ownership head's convolution (to one plane, with a bias); absent unless asked for.
+    pub(crate) ownership: Option<Conv2d>,
 }
 
 impl PolicyValueNet {
     /// Logits `[batch, actions]` and values `[batch, seats]` (sigmoid, mover first) for a batch
     /// of observations: `[batch, planes, rows, cols]` for a tower, `[batch, n]` for an MLP.
     pub(crate) fn forward(&self, input: Tensor<2>, config: &NetConfig) -> (Tensor<2>, Tensor<2>) {
+        let (logits, values, _) = self.forward_all(input, config);
+        (logits, values)
+    }
+
+    /// [`PolicyValueNet::forward`] and the ownership head's `[batch, cells]` (tanh), where the
+    /// network has one.
+    pub(crate) fn forward_all(
+        &self,
+        input: Tensor<2>,
+        config: &NetConfig,
+    ) -> (Tensor<2>, Tensor<2>, Option<Tensor<2>>) {
         let batch = input.dims()[0];
+        let mut ownership = None;
         let (logits, value) = match &self.stem {
             Some(stem) => {
                 let [planes, rows, cols] = [config.input[0], config.input[1], config.input[2]];
@@ -352,6 +393,7 @@ impl PolicyValueNet {
                 for block in &self.blocks {
                     x = block.forward(x);
                 }
+                ownership = self.ownership.as_ref().map(|c| c.forward(x.clone()).tanh().reshape([batch, rows * cols]));
                 let p = relu(self.policy_conv.as_ref().expect("tower heads").forward(x.clone()));
                 let v = relu(self.value_conv.as_ref().expect("tower heads").forward(x));
                 let logits = match (&self.policy_planes, &config.head) {
@@ -374,7 +416,7 @@ impl PolicyValueNet {
             }
         };
         let values = sigmoid(self.value_out.forward(relu(self.value_fc.forward(value))));
-        (logits, values)
+        (logits, values, ownership)
     }
 }
 
@@ -403,6 +445,19 @@ mod tests {
         }
         let err = NetConfig::from_spec("resnet", &[100], 10, 2, None).unwrap_err().to_string();
         assert!(err.contains("use mlp"), "{err}");
+        let own = NetConfig::from_spec("resnet:ownership=true", &[3, 6, 7], 7, 2, None).unwrap();
+        assert!(own.ownership && own.ownership_cells() == 42);
+        assert_eq!(own.spec(), "resnet:blocks=4,channels=32,ownership=true");
+        assert_eq!(NetConfig::from_spec(&own.spec(), &[3, 6, 7], 7, 2, None).unwrap(), own);
+        assert!(!NetConfig::from_spec("resnet:ownership=false", &[3, 6, 7], 7, 2, None).unwrap().ownership);
+        for (bad, why) in [("resnet:ownership=yes", "give true or false"), ("mlp:ownership=true", "residual tower")] {
+            let err = NetConfig::from_spec(bad, &[3, 6, 7], 7, 2, None).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        // A sidecar without the field is a network without the head; one without it says nothing.
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(!json.contains("ownership"), "{json}");
+        assert!(serde_json::to_string(&own).unwrap().contains(r#""ownership":true"#));
     }
 
     #[test]

@@ -26,6 +26,11 @@ fn planes_tower() -> NetConfig {
     config.unwrap()
 }
 
+/// The tower with an ownership head.
+fn owning_tower() -> NetConfig {
+    NetConfig::from_spec("resnet:blocks=1,channels=8,ownership=true", &[3, 4, 5], 5, 2, None).unwrap()
+}
+
 fn sidecar(net: &NetConfig) -> Sidecar {
     Sidecar {
         format: meeple_nn::SIDECAR_FORMAT,
@@ -63,7 +68,8 @@ fn the_same_seed_gives_the_same_network() {
 #[test]
 fn checkpoints_round_trip_bit_for_bit() {
     let d = dir("roundtrip");
-    for config in [tower(), planes_tower(), NetConfig::from_spec("mlp:layers=2,width=16", &[12], 5, 3, None).unwrap()] {
+    let mlp = NetConfig::from_spec("mlp:layers=2,width=16", &[12], 5, 3, None).unwrap();
+    for config in [tower(), planes_tower(), owning_tower(), mlp] {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         let mut trainer = Trainer::new(config.clone(), TrainConfig::default(), 1, 1);
@@ -103,6 +109,10 @@ fn bad_checkpoints_are_refused_with_the_reason() {
     side.net = NetConfig::from_spec("resnet:blocks=2,channels=8", &[3, 4, 5], 5, 2, None).unwrap();
     std::fs::write(sidecar_path(&other), serde_json::to_string(&side).unwrap()).unwrap();
     assert!(err(&other, None).contains("do not fit the network"), "{}", err(&other, None));
+    // A sidecar that promises an ownership head the weights lack.
+    side.net = owning_tower();
+    std::fs::write(sidecar_path(&other), serde_json::to_string(&side).unwrap()).unwrap();
+    assert!(err(&other, None).contains("do not fit the network"), "{}", err(&other, None));
     // Truncated weights.
     let cut = d.join("cut.safetensors");
     let bytes = std::fs::read(&path).unwrap();
@@ -118,8 +128,9 @@ fn bad_checkpoints_are_refused_with_the_reason() {
     assert!(err(&cut, None).contains("outside 1..=40"), "{}", err(&cut, None));
 }
 
-/// A batch whose policy target is always action 2 among actions 1-3 (0 and 4 illegal) and whose
-/// value target is (0.9, 0.1).
+/// A batch whose policy target is always action 2 among actions 1-3 (0 and 4 illegal), whose
+/// value target is (0.9, 0.1), and whose ownership target (where the network has the head) is
+/// the first observation plane, 1 where it is above a half and -1 elsewhere.
 fn target_batch(config: &NetConfig, n: usize) -> Batch {
     let a = config.actions;
     let mut batch = Batch { size: n, obs: observations(config, n), ..Batch::default() };
@@ -129,12 +140,20 @@ fn target_batch(config: &NetConfig, n: usize) -> Batch {
         batch.policy_weight.push(1.0);
         batch.value.extend((0..config.seats).map(|s| if s == 0 { 0.9 } else { 0.1 }));
     }
+    let cells = config.ownership_cells();
+    if cells > 0 {
+        for b in 0..n {
+            let plane = &batch.obs[b * config.input_len()..][..cells];
+            batch.ownership.extend(plane.iter().map(|&x| if x > 0.5 { 1.0 } else { -1.0 }));
+            batch.ownership_weight.push(1.0);
+        }
+    }
     batch
 }
 
 #[test]
 fn training_fits_a_small_target() {
-    for config in [tower(), planes_tower()] {
+    for config in [tower(), planes_tower(), owning_tower()] {
         fits_a_small_target(config);
     }
 }
@@ -149,6 +168,11 @@ fn fits_a_small_target(config: NetConfig) {
         last = trainer.train_step(&batch).unwrap();
     }
     assert!(last.policy < 0.1 && last.value < 0.01, "first {first:?}, last {last:?}");
+    if config.ownership {
+        assert!(first.ownership > 0.5 && last.ownership < 0.1, "first {first:?}, last {last:?}");
+    } else {
+        assert_eq!(last.ownership, 0.0);
+    }
     assert!(last.entropy < first.entropy);
     let out = trainer.network(1).evaluate(&batch.obs[..config.input_len()], 1).unwrap();
     let best = (1..=3).max_by(|&x, &y| out.logits[x].total_cmp(&out.logits[y])).unwrap();

@@ -708,6 +708,17 @@ impl State for CathedralState {
         self.table().rotated[k % 4].get(action as usize).copied().unwrap_or(action)
     }
 
+    fn ownership(&self, player: Player, out: &mut Vec<f32>) -> bool {
+        // A building's squares and the territory walled off count for its owner; the
+        // cathedral and open squares for nobody.
+        out.clear();
+        let n = (self.size as usize).pow(2);
+        let (mine, theirs) =
+            (self.pieces[player] | self.territory[player], self.pieces[1 - player] | self.territory[1 - player]);
+        out.extend((0..n).map(|c| (mine >> c & 1) as f32 - (theirs >> c & 1) as f32));
+        true
+    }
+
     fn text_views(&self) -> &'static [(&'static str, &'static str)] {
         &[("pieces", "your buildings in hand (and the cathedral), each orientation with its number: NAME@CELL:K")]
     }

@@ -375,3 +375,27 @@ fn action_planes_are_one_per_building_set_and_orientation() {
     // Distinct cells, all within the planes: the conformance check.
     conformance::check(&game(), &conformance::Config::with_games(1)).unwrap();
 }
+
+#[test]
+fn ownership_counts_buildings_and_territory_for_their_owner() {
+    let mut s = midgame();
+    put(&mut s, 0, "cathedral@e5");
+    put(&mut s, 1, "tavern@b1");
+    play(&mut s, 1, "tavern@a2");
+    play(&mut s, 1, "stable@b2");
+    let cell = |name: &str| sq(&s, name).trailing_zeros() as usize;
+    let mut own = Vec::new();
+    assert!(s.ownership(1, &mut own));
+    assert_eq!(own.len(), 100);
+    assert_eq!(own[cell("a1")], 1.0, "dark's territory\n{s}");
+    assert_eq!(own[cell("b1")], 1.0, "dark's tavern");
+    assert_eq!(own[cell("h1")], -1.0, "light's castle");
+    assert_eq!(own[cell("e5")], 0.0, "the cathedral is nobody's");
+    assert_eq!(own[cell("d8")], 0.0, "an open square");
+    let held = |v: f32| own.iter().filter(|&&x| x == v).count() as u32;
+    assert_eq!(held(1.0), (s.pieces[1] | s.territory(1)).count_ones());
+    assert_eq!(held(-1.0), (s.pieces[0] | s.territory(0)).count_ones());
+    let mut light = Vec::new();
+    assert!(s.ownership(0, &mut light));
+    assert!(light.iter().zip(&own).all(|(a, b)| *a == -*b), "light's view is dark's negated");
+}

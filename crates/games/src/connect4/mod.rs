@@ -238,6 +238,17 @@ impl State for Connect4State {
         }
     }
 
+    fn ownership(&self, player: Player, out: &mut Vec<f32>) -> bool {
+        // The discs, as the observation's first two planes lay them out.
+        out.clear();
+        let (mine, theirs) = (self.discs(player), self.discs(1 - player));
+        let cell = |b: u64, r: u32, c: u32| ((b >> (c * self.height() + r)) & 1) as f32;
+        for r in (0..self.rows as u32).rev() {
+            out.extend((0..self.cols as u32).map(|c| cell(mine, r, c) - cell(theirs, r, c)));
+        }
+        true
+    }
+
     fn view(&self, _viewer: Option<Player>) -> serde_json::Value {
         let (rows, cols) = (self.rows as usize, self.cols as usize);
         let owner = |r: usize, c: usize| -> Option<usize> {

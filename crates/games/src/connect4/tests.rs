@@ -136,3 +136,17 @@ fn observation_layout() {
     s.observation(1, &mut obs);
     assert_eq!(obs[42 + 5 * 7 + 3], 1.0);
 }
+
+#[test]
+fn ownership_is_the_discs_in_the_observations_layout() {
+    let g = Connect4::default();
+    let s = g.initial_state().play_columns("445").unwrap();
+    let mut own = Vec::new();
+    assert!(s.ownership(0, &mut own));
+    assert_eq!(own.len(), 42);
+    // X on d1 and e1 (row index 5 from the top), O on d2.
+    assert_eq!((own[5 * 7 + 3], own[5 * 7 + 4], own[4 * 7 + 3]), (1.0, 1.0, -1.0));
+    assert_eq!(own.iter().filter(|&&v| v != 0.0).count(), 3);
+    s.ownership(1, &mut own);
+    assert_eq!((own[5 * 7 + 3], own[4 * 7 + 3]), (-1.0, 1.0));
+}

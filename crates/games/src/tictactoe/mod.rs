@@ -194,6 +194,13 @@ impl State for TicTacToeState {
         }
     }
 
+    fn ownership(&self, player: Player, out: &mut Vec<f32>) -> bool {
+        out.clear();
+        let (mine, theirs) = (self.marks[player], self.marks[1 - player]);
+        out.extend((0..9).map(|i| ((mine >> i) & 1) as f32 - ((theirs >> i) & 1) as f32));
+        true
+    }
+
     fn zobrist(&self) -> u64 {
         // marks are an exact key; the bijective mix spreads it over 64 bits.
         meeple_game::zobrist::splitmix64(self.marks[0] as u64 | (self.marks[1] as u64) << 9)

@@ -58,3 +58,11 @@ fn observation_is_from_the_players_view() {
     assert_eq!(obs[9], 1.0);
     assert_eq!(obs[18..].iter().sum::<f32>(), 7.0);
 }
+
+#[test]
+fn ownership_is_the_marks() {
+    let s = TicTacToeState::from_board("x.. .o. ..x").unwrap();
+    let mut own = Vec::new();
+    assert!(s.ownership(1, &mut own));
+    assert_eq!(own, vec![-1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0]);
+}
