@@ -361,6 +361,8 @@ fn sidecar(config: &AzConfig, progress: &Progress) -> Sidecar {
             seats: 0,
             head: meeple_nn::Head::Dense,
             ownership: false,
+            policy_filters: 2,
+            value_filters: 1,
         },
         game: config.game.clone(),
         step: 0,

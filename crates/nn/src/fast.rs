@@ -142,15 +142,15 @@ impl Fast {
             }
             let p = Dense::from_conv_bn(model.policy_conv.as_ref().expect("tower heads"));
             let v = Dense::from_conv_bn(model.value_conv.as_ref().expect("tower heads"));
-            let (channels, pc) = (p.inputs, p.outputs);
-            let mut weight = Vec::with_capacity(channels * (pc + 1));
+            let (channels, pc, vc) = (p.inputs, p.outputs, v.outputs);
+            let mut weight = Vec::with_capacity(channels * (pc + vc));
             for c in 0..channels {
                 weight.extend_from_slice(&p.weight[c * pc..(c + 1) * pc]);
-                weight.push(v.weight[c]);
+                weight.extend_from_slice(&v.weight[c * vc..(c + 1) * vc]);
             }
             let mut bias = p.bias.clone();
-            bias.push(v.bias[0]);
-            heads = Some(Dense { weight, tensor: Default::default(), bias, inputs: channels, outputs: pc + 1 });
+            bias.extend_from_slice(&v.bias);
+            heads = Some(Dense { weight, tensor: Default::default(), bias, inputs: channels, outputs: pc + vc });
         } else {
             trunk.extend(model.mlp.iter().map(Dense::from_linear));
         }
@@ -310,7 +310,7 @@ impl Fast {
             conv(&pair[1], pa, channels, patches, out);
             store(&pair[1].bias, channels, out, pb, true);
         }
-        // Heads: one 1x1 product for the policy's planes and the value's 1.
+        // Heads: one 1x1 product for the policy's planes and the value's.
         for b in 0..batch {
             for y in 0..rows {
                 for x in 0..cols {
@@ -322,10 +322,15 @@ impl Fast {
         }
         let h = heads.outputs;
         heads.product(&patches[..m * channels], m, &mut out[..m * h]);
-        value_in.resize(batch * cells, 0.0);
+        // burn flattens [batch, planes, rows, cols]: plane-major per sample.
+        let (vf, pf) = (self.config.value_filters, h - self.config.value_filters);
+        value_in.resize(batch * vf * cells, 0.0);
         for b in 0..batch {
-            for cell in 0..cells {
-                value_in[b * cells + cell] = (out[(b * cells + cell) * h + h - 1] + heads.bias[h - 1]).max(0.0);
+            for v in 0..vf {
+                for cell in 0..cells {
+                    value_in[(b * vf + v) * cells + cell] =
+                        (out[(b * cells + cell) * h + pf + v] + heads.bias[pf + v]).max(0.0);
+                }
             }
         }
         match (&self.policy_planes, &self.config.head) {
@@ -345,13 +350,13 @@ impl Fast {
                 }
             }
             _ => {
-                // burn flattens [batch, planes, rows, cols]: plane-major per sample.
-                policy_in.resize(batch * 2 * cells, 0.0);
+                policy_in.resize(batch * pf * cells, 0.0);
                 for b in 0..batch {
                     for cell in 0..cells {
-                        let o = &out[(b * cells + cell) * h..][..2];
-                        policy_in[(b * 2) * cells + cell] = (o[0] + heads.bias[0]).max(0.0);
-                        policy_in[(b * 2 + 1) * cells + cell] = (o[1] + heads.bias[1]).max(0.0);
+                        let o = &out[(b * cells + cell) * h..][..pf];
+                        for c in 0..pf {
+                            policy_in[(b * pf + c) * cells + cell] = (o[c] + heads.bias[c]).max(0.0);
+                        }
                     }
                 }
             }

@@ -809,8 +809,18 @@ impl Model {
                         *o = z.tanh();
                     }
                 }
-                // The value head reads the one value plane as [b, cells].
-                value_in = heads[1].out.clone();
+                // The value head reads its planes as burn flattens them: [b, planes * cells].
+                let vf = vconv.cout;
+                let v = &heads[1].out;
+                let mut flat = vec![0.0; b * vf * cells];
+                for s in 0..b {
+                    for cell in 0..cells {
+                        for c in 0..vf {
+                            flat[(s * vf + c) * cells + cell] = v[(s * cells + cell) * vf + c];
+                        }
+                    }
+                }
+                value_in = flat;
                 let logits = sized(&mut work.logits, b * a);
                 match (&self.policy_planes.clone(), &config.head) {
                     (Some(last_conv), Head::Planes { planes: np, index }) => {
@@ -944,13 +954,23 @@ impl Model {
                     Some(&mut dtop),
                     &mut scratch,
                 );
-                relu_mask(&mut dvalue_in, &saved[last + 2].out);
+                // Back from [b, planes * cells] to the convolution's rows of (sample, cell).
+                let vf = vconv.cout;
+                let mut dv = vec![0.0; board.m() * vf];
+                for s in 0..b {
+                    for cell in 0..cells {
+                        for c in 0..vf {
+                            dv[(s * cells + cell) * vf + c] = dvalue_in[(s * vf + c) * cells + cell];
+                        }
+                    }
+                }
+                relu_mask(&mut dv, &saved[last + 2].out);
                 self.conv_backward(
                     vconv,
                     top,
                     board,
                     &saved[last + 2],
-                    &mut dvalue_in,
+                    &mut dv,
                     &mut grad,
                     Some(&mut dtop),
                     &mut scratch,
@@ -1233,6 +1253,10 @@ mod tests {
         );
         check(NetConfig::from_spec("mlp:layers=3,width=16", &[10], 6, 2, None).unwrap());
         check(NetConfig::from_spec("resnet:blocks=2,channels=8,ownership=true", &[3, 4, 5], 7, 2, None).unwrap());
+        check(
+            NetConfig::from_spec("resnet:blocks=1,channels=8,policy_filters=3,value_filters=4", &[3, 4, 5], 7, 2, None)
+                .unwrap(),
+        );
         check(
             NetConfig::from_spec(
                 "resnet:blocks=1,channels=6,head=planes,ownership=true",

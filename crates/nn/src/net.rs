@@ -33,6 +33,29 @@ pub struct NetConfig {
     /// not compute it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ownership: bool,
+    /// Planes of the dense policy head's 1x1 convolution (a tower; AlphaGo Zero's 2).
+    #[serde(default = "policy_filters_default", skip_serializing_if = "is_policy_filters_default")]
+    pub policy_filters: usize,
+    /// Planes of the value head's 1x1 convolution (a tower; AlphaGo Zero's 1), all read by its
+    /// hidden layer: on a small board one plane is few numbers to judge a position by.
+    #[serde(default = "value_filters_default", skip_serializing_if = "is_value_filters_default")]
+    pub value_filters: usize,
+}
+
+fn policy_filters_default() -> usize {
+    2
+}
+
+fn is_policy_filters_default(n: &usize) -> bool {
+    *n == policy_filters_default()
+}
+
+fn value_filters_default() -> usize {
+    1
+}
+
+fn is_value_filters_default(n: &usize) -> bool {
+    *n == value_filters_default()
 }
 
 /// The policy head of a network.
@@ -147,7 +170,7 @@ impl NetConfig {
             }
         };
         let known: &[&str] = match name {
-            "resnet" => &["blocks", "channels", "head", "ownership"],
+            "resnet" => &["blocks", "channels", "head", "ownership", "policy_filters", "value_filters"],
             "mlp" => &["layers", "width", "head", "ownership"],
             _ => return Err(bad("the trunk is resnet or mlp".into())),
         };
@@ -197,7 +220,12 @@ impl NetConfig {
         if ownership && name != "resnet" {
             return Err(bad("ownership=true needs the residual tower (it predicts a board plane)".into()));
         }
-        Ok(NetConfig { trunk, input: input.to_vec(), actions, seats, head, ownership })
+        let policy_filters = get("policy_filters", policy_filters_default(), MAX_CHANNELS)?;
+        let value_filters = get("value_filters", value_filters_default(), MAX_CHANNELS)?;
+        if policy_filters != policy_filters_default() && head != Head::Dense {
+            return Err(bad("policy_filters sets the dense head (head=planes has its own block)".into()));
+        }
+        Ok(NetConfig { trunk, input: input.to_vec(), actions, seats, head, ownership, policy_filters, value_filters })
     }
 
     /// Where the plane head places the actions (`None` for a dense head), as `from_spec` takes it.
@@ -210,7 +238,18 @@ impl NetConfig {
 
     /// The network as a spec string.
     pub fn spec(&self) -> String {
-        let own = if self.ownership { ",ownership=true" } else { "" };
+        let mut extra = String::new();
+        if matches!(self.trunk, Trunk::Resnet { .. }) {
+            if !is_policy_filters_default(&self.policy_filters) {
+                extra += &format!(",policy_filters={}", self.policy_filters);
+            }
+            if !is_value_filters_default(&self.value_filters) {
+                extra += &format!(",value_filters={}", self.value_filters);
+            }
+        }
+        if self.ownership {
+            extra += ",ownership=true";
+        }
         let trunk = match (self.trunk, &self.head) {
             (Trunk::Resnet { blocks, channels }, Head::Dense) => format!("resnet:blocks={blocks},channels={channels}"),
             (Trunk::Resnet { blocks, channels }, Head::Planes { .. }) => {
@@ -218,7 +257,7 @@ impl NetConfig {
             }
             (Trunk::Mlp { layers, width }, _) => format!("mlp:layers={layers},width={width}"),
         };
-        trunk + own
+        trunk + &extra
     }
 
     /// Cells of the board an ownership head predicts (0 without one).
@@ -240,9 +279,10 @@ impl NetConfig {
                 let (planes, cells) = (self.input[0] as u64, (self.input[1] * self.input[2]) as u64);
                 let c = channels as u64;
                 let tower = 9 * planes * c * cells + blocks as u64 * 2 * 9 * c * c * cells;
-                let value = cells * c + cells * 64 + 64 * s;
+                let (pf, vf) = (self.policy_filters as u64, self.value_filters as u64);
+                let value = cells * c * vf + vf * cells * 64 + 64 * s;
                 let policy = match &self.head {
-                    Head::Dense => cells * c * 2 + 2 * cells * a,
+                    Head::Dense => cells * c * pf + pf * cells * a,
                     Head::Planes { planes, .. } => cells * c * c + 9 * c * *planes as u64 * cells,
                 };
                 tower + value + policy
@@ -260,8 +300,8 @@ impl NetConfig {
                 let (planes, cells) = (self.input[0], self.input[1] * self.input[2]);
                 let (policy_conv, policy_fc, policy_planes) = match &self.head {
                     Head::Dense => (
-                        ConvBn::new(channels, 2, 1, device),
-                        Some(LinearConfig::new(2 * cells, self.actions).init(device)),
+                        ConvBn::new(channels, self.policy_filters, 1, device),
+                        Some(LinearConfig::new(self.policy_filters * cells, self.actions).init(device)),
                         None,
                     ),
                     Head::Planes { planes, .. } => (
@@ -279,10 +319,10 @@ impl NetConfig {
                     blocks: (0..blocks).map(|_| ResBlock::new(channels, device)).collect(),
                     mlp: Vec::new(),
                     policy_conv: Some(policy_conv),
-                    value_conv: Some(ConvBn::new(channels, 1, 1, device)),
+                    value_conv: Some(ConvBn::new(channels, self.value_filters, 1, device)),
                     policy_fc,
                     policy_planes,
-                    value_fc: LinearConfig::new(cells, 64).init(device),
+                    value_fc: LinearConfig::new(self.value_filters * cells, 64).init(device),
                     value_out: LinearConfig::new(64, self.seats).init(device),
                     ownership: self.ownership.then(|| Conv2dConfig::new([channels, 1], [1, 1]).init(device)),
                 }
@@ -403,9 +443,13 @@ impl PolicyValueNet {
                         let n = index.len();
                         cells.select(1, Tensor::<1, Int>::from_data(TensorData::new(index, [n]), &v.device()))
                     }
-                    _ => self.policy_fc.as_ref().expect("a dense head").forward(p.reshape([batch, 2 * rows * cols])),
+                    _ => self
+                        .policy_fc
+                        .as_ref()
+                        .expect("a dense head")
+                        .forward(p.reshape([batch, config.policy_filters * rows * cols])),
                 };
-                (logits, v.reshape([batch, rows * cols]))
+                (logits, v.reshape([batch, config.value_filters * rows * cols]))
             }
             None => {
                 let mut x = input;
@@ -450,7 +494,18 @@ mod tests {
         assert_eq!(own.spec(), "resnet:blocks=4,channels=32,ownership=true");
         assert_eq!(NetConfig::from_spec(&own.spec(), &[3, 6, 7], 7, 2, None).unwrap(), own);
         assert!(!NetConfig::from_spec("resnet:ownership=false", &[3, 6, 7], 7, 2, None).unwrap().ownership);
-        for (bad, why) in [("resnet:ownership=yes", "give true or false"), ("mlp:ownership=true", "residual tower")] {
+        let wide = NetConfig::from_spec("resnet:value_filters=4,policy_filters=8", &[3, 6, 7], 7, 2, None).unwrap();
+        assert_eq!((wide.policy_filters, wide.value_filters), (8, 4));
+        assert_eq!(wide.spec(), "resnet:blocks=4,channels=32,policy_filters=8,value_filters=4");
+        assert_eq!(NetConfig::from_spec(&wide.spec(), &[3, 6, 7], 7, 2, None).unwrap(), wide);
+        let plain = NetConfig::from_spec("resnet", &[3, 6, 7], 7, 2, None).unwrap();
+        assert_eq!(plain.macs() + 6 * 42 * 32 + 6 * 42 * 7 + 3 * 42 * 32 + 3 * 42 * 64, wide.macs());
+        for (bad, why) in [
+            ("resnet:ownership=yes", "give true or false"),
+            ("mlp:ownership=true", "residual tower"),
+            ("resnet:value_filters=0", "outside 1..=512"),
+            ("mlp:value_filters=2", "unknown option 'value_filters'"),
+        ] {
             let err = NetConfig::from_spec(bad, &[3, 6, 7], 7, 2, None).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }

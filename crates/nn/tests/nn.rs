@@ -248,6 +248,8 @@ fn the_fast_forward_pass_equals_burns() {
         ("mlp:layers=2,width=16", vec![10]),
         ("resnet:blocks=1,channels=4,head=planes", vec![4, 5, 5]),
         ("resnet:blocks=2,channels=8,head=planes", vec![3, 6, 7]),
+        ("resnet:blocks=1,channels=4,policy_filters=3,value_filters=2", vec![4, 5, 5]),
+        ("resnet:blocks=1,channels=4,head=planes,value_filters=3", vec![4, 5, 5]),
     ] {
         // 11 actions spread over 9 planes: more planes than the tower has channels.
         let cells = input.get(1).map_or(0, |r| r * input[2]);
