@@ -62,7 +62,8 @@ pub struct AzArgs {
     /// Seed of the whole run: the same seed and one thread give the same run.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Threads for inference, training and evaluation (default: all cores).
+    /// Threads for self-play (one worker a thread, each searching and evaluating its own share
+    /// of the games), training and evaluation (default: all cores).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     threads: Option<u64>,
     /// Self-play games per generation.

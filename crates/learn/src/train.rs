@@ -43,7 +43,7 @@ pub struct AzConfig {
     /// Generations between evaluations (and kept checkpoints); 0: none.
     pub eval_every: u64,
     pub seed: u64,
-    /// Threads for inference and training.
+    /// Threads: self-play workers (each with its own share of the games) and training.
     pub threads: usize,
 }
 
