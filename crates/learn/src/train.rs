@@ -251,6 +251,12 @@ pub fn train<G: Game>(
         if let Some(e) = write_error {
             return Err(io("write", &shard_path, e));
         }
+        if games.is_empty() {
+            // Stopped before any game ended: no generation took place. A resumed run plays this
+            // one from its seed, so neither its empty shard nor a metrics line may remain.
+            std::fs::remove_file(&shard_path).map_err(|e| io("remove", &shard_path, e))?;
+            break;
+        }
         let selfplay_seconds = t0.elapsed().as_secs_f64();
         let mut new_positions = 0;
         let mut lengths = 0usize;

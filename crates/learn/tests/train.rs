@@ -176,6 +176,50 @@ fn the_same_seed_gives_the_same_checkpoint_and_runs_resume() {
     assert!(err.contains("other settings"), "{err}");
 }
 
+/// Stops on every call after the first `allowed`.
+struct StopAfter {
+    calls: std::cell::Cell<u32>,
+    allowed: u32,
+    generations: u32,
+}
+
+impl Hooks for StopAfter {
+    fn generation(&mut self, _m: &GenerationMetrics) {
+        self.generations += 1;
+    }
+    fn evaluate(&mut self, _checkpoint: &Path, _generation: u64) -> Option<serde_json::Value> {
+        None
+    }
+    fn should_stop(&self) -> bool {
+        self.calls.set(self.calls.get() + 1);
+        self.calls.get() > self.allowed
+    }
+}
+
+#[test]
+fn a_stop_before_any_game_ends_leaves_no_empty_generation() {
+    let mut config = small(11);
+    config.threads = 1;
+    config.games_per_generation = 16;
+    config.selfplay.in_flight = 16;
+    let d = dir("stop-empty");
+    // The loop's own check passes; self-play is told to stop at once.
+    let mut hooks = StopAfter { calls: std::cell::Cell::new(0), allowed: 1, generations: 0 };
+    let limit = RunLimit { seconds: None, steps: Some(4) };
+    let progress = train(&TicTacToe, &config, limit, &d, false, &mut hooks).unwrap();
+    assert_eq!((progress.generation, progress.games, hooks.generations), (0, 0, 0), "{progress:?}");
+    let run = RunDir { root: d.clone() };
+    assert!(!run.shard(1).exists(), "no shard for a generation that played no game");
+    let metrics = std::fs::read_to_string(run.metrics()).unwrap();
+    assert!(!metrics.contains(r#""event":"generation""#), "{metrics}");
+    // The run resumes and plays generation 1 as if nothing had happened.
+    let mut quiet = Quiet { generations: Vec::new() };
+    let resumed = train(&TicTacToe, &config, limit, &d, true, &mut quiet).unwrap();
+    assert!(resumed.generation >= 1 && resumed.games >= 16, "{resumed:?}");
+    assert_eq!(quiet.generations[0].generation, 1);
+    assert!(run.shard(1).exists());
+}
+
 #[test]
 fn learned_names_reach_every_registry_and_bad_models_are_named() {
     let game = TicTacToe;
