@@ -462,12 +462,12 @@ fn records_are_counted_only_when_they_replay() {
     let mut fuzz = Fuzz::new(0.3);
     let game = meeple_games::Connect4::default();
     let config = MatchConfig { threads: Some(1), ..MatchConfig::new(vec!["random".into(), "first".into()], 4, 1) };
-    let (_, played) = run_match(&game, &config, |_| {}).unwrap();
+    let (_, played) = run_match(&game, &None, &config, |_| {}).unwrap();
     let lines: Vec<String> = played.iter().map(|g| g.to_line()).collect();
     let sagrada = meeple_games::Sagrada::default();
     let sagrada_config =
         MatchConfig { threads: Some(1), ..MatchConfig::new(vec!["random".into(), "first".into()], 2, 1) };
-    let (_, sagrada_games) = run_match(&sagrada, &sagrada_config, |_| {}).unwrap();
+    let (_, sagrada_games) = run_match(&sagrada, &None, &sagrada_config, |_| {}).unwrap();
     while fuzz.running() {
         let i = fuzz.rng.random_range(0..lines.len());
         let text = if fuzz.rng.random_bool(0.5) { fuzz.mutate(&lines[i]) } else { edit_fields(&mut fuzz, &played[i]) };
@@ -479,7 +479,7 @@ fn records_are_counted_only_when_they_replay() {
             if let Ok(g) = PlayedGame::from_line(&text) {
                 let index = g.index;
                 // A resumed match keeps a record only when it is the game its index would be.
-                if let Ok((_, games)) = run_match_from(&game, &config, vec![g.clone()], |_| {}) {
+                if let Ok((_, games)) = run_match_from(&game, &None, &config, vec![g.clone()], |_| {}) {
                     // Kept, it must be the same game (notation may differ in spacing).
                     let kept = &games.iter().find(|x| x.index == index).unwrap().record;
                     let original = &played[index].record;

@@ -4,12 +4,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_arena::files::{check_new_output, write_atomic};
 use meeple_arena::ratings::Sprt;
-use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, outcome, run_match_from, seatings, total_games, validate};
+use meeple_arena::{
+    MatchConfig, MatchSummary, PlayedGame, outcome, records, run_match_from, seatings, total_games, validate,
+};
 use meeple_game::{Game, limits};
 use meeple_games::with_game;
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -90,72 +90,6 @@ fn sprt_arg(text: &str) -> Result<Sprt, String> {
     }
 }
 
-/// Reads the games of an interrupted run. A last line cut off mid-write (the run was killed)
-/// is dropped and cut from the file; any other bad line is an error naming it. At most `limit`
-/// games (the match's size): a file with more is not this match's.
-fn read_records(path: &Path, limit: usize) -> Result<Vec<PlayedGame>> {
-    let mut games = Vec::new();
-    let (mut good_len, mut cut) = (0u64, false);
-    limits::read_lines(path, limits::MAX_RECORD_LINE, "records file", |line| {
-        if line.text.trim().is_empty() {
-            good_len += line.bytes;
-            return Ok(());
-        }
-        match PlayedGame::from_line(line.text) {
-            Ok(g) => {
-                if games.len() == limit {
-                    return Err(meeple_game::Error::Record(format!(
-                        "records file '{}' holds more than this match's {limit} games",
-                        path.display()
-                    )));
-                }
-                games.push(g);
-                good_len += line.bytes;
-                Ok(())
-            }
-            Err(_) if !line.ended => {
-                cut = true;
-                Ok(())
-            }
-            Err(meeple_game::Error::Record(e)) => {
-                Err(meeple_game::Error::Record(format!("records file '{}' line {}: {e}", path.display(), line.number)))
-            }
-            Err(e) => Err(e),
-        }
-    })?;
-    if cut {
-        eprintln!("records file '{}': dropping an unfinished last line", path.display());
-        let file = std::fs::OpenOptions::new().write(true).open(path)?;
-        file.set_len(good_len)?;
-    }
-    Ok(games)
-}
-
-/// Writes records in game order as they finish, flushing each line so an interrupted run keeps
-/// every finished game; the file is the same for any thread count, move times aside.
-struct RecordSink {
-    file: BufWriter<File>,
-    pending: BTreeMap<usize, String>,
-    next: usize,
-    /// Games already in the file (when resuming).
-    written: std::collections::BTreeSet<usize>,
-}
-
-impl RecordSink {
-    fn push(&mut self, game: &PlayedGame) -> std::io::Result<()> {
-        self.pending.insert(game.index, game.to_line());
-        loop {
-            while self.written.contains(&self.next) {
-                self.next += 1;
-            }
-            let Some(line) = self.pending.remove(&self.next) else { break };
-            writeln!(self.file, "{line}")?;
-            self.next += 1;
-        }
-        self.file.flush()
-    }
-}
-
 pub fn run(args: &ArenaArgs) -> Result<()> {
     let (game, agents) = match &args.game {
         Some(g) => (g.clone(), args.agents.clone()),
@@ -188,7 +122,7 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
     if args.games.is_none() {
         config.games = DEFAULT_GAMES.div_ceil(per_seed) * per_seed;
     }
-    validate(game, &config)?;
+    validate(game, &meeple_learn::extension(), &config)?;
     let config = &config;
     let total = total_games(game.num_players(), config);
     // Refuse to replace finished results before anything is played or truncated.
@@ -204,21 +138,18 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
         }
     }
     let done = match (&args.records, args.resume) {
-        (Some(p), true) if p.exists() => read_records(p, total)?,
+        (Some(p), true) => {
+            let (games, cut) = records::resume(p, total)?;
+            if let Some(line) = cut {
+                eprintln!("records file '{}': dropped the unfinished last line {line}", p.display());
+            }
+            games
+        }
         _ => Vec::new(),
     };
     // Open output files before playing, so a bad path fails at once.
     let sink = match &args.records {
-        Some(p) => {
-            let file = if args.resume {
-                std::fs::OpenOptions::new().create(true).append(true).open(p)
-            } else {
-                File::create(p)
-            }
-            .with_context(|| format!("cannot write records file '{}'", p.display()))?;
-            let written = done.iter().map(|g| g.index).collect();
-            Some(Mutex::new(RecordSink { file: BufWriter::new(file), pending: BTreeMap::new(), next: 0, written }))
-        }
+        Some(p) => Some(Mutex::new(records::Writer::open(p, args.resume, &done)?)),
         None => None,
     };
     if let Some(p) = args.json.as_ref().filter(|p| p.as_os_str() != "-") {
@@ -258,10 +189,12 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
         bar.inc(1);
     };
     bar.set_position(kept as u64);
-    let (summary, played) = run_match_from(game, config, done, on_game).map_err(|e| match (e, &args.records) {
-        // Only the kept games are records; name the file they came from.
-        (meeple_game::Error::Record(why), Some(p)) => anyhow!("records file '{}': {why}", p.display()),
-        (e, _) => e.into(),
+    let (summary, played) = run_match_from(game, &meeple_learn::extension(), config, done, on_game).map_err(|e| {
+        match (e, &args.records) {
+            // Only the kept games are records; name the file they came from.
+            (meeple_game::Error::Record(why), Some(p)) => anyhow!("records file '{}': {why}", p.display()),
+            (e, _) => e.into(),
+        }
     })?;
     bar.finish_and_clear();
     if let Some(e) = write_error.into_inner().expect("error lock") {

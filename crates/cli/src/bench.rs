@@ -178,10 +178,11 @@ fn bench_network<G: Game>(game: &G, args: &BenchArgs) -> Result<Option<NetBench>
     }))
 }
 
-/// A training batch of positions from random play, uniform policy targets, value 0.5.
+/// A training batch of positions from random play, uniform policy targets, value 0.5 (and, for
+/// a network with an ownership head, each position's current ownership).
 fn random_batch<G: Game>(game: &G, config: &meeple_nn::NetConfig, size: usize, seed: u64) -> meeple_nn::Batch {
     let mut rng = rng_from_seed(seed);
-    let (mut legal, mut outcomes, mut obs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut legal, mut outcomes, mut obs, mut own) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let a = config.actions;
     let mut batch = meeple_nn::Batch { size, ..Default::default() };
     let mut state = game.initial_state();
@@ -204,6 +205,13 @@ fn random_batch<G: Game>(game: &G, config: &meeple_nn::NetConfig, size: usize, s
                 batch.legal.extend(mask);
                 batch.policy_weight.push(1.0);
                 batch.value.extend(std::iter::repeat_n(0.5, config.seats));
+                if config.ownership {
+                    // The position's own ownership as the target: what matters here is the work.
+                    let cells = config.ownership_cells();
+                    let known = state.ownership(p, &mut own) && own.len() == cells;
+                    batch.ownership.extend((0..cells).map(|c| if known { own[c] } else { 0.0 }));
+                    batch.ownership_weight.push(if known { 1.0 } else { 0.0 });
+                }
                 state.apply_unchecked(state.random_action(&mut rng, &mut legal));
             }
         }

@@ -5,7 +5,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use meeple_arena::files::commit_temporary;
-use meeple_arena::{AgentSummary, MatchSummary, PlayedGame};
+use meeple_arena::{AgentSummary, MatchSummary, PlayedGame, records};
 use meeple_game::limits;
 use meeple_learn::train::GenerationMetrics;
 use plotters::coord::Shift;
@@ -70,27 +70,14 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         || (text.trim_start().starts_with('{') && !text.trim_start().starts_with("{\n"))
     {
         let mut games = Vec::new();
-        limits::read_lines(&args.file, limits::MAX_RECORD_LINE, "records file", |line| {
-            if line.text.trim().is_empty() {
-                return Ok(());
+        records::visit(&args.file, records::ReadOptions::arena(limits::MAX_GAMES), &mut |entry| {
+            if let records::Entry::Played(g) = entry {
+                games.push(*g);
             }
-            let g = serde_json::from_str::<PlayedGame>(line.text).map_err(|e| {
-                meeple_game::Error::Record(format!(
-                    "'{}' line {}: neither a results file nor a game record: {e}",
-                    args.file.display(),
-                    line.number
-                ))
-            })?;
-            if g.record.scores.iter().any(|x| !x.is_finite()) {
-                return Err(meeple_game::Error::Record(format!(
-                    "'{}' line {}: a score that is not a finite number",
-                    args.file.display(),
-                    line.number
-                )));
-            }
-            games.push(g);
-            Ok(())
         })?;
+        if let Some(g) = games.iter().find(|g| g.record.scores.iter().any(|x| !x.is_finite())) {
+            bail!("'{}': game {} has a score that is not a finite number", args.file.display(), g.index);
+        }
         written.extend(draw(&prefix, "scores", args.format, &Chart::Scores(&games))?);
     } else {
         let e = serde_json::from_str::<MatchSummary>(&text).err().map(|e| e.to_string()).unwrap_or_default();

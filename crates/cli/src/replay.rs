@@ -1,6 +1,6 @@
 use anyhow::{Result, anyhow};
 use clap::Args;
-use meeple_arena::PlayedGame;
+use meeple_arena::records::{self, Entry, ReadOptions};
 use meeple_game::limits;
 use meeple_game::{Game, GameRecord, State, Turn, replay};
 use meeple_games::with_game;
@@ -31,36 +31,23 @@ struct Shown {
 }
 
 fn load(args: &ReplayArgs) -> Result<Shown> {
-    let mut count = 0;
-    let mut found = None;
-    limits::read_lines(&args.file, limits::MAX_RECORD_LINE, "records file", |line| {
-        if found.is_some() || line.text.trim().is_empty() {
-            return Ok(());
-        }
-        let bad = |e: serde_json::Error| {
-            meeple_game::Error::Record(format!(
-                "records file '{}' line {}: not a game record: {e}",
-                args.file.display(),
-                line.number
-            ))
-        };
-        found = match serde_json::from_str::<PlayedGame>(line.text) {
-            Ok(g) if g.index == args.game => Some(Shown {
-                record: g.record,
+    let options = ReadOptions { plain: true, max_games: limits::MAX_GAMES, allow_cut_last_line: false };
+    let (mut line, mut found) = (0, None);
+    // Arena records are found by their index in the match, plain ones by their line.
+    let read = records::visit(&args.file, options, &mut |entry| {
+        found = found.take().or(match entry {
+            Entry::Played(g) if g.index == args.game => Some(Shown {
                 opening: g.settings.as_ref().map(|s| s.opening_plies),
                 move_ms: Some(g.move_ms),
+                record: g.record,
             }),
-            Ok(_) => None,
-            Err(_) => {
-                let r: GameRecord = serde_json::from_str(line.text).map_err(bad)?;
-                (count == args.game).then_some(Shown { record: r, move_ms: None, opening: Some(0) })
-            }
-        };
-        count += 1;
-        Ok(())
+            Entry::Plain(r) if line == args.game => Some(Shown { record: r, move_ms: None, opening: Some(0) }),
+            _ => None,
+        });
+        line += 1;
     })?;
     found.ok_or_else(|| {
-        anyhow!("records file '{}' has no game {} ({count} games in it)", args.file.display(), args.game)
+        anyhow!("records file '{}' has no game {} ({} games in it)", args.file.display(), args.game, read.games)
     })
 }
 

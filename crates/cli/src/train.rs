@@ -1,14 +1,14 @@
 //! `meeple train az GAME`: an AlphaZero training run with a progress line, periodic evaluation
 //! against a fixed ladder through the arena, Ctrl-C to stop with a checkpoint, and `--resume`.
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use meeple_arena::{MatchConfig, run_match};
 use meeple_game::{Game, limits};
 use meeple_games::with_game;
 use meeple_learn::Root;
-use meeple_learn::train::{GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
+use meeple_learn::ladder::{Evaluation, Ladder, LadderConfig};
+use meeple_learn::train::{EvaluationMetrics, GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,9 +96,10 @@ pub struct AzArgs {
     /// Evaluate (and keep a checkpoint) every this many generations; 0 never.
     #[arg(long, default_value_t = 5)]
     eval_every: u64,
-    /// Games against each ladder opponent per evaluation (a multiple of the seatings).
-    #[arg(long, default_value_t = 20)]
-    eval_games: usize,
+    /// Games against each ladder opponent per evaluation, a multiple of the seatings (default:
+    /// 20 rounded up to one: 20 for two players, 24 for three or four).
+    #[arg(long)]
+    eval_games: Option<usize>,
     /// Simulations of the evaluated agent.
     #[arg(long, default_value_t = 64)]
     eval_sims: u32,
@@ -117,22 +118,6 @@ pub fn run(command: &TrainCommand) -> Result<()> {
     match command {
         TrainCommand::Az(args) => with_game!(args.game.as_str(), |game| az(&game, args))?,
     }
-}
-
-/// The default ladder for a game: baselines every game has, and its own alpha-beta evaluator.
-fn ladder<G: Game>(game: &G) -> Vec<String> {
-    let mut l = vec!["random".to_string(), "mcts:iters=100".to_string(), "mcts:iters=1000".to_string()];
-    let ab = match G::INFO.name {
-        "connect4" => Some("alphabeta:depth=4,eval=lines"),
-        "santorini" => Some("alphabeta:depth=3,eval=linear8"),
-        "cathedral" => Some("alphabeta:depth=1,eval=area"),
-        "sagrada" => Some("sagrada-rules"),
-        "catan" => Some("catan-value"),
-        _ => None,
-    };
-    l.extend(ab.map(String::from));
-    let _ = game;
-    l
 }
 
 fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
@@ -188,16 +173,18 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     config.min_window = config.min_window.min(args.window);
     config.train.lr = args.lr;
     config.eval_every = args.eval_every;
-    let opponents = if args.opponents.is_empty() { ladder(game) } else { args.opponents.clone() };
-    let per_seed = meeple_arena::seatings(game.num_players()).len();
-    if args.eval_every > 0 {
-        if args.eval_games == 0 || !args.eval_games.is_multiple_of(per_seed) {
-            bail!("--eval-games {} must be a positive multiple of {per_seed} (the seatings)", args.eval_games);
+    let mut ladder = if args.eval_every > 0 {
+        let agent = format!("az:model={{model}},sims={}", args.eval_sims);
+        let mut c = LadderConfig::new(game, &agent, threads, args.seed);
+        if !args.opponents.is_empty() {
+            c.opponents = args.opponents.clone();
         }
-        for o in &opponents {
-            meeple_learn::make_agent(game, o, 0).with_context(|| format!("ladder opponent '{o}'"))?;
-        }
-    }
+        c.games = args.eval_games.unwrap_or(c.games);
+        c.opening_plies = args.eval_opening_plies;
+        Some(Ladder::new(game, c, &args.out).map_err(|e| anyhow!(e))?)
+    } else {
+        None
+    };
     let limit = RunLimit { seconds: args.minutes.map(|m| m * 60.0), steps: args.steps };
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -224,25 +211,17 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         if args.resume { " (resuming)" } else { "" }
     );
     let mut hooks = CliHooks {
-        game: game.clone(),
         bar: bar.clone(),
         stop: stop.clone(),
-        opponents,
-        eval_games: args.eval_games,
-        eval_sims: args.eval_sims,
-        eval_opening_plies: args.eval_opening_plies,
-        threads,
-        seed: args.seed,
         last_eval: if args.resume {
             last_evaluation(&RunDir { root: args.out.clone() }.metrics())
         } else {
             String::new()
         },
-        out: args.out.clone(),
-        ladder: None,
         generations: 0,
     };
-    let progress = train(game, &config, limit, &args.out, args.resume, &mut hooks).map_err(|e| anyhow!(e))?;
+    let progress =
+        train(game, &config, limit, &args.out, args.resume, ladder.as_mut(), &mut hooks).map_err(|e| anyhow!(e))?;
     bar.finish_and_clear();
     if hooks.generations == 0 && !stop.load(Ordering::SeqCst) {
         eprintln!(
@@ -278,96 +257,25 @@ fn eval_summary<'a>(generation: u64, scores: impl Iterator<Item = (&'a str, f64)
 fn last_evaluation(metrics: &Path) -> String {
     let mut last = None;
     let read = limits::read_lines(metrics, limits::MAX_RECORD_LINE, "metrics file", |line| {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line.text)
-            && v.get("event").and_then(|e| e.as_str()) == Some("evaluation")
+        if let Ok(e) = serde_json::from_str::<EvaluationMetrics>(line.text)
+            && e.event == "evaluation"
         {
-            last = Some(v);
+            last = Some(e);
         }
         Ok(())
     });
-    let summary = |v: &serde_json::Value| {
-        let opponents = v.get("opponents")?.as_array()?;
-        let scores = opponents.iter().filter_map(|o| Some((o.get("opponent")?.as_str()?, o.get("score")?.as_f64()?)));
-        Some(eval_summary(v.get("generation")?.as_u64()?, scores))
+    let summary = |e: &EvaluationMetrics| {
+        eval_summary(e.generation, e.evaluation.opponents.iter().map(|r| (r.opponent.as_str(), r.score)))
     };
-    read.ok().and(last.as_ref()).and_then(summary).unwrap_or_default()
+    read.ok().and(last.as_ref()).map(summary).unwrap_or_default()
 }
 
-struct CliHooks<G: Game> {
-    game: G,
+struct CliHooks {
     bar: ProgressBar,
     stop: Arc<AtomicBool>,
-    opponents: Vec<String>,
-    eval_games: usize,
-    eval_sims: u32,
-    eval_opening_plies: usize,
-    threads: usize,
-    seed: u64,
     last_eval: String,
-    out: PathBuf,
-    /// The ladder's own Elo ratings (first opponent = 0), measured once per run.
-    ladder: Option<Vec<f64>>,
     /// Generations played in this session.
     generations: u64,
-}
-
-impl<G: Game> CliHooks<G> {
-    /// The opponents' ratings from a round robin among them, played once and kept in
-    /// `DIR/ladder.json` (so a resumed run rates against the same numbers).
-    fn ladder_ratings(&mut self) -> Result<Vec<f64>> {
-        if let Some(r) = &self.ladder {
-            return Ok(r.clone());
-        }
-        let path = self.out.join("ladder.json");
-        #[derive(serde::Serialize, serde::Deserialize)]
-        struct Ladder {
-            opponents: Vec<String>,
-            elo: Vec<f64>,
-            games: usize,
-            #[serde(default)]
-            opening_plies: usize,
-        }
-        let kept = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<Ladder>(&t).ok());
-        let ratings = match kept {
-            Some(l)
-                if l.opponents == self.opponents
-                    && l.elo.len() == l.opponents.len()
-                    && l.opening_plies == self.eval_opening_plies =>
-            {
-                l.elo
-            }
-            _ if self.opponents.len() == 1 => vec![0.0],
-            _ => {
-                self.bar.set_message(format!("rating the ladder once: {}", self.opponents.join(", ")));
-                let mut config = MatchConfig::new(
-                    self.opponents.clone(),
-                    self.eval_games,
-                    meeple_game::derive_seed(self.seed, 0x1adde7),
-                );
-                config.anchor = Some(self.opponents[0].clone());
-                config.threads = Some(self.threads);
-                config.opening_plies = self.eval_opening_plies;
-                let (s, _) = run_match(&self.game, &config, |_| {}).map_err(|e| anyhow!("rating the ladder: {e}"))?;
-                let labels = meeple_arena::agent_labels(&self.opponents);
-                let elo: Vec<f64> = labels
-                    .iter()
-                    .map(|l| s.agents.iter().find(|a| &a.name == l || &a.spec == l).and_then(|a| a.elo).unwrap_or(0.0))
-                    .collect();
-                let ladder = Ladder {
-                    opponents: self.opponents.clone(),
-                    elo: elo.clone(),
-                    games: self.eval_games,
-                    opening_plies: self.eval_opening_plies,
-                };
-                let text = serde_json::to_string_pretty(&ladder).expect("ladder serialises");
-                meeple_arena::files::write_atomic(&path, text.as_bytes())
-                    .with_context(|| format!("cannot write '{}'", path.display()))?;
-                elo
-            }
-        };
-        self.ladder = Some(ratings.clone());
-        Ok(ratings)
-    }
 }
 
 /// The status line after a generation. A generation cut short before it trained (the time ran
@@ -384,7 +292,7 @@ fn status_line(m: &GenerationMetrics, last_eval: &str) -> String {
     )
 }
 
-impl<G: Game> Hooks for CliHooks<G> {
+impl Hooks for CliHooks {
     fn generation(&mut self, m: &GenerationMetrics) {
         self.generations += 1;
         let line = status_line(m, &self.last_eval);
@@ -396,57 +304,22 @@ impl<G: Game> Hooks for CliHooks<G> {
         }
     }
 
-    fn evaluate(&mut self, checkpoint: &Path, generation: u64) -> Option<serde_json::Value> {
-        let az = format!("az:model={},sims={}", checkpoint.display(), self.eval_sims);
-        let mut agents = vec![az];
-        agents.extend(self.opponents.iter().cloned());
-        let mut config =
-            MatchConfig::new(agents, self.eval_games, meeple_game::derive_seed(self.seed, 0xe7a1 + generation));
-        config.gauntlet = true;
-        config.anchor = Some(self.opponents[0].clone());
-        config.threads = Some(self.threads);
-        config.opening_plies = self.eval_opening_plies;
-        self.bar.set_message(format!("generation {generation}: evaluating against {}", self.opponents.join(", ")));
-        match run_match(&self.game, &config, |_| {}) {
-            Ok((s, _)) => {
-                let scores: Vec<serde_json::Value> = s
-                    .pairwise
-                    .iter()
-                    .map(|p| serde_json::json!({ "opponent": p.b, "score": p.score, "ci": p.ci, "wins": p.wins, "draws": p.draws, "losses": p.losses }))
-                    .collect();
-                // The gauntlet's own fit rates the agent only through its results against
-                // the anchor (a clean sweep of random always gives the same number): rate it
-                // against the ladder's fixed ratings instead.
-                let (elo, elo_ci) = match self.ladder_ratings() {
-                    Ok(ladder) => {
-                        let results: Vec<_> = s
-                            .pairwise
-                            .iter()
-                            .filter_map(|p| {
-                                let k = self.opponents.iter().position(|o| *o == p.b)?;
-                                Some((ladder[k], p.wins as f64, p.draws as f64, p.losses as f64))
-                            })
-                            .collect();
-                        match meeple_arena::ratings::elo_against_fixed(&results, 1.96) {
-                            Some((e, ci)) => (Some(e), Some(ci)),
-                            None => (None, None),
-                        }
-                    }
-                    Err(e) => {
-                        self.last_eval = format!("{e:#}");
-                        (None, None)
-                    }
-                };
-                self.last_eval = eval_summary(generation, s.pairwise.iter().map(|p| (p.b.as_str(), p.score)));
-                Some(
-                    serde_json::json!({ "opponents": scores, "elo": elo, "elo_ci": elo_ci, "anchor": self.opponents[0], "ladder": self.ladder }),
-                )
-            }
-            Err(e) => {
-                self.last_eval = format!("evaluation failed: {e}");
-                Some(serde_json::json!({ "error": e.to_string() }))
-            }
-        }
+    fn selfplay(&self, generation: u64, games: u64, positions: u64) {
+        self.bar.set_message(format!(
+            "gen {generation} | self-play: {games} games, {positions} positions | {}",
+            self.last_eval
+        ));
+    }
+
+    fn evaluating(&mut self, generation: u64) {
+        self.bar.set_message(format!("generation {generation}: evaluating against the ladder"));
+    }
+
+    fn evaluated(&mut self, generation: u64, e: &Evaluation) {
+        self.last_eval = match &e.error {
+            Some(why) => format!("evaluation failed: {why}"),
+            None => eval_summary(generation, e.opponents.iter().map(|r| (r.opponent.as_str(), r.score))),
+        };
     }
 
     fn should_stop(&self) -> bool {

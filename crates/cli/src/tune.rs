@@ -179,11 +179,6 @@ impl Named {
     }
 }
 
-/// The thesis's five weights with its ranges (Table 8.2) and tuned values (Table 8.3).
-const SAGRADA_PARAMS: [&str; 5] =
-    ["opponent=0.01..10:log", "power=0.01..10:log", "dead=10..1000:log", "points=1..500:log", "lost=1..100:log"];
-const SAGRADA_START: [f64; 5] = [9.83724229656198, 3.1133889400588606, 373.0, 416.0, 7.0];
-
 pub fn run(args: &TuneArgs) -> Result<()> {
     if args.games == 0 || !args.games.is_multiple_of(2) {
         bail!("--games must be a positive multiple of 2 (each seed is played in both seatings), got {}", args.games);
@@ -191,36 +186,38 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     if args.evaluations == 0 {
         bail!("--evaluations must be at least 1");
     }
-    let sagrada = args.game.split(':').next() == Some("sagrada");
-    let texts: Vec<String> = if !args.params.is_empty() {
-        args.params.clone()
-    } else if sagrada {
-        SAGRADA_PARAMS.iter().map(|s| s.to_string()).collect()
-    } else {
-        bail!("give the parameters to tune with --param name=low..high (defaults exist for sagrada only)");
+    // The game's own tuning problem (Sagrada: the thesis's) fills in what the user leaves out.
+    let defaults = with_game!(args.game.as_str(), |game| game.tuning_defaults())?;
+    let game_name = args.game.split(':').next().unwrap_or_default();
+    let texts: Vec<String> = match (&args.params[..], defaults) {
+        ([], Some(d)) => d.params.iter().map(|s| s.to_string()).collect(),
+        ([], None) => {
+            bail!("give the parameters to tune with --param name=low..high ({game_name} has no default ones)")
+        }
+        (given, _) => given.to_vec(),
     };
     let (named, params) = Named::parse(&texts)?;
-    let agent = match (&args.agent, sagrada) {
+    let agent = match (&args.agent, defaults) {
         (Some(a), _) => a.clone(),
-        (None, true) => "alphabeta:depth=1,filter=true,eval=(thesis:{params})".to_string(),
-        (None, false) => {
+        (None, Some(d)) => d.agent.to_string(),
+        (None, None) => {
             bail!("give the tuned agent with --agent SPEC placing the parameters ({{params}} or {{NAME}})")
         }
     };
     named.check_template(&agent)?;
-    let opponent = match (&args.opponent, sagrada) {
+    let opponent = match (&args.opponent, defaults) {
         (Some(o), _) => o.clone(),
-        (None, true) => "sagrada-rules".to_string(),
-        (None, false) => bail!("give the opponent with --opponent SPEC"),
+        (None, Some(d)) => d.opponent.to_string(),
+        (None, None) => bail!("give the opponent with --opponent SPEC"),
     };
-    let start: Option<Vec<f64>> = match &args.start {
-        Some(text) => Some(
+    let start: Option<Vec<f64>> = match (&args.start, defaults) {
+        (Some(text), _) => Some(
             text.split(',')
                 .map(|v| v.trim().parse::<f64>().with_context(|| format!("--start: '{v}' is not a number")))
                 .collect::<Result<_>>()?,
         ),
-        None if sagrada && args.params.is_empty() => Some(SAGRADA_START.to_vec()),
-        None => None,
+        (None, Some(d)) if args.params.is_empty() => Some(d.start.to_vec()),
+        _ => None,
     };
     if start.as_ref().is_some_and(|s| s.len() != params.len()) {
         bail!("--start needs {} values, one per parameter", params.len());
@@ -251,7 +248,7 @@ fn tune_game<G: Game>(game: &G, args: &TuneArgs, tuning: &Tuning<'_>, start: Opt
     };
     // Fail on a bad spec before the first match.
     let probe: Vec<f64> = params.iter().map(|p| p.value(0.5)).collect();
-    validate(game, &config_for(&probe, args.seed))?;
+    validate(game, &meeple_learn::extension(), &config_for(&probe, args.seed))?;
     let mut log = match &args.log {
         Some(path) => {
             Some(BufWriter::new(File::create(path).with_context(|| format!("cannot write {}", path.display()))?))
@@ -276,7 +273,7 @@ fn tune_game<G: Game>(game: &G, args: &TuneArgs, tuning: &Tuning<'_>, start: Opt
         start,
         args.seed,
         |values, seed| {
-            let (_, games) = run_match(game, &config_for(values, seed), |_| {})?;
+            let (_, games) = run_match(game, &meeple_learn::extension(), &config_for(values, seed), |_| {})?;
             let mut total = 0.0;
             for g in &games {
                 let seat = g.seating.iter().position(|&a| a == 0).expect("the tuned agent has a seat");

@@ -217,6 +217,14 @@ fn replay_reaches_the_recorded_end() {
     let bad = tmp("illegal-records.jsonl");
     std::fs::write(&bad, serde_json::to_string(&broken).unwrap()).unwrap();
     let o = meeple(&["replay", bad.to_str().unwrap()]);
+    assert!(stderr(&o).contains("line 1: game 0 does not match its checksum"), "{}", stderr(&o));
+    let plain: serde_json::Value = ["game", "seed", "agents", "actions", "returns", "scores"]
+        .iter()
+        .map(|k| (k.to_string(), broken[k].clone()))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    std::fs::write(&bad, serde_json::to_string(&plain).unwrap()).unwrap();
+    let o = meeple(&["replay", bad.to_str().unwrap()]);
     assert!(stderr(&o).contains("does not replay") && stderr(&o).contains("ply 1"), "{}", stderr(&o));
 }
 

@@ -134,6 +134,32 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     fn evaluator_infos(&self) -> Vec<AgentInfo> {
         Vec::new()
     }
+
+    /// Agent specs that make good fixed rungs of a learning ladder for this game, beside the
+    /// generic ones every game gets (`random`, `mcts`): a quick search with the game's own
+    /// evaluator, or its rules-based player. None by default.
+    fn ladder_agents(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What `meeple tune` tunes for this game when the user names nothing, if the game has a
+    /// tuned heuristic of its own.
+    fn tuning_defaults(&self) -> Option<TuningDefaults> {
+        None
+    }
+}
+
+/// A game's default weight-tuning problem ([`Game::tuning_defaults`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TuningDefaults {
+    /// The tuned agent, with `{params}` (or `{NAME}`) where the values go.
+    pub agent: &'static str,
+    /// The opponent of every tuning match.
+    pub opponent: &'static str,
+    /// The parameters and their ranges, `name=low..high` or `name=low..high:log`.
+    pub params: &'static [&'static str],
+    /// Where the search starts, one value per parameter.
+    pub start: &'static [f64],
 }
 
 /// A position: small, `Clone`, and cheap enough to copy in every search iteration.

@@ -4,6 +4,7 @@
 //! search crate never knows a network.
 
 pub mod agents;
+pub mod ladder;
 pub mod search;
 pub mod selfplay;
 pub mod train;

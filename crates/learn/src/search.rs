@@ -155,6 +155,9 @@ pub struct SearchResult {
     pub value: Vec<f32>,
     /// Simulations run.
     pub sims: u32,
+    /// The solver decided the root: `action` is a move that achieves its exact value, and
+    /// `policy` is that move alone.
+    pub proven: bool,
 }
 
 /// A leaf waiting for the network, and the path to it.
@@ -391,7 +394,11 @@ impl<S: State> Search<S> {
                     }
                     _ => {
                         let child = if node == 0 && self.halving.is_some() {
-                            self.next_root_child()
+                            match self.next_root_child() {
+                                Some(child) => child,
+                                // A halving is due: it waits for the values still pending.
+                                None => break 'descents,
+                            }
                         } else if self.config.root == Root::Gumbel {
                             self.select_gumbel(node)
                         } else {
@@ -553,7 +560,7 @@ impl<S: State> Search<S> {
         }
     }
 
-    /// σ of a value in [0, 1] at a node whose most visited child has `max_visits`.
+    /// σ of a normalised value (in [0, 1]) at a node whose most visited child has `max_visits`.
     fn sigma(&self, q: f32, max_visits: u32) -> f32 {
         (self.config.c_visit + max_visits as f32) * self.config.c_scale * q
     }
@@ -582,10 +589,23 @@ impl<S: State> Search<S> {
         out.extend(range.map(|i| if self.nodes[i].visits > 0 { self.q(i, mover) } else { v_mix }));
     }
 
-    /// `softmax(logit + σ(completed Q))` over the children of `node`.
+    /// Completed Q of `node`'s children rescaled to [0, 1] by the smallest and largest of them,
+    /// as the reference implementation (mctx's `qtransform_completed_by_mix_value`) does: σ then
+    /// weighs the differences between the moves, not how near a win the position is.
+    fn normalized_q(&self, node: u32, out: &mut Vec<f32>) {
+        self.completed_q(node, out);
+        let lo = out.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let span = (hi - lo).max(1e-8);
+        for q in out.iter_mut() {
+            *q = (*q - lo) / span;
+        }
+    }
+
+    /// `softmax(logit + σ(q̂))` over the children of `node`, q̂ the normalised completed Q.
     fn improved_policy(&mut self, node: u32) -> Vec<f32> {
         let mut q = std::mem::take(&mut self.scratch);
-        self.completed_q(node, &mut q);
+        self.normalized_q(node, &mut q);
         let range = self.children(node);
         let max_visits = range.clone().map(|i| self.nodes[i].visits).max().unwrap_or(0);
         let scores: Vec<f32> = range.zip(&q).map(|(i, &qi)| self.nodes[i].logit + self.sigma(qi, max_visits)).collect();
@@ -630,29 +650,42 @@ impl<S: State> Search<S> {
         best.1
     }
 
-    /// The root child sequential halving visits next.
-    fn next_root_child(&mut self) -> u32 {
-        let root_mover = self.nodes[0].kind as usize;
+    /// Each root child's Gumbel score `g + logit + σ(q̂)` for a candidate with noise `g`, from
+    /// the normalised completed Q of the root (so an unvisited candidate counts with the mixed
+    /// value, not as a loss).
+    fn root_scores(&self) -> impl Fn(&(u32, f32)) -> f32 + '_ {
+        let mut q = Vec::new();
+        self.normalized_q(0, &mut q);
+        let first = self.nodes[0].first_child;
+        let max_visits = self.children(0).map(|i| self.nodes[i].visits).max().unwrap_or(0);
+        move |&(i, g)| g + self.nodes[i as usize].logit + self.sigma(q[(i - first) as usize], max_visits)
+    }
+
+    /// The root child sequential halving visits next; `None` when a halving is due while leaves
+    /// still wait for their values (with batched leaves a waiting visit is a virtual loss, which
+    /// must not decide which candidates survive).
+    fn next_root_child(&mut self) -> Option<u32> {
         loop {
-            let h = self.halving.as_ref().expect("a halving plan");
+            let h = self.halving.as_ref()?;
             if let Some(&(i, _)) = h
                 .remaining
                 .iter()
                 .filter(|(i, _)| self.nodes[*i as usize].visits < h.target)
                 .min_by_key(|(i, _)| self.nodes[*i as usize].visits)
             {
-                return i;
+                return Some(i);
             }
-            // Every candidate reached the phase's target: halve, then raise the target.
-            let max_visits = self.children(0).map(|i| self.nodes[i].visits).max().unwrap_or(0);
+            if !self.pending.is_empty() {
+                return None;
+            }
+            // Every candidate reached the phase's target: halve (never below two: the last
+            // phases share the rest of the budget between the final pair), then raise the target.
             let mut remaining = h.remaining.clone();
             let (phases, budget) = (h.phases, self.config.sims.saturating_sub(1));
-            if remaining.len() > 1 {
-                let score = |&(i, g): &(u32, f32)| {
-                    g + self.nodes[i as usize].logit + self.sigma(self.q(i as usize, root_mover), max_visits)
-                };
+            if remaining.len() > 2 {
+                let score = self.root_scores();
                 remaining.sort_by(|a, b| score(b).total_cmp(&score(a)));
-                remaining.truncate(remaining.len().div_ceil(2));
+                remaining.truncate((remaining.len() / 2).max(2));
             }
             let step = (budget / (phases * remaining.len() as u32)).max(1);
             let h = self.halving.as_mut().expect("a halving plan");
@@ -672,6 +705,7 @@ impl<S: State> Search<S> {
                 visits: Vec::new(),
                 value,
                 sims: self.sims,
+                proven: false,
             };
         }
         let mover = root.kind as usize;
@@ -690,19 +724,17 @@ impl<S: State> Search<S> {
             Root::Gumbel => {
                 let pi = self.improved_policy(0);
                 let policy: Vec<(Action, f32)> = range.clone().map(|i| self.nodes[i].action).zip(pi).collect();
-                let max_visits = range.clone().map(|i| self.nodes[i].visits).max().unwrap_or(0);
                 let candidates: Vec<(u32, f32)> = match &self.halving {
                     Some(h) => h.remaining.clone(),
                     None => range.map(|i| (i as u32, 0.0)).collect(),
                 };
+                // The best scored of the candidates searched most (the last phase's survivors).
+                let most = candidates.iter().map(|&(i, _)| self.nodes[i as usize].visits).max().unwrap_or(0);
+                let score = self.root_scores();
                 let best = candidates
                     .iter()
-                    .max_by(|a, b| {
-                        let score = |&(i, g): &(u32, f32)| {
-                            g + self.nodes[i as usize].logit + self.sigma(self.q(i as usize, mover), max_visits)
-                        };
-                        score(a).total_cmp(&score(b))
-                    })
+                    .filter(|&&(i, _)| self.nodes[i as usize].visits == most)
+                    .max_by(|a, b| score(a).total_cmp(&score(b)))
                     .map(|&(i, _)| self.nodes[i as usize].action)
                     .expect("a candidate");
                 (policy, best)
@@ -720,7 +752,11 @@ impl<S: State> Search<S> {
                 (policy, best)
             }
         };
-        let action = decided.flatten().unwrap_or(action);
-        SearchResult { action, policy, visits, value, sims: self.sims }
+        // A proven root teaches and plays the move that proves it.
+        let (action, policy, proven) = match decided.flatten() {
+            Some(a) => (a, policy.iter().map(|&(b, _)| (b, if a == b { 1.0 } else { 0.0 })).collect(), true),
+            None => (action, policy, false),
+        };
+        SearchResult { action, policy, visits, value, sims: self.sims, proven }
     }
 }

@@ -318,7 +318,8 @@ fn play_share<G: Game>(
                         let full = *full;
                         let result = search.result();
                         let mover = slot.state.current_player().expect("a decision");
-                        let action = if slot.plies < config.temperature_plies && full {
+                        // Sampling explores; a proven root has nothing left to explore.
+                        let action = if slot.plies < config.temperature_plies && full && !result.proven {
                             sample_visits(&result.visits, &mut slot.rng).unwrap_or(result.action)
                         } else {
                             result.action

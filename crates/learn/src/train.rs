@@ -7,6 +7,7 @@
 //! trainer can rebuild every position) and `ckpt/` (`last.safetensors` with its sidecar, and
 //! every evaluated generation's).
 
+use crate::ladder::{Evaluation, Ladder};
 use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until};
 use crate::{Evaluator, LearnError};
 use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
@@ -99,14 +100,36 @@ impl GenerationMetrics {
     }
 }
 
-/// What the caller does around the loop: show progress, evaluate checkpoints, ask to stop.
+/// What the caller does around the loop: show progress and evaluations, ask to stop.
 pub trait Hooks {
     /// A generation finished.
     fn generation(&mut self, metrics: &GenerationMetrics);
-    /// Evaluate the checkpoint of `generation` (the caller plays matches); the JSON is logged.
-    fn evaluate(&mut self, checkpoint: &Path, generation: u64) -> Option<serde_json::Value>;
+    /// A self-play game of `generation` finished: `games` and `positions` so far in it (the
+    /// first generations of a large game take minutes).
+    fn selfplay(&self, generation: u64, games: u64, positions: u64) {
+        let _ = (generation, games, positions);
+    }
+    /// The checkpoint of `generation` is being evaluated against the ladder.
+    fn evaluating(&mut self, generation: u64) {
+        let _ = generation;
+    }
+    /// Its evaluation (also written to the metrics log).
+    fn evaluated(&mut self, generation: u64, evaluation: &Evaluation) {
+        let _ = (generation, evaluation);
+    }
     /// Whether the user asked to stop (Ctrl-C): the run saves a checkpoint and returns.
     fn should_stop(&self) -> bool;
+}
+
+/// An evaluation as the metrics log records it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationMetrics {
+    pub event: String,
+    pub generation: u64,
+    pub steps: u64,
+    pub wall_seconds: f64,
+    #[serde(flatten)]
+    pub evaluation: Evaluation,
 }
 
 /// One training position.
@@ -154,13 +177,16 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> LearnError {
     LearnError::Io(format!("cannot {what} '{}': {e}", path.display()))
 }
 
-/// Runs (or resumes) a training run in `dir` until `limit`, returning its progress.
+/// Runs (or resumes) a training run in `dir` until `limit`, returning its progress. Every
+/// `config.eval_every` generations the checkpoint is kept and, with a `ladder`, evaluated
+/// against it.
 pub fn train<G: Game>(
     game: &G,
     config: &AzConfig,
     limit: RunLimit,
     dir: &Path,
     resume: bool,
+    mut ladder: Option<&mut Ladder<G>>,
     hooks: &mut dyn Hooks,
 ) -> Result<Progress, LearnError> {
     let run = RunDir { root: dir.to_path_buf() };
@@ -169,35 +195,7 @@ pub fn train<G: Game>(
         return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));
     }
     let net = net_config(game, &config.net)?;
-    for d in [run.shards(), run.checkpoints()] {
-        std::fs::create_dir_all(&d).map_err(|e| io("create", &d, e))?;
-    }
-    let (mut trainer, mut progress) = if resume {
-        let stored: AzConfig = serde_json::from_str(
-            &std::fs::read_to_string(run.config()).map_err(|e| io("read the run configuration", &run.config(), e))?,
-        )
-        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
-        if stored != *config {
-            return Err(LearnError::Config(format!(
-                "'{}' was made with other settings; resume with the same command (or start a new run)",
-                run.config().display()
-            )));
-        }
-        let (trainer, sidecar) = Trainer::resume(&run.last(), &spec, config.train.clone(), config.threads)?;
-        let progress: Progress = serde_json::from_value(sidecar.run.get("progress").cloned().unwrap_or_default())
-            .map_err(|e| LearnError::Data(format!("the last checkpoint has no run progress: {e}")))?;
-        (trainer, progress)
-    } else {
-        if run.config().exists() || run.last().exists() {
-            return Err(LearnError::Config(format!(
-                "'{}' already holds a run: add --resume to continue it, or choose another --out",
-                dir.display()
-            )));
-        }
-        let text = serde_json::to_string_pretty(config).expect("configs serialise") + "\n";
-        std::fs::write(run.config(), text).map_err(|e| io("write", &run.config(), e))?;
-        (Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default())
-    };
+    let (mut trainer, mut progress) = open_run(config, &run, &net, resume)?;
     let mut window: VecDeque<Sample<G::State>> = VecDeque::new();
     if resume {
         load_window(game, &run, progress.generation, config, &mut window)?;
@@ -207,111 +205,42 @@ pub fn train<G: Game>(
         .append(true)
         .open(run.metrics())
         .map_err(|e| io("write", &run.metrics(), e))?;
-    let session = Instant::now();
-    let base_seconds = progress.seconds;
-    let mut rng = rng_from_seed(derive_seed(config.seed, 0x7a11 + progress.generation));
+    let clock = Clock { session: Instant::now(), base: progress.seconds, limit };
+    let settings = ladder.as_ref().map(|l| l.config().clone());
     loop {
-        progress.seconds = base_seconds + session.elapsed().as_secs_f64();
-        let over_time = limit.seconds.is_some_and(|s| progress.seconds >= s);
+        progress.seconds = clock.seconds();
         let over_steps = limit.steps.is_some_and(|s| progress.steps >= s);
-        if over_time || over_steps || hooks.should_stop() {
+        if clock.over_time() || over_steps || hooks.should_stop() {
             break;
         }
         let generation = progress.generation + 1;
-        // Self-play with the current weights.
-        let network = trainer.network(config.threads);
         let t0 = Instant::now();
-        let seed = derive_seed(config.seed, generation);
-        let shard_path = run.shard(generation);
-        let mut shard =
-            std::io::BufWriter::new(std::fs::File::create(&shard_path).map_err(|e| io("write", &shard_path, e))?);
-        let mut write_error = None;
-        // The time limit and a stop request end a long generation early (Cathedral or Catan
-        // generations take minutes); step limits stay exact, so seeded runs stay reproducible.
-        let out_of_time = || {
-            limit.seconds.is_some_and(|s| base_seconds + session.elapsed().as_secs_f64() >= s) || hooks.should_stop()
-        };
-        let (games, stats) = self_play_until(
-            game,
-            &network,
-            &config.selfplay,
-            config.games_per_generation,
-            seed,
-            config.threads,
-            &out_of_time,
-            |g| {
-                if let Err(e) =
-                    serde_json::to_writer(&mut shard, g).map_err(std::io::Error::other).and_then(|_| writeln!(shard))
-                {
-                    write_error.get_or_insert(e);
-                }
-            },
-        )?;
-        shard.flush().map_err(|e| io("write", &shard_path, e))?;
-        if let Some(e) = write_error {
-            return Err(io("write", &shard_path, e));
-        }
-        if games.is_empty() {
-            // Stopped before any game ended: no generation took place. A resumed run plays this
-            // one from its seed, so neither its empty shard nor a metrics line may remain.
-            std::fs::remove_file(&shard_path).map_err(|e| io("remove", &shard_path, e))?;
+        let Some((games, stats)) = play_generation(game, config, &trainer, &run, generation, &clock, hooks)? else {
             break;
-        }
+        };
         let selfplay_seconds = t0.elapsed().as_secs_f64();
         let mut new_positions = 0;
-        let mut lengths = 0usize;
         for g in &games {
-            lengths += g.actions.len();
             new_positions += add_game(game, g, config.value_mix, &mut window)?;
         }
         while window.len() > config.window {
             window.pop_front();
         }
-        // Training on the window.
         let t1 = Instant::now();
-        let mut sums = [0.0f64; 5];
-        let mut steps = 0u64;
-        if window.len() >= config.min_window.max(1) {
-            let wanted = ((new_positions as f64 * config.reuse) / config.batch as f64).ceil().max(1.0) as u64;
-            let wanted = match limit.steps {
-                Some(max) => wanted.min(max.saturating_sub(progress.steps)),
-                None => wanted,
-            };
-            // The learning rate anneals to the end of the run: a step limit is that end; a time
-            // limit is reached at the pace so far (steps per second of the whole run).
-            let elapsed = base_seconds + session.elapsed().as_secs_f64();
-            let by_time = limit.seconds.map(|s| {
-                let pace = (progress.steps + wanted) as f64 / elapsed.max(1.0);
-                (pace * s).ceil() as u64
-            });
-            if let Some(end) = match (limit.steps, by_time) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            } {
-                trainer.set_horizon(end.max(progress.steps + wanted));
-            }
-            for _ in 0..wanted {
-                if out_of_time() {
-                    break;
-                }
-                let batch = sample_batch(&window, &net, config.batch, &mut rng);
-                let l = trainer.train_step(&batch)?;
-                sums[0] += l.policy;
-                sums[1] += l.value;
-                sums[2] += l.entropy;
-                sums[3] = l.lr;
-                sums[4] += l.ownership;
-                steps += 1;
-            }
-        }
+        // Each generation samples from its own stream, so a resumed run draws the batches the
+        // uninterrupted one would have.
+        let mut rng = rng_from_seed(derive_seed(config.seed, 0x7a11 + generation));
+        let sums =
+            train_generation(&mut trainer, &window, &net, config, new_positions, &progress, &clock, &mut rng, hooks)?;
         let train_seconds = t1.elapsed().as_secs_f64();
         progress.generation = generation;
         progress.games += stats.games;
         progress.positions += stats.positions;
         progress.steps = trainer.step();
-        progress.seconds = base_seconds + session.elapsed().as_secs_f64();
-        save_last(&trainer, &run, config, &progress)?;
-        let per = |x: f64| if steps > 0 { x / steps as f64 } else { 0.0 };
+        progress.seconds = clock.seconds();
+        trainer.save_resumable(&run.last(), sidecar(config, &progress, settings.as_ref()))?;
+        let lengths: usize = games.iter().map(|g| g.actions.len()).sum();
+        let per = |x: f64| if sums.steps > 0 { x / sums.steps as f64 } else { 0.0 };
         let m = GenerationMetrics {
             event: "generation".into(),
             generation,
@@ -325,39 +254,270 @@ pub fn train<G: Game>(
             mean_batch: stats.evaluations as f64 / stats.batches.max(1) as f64,
             mean_game_length: lengths as f64 / games.len().max(1) as f64,
             train_seconds,
-            samples_per_second: (steps as f64 * config.batch as f64) / train_seconds.max(1e-9),
-            policy_loss: per(sums[0]),
-            value_loss: per(sums[1]),
-            ownership_loss: per(sums[4]),
-            entropy: per(sums[2]),
-            lr: sums[3],
+            samples_per_second: (sums.steps as f64 * config.batch as f64) / train_seconds.max(1e-9),
+            policy_loss: per(sums.policy),
+            value_loss: per(sums.value),
+            ownership_loss: per(sums.ownership),
+            entropy: per(sums.entropy),
+            lr: sums.lr,
             wall_seconds: progress.seconds,
         };
-        writeln!(metrics, "{}", serde_json::to_string(&m).expect("metrics serialise"))
-            .and_then(|_| metrics.flush())
-            .map_err(|e| io("write", &run.metrics(), e))?;
+        write_metrics(&mut metrics, &run, &m)?;
         hooks.generation(&m);
         if config.eval_every > 0 && generation.is_multiple_of(config.eval_every) {
             let path = run.generation_checkpoint(generation);
-            trainer.save(&path, sidecar(config, &progress))?;
-            if let Some(mut result) = hooks.evaluate(&path, generation) {
-                if let Some(obj) = result.as_object_mut() {
-                    obj.insert("event".into(), "evaluation".into());
-                    obj.insert("generation".into(), generation.into());
-                    obj.insert("steps".into(), progress.steps.into());
-                    obj.insert("wall_seconds".into(), (base_seconds + session.elapsed().as_secs_f64()).into());
-                }
-                writeln!(metrics, "{result}")
-                    .and_then(|_| metrics.flush())
-                    .map_err(|e| io("write", &run.metrics(), e))?;
+            trainer.save(&path, sidecar(config, &progress, settings.as_ref()))?;
+            if let Some(ladder) = ladder.as_deref_mut() {
+                hooks.evaluating(generation);
+                let evaluation = ladder.evaluate(&path, generation);
+                let line = EvaluationMetrics {
+                    event: "evaluation".into(),
+                    generation,
+                    steps: progress.steps,
+                    wall_seconds: clock.seconds(),
+                    evaluation,
+                };
+                write_metrics(&mut metrics, &run, &line)?;
+                hooks.evaluated(generation, &line.evaluation);
             }
         }
     }
-    save_last(&trainer, &run, config, &progress)?;
+    trainer.save_resumable(&run.last(), sidecar(config, &progress, settings.as_ref()))?;
     Ok(progress)
 }
 
-fn sidecar(config: &AzConfig, progress: &Progress) -> Sidecar {
+/// The wall clock of a run: this session's time on top of earlier sessions'.
+struct Clock {
+    session: Instant,
+    base: f64,
+    limit: RunLimit,
+}
+
+impl Clock {
+    fn seconds(&self) -> f64 {
+        self.base + self.session.elapsed().as_secs_f64()
+    }
+
+    fn over_time(&self) -> bool {
+        self.limit.seconds.is_some_and(|s| self.seconds() >= s)
+    }
+}
+
+fn write_metrics(file: &mut std::fs::File, run: &RunDir, line: &impl Serialize) -> Result<(), LearnError> {
+    writeln!(file, "{}", serde_json::to_string(line).expect("metrics serialise"))
+        .and_then(|_| file.flush())
+        .map_err(|e| io("write", &run.metrics(), e))
+}
+
+/// A new run (its configuration written), or the checkpoint and progress of the one in `run`
+/// after checking that it was made with the same settings.
+fn open_run(config: &AzConfig, run: &RunDir, net: &NetConfig, resume: bool) -> Result<(Trainer, Progress), LearnError> {
+    if !resume {
+        if run.config().exists() || run.last().exists() {
+            return Err(LearnError::Config(format!(
+                "'{}' already holds a run: add --resume to continue it, or choose another --out",
+                run.root.display()
+            )));
+        }
+        for d in [run.shards(), run.checkpoints()] {
+            std::fs::create_dir_all(&d).map_err(|e| io("create", &d, e))?;
+        }
+        let text = serde_json::to_string_pretty(config).expect("configs serialise") + "\n";
+        meeple_arena::files::write_atomic(&run.config(), text.as_bytes()).map_err(|e| io("write", &run.config(), e))?;
+        return Ok((Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default()));
+    }
+    let text = meeple_game::limits::read_text(&run.config(), meeple_game::limits::MAX_TEXT_FILE, "run configuration")?;
+    let stored: AzConfig = serde_json::from_str(&text)
+        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
+    if let Some(why) = config_difference(&stored, config) {
+        return Err(LearnError::Config(format!(
+            "cannot resume the run in '{}': it was made with {why}; resume with the same settings, or start a new \
+             run with another --out",
+            run.root.display()
+        )));
+    }
+    let resumed = Trainer::resume(&run.last(), &config.game, config.train.clone(), config.threads)?;
+    if resumed.trainer.config() != net {
+        return Err(LearnError::Config(format!(
+            "cannot resume the run in '{}': its checkpoint holds the network '{}', this run asks for '{}'",
+            run.root.display(),
+            resumed.trainer.config().spec(),
+            net.spec()
+        )));
+    }
+    let progress: Progress = serde_json::from_value(resumed.sidecar.run.get("progress").cloned().unwrap_or_default())
+        .map_err(|e| LearnError::Data(format!("the last checkpoint has no run progress: {e}")))?;
+    Ok((resumed.trainer, progress))
+}
+
+/// The command-line option behind each setting of a run, for messages.
+const OPTIONS: &[(&str, &str)] = &[
+    ("game", "the game"),
+    ("net", "--net"),
+    ("selfplay.search.sims", "--sims"),
+    ("selfplay.search.root", "--root"),
+    ("selfplay.in_flight", "--in-flight"),
+    ("selfplay.random_opening_share", "--random-opening-share"),
+    ("selfplay.random_opening_plies", "--random-opening-plies"),
+    ("train.lr", "--lr"),
+    ("batch", "--batch"),
+    ("window", "--window"),
+    ("games_per_generation", "--games"),
+    ("reuse", "--reuse"),
+    ("eval_every", "--eval-every"),
+    ("seed", "--seed"),
+    ("threads", "--threads"),
+];
+
+/// The first setting in which a stored run configuration differs from this run's, as
+/// "--sims 64 (this run: 128)"; `None` when they are the same.
+pub fn config_difference(stored: &AzConfig, now: &AzConfig) -> Option<String> {
+    fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<(String, String, String)> {
+        match (a, b) {
+            (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                keys.into_iter().find_map(|k| {
+                    let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    let null = serde_json::Value::Null;
+                    walk(&sub, x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null))
+                })
+            }
+            _ if a != b => Some((path.to_string(), a.to_string(), b.to_string())),
+            _ => None,
+        }
+    }
+    let (a, b) = (serde_json::to_value(stored).ok()?, serde_json::to_value(now).ok()?);
+    // The settings a user gives first, in the order of the options; then any other.
+    let named = OPTIONS.iter().find_map(|(path, _)| {
+        let pointer = format!("/{}", path.replace('.', "/"));
+        let (x, y) = (a.pointer(&pointer), b.pointer(&pointer));
+        (x != y).then(|| {
+            let show = |v: Option<&serde_json::Value>| v.map_or("nothing".to_string(), |v| v.to_string());
+            (path.to_string(), show(x), show(y))
+        })
+    });
+    let (path, was, is) = named.or_else(|| walk("", &a, &b))?;
+    let name = OPTIONS.iter().find(|(p, _)| *p == path).map_or(path.as_str(), |(_, o)| o);
+    Some(format!("{name} {was} (this run: {is})"))
+}
+
+/// Plays one generation of self-play with the trainer's current weights, writing its games to
+/// the generation's shard. `None` when it was stopped before any game ended: no generation took
+/// place (nothing is written, so a resumed run plays it again from its seed).
+fn play_generation<G: Game>(
+    game: &G,
+    config: &AzConfig,
+    trainer: &Trainer,
+    run: &RunDir,
+    generation: u64,
+    clock: &Clock,
+    hooks: &dyn Hooks,
+) -> Result<Option<(Vec<SelfPlayGame>, crate::SelfPlayStats)>, LearnError> {
+    let network = trainer.network(config.threads);
+    let seed = derive_seed(config.seed, generation);
+    // The time limit and a stop request end a long generation early (Cathedral or Catan
+    // generations take minutes); step limits stay exact, so seeded runs stay reproducible.
+    let out_of_time = || clock.over_time() || hooks.should_stop();
+    let (mut games_done, mut positions) = (0u64, 0u64);
+    let (games, stats) = self_play_until(
+        game,
+        &network,
+        &config.selfplay,
+        config.games_per_generation,
+        seed,
+        config.threads,
+        &out_of_time,
+        |g| {
+            games_done += 1;
+            positions += g.positions.len() as u64;
+            hooks.selfplay(generation, games_done, positions);
+        },
+    )?;
+    // The shard holds the games in index order, the order the window takes them in, so a
+    // resumed run that reads it back trains on the same window as the uninterrupted run.
+    let shard_path = run.shard(generation);
+    if games.is_empty() {
+        return Ok(None);
+    }
+    let mut shard =
+        std::io::BufWriter::new(std::fs::File::create(&shard_path).map_err(|e| io("write", &shard_path, e))?);
+    for g in &games {
+        serde_json::to_writer(&mut shard, g)
+            .map_err(std::io::Error::other)
+            .and_then(|_| writeln!(shard))
+            .map_err(|e| io("write", &shard_path, e))?;
+    }
+    shard.flush().map_err(|e| io("write", &shard_path, e))?;
+    Ok(Some((games, stats)))
+}
+
+/// Sums of a generation's training losses.
+#[derive(Default)]
+struct LossSums {
+    steps: u64,
+    policy: f64,
+    value: f64,
+    ownership: f64,
+    entropy: f64,
+    /// The last step's learning rate.
+    lr: f64,
+}
+
+/// Trains on the window after a generation: `new_positions x reuse / batch` steps (fewer at
+/// the step limit or when time runs out), with the learning rate annealed to the run's end.
+#[allow(clippy::too_many_arguments)]
+fn train_generation<S: State>(
+    trainer: &mut Trainer,
+    window: &VecDeque<Sample<S>>,
+    net: &NetConfig,
+    config: &AzConfig,
+    new_positions: usize,
+    progress: &Progress,
+    clock: &Clock,
+    rng: &mut Rng,
+    hooks: &dyn Hooks,
+) -> Result<LossSums, LearnError> {
+    let mut sums = LossSums::default();
+    if window.len() < config.min_window.max(1) {
+        return Ok(sums);
+    }
+    let limit = clock.limit;
+    let wanted = ((new_positions as f64 * config.reuse) / config.batch as f64).ceil().max(1.0) as u64;
+    let wanted = match limit.steps {
+        Some(max) => wanted.min(max.saturating_sub(progress.steps)),
+        None => wanted,
+    };
+    // A step limit is the run's end; a time limit is reached at the pace so far (steps per
+    // second of the whole run).
+    let by_time = limit.seconds.map(|s| {
+        let pace = (progress.steps + wanted) as f64 / clock.seconds().max(1.0);
+        (pace * s).ceil() as u64
+    });
+    if let Some(end) = match (limit.steps, by_time) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    } {
+        trainer.set_horizon(end.max(progress.steps + wanted));
+    }
+    for _ in 0..wanted {
+        if clock.over_time() || hooks.should_stop() {
+            break;
+        }
+        let batch = sample_batch(window, net, config.batch, rng);
+        let l = trainer.train_step(&batch)?;
+        sums.policy += l.policy;
+        sums.value += l.value;
+        sums.entropy += l.entropy;
+        sums.ownership += l.ownership;
+        sums.lr = l.lr;
+        sums.steps += 1;
+    }
+    Ok(sums)
+}
+
+/// The sidecar of a run's checkpoint: the run's configuration and progress, the evaluation
+/// settings, and the commit of the meeple that trained it.
+fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::ladder::LadderConfig>) -> Sidecar {
     Sidecar {
         format: meeple_nn::SIDECAR_FORMAT,
         net: NetConfig {
@@ -372,12 +532,13 @@ fn sidecar(config: &AzConfig, progress: &Progress) -> Sidecar {
         },
         game: config.game.clone(),
         step: 0,
-        run: serde_json::json!({ "config": config, "progress": progress }),
+        run: serde_json::json!({
+            "config": config,
+            "progress": progress,
+            "evaluation": evaluation,
+            "commit": env!("MEEPLE_COMMIT"),
+        }),
     }
-}
-
-fn save_last(trainer: &Trainer, run: &RunDir, config: &AzConfig, progress: &Progress) -> Result<(), LearnError> {
-    Ok(trainer.save(&run.last(), sidecar(config, progress))?)
 }
 
 /// Adds a game's decisions to the window; returns how many.

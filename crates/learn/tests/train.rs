@@ -26,9 +26,6 @@ impl Hooks for Quiet {
         );
         self.generations.push(m.clone());
     }
-    fn evaluate(&mut self, _checkpoint: &Path, _generation: u64) -> Option<serde_json::Value> {
-        None
-    }
     fn should_stop(&self) -> bool {
         false
     }
@@ -102,7 +99,7 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
     let d = dir("ttt");
     let mut hooks = Quiet { generations: Vec::new() };
     let progress =
-        train(&TicTacToe, &small(1), RunLimit { seconds: Some(90.0), steps: Some(1500) }, &d, false, &mut hooks)
+        train(&TicTacToe, &small(1), RunLimit { seconds: Some(90.0), steps: Some(1500) }, &d, false, None, &mut hooks)
             .unwrap();
     assert!(progress.steps > 0 && progress.games > 0);
     let model = RunDir { root: d.clone() }.last();
@@ -143,8 +140,8 @@ fn the_same_seed_gives_the_same_checkpoint_and_runs_resume() {
     let limit = RunLimit { seconds: None, steps: Some(6) };
     let (a, b) = (dir("same-a"), dir("same-b"));
     let mut hooks = Quiet { generations: Vec::new() };
-    train(&TicTacToe, &config, limit, &a, false, &mut hooks).unwrap();
-    train(&TicTacToe, &config, limit, &b, false, &mut hooks).unwrap();
+    train(&TicTacToe, &config, limit, &a, false, None, &mut hooks).unwrap();
+    train(&TicTacToe, &config, limit, &b, false, None, &mut hooks).unwrap();
     // The same outputs on every position of a few random games (the file's tensor order may
     // differ; the weights may not).
     let outputs = |d: &Path| {
@@ -165,15 +162,64 @@ fn the_same_seed_gives_the_same_checkpoint_and_runs_resume() {
     };
     assert!(outputs(&a) == outputs(&b), "same seed, one thread: the same weights");
     // A second run into the same directory is refused; --resume continues it.
-    let err = train(&TicTacToe, &config, limit, &a, false, &mut hooks).unwrap_err().to_string();
+    let err = train(&TicTacToe, &config, limit, &a, false, None, &mut hooks).unwrap_err().to_string();
     assert!(err.contains("already holds a run"), "{err}");
     let more = RunLimit { seconds: None, steps: Some(12) };
-    let resumed = train(&TicTacToe, &config, more, &a, true, &mut hooks).unwrap();
+    let resumed = train(&TicTacToe, &config, more, &a, true, None, &mut hooks).unwrap();
     assert!(resumed.steps >= 12 && resumed.generation > 1, "{resumed:?}");
     let mut other = config.clone();
     other.batch = 64;
-    let err = train(&TicTacToe, &other, more, &a, true, &mut hooks).unwrap_err().to_string();
-    assert!(err.contains("other settings"), "{err}");
+    let err = train(&TicTacToe, &other, more, &a, true, None, &mut hooks).unwrap_err().to_string();
+    assert!(err.contains("it was made with --batch 128 (this run: 64)"), "{err}");
+    let mut other = config.clone();
+    other.game = "connect4:rows=6,cols=7".into();
+    let c4 = meeple_games::Connect4::default();
+    let err = train(&c4, &other, more, &a, true, None, &mut hooks).unwrap_err().to_string();
+    assert!(err.contains("it was made with the game \"tictactoe\" (this run: \"connect4:rows=6,cols=7\")"), "{err}");
+}
+
+/// The outputs of the run's last network on every position of a few random games.
+fn last_outputs(d: &Path) -> Vec<meeple_nn::Output> {
+    let (net, _) = meeple_nn::Network::load(&RunDir { root: d.to_path_buf() }.last(), None, 1).unwrap();
+    let (mut obs, mut all, mut legal) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rng = rng_from_seed(3);
+    for _ in 0..5 {
+        let mut s = TicTacToe.initial_state();
+        while let Some(p) = s.current_player() {
+            s.observation(p, &mut obs);
+            all.push(net.evaluate(&obs, 1).unwrap());
+            s.apply_unchecked(s.random_action(&mut rng, &mut legal));
+        }
+    }
+    all
+}
+
+#[test]
+fn a_resumed_run_goes_on_exactly_as_the_uninterrupted_one() {
+    let mut config = small(5);
+    config.threads = 1;
+    config.games_per_generation = 16;
+    config.selfplay.in_flight = 16;
+    config.min_window = 32;
+    config.reuse = 1.0;
+    let mut hooks = Quiet { generations: Vec::new() };
+    let (half, full) = (RunLimit { seconds: None, steps: Some(4) }, RunLimit { seconds: None, steps: Some(8) });
+    let whole = dir("exact-whole");
+    train(&TicTacToe, &config, full, &whole, false, None, &mut hooks).unwrap();
+    let parts = dir("exact-parts");
+    let first = train(&TicTacToe, &config, half, &parts, false, None, &mut hooks).unwrap();
+    assert!(first.steps == 4 && first.generation >= 2, "{first:?}: the stop falls between generations");
+    train(&TicTacToe, &config, full, &parts, true, None, &mut hooks).unwrap();
+    let state = |d: &Path| std::fs::read(meeple_nn::optimizer_path(&RunDir { root: d.to_path_buf() }.last())).unwrap();
+    assert!(state(&whole) == state(&parts), "the same optimiser moments");
+    assert!(last_outputs(&whole) == last_outputs(&parts), "the same weights");
+    // Without the moments (a checkpoint of an older meeple) the resumed run drifts: the
+    // comparison above can fail.
+    let fresh = dir("exact-fresh");
+    train(&TicTacToe, &config, half, &fresh, false, None, &mut hooks).unwrap();
+    std::fs::remove_file(meeple_nn::optimizer_path(&RunDir { root: fresh.clone() }.last())).unwrap();
+    train(&TicTacToe, &config, full, &fresh, true, None, &mut hooks).unwrap();
+    assert!(last_outputs(&whole) != last_outputs(&fresh), "fresh moments give other weights");
 }
 
 /// Stops on every call after the first `allowed`.
@@ -186,9 +232,6 @@ struct StopAfter {
 impl Hooks for StopAfter {
     fn generation(&mut self, _m: &GenerationMetrics) {
         self.generations += 1;
-    }
-    fn evaluate(&mut self, _checkpoint: &Path, _generation: u64) -> Option<serde_json::Value> {
-        None
     }
     fn should_stop(&self) -> bool {
         self.calls.set(self.calls.get() + 1);
@@ -206,7 +249,7 @@ fn a_stop_before_any_game_ends_leaves_no_empty_generation() {
     // The loop's own check passes; self-play is told to stop at once.
     let mut hooks = StopAfter { calls: std::cell::Cell::new(0), allowed: 1, generations: 0 };
     let limit = RunLimit { seconds: None, steps: Some(4) };
-    let progress = train(&TicTacToe, &config, limit, &d, false, &mut hooks).unwrap();
+    let progress = train(&TicTacToe, &config, limit, &d, false, None, &mut hooks).unwrap();
     assert_eq!((progress.generation, progress.games, hooks.generations), (0, 0, 0), "{progress:?}");
     let run = RunDir { root: d.clone() };
     assert!(!run.shard(1).exists(), "no shard for a generation that played no game");
@@ -214,7 +257,7 @@ fn a_stop_before_any_game_ends_leaves_no_empty_generation() {
     assert!(!metrics.contains(r#""event":"generation""#), "{metrics}");
     // The run resumes and plays generation 1 as if nothing had happened.
     let mut quiet = Quiet { generations: Vec::new() };
-    let resumed = train(&TicTacToe, &config, limit, &d, true, &mut quiet).unwrap();
+    let resumed = train(&TicTacToe, &config, limit, &d, true, None, &mut quiet).unwrap();
     assert!(resumed.generation >= 1 && resumed.games >= 16, "{resumed:?}");
     assert_eq!(quiet.generations[0].generation, 1);
     assert!(run.shard(1).exists());
@@ -317,7 +360,7 @@ fn an_ownership_head_learns_who_holds_the_cells_and_its_network_plays() {
     config.threads = 1;
     let d = dir("ownership");
     let mut hooks = Quiet { generations: Vec::new() };
-    train(&TicTacToe, &config, RunLimit { seconds: None, steps: Some(120) }, &d, false, &mut hooks).unwrap();
+    train(&TicTacToe, &config, RunLimit { seconds: None, steps: Some(120) }, &d, false, None, &mut hooks).unwrap();
     let trained: Vec<f64> = hooks.generations.iter().filter(|g| g.trained()).map(|g| g.ownership_loss).collect();
     assert!(trained.len() >= 2, "{trained:?}");
     // Marks stay where they are put: the final board is learned from the position quickly.
@@ -338,6 +381,7 @@ fn an_ownership_head_learns_who_holds_the_cells_and_its_network_plays() {
         RunLimit { seconds: None, steps: Some(1) },
         &dir("own-bad"),
         false,
+        None,
         &mut hooks,
     )
     .unwrap_err()

@@ -194,25 +194,29 @@ impl Fast {
     }
 
     fn chunk(&self, obs: &[f32], batch: usize, logits: &mut [f32], vals: &mut [f32]) {
-        SCRATCH.with(|s| {
-            let s = &mut *s.borrow_mut();
-            match self.config.trunk {
-                Trunk::Resnet { .. } => self.tower(obs, batch, s, logits),
-                Trunk::Mlp { .. } => self.mlp(obs, batch, s),
-            }
-            if let Some(fc) = &self.policy_fc {
-                fc.product(&s.policy_in, batch, logits);
-                add_bias(logits, &fc.bias, false);
-            }
-            let hidden = sized(&mut s.hidden, batch * self.value_fc.outputs);
-            self.value_fc.product(&s.value_in, batch, hidden);
-            add_bias(hidden, &self.value_fc.bias, true);
-            self.value_out.product(hidden, batch, vals);
-            add_bias(vals, &self.value_out.bias, false);
-            for v in vals.iter_mut() {
-                *v = 1.0 / (1.0 + (-*v).exp());
-            }
-        });
+        // The scratch is taken out of the thread's slot for the whole chunk, not borrowed: a wide
+        // product runs on the rayon pool, and a thread waiting in it may start another chunk of
+        // its own (work stealing), which then finds the slot empty and uses fresh buffers
+        // instead of finding it borrowed.
+        let mut scratch = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let s = &mut scratch;
+        match self.config.trunk {
+            Trunk::Resnet { .. } => self.tower(obs, batch, s, logits),
+            Trunk::Mlp { .. } => self.mlp(obs, batch, s),
+        }
+        if let Some(fc) = &self.policy_fc {
+            fc.product(&s.policy_in, batch, logits);
+            add_bias(logits, &fc.bias, false);
+        }
+        let hidden = sized(&mut s.hidden, batch * self.value_fc.outputs);
+        self.value_fc.product(&s.value_in, batch, hidden);
+        add_bias(hidden, &self.value_fc.bias, true);
+        self.value_out.product(hidden, batch, vals);
+        add_bias(vals, &self.value_out.bias, false);
+        for v in vals.iter_mut() {
+            *v = 1.0 / (1.0 + (-*v).exp());
+        }
+        SCRATCH.with(|s| *s.borrow_mut() = scratch);
     }
 
     fn mlp(&self, obs: &[f32], batch: usize, s: &mut Scratch) {

@@ -1076,9 +1076,51 @@ const BETA1: f32 = 0.9;
 const BETA2: f32 = 0.999;
 const EPSILON: f32 = 1e-5;
 
+/// The first bytes of a saved optimiser state.
+const ADAMW_MAGIC: &[u8; 12] = b"meeple-adamw";
+
 impl AdamW {
     pub(crate) fn new(len: usize) -> Self {
         AdamW { m: vec![0.0; len], v: vec![0.0; len], t: 0 }
+    }
+
+    /// The state as bytes: a magic, the trainer's `step` (checked against the weights' on
+    /// resume), AdamW's step count and length, then both moments, little-endian.
+    pub(crate) fn to_bytes(&self, step: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(32 + 8 * self.m.len());
+        out.extend_from_slice(ADAMW_MAGIC);
+        out.extend_from_slice(&step.to_le_bytes());
+        out.extend_from_slice(&(self.t as u32).to_le_bytes());
+        out.extend_from_slice(&(self.m.len() as u64).to_le_bytes());
+        for x in self.m.iter().chain(&self.v) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads [`AdamW::to_bytes`] for `len` parameters and the trainer's `step`; why not where
+    /// it does not fit.
+    pub(crate) fn from_bytes(bytes: &[u8], len: usize, step: u64) -> Result<Self, String> {
+        let header = 12 + 8 + 4 + 8;
+        if bytes.len() < header || &bytes[..12] != ADAMW_MAGIC {
+            return Err("not a meeple optimiser state".into());
+        }
+        let saved_step = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+        if saved_step != step {
+            return Err(format!("an optimiser state from step {saved_step}, beside weights from step {step}"));
+        }
+        let t = u32::from_le_bytes(bytes[20..24].try_into().expect("4 bytes"));
+        let stored = u64::from_le_bytes(bytes[24..32].try_into().expect("8 bytes"));
+        if stored != len as u64 || bytes.len() != header + 8 * len {
+            return Err(format!("an optimiser state for {stored} parameters, not this network's {len}"));
+        }
+        let floats: Vec<f32> =
+            bytes[header..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+        if floats.iter().any(|x| !x.is_finite()) || t > i32::MAX as u32 {
+            return Err("an optimiser state with values that are not finite".into());
+        }
+        let (m, v) = floats.split_at(len);
+        Ok(AdamW { m: m.to_vec(), v: v.to_vec(), t: t as i32 })
     }
 
     /// One step: each parameter tensor's gradient scaled down to norm `clip` if above it, the

@@ -440,10 +440,35 @@ impl Trainer {
         Self::from_model(config, train, &model, 0, threads)
     }
 
-    /// Continues from a checkpoint (its weights; the optimiser's moments start again).
-    pub fn resume(path: &Path, game: &str, train: TrainConfig, threads: usize) -> Result<(Self, Sidecar), NnError> {
+    /// Continues from a checkpoint: its weights, and AdamW's moments and step count where
+    /// [`Trainer::save_resumable`] wrote them beside it (a checkpoint without them, from an older
+    /// meeple, starts the moments again; `restored` in the answer says which).
+    pub fn resume(path: &Path, game: &str, train: TrainConfig, threads: usize) -> Result<Resumed, NnError> {
         let (model, sidecar) = load(path, Some(game), &Device::flex())?;
-        Ok((Self::from_model(sidecar.net.clone(), train, &model, sidecar.step, threads), sidecar))
+        let mut trainer = Self::from_model(sidecar.net.clone(), train, &model, sidecar.step, threads);
+        let state = optimizer_path(path);
+        let restored = match std::fs::metadata(&state) {
+            Err(_) => false,
+            Ok(m) if m.len() > 16 * (trainer.model.theta.len() as u64 + 8) => {
+                return Err(checkpoint_error(
+                    path,
+                    format!("'{}' is larger than this network's optimiser state", state.display()),
+                ));
+            }
+            Ok(_) => {
+                let bytes = std::fs::read(&state)
+                    .map_err(|e| checkpoint_error(path, format!("cannot read '{}': {e}", state.display())))?;
+                trainer.optim =
+                    grad::AdamW::from_bytes(&bytes, trainer.model.theta.len(), trainer.step).map_err(|e| {
+                        checkpoint_error(
+                            path,
+                            format!("'{}': {e} (remove it to go on with fresh moments)", state.display()),
+                        )
+                    })?;
+                true
+            }
+        };
+        Ok(Resumed { trainer, sidecar, restored })
     }
 
     fn from_model(config: NetConfig, train: TrainConfig, model: &PolicyValueNet, step: u64, threads: usize) -> Self {
@@ -523,4 +548,32 @@ impl Trainer {
         sidecar.step = self.step;
         save(&self.model.to_burn(&Device::flex()), &self.config, path, &sidecar)
     }
+
+    /// [`Trainer::save`], and AdamW's state beside the weights ([`optimizer_path`]), so that
+    /// [`Trainer::resume`] goes on exactly where this left off. Both carry the step: a pair cut
+    /// apart by an interruption between the two writes is refused on resume, not mixed.
+    pub fn save_resumable(&self, path: &Path, sidecar: Sidecar) -> Result<(), NnError> {
+        let state = optimizer_path(path);
+        let tmp = state.with_extension(format!("adamw.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, self.optim.to_bytes(self.step)).and_then(|()| std::fs::rename(&tmp, &state)).map_err(
+            |e| {
+                let _ = std::fs::remove_file(&tmp);
+                checkpoint_error(path, format!("cannot write the optimiser state: {e}"))
+            },
+        )?;
+        self.save(path, sidecar)
+    }
+}
+
+/// A trainer continued from a checkpoint.
+pub struct Resumed {
+    pub trainer: Trainer,
+    pub sidecar: Sidecar,
+    /// Whether AdamW's moments were restored (false: the checkpoint had none beside it).
+    pub restored: bool,
+}
+
+/// Where [`Trainer::save_resumable`] keeps the optimiser state of the checkpoint at `path`.
+pub fn optimizer_path(path: &Path) -> PathBuf {
+    path.with_extension("adamw")
 }

@@ -269,3 +269,28 @@ fn the_fast_forward_pass_equals_burns() {
         assert_eq!(net.evaluate_serial(&obs, batch).unwrap(), fast, "{spec}: on one thread, the same outputs");
     }
 }
+
+#[test]
+fn a_wide_network_evaluates_from_several_threads_at_once() {
+    // Wide products go parallel inside a chunk; a pool thread waiting in one may start another
+    // chunk on the same thread. Several callers at once, each with its own two-thread pool.
+    let config = NetConfig::from_spec("resnet:blocks=2,channels=128", &[3, 6, 7], 7, 2, None).unwrap();
+    let net = Network::new(config.clone(), 3, 2);
+    let batch = 32;
+    let obs = observations(&config, batch);
+    let expected = net.evaluate_serial(&obs, batch).unwrap();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| {
+                    for _ in 0..3 {
+                        assert_eq!(net.evaluate(&obs, batch).unwrap(), expected, "the same outputs on every thread");
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("no thread panics");
+        }
+    });
+}

@@ -2,11 +2,11 @@
 //! game. Each is implemented once, generically, over meeple's `Game`/`State`; the Python layer
 //! only sees these traits.
 
-use meeple_arena::{MatchConfig, run_match};
+use meeple_arena::{MatchConfig, run_match_from, total_games, validate};
 use meeple_game::{
     Action, Budget, Error, Game, GameRecord, Player, State, Turn, limits, replay, rng_from_seed, sample_chance,
 };
-use meeple_learn::{agent_infos, make_agent};
+use meeple_learn::{agent_infos, extension, make_agent};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -25,7 +25,9 @@ pub trait DynGame: Send + Sync {
     fn agent_names(&self) -> Vec<&'static str>;
     fn agent(&self, spec: &str, seed: u64) -> Result<Box<dyn DynAgent>, Error>;
     /// Plays a match and returns its summary as JSON (what `meeple arena --json` writes).
-    fn arena(&self, config: &MatchConfig) -> Result<String, Error>;
+    /// A match's summary as JSON; with `records`, its games written there (`resume`: the file's
+    /// finished games kept, checked and replayed, and only the missing ones played).
+    fn arena(&self, config: &MatchConfig, records: Option<&std::path::Path>, resume: bool) -> Result<String, Error>;
     /// Replays a record, checking every move; every state from the first to the last.
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error>;
     fn vec_env(&self, config: VecEnvConfig) -> Result<Box<dyn DynVecEnv>, Error>;
@@ -97,8 +99,29 @@ impl<G: Game> DynGame for GameBox<G> {
         let agent = make_agent(&self.0, spec, seed)?;
         Ok(Box::new(AgentBox::<G::State> { agent, game: G::INFO.name }))
     }
-    fn arena(&self, config: &MatchConfig) -> Result<String, Error> {
-        let (summary, _) = run_match(&self.0, config, |_| {})?;
+    fn arena(&self, config: &MatchConfig, records: Option<&std::path::Path>, resume: bool) -> Result<String, Error> {
+        let agents = extension();
+        let total = total_games(self.0.num_players(), config);
+        validate(&self.0, &agents, config)?;
+        let done = match records {
+            Some(path) if resume => meeple_arena::records::resume(path, total)?.0,
+            _ => Vec::new(),
+        };
+        let writer = match records {
+            Some(path) => Some(std::sync::Mutex::new(meeple_arena::records::Writer::open(path, resume, &done)?)),
+            None => None,
+        };
+        let write_error = std::sync::Mutex::new(None);
+        let (summary, _) = run_match_from(&self.0, &agents, config, done, |g| {
+            if let Some(w) = &writer
+                && let Err(e) = w.lock().unwrap_or_else(|e| e.into_inner()).push(g)
+            {
+                write_error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            }
+        })?;
+        if let Some(e) = write_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(Error::Invalid(format!("writing records failed: {e}")));
+        }
         Ok(serde_json::to_string(&summary).expect("summaries serialise"))
     }
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error> {

@@ -10,7 +10,8 @@ mod dynamic;
 mod vecenv;
 
 use dynamic::{DynAgent, DynGame, DynState, check_threads, make_game};
-use meeple_arena::{MatchConfig, PlayedGame};
+use meeple_arena::MatchConfig;
+use meeple_arena::records::{Entry, ReadOptions};
 use meeple_game::{Action, Budget, Error, GameRecord, Turn, limits, parse_duration, rng_from_seed};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -440,9 +441,15 @@ fn game_arg(game: &Bound<'_, PyAny>) -> PyResult<Arc<dyn DynGame>> {
 }
 
 /// Plays a match between `agents` (one spec per seat, or more for a round robin in two-player
-/// games) and returns its summary: the dict `meeple arena --json` writes.
+/// games) and returns its summary: the dict `meeple arena --json` writes. `records`: a file
+/// for the games (one checked JSON line each, as `meeple arena --records` writes); it is not
+/// replaced unless `force`, and `resume` keeps its finished games (checked and replayed) and
+/// plays only the missing ones, whether this function or `meeple arena` started the match.
 #[pyfunction]
-#[pyo3(signature = (game, agents, games = 100, seed = 0, threads = None, opening_plies = 0, move_time = None))]
+#[pyo3(signature = (
+    game, agents, games = 100, seed = 0, threads = None, opening_plies = 0, move_time = None,
+    records = None, resume = false, force = false
+))]
 #[allow(clippy::too_many_arguments)]
 fn arena<'py>(
     py: Python<'py>,
@@ -453,6 +460,9 @@ fn arena<'py>(
     threads: Option<usize>,
     opening_plies: usize,
     move_time: Option<&Bound<'py, PyAny>>,
+    records: Option<std::path::PathBuf>,
+    resume: bool,
+    force: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let game = game_arg(game)?;
     let mut config = MatchConfig::new(agents, games, seed);
@@ -461,26 +471,31 @@ fn arena<'py>(
     if let Some(t) = move_time {
         config.budget = Budget::time(duration_arg(t, "move_time")?);
     }
-    let text = py.detach(|| game.arena(&config)).map_err(value_error)?;
+    if resume && records.is_none() {
+        return Err(PyValueError::new_err("resume=True needs records=PATH: the file of the match to go on with"));
+    }
+    if let Some(path) = &records {
+        meeple_arena::files::check_new_output(path, "records file", force || resume, true).map_err(|e| {
+            PyValueError::new_err(e.replace("add --resume", "pass resume=True").replace("--force", "force=True"))
+        })?;
+    }
+    let text = py.detach(|| game.arena(&config, records.as_deref(), resume)).map_err(value_error)?;
     json_loads(py, &text)
 }
 
 /// Reads a records file (`meeple arena --records`): one dict per game, each checked against
-/// its checksum. `Game(record["game"]).replay(record)` gives its states.
+/// its checksum; an error names the line that is not a record. `Game(record["game"]).replay(record)`
+/// gives its states.
 #[pyfunction]
 fn read_records<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
     let mut lines = Vec::new();
-    limits::read_lines(&path, limits::MAX_RECORD_LINE, "records file", |line| {
-        if line.text.trim().is_empty() {
-            return Ok(());
+    meeple_arena::records::visit(&path, ReadOptions::arena(limits::MAX_GAMES), &mut |entry| {
+        if let Entry::Played(g) = entry {
+            lines.push(g.to_line());
         }
-        PlayedGame::from_line(line.text)
-            .map_err(|e| Error::Record(format!("records file '{}' line {}: {e}", path.display(), line.number)))?;
-        lines.push(line.text.to_string());
-        Ok(())
     })
     .map_err(value_error)?;
-    let out = PyList::empty(py);
     for l in lines {
         out.append(json_loads(py, &l)?)?;
     }

@@ -18,7 +18,7 @@ use axum::http::{StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use meeple_arena::PlayedGame;
+use meeple_arena::records::{self, ReadOptions};
 use meeple_game::{Game, GameRecord, Player};
 use serde_json::{Value, json};
 use session::Session;
@@ -465,27 +465,15 @@ async fn record(AxState(app): Shared, Path(id): Path<String>) -> Result<Response
         .into_response())
 }
 
-/// Reads records: arena lines (checksums checked) or plain game records, one per line.
+/// Reads records: arena lines (checksums checked) or plain game records, one per line, by the
+/// arena's one set of rules for records files.
 fn parse_records(text: &str) -> Result<Vec<GameRecord>, ApiError> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        if out.len() == MAX_REPLAY_GAMES {
-            return Err(ApiError::bad(format!("more than {MAX_REPLAY_GAMES} games in one records file")));
-        }
-        let record = if line.contains("\"check\"") {
-            PlayedGame::from_line(line).map(|g| g.record)
-        } else {
-            GameRecord::from_json(line)
-        };
-        out.push(record.map_err(|e| ApiError::unprocessable(format!("line {}: {e}", i + 1)))?);
-    }
-    if out.is_empty() {
+    let options = ReadOptions { plain: true, max_games: MAX_REPLAY_GAMES, allow_cut_last_line: false };
+    let records = records::parse(text, "the records", options).map_err(|e| ApiError::unprocessable(e.to_string()))?;
+    if records.entries.is_empty() {
         return Err(ApiError::bad("the records hold no game"));
     }
-    Ok(out)
+    Ok(records.entries.into_iter().map(records::Entry::into_record).collect())
 }
 
 async fn list_records(AxState(app): Shared) -> axum::Json<Value> {

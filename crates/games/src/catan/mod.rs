@@ -380,6 +380,10 @@ impl Game for Catan {
     fn evaluator_infos(&self) -> Vec<AgentInfo> {
         vec![eval::EVALUATOR_INFO]
     }
+
+    fn ladder_agents(&self) -> Vec<String> {
+        vec!["catan-value".to_string()]
+    }
 }
 
 /// A Catan position.

@@ -193,6 +193,10 @@ impl Game for Cathedral {
     fn evaluator_infos(&self) -> Vec<AgentInfo> {
         vec![eval::EVALUATOR_INFO]
     }
+
+    fn ladder_agents(&self) -> Vec<String> {
+        vec!["alphabeta:depth=1,eval=area".to_string()]
+    }
 }
 
 /// A Cathedral position.

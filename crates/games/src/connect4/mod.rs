@@ -99,6 +99,10 @@ impl Game for Connect4 {
     fn evaluator_infos(&self) -> Vec<AgentInfo> {
         vec![eval::LINES_INFO]
     }
+
+    fn ladder_agents(&self) -> Vec<String> {
+        vec!["alphabeta:depth=4,eval=lines".to_string()]
+    }
 }
 
 /// A connect four position: the mover's discs and all discs.

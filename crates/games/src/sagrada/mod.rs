@@ -265,6 +265,26 @@ impl Game for Sagrada {
     fn evaluator_infos(&self) -> Vec<AgentInfo> {
         vec![eval::HEURISTIC_INFO]
     }
+
+    fn ladder_agents(&self) -> Vec<String> {
+        vec!["sagrada-rules".to_string()]
+    }
+
+    fn tuning_defaults(&self) -> Option<meeple_game::TuningDefaults> {
+        // The thesis's five weights with its ranges (Table 8.2) and tuned values (Table 8.3).
+        Some(meeple_game::TuningDefaults {
+            agent: "alphabeta:depth=1,filter=true,eval=(thesis:{params})",
+            opponent: "sagrada-rules",
+            params: &[
+                "opponent=0.01..10:log",
+                "power=0.01..10:log",
+                "dead=10..1000:log",
+                "points=1..500:log",
+                "lost=1..100:log",
+            ],
+            start: &[9.83724229656198, 3.1133889400588606, 373.0, 416.0, 7.0],
+        })
+    }
 }
 
 /// Where the game is.

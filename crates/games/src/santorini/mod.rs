@@ -192,6 +192,10 @@ impl Game for Santorini {
     fn evaluator_infos(&self) -> Vec<AgentInfo> {
         eval::EVALUATOR_INFOS.to_vec()
     }
+
+    fn ladder_agents(&self) -> Vec<String> {
+        vec!["alphabeta:depth=3,eval=linear8".to_string()]
+    }
 }
 
 /// A Santorini position.

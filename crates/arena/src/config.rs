@@ -1,0 +1,218 @@
+//! What a match plays: its agents, games, seeds and limits, and the checks made before a game starts.
+
+use crate::ratings;
+use crate::schedule::{pairings, random_opening, seatings};
+use meeple_game::{Budget, Error, Game, derive_seed, limits};
+use meeple_search::{Ext, make_agent_with};
+use serde::{Deserialize, Serialize};
+
+/// What to play.
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    /// Agent specs; as many as the game has seats.
+    pub agents: Vec<String>,
+    /// Total games; a multiple of the number of seatings (2 for two-player games).
+    pub games: usize,
+    /// Base seed of the whole match.
+    pub seed: u64,
+    /// Worker threads; `None` uses every core.
+    pub threads: Option<usize>,
+    /// Outside limit for every move (`--move-time`).
+    pub budget: Budget,
+    /// Uniformly random plies played before the agents take over, the same for every seating
+    /// of a seed (so deterministic agents still meet varied positions).
+    pub opening_plies: usize,
+    /// With more agents than seats (two-player games): the first agent against each other one,
+    /// instead of every pair.
+    pub gauntlet: bool,
+    /// Confidence of the score and Elo intervals (0.95 by default).
+    pub confidence: f64,
+    /// The agent rated 0 Elo: a spec among the agents (or its label, `random#2`, when a spec
+    /// appears twice); default `random` if present, else the first agent.
+    pub anchor: Option<String>,
+    /// Stop as soon as this test decides (two agents); `games` is then the most played.
+    pub sprt: Option<ratings::Sprt>,
+}
+
+/// The settings that decide a match's games, stored with every record so that a resumed run
+/// can check that it continues the same match (threads and confidence change no game).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchSettings {
+    pub agents: Vec<String>,
+    pub games: usize,
+    pub gauntlet: bool,
+    pub seed: u64,
+    pub opening_plies: usize,
+    pub move_time_ms: Option<f64>,
+    pub move_overhead_ms: Option<f64>,
+    pub sprt: Option<ratings::Sprt>,
+}
+
+impl MatchSettings {
+    /// The first setting in which `self` (from the records) differs from `now`, as a message.
+    /// With a single pairing, games keep their seeds and seats whatever the number of games,
+    /// so a run may be extended (or its SPRT given more room) with a larger `--games`.
+    pub(crate) fn difference(&self, now: &MatchSettings, single_pairing: bool) -> Option<String> {
+        let show = |x: &dyn std::fmt::Debug| format!("{x:?}");
+        let fields: [(&str, String, String); 8] = [
+            ("agents", self.agents.join(" "), now.agents.join(" ")),
+            ("--games", self.games.to_string(), now.games.to_string()),
+            ("--gauntlet", self.gauntlet.to_string(), now.gauntlet.to_string()),
+            ("--seed", self.seed.to_string(), now.seed.to_string()),
+            ("--opening-plies", self.opening_plies.to_string(), now.opening_plies.to_string()),
+            ("--move-time (ms)", show(&self.move_time_ms), show(&now.move_time_ms)),
+            ("--move-overhead (ms)", show(&self.move_overhead_ms), show(&now.move_overhead_ms)),
+            ("--sprt", show(&self.sprt), show(&now.sprt)),
+        ];
+        fields
+            .into_iter()
+            .filter(|(what, _, _)| !(single_pairing && *what == "--games"))
+            .find(|(_, a, b)| a != b)
+            .map(|(what, a, b)| format!("the records were made with {what} {a}, this run has {b}"))
+    }
+}
+
+impl MatchConfig {
+    /// A plain match of `agents` (one per seat, or a round robin), other options at defaults.
+    pub fn new(agents: Vec<String>, games: usize, seed: u64) -> Self {
+        MatchConfig {
+            agents,
+            games,
+            seed,
+            threads: None,
+            budget: Budget::UNLIMITED,
+            opening_plies: 0,
+            gauntlet: false,
+            confidence: 0.95,
+            anchor: None,
+            sprt: None,
+        }
+    }
+
+    /// The settings that decide the games.
+    pub fn settings(&self) -> MatchSettings {
+        let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+        MatchSettings {
+            agents: self.agents.clone(),
+            games: self.games,
+            gauntlet: self.gauntlet,
+            seed: self.seed,
+            opening_plies: self.opening_plies,
+            move_time_ms: ms(self.budget.time),
+            move_overhead_ms: ms(self.budget.overhead),
+            sprt: self.sprt,
+        }
+    }
+
+    /// A name for each agent: its spec, with `#k` added where the same spec plays more than
+    /// once (`random#1`, `random#2`), so tables, ratings and plots tell them apart.
+    pub fn labels(&self) -> Vec<String> {
+        agent_labels(&self.agents)
+    }
+}
+
+/// Names for agents given by spec: the spec, with `#k` (k from 1) added where it repeats.
+pub fn agent_labels(agents: &[String]) -> Vec<String> {
+    agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if agents.iter().filter(|b| *b == a).count() == 1 {
+                a.clone()
+            } else {
+                format!("{a}#{}", agents[..=i].iter().filter(|b| *b == a).count())
+            }
+        })
+        .collect()
+}
+/// Checks a match configuration against a game before anything is played: agent count, game
+/// count, threads, every agent spec (so a typo fails at once, not after hours), the memory the
+/// agents take in the games played at once, and that a random opening of the asked length can
+/// leave a game to play.
+pub fn validate<G: Game>(game: &G, agents: &Ext<G>, config: &MatchConfig) -> Result<(), Error> {
+    let n = game.num_players();
+    let k = config.agents.len();
+    if k != n && !(n == 2 && k > 2) {
+        return Err(Error::Invalid(format!(
+            "{} has {n} seats: give {n} agent specs{}, not {k}",
+            game.spec(),
+            if n == 2 { " (or more, for a round robin)" } else { "" }
+        )));
+    }
+    if !(config.confidence > 0.0 && config.confidence < 1.0) {
+        return Err(Error::Invalid(format!("--confidence {} must be between 0 and 1, like 0.95", config.confidence)));
+    }
+    if let Some(anchor) = &config.anchor
+        && anchor_index(config, anchor).is_none()
+    {
+        return Err(Error::Invalid(format!(
+            "--anchor '{anchor}' is not one of the agents: {}",
+            config.labels().join(", ")
+        )));
+    }
+    let per_seed = seatings(n).len();
+    if config.games == 0 || !config.games.is_multiple_of(per_seed) {
+        return Err(Error::Invalid(format!(
+            "--games {} must be a positive multiple of {per_seed}: each seed is played in all {per_seed} seatings",
+            config.games
+        )));
+    }
+    let groups = pairings(n, config);
+    if config.games > limits::MAX_GAMES || groups.len() * config.games > limits::MAX_GAMES {
+        return Err(Error::Invalid(format!(
+            "--games {} over {} pairings is more than the limit of {} games in one match (split it into runs \
+             with other --seed values)",
+            config.games,
+            groups.len(),
+            limits::MAX_GAMES
+        )));
+    }
+    if let Some(t) = config.threads {
+        limits::check_threads("--threads", t)?;
+    }
+    if let Some(sprt) = &config.sprt {
+        if k != 2 || n != 2 {
+            return Err(Error::Invalid("--sprt tests two agents in a two-player game".into()));
+        }
+        if !(sprt.elo1 > sprt.elo0
+            && sprt.elo0.is_finite()
+            && sprt.elo1.is_finite()
+            && sprt.alpha > 0.0
+            && sprt.alpha < 0.5
+            && sprt.beta > 0.0
+            && sprt.beta < 0.5)
+        {
+            return Err(Error::Invalid("--sprt needs finite elo0 < elo1 and alpha, beta in (0, 0.5)".into()));
+        }
+    }
+    let mut memory = Vec::with_capacity(k);
+    for spec in &config.agents {
+        memory.push(make_agent_with(game, spec, 0, agents)?.memory_bytes());
+    }
+    // Every game holds its seated agents' tables; as many games run at once as there are
+    // worker threads.
+    let per_game = groups.iter().map(|g| g.iter().map(|&a| memory[a]).sum::<u64>()).max().unwrap_or(0);
+    let at_once = config.threads.unwrap_or_else(limits::cores).min(groups.len() * config.games) as u64;
+    let needed = per_game.saturating_mul(at_once);
+    let allowed = limits::memory() / 4 * 3;
+    if needed > allowed {
+        return Err(Error::Invalid(format!(
+            "the agents' tables need about {} ({} per game, {at_once} games at once), more than the {} this machine \
+             can spare (three quarters of {}): give a smaller tt= or fewer --threads",
+            limits::format_bytes(needed),
+            limits::format_bytes(per_game),
+            limits::format_bytes(allowed),
+            limits::format_bytes(limits::memory())
+        )));
+    }
+    if config.opening_plies > 0 {
+        random_opening(game, config, derive_seed(config.seed, 0))?;
+    }
+    Ok(())
+}
+
+/// The agent `anchor` names: a label (`random#2`) or a spec (its first occurrence).
+pub(crate) fn anchor_index(config: &MatchConfig, anchor: &str) -> Option<usize> {
+    let labels = config.labels();
+    labels.iter().position(|l| l == anchor).or_else(|| config.agents.iter().position(|a| a == anchor))
+}

@@ -1,0 +1,280 @@
+//! Checkpoint evaluation: a learner's checkpoints against a fixed ladder of opponents, played
+//! through the arena (paired seats, random openings), and rated on one Elo scale.
+//!
+//! The opponents are rated once among themselves (a round robin, kept in `ladder.json` in the
+//! run directory so a resumed run rates against the same numbers); each checkpoint then plays a
+//! gauntlet against them and is rated against those fixed ratings, so every evaluation of a run
+//! lands on the same scale (the gauntlet's own fit would rate a clean sweep of `random` the
+//! same whatever else happened).
+
+use crate::LearnError;
+use meeple_arena::{MatchConfig, agent_labels, run_match, seatings};
+use meeple_game::{Game, derive_seed};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Games per opponent in an evaluation, before rounding up to the game's seatings.
+pub const DEFAULT_GAMES: usize = 20;
+
+/// How checkpoints are evaluated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LadderConfig {
+    /// The evaluated agent, with `{model}` where the checkpoint's path goes
+    /// (`az:model={model},sims=64`).
+    pub agent: String,
+    /// The fixed opponents; the first is rated 0 Elo.
+    pub opponents: Vec<String>,
+    /// Games against each opponent (a multiple of the game's seatings).
+    pub games: usize,
+    /// Uniformly random plies opening each game (the same for every seating of a seed), so
+    /// deterministic pairs still meet varied positions.
+    pub opening_plies: usize,
+    /// Arena threads.
+    pub threads: usize,
+    /// Seed of the evaluations (each checkpoint's from it and its generation).
+    pub seed: u64,
+}
+
+impl LadderConfig {
+    /// The default ladder for `game`: the opponents of [`default_opponents`], [`default_games`]
+    /// games each, 2 random opening plies.
+    pub fn new<G: Game>(game: &G, agent: &str, threads: usize, seed: u64) -> Self {
+        LadderConfig {
+            agent: agent.to_string(),
+            opponents: default_opponents(game),
+            games: default_games(game),
+            opening_plies: 2,
+            threads,
+            seed,
+        }
+    }
+}
+
+/// The opponents every game's ladder has (`random`, MCTS at 100 and 1,000 iterations), then the
+/// game's own ([`Game::ladder_agents`]: a quick alpha-beta with its evaluator, or its rules-based
+/// player).
+pub fn default_opponents<G: Game>(game: &G) -> Vec<String> {
+    let mut l = vec!["random".to_string(), "mcts:iters=100".to_string(), "mcts:iters=1000".to_string()];
+    l.extend(game.ladder_agents());
+    l
+}
+
+/// [`DEFAULT_GAMES`] rounded up to a multiple of the game's seatings (2 for two players, 6 for
+/// three, 24 for four), as the arena rounds its default.
+pub fn default_games<G: Game>(game: &G) -> usize {
+    let per_seed = seatings(game.num_players()).len();
+    DEFAULT_GAMES.div_ceil(per_seed) * per_seed
+}
+
+/// One opponent's result in an evaluation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rung {
+    pub opponent: String,
+    /// The evaluated agent's score against it: (wins + draws / 2) / games.
+    pub score: f64,
+    /// 95% Wilson interval of the score.
+    pub ci: [f64; 2],
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// Mean milliseconds a move of the evaluated agent and of the opponent, so a score is read
+    /// beside what each side spent.
+    #[serde(default)]
+    pub agent_ms: f64,
+    #[serde(default)]
+    pub opponent_ms: f64,
+}
+
+/// A checkpoint's evaluation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// The agent that played (its spec, the checkpoint in it).
+    #[serde(default)]
+    pub agent: String,
+    pub opponents: Vec<Rung>,
+    /// Elo against the ladder's fixed ratings, and its 95% interval.
+    pub elo: Option<f64>,
+    pub elo_ci: Option<[f64; 2]>,
+    /// The opponent rated 0.
+    pub anchor: String,
+    /// The opponents' ratings, in order.
+    pub ladder: Option<Vec<f64>>,
+    /// Games per opponent, and the random opening plies.
+    #[serde(default)]
+    pub games: usize,
+    #[serde(default)]
+    pub opening_plies: usize,
+    /// Why the evaluation failed, if it did (the run goes on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The ratings kept in `ladder.json`.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    opponents: Vec<String>,
+    elo: Vec<f64>,
+    games: usize,
+    #[serde(default)]
+    opening_plies: usize,
+}
+
+/// A game's ladder, ready to evaluate checkpoints.
+pub struct Ladder<G: Game> {
+    game: G,
+    config: LadderConfig,
+    /// Where the opponents' ratings are kept.
+    path: PathBuf,
+    ratings: Option<Vec<f64>>,
+}
+
+impl<G: Game> Ladder<G> {
+    /// Checks `config` against `game` (games a multiple of the seatings, every opponent and the
+    /// agent template valid) before any training starts. `dir`: the run directory, where
+    /// `ladder.json` is kept.
+    pub fn new(game: &G, config: LadderConfig, dir: &Path) -> Result<Self, LearnError> {
+        let per_seed = seatings(game.num_players()).len();
+        if config.games == 0 || !config.games.is_multiple_of(per_seed) {
+            return Err(LearnError::Config(format!(
+                "--eval-games {} must be a positive multiple of {per_seed} (the seatings of {}; {} is the default)",
+                config.games,
+                game.spec(),
+                default_games(game)
+            )));
+        }
+        if config.opponents.is_empty() {
+            return Err(LearnError::Config("the ladder needs at least one opponent".into()));
+        }
+        if !config.agent.contains("{model}") {
+            return Err(LearnError::Config(format!(
+                "the evaluated agent '{}' has no {{model}} for the checkpoint",
+                config.agent
+            )));
+        }
+        for o in &config.opponents {
+            crate::make_agent(game, o, 0).map_err(|e| LearnError::Config(format!("ladder opponent '{o}': {e}")))?;
+        }
+        Ok(Ladder { game: game.clone(), config, path: dir.join("ladder.json"), ratings: None })
+    }
+
+    pub fn config(&self) -> &LadderConfig {
+        &self.config
+    }
+
+    /// The opponents' ratings (the first at 0): read from `ladder.json` when it was made with
+    /// these opponents and openings, else measured by a round robin among them and kept there.
+    pub fn ratings(&mut self) -> Result<Vec<f64>, LearnError> {
+        if let Some(r) = &self.ratings {
+            return Ok(r.clone());
+        }
+        let kept = meeple_game::limits::read_text(&self.path, meeple_game::limits::MAX_TEXT_FILE, "ladder file")
+            .ok()
+            .and_then(|t| serde_json::from_str::<Stored>(&t).ok());
+        let c = &self.config;
+        let ratings = match kept {
+            Some(l)
+                if l.opponents == c.opponents
+                    && l.elo.len() == l.opponents.len()
+                    && l.opening_plies == c.opening_plies =>
+            {
+                l.elo
+            }
+            _ if c.opponents.len() == 1 => vec![0.0],
+            _ => {
+                let mut m = MatchConfig::new(c.opponents.clone(), c.games, derive_seed(c.seed, 0x1adde7));
+                m.anchor = Some(c.opponents[0].clone());
+                m.threads = Some(c.threads);
+                m.opening_plies = c.opening_plies;
+                let (s, _) = run_match(&self.game, &crate::extension(), &m, |_| {})
+                    .map_err(|e| LearnError::Config(format!("rating the ladder: {e}")))?;
+                let elo: Vec<f64> = agent_labels(&c.opponents)
+                    .iter()
+                    .map(|l| s.agents.iter().find(|a| &a.name == l).and_then(|a| a.elo).unwrap_or(0.0))
+                    .collect();
+                let stored = Stored {
+                    opponents: c.opponents.clone(),
+                    elo: elo.clone(),
+                    games: c.games,
+                    opening_plies: c.opening_plies,
+                };
+                let text = serde_json::to_string_pretty(&stored).expect("ladders serialise");
+                meeple_arena::files::write_atomic(&self.path, text.as_bytes())
+                    .map_err(|e| LearnError::Io(format!("cannot write '{}': {e}", self.path.display())))?;
+                elo
+            }
+        };
+        self.ratings = Some(ratings.clone());
+        Ok(ratings)
+    }
+
+    /// Plays the checkpoint at `checkpoint` against every opponent and rates it. A failed match
+    /// is an evaluation with its error, not an error: a training run goes on.
+    pub fn evaluate(&mut self, checkpoint: &Path, generation: u64) -> Evaluation {
+        let agent = self.config.agent.replace("{model}", &checkpoint.display().to_string());
+        let c = &self.config;
+        let mut evaluation = Evaluation {
+            agent: agent.clone(),
+            anchor: c.opponents[0].clone(),
+            games: c.games,
+            opening_plies: c.opening_plies,
+            ..Default::default()
+        };
+        let mut agents = vec![agent];
+        agents.extend(c.opponents.iter().cloned());
+        let mut m = MatchConfig::new(agents, c.games, derive_seed(c.seed, 0xe7a1 + generation));
+        m.gauntlet = true;
+        m.anchor = Some(c.opponents[0].clone());
+        m.threads = Some(c.threads);
+        m.opening_plies = c.opening_plies;
+        let (summary, played) = match run_match(&self.game, &crate::extension(), &m, |_| {}) {
+            Ok(r) => r,
+            Err(e) => {
+                evaluation.error = Some(e.to_string());
+                return evaluation;
+            }
+        };
+        let labels = m.labels();
+        for p in &summary.pairwise {
+            let Some(k) = labels.iter().position(|l| *l == p.b) else { continue };
+            // Each side's mean move time in the games of this pairing.
+            let (mut sums, mut counts) = ([0.0f64; 2], [0usize; 2]);
+            for g in played.iter().filter(|g| g.seating.contains(&k)) {
+                for (&ms, &seat) in g.move_ms.iter().zip(&g.move_seats) {
+                    let side = usize::from(g.seating[seat] != 0);
+                    sums[side] += ms;
+                    counts[side] += 1;
+                }
+            }
+            let mean = |i: usize| if counts[i] > 0 { sums[i] / counts[i] as f64 } else { 0.0 };
+            evaluation.opponents.push(Rung {
+                opponent: self.config.opponents[k - 1].clone(),
+                score: p.score,
+                ci: p.ci,
+                wins: p.wins,
+                draws: p.draws,
+                losses: p.losses,
+                agent_ms: mean(0),
+                opponent_ms: mean(1),
+            });
+        }
+        match self.ratings() {
+            Ok(ladder) => {
+                let results: Vec<_> = evaluation
+                    .opponents
+                    .iter()
+                    .filter_map(|r| {
+                        let k = self.config.opponents.iter().position(|o| *o == r.opponent)?;
+                        Some((ladder[k], r.wins as f64, r.draws as f64, r.losses as f64))
+                    })
+                    .collect();
+                if let Some((e, ci)) = meeple_arena::ratings::elo_against_fixed(&results, meeple_arena::Z95) {
+                    evaluation.elo = Some(e);
+                    evaluation.elo_ci = Some(ci);
+                }
+                evaluation.ladder = Some(ladder);
+            }
+            Err(e) => evaluation.error = Some(e.to_string()),
+        }
+        evaluation
+    }
+}
