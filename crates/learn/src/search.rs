@@ -760,3 +760,116 @@ impl<S: State> Search<S> {
         SearchResult { action, policy, visits, value, sims: self.sims, proven }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meeple_game::Game;
+    use meeple_games::TicTacToe;
+
+    /// A Gumbel search on the empty tic-tac-toe board whose root the network has valued at 0.5
+    /// with logits 1, 0, -1 for a1, a2, a3 and -2 elsewhere.
+    fn expanded(root: Root) -> Search<<TicTacToe as Game>::State> {
+        let mut s = Search::new(TicTacToe.initial_state(), 2, SearchConfig::new(root, 64), 3);
+        assert_eq!(s.gather(1), 1);
+        let mut logits = [-2.0f32; 9];
+        logits[..3].copy_from_slice(&[1.0, 0.0, -1.0]);
+        s.deliver_all(&logits, &[0.5, 0.5], 9, 2);
+        s
+    }
+
+    /// Gives root child `k` `visits` visits with mean value `q` for the mover (X, seat 0).
+    fn visit(s: &mut Search<<TicTacToe as Game>::State>, k: usize, visits: u32, q: f32) {
+        let i = s.nodes[0].first_child as usize + k;
+        s.nodes[i].visits = visits;
+        s.sums[i * 2] = q * visits as f32;
+        s.sums[i * 2 + 1] = (1.0 - q) * visits as f32;
+    }
+
+    #[test]
+    fn the_improved_policy_is_softmax_of_logits_and_sigma_of_normalised_completed_q() {
+        let mut s = expanded(Root::Gumbel);
+        visit(&mut s, 0, 3, 0.8);
+        visit(&mut s, 1, 1, 0.2);
+        let pi = s.improved_policy(0);
+        // By hand: priors p = softmax(logits); v_mix = (v + N / (p0 + p1) (p0 q0 + p1 q1)) / (1 + N)
+        // with N = 4 visits; completed Q = [0.8, 0.2, v_mix x 7]; q-hat = (Q - min) / (max - min);
+        // sigma = (c_visit + max visits) c_scale q-hat = (50 + 3) 0.1 q-hat.
+        let logits = [1.0f64, 0.0, -1.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0];
+        let z: f64 = logits.iter().map(|l| l.exp()).sum();
+        let (p0, p1) = (1f64.exp() / z, 1.0 / z);
+        let v_mix = (0.5 + 4.0 / (p0 + p1) * (p0 * 0.8 + p1 * 0.2)) / 5.0;
+        assert!((0.2..0.8).contains(&v_mix), "{v_mix}");
+        let q: Vec<f64> = (0..9).map(|k| [0.8, 0.2].get(k).copied().unwrap_or(v_mix)).collect();
+        let scores: Vec<f64> = (0..9).map(|k| logits[k] + 53.0 * 0.1 * (q[k] - 0.2) / 0.6).collect();
+        let total: f64 = scores.iter().map(|x| x.exp()).sum();
+        for k in 0..9 {
+            let expected = scores[k].exp() / total;
+            assert!((pi[k] as f64 - expected).abs() < 1e-5, "move {k}: {} against {expected}", pi[k]);
+        }
+        // Raw win probabilities (no normalisation) give a1 less weight: here 0.8 - 0.2 is
+        // stretched to 1 - 0.
+        let raw: Vec<f64> = (0..9).map(|k| (logits[k] + 5.3 * q[k]).exp()).collect();
+        let raw_a1 = raw[0] / raw.iter().sum::<f64>();
+        assert!(pi[0] as f64 > raw_a1 + 0.05, "{} against {raw_a1}", pi[0]);
+    }
+
+    #[test]
+    fn an_unvisited_candidate_scores_with_the_mixed_value_not_as_a_loss() {
+        let mut s = expanded(Root::Gumbel);
+        visit(&mut s, 1, 2, 0.1);
+        let first = s.nodes[0].first_child;
+        let score = s.root_scores();
+        // a1 (unvisited, logit 1) and a2 (visited and poor, logit 0); no noise.
+        let (unvisited, poor) = (score(&(first, 0.0)), score(&(first + 1, 0.0)));
+        // v_mix = (0.5 + 2 x 0.1) / 3 = 0.2333 for every unvisited move: the largest completed
+        // value, so q-hat 1 for them and 0 for a2: a1 scores 1 + (50 + 2) x 0.1 x 1, a2 0.
+        assert!((unvisited - (1.0 + 5.2)).abs() < 1e-4 && poor.abs() < 1e-4, "{unvisited} {poor}");
+    }
+
+    #[test]
+    fn a_halving_waits_for_the_values_of_pending_leaves() {
+        let mut s = expanded(Root::Gumbel);
+        let h = s.halving.clone().expect("a Gumbel root plans its halving");
+        for &(i, _) in &h.remaining {
+            s.nodes[i as usize].visits = h.target;
+        }
+        // Every candidate is at the phase's target, but a leaf still waits for its value.
+        let (node, path, state) = (h.remaining[0].0, vec![0, h.remaining[0].0], s.root);
+        s.pending.push(Pending { node, path, state });
+        assert_eq!(s.next_root_child(), None, "no halving while a value is pending");
+        assert_eq!(s.halving.as_ref().unwrap().remaining.len(), h.remaining.len());
+        s.pending.clear();
+        assert!(s.next_root_child().is_some());
+        let after = s.halving.as_ref().unwrap();
+        assert_eq!(after.remaining.len(), (h.remaining.len() / 2).max(2), "halved once the values are in");
+        assert!(after.target > h.target);
+    }
+
+    #[test]
+    fn dirichlet_noise_mixes_into_the_puct_root_priors() {
+        let noised = expanded(Root::Puct);
+        let mut config = SearchConfig::new(Root::Puct, 64);
+        config.dirichlet_eps = 0.0;
+        let with: Vec<f32> = noised.children(0).map(|i| noised.nodes[i].prior).collect();
+        let mut s = Search::new(TicTacToe.initial_state(), 2, config, 3);
+        s.gather(1);
+        let mut logits = [-2.0f32; 9];
+        logits[..3].copy_from_slice(&[1.0, 0.0, -1.0]);
+        s.deliver_all(&logits, &[0.5, 0.5], 9, 2);
+        let without: Vec<f32> = s.children(0).map(|i| s.nodes[i].prior).collect();
+        assert_ne!(with, without, "eps 0.25 by default: the self-play root is noised");
+        // (1 - eps) p + eps x noise: each prior at least 0.75 of the network's, all summing to 1.
+        let network: Vec<f64> = {
+            let z: f64 = logits.iter().map(|&l| (l as f64).exp()).sum();
+            logits.iter().map(|&l| (l as f64).exp() / z).collect()
+        };
+        for (k, &p) in with.iter().enumerate() {
+            assert!(p as f64 >= 0.75 * network[k] - 1e-6, "{k}: {p} {}", network[k]);
+        }
+        assert!((with.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        for (k, &p) in without.iter().enumerate() {
+            assert!((p as f64 - network[k]).abs() < 1e-6, "eps 0: the network's priors ({k})");
+        }
+    }
+}

@@ -226,3 +226,68 @@ fn the_solver_values_decided_positions_exactly() {
     let r = run(Search::new(drawn, 2, SearchConfig::new(Root::Gumbel, 500).quiet(), 9), &uniform());
     assert_eq!(r.value, [0.5, 0.5], "{:?}", r.visits);
 }
+
+#[test]
+fn the_last_phase_of_sequential_halving_keeps_two_candidates() {
+    // 4 candidates, 44 simulations after the root's: 5 each (20), then the best 2 get 11 each
+    // (42); the last 2 go one to each of the pair, not both to a single survivor.
+    let mut config = SearchConfig::new(Root::Gumbel, 45).quiet();
+    config.gumbel_m = 4;
+    let r = run(Search::new(TicTacToe.initial_state(), 2, config, 1), &uniform());
+    let mut visits: Vec<u32> = r.visits.iter().map(|v| v.1).collect();
+    visits.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(&visits[..4], &[17, 17, 5, 5], "{:?}", r.visits);
+    assert!(r.visits.iter().any(|&(a, n)| a == r.action && n == 17), "the answer is one of the pair");
+}
+
+#[test]
+fn a_proven_root_teaches_and_plays_its_proving_move() {
+    let win = TicTacToeState::from_board("x.o x.o ...").unwrap();
+    let a1 = win.parse_action("a1").unwrap();
+    for root in [Root::Puct, Root::Gumbel] {
+        let r = run(Search::new(win, 2, SearchConfig::new(root, 200), 8), &uniform());
+        assert!(r.proven, "{root:?}");
+        assert_eq!(r.action, a1);
+        for &(a, p) in &r.policy {
+            assert_eq!(p, if a == a1 { 1.0 } else { 0.0 }, "{root:?}: the policy target is the win alone");
+        }
+    }
+    // An undecided root is not proven and keeps its improved policy.
+    let open = TicTacToe.initial_state();
+    let r = run(Search::new(open, 2, SearchConfig::new(Root::Gumbel, 32), 8), &uniform());
+    assert!(!r.proven && r.policy.iter().filter(|p| p.1 > 0.0).count() > 1);
+}
+
+#[test]
+fn the_solver_values_chance_nodes_with_three_players_exactly() {
+    use meeple_game::testing::{Dice, DiceState};
+    use meeple_game::{Turn, Values};
+    let game = Dice { players: 3, ..Dice::default() };
+    // Seat 2 holds a 2 against a 4 and a 5 and decides last: staying loses; a reroll (a chance
+    // node of six outcomes, each ending the game) wins on a 6 and ties on a 5.
+    let state = DiceState::with_dice(&game, &[4, 5, 2], 2);
+    assert_eq!(state.turn(), Turn::Player(2));
+    let mut exact = [0.0f64; 3];
+    let mut reroll = state.clone();
+    reroll.apply(1).unwrap();
+    for roll in 0..6 {
+        let mut s = reroll.clone();
+        s.apply(roll).unwrap();
+        let r: Values = s.returns().expect("the game is over");
+        for (e, v) in exact.iter_mut().zip(r.iter()) {
+            *e += v / 6.0;
+        }
+    }
+    let mut stay = state.clone();
+    stay.apply(0).unwrap();
+    assert!(exact[2] > stay.returns().unwrap()[2], "rerolling is the better move");
+    let eval = Uniform { input: game.observation_shape().iter().product(), actions: game.num_actions(), seats: 3 };
+    for root in [Root::Puct, Root::Gumbel] {
+        let r = run(Search::new(state.clone(), 3, SearchConfig::new(root, 400).quiet(), 4), &eval);
+        assert!(r.proven, "{root:?}: every outcome is terminal, so the root is decided");
+        assert_eq!(r.action, 1, "{root:?}: reroll");
+        for (seat, (&v, &e)) in r.value.iter().zip(&exact).enumerate() {
+            assert!((v as f64 - e).abs() < 1e-6, "{root:?} seat {seat}: {v} against the exact {e}");
+        }
+    }
+}
