@@ -194,6 +194,40 @@ def test_records_read_and_replay(tmp_path, meeple_cli):
         meeple.Game(bad["game"]).replay(bad)
 
 
+def test_a_match_resumes_across_python_and_the_cli(tmp_path, meeple_cli):
+    if meeple_cli is None:
+        pytest.skip("the meeple binary is not built")
+    agents = ["mcts:iters=30", "random"]
+    whole = meeple.arena("connect4", agents, games=12, seed=5, threads=1)
+    # The CLI plays the first 6 of 12 games (a finished 6-game match keeps the same seeds), then
+    # Python resumes the 12-game match from its records.
+    cli_first = tmp_path / "cli-first.jsonl"
+    subprocess.run([meeple_cli, "arena", "connect4", *agents, "--games", "6", "--seed", "5", "--threads", "1",
+                    "--records", str(cli_first)], check=True, capture_output=True)
+    with pytest.raises(ValueError, match="resume=True"):
+        meeple.arena("connect4", agents, games=12, seed=5, threads=1, records=str(cli_first))
+    resumed = meeple.arena("connect4", agents, games=12, seed=5, threads=1, records=str(cli_first), resume=True)
+    wdl = lambda s: [(a["wins"], a["draws"], a["losses"]) for a in s["agents"]]  # noqa: E731
+    assert wdl(resumed) == wdl(whole)
+    assert [r["index"] for r in meeple.read_records(str(cli_first))] == list(range(12))
+    # And the reverse: Python starts, the CLI finishes; a cut last line is dropped on resume.
+    py_first = tmp_path / "py-first.jsonl"
+    meeple.arena("connect4", agents, games=6, seed=5, threads=1, records=str(py_first))
+    text = py_first.read_text()
+    py_first.write_text(text[: len(text) - 40])
+    out = tmp_path / "out.json"
+    done = subprocess.run([meeple_cli, "arena", "connect4", *agents, "--games", "12", "--seed", "5", "--threads",
+                           "1", "--records", str(py_first), "--resume", "--json", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "unfinished last line 6" in done.stderr and "5 finished games kept" in done.stderr, done.stderr
+    assert wdl(json.loads(out.read_text())) == wdl(whole)
+    # Reading (not resuming) names a cut line instead of dropping it.
+    py_first.write_text(py_first.read_text()[:-30])
+    with pytest.raises(ValueError, match="line 12"):
+        meeple.read_records(str(py_first))
+
+
 @pytest.mark.parametrize(
     "call, error, pattern",
     [
