@@ -67,7 +67,8 @@ pub fn default_games<G: Game>(game: &G) -> usize {
 }
 
 /// One opponent's result in an evaluation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Rung {
     pub opponent: String,
     /// The evaluated agent's score against it: (wins + draws / 2) / games.
@@ -85,8 +86,9 @@ pub struct Rung {
     pub opponent_ms: f64,
 }
 
-/// A checkpoint's evaluation.
+/// A checkpoint's evaluation. Fields an older log lacks read as their defaults.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Evaluation {
     /// The agent that played (its spec, the checkpoint in it).
     #[serde(default)]

@@ -123,6 +123,7 @@ pub trait Hooks {
 
 /// An evaluation as the metrics log records it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EvaluationMetrics {
     pub event: String,
     pub generation: u64,
