@@ -8,12 +8,28 @@ use std::path::{Path, PathBuf};
 /// user said so (`allowed`: `--force` replaces it, `--resume` continues it). The message names
 /// the file (`what`) and the flags that allow it (`--resume` only where `resumable`).
 pub fn check_new_output(path: &Path, what: &str, allowed: bool, resumable: bool) -> Result<(), String> {
+    check_new_output_with(path, what, allowed, "add", resumable.then_some("--resume"), "--force")
+}
+
+/// [`check_new_output`] for callers whose options have other names (Python's `resume=True`):
+/// the hint reads "`verb` `resume` to continue that run, or `force` to replace it" (without the
+/// first part where the run cannot be continued).
+pub fn check_new_output_with(
+    path: &Path,
+    what: &str,
+    allowed: bool,
+    verb: &str,
+    resume: Option<&str>,
+    force: &str,
+) -> Result<(), String> {
     if allowed || !is_nonempty_file(path) {
         return Ok(());
     }
-    let hint =
-        if resumable { "--resume to continue that run, or --force to replace it" } else { "--force to replace it" };
-    Err(format!("{what} '{}' already exists: add {hint}", path.display()))
+    let hint = match resume {
+        Some(r) => format!("{r} to continue that run, or {force} to replace it"),
+        None => format!("{force} to replace it"),
+    };
+    Err(format!("{what} '{}' already exists: {verb} {hint}", path.display()))
 }
 
 fn is_nonempty_file(path: &Path) -> bool {

@@ -13,12 +13,11 @@ use std::time::Instant;
 /// the same seeds (common random numbers across the whole tournament).
 pub fn play_game<G: Game>(game: &G, agents: &Ext<G>, config: &MatchConfig, index: usize) -> Result<PlayedGame, Error> {
     let (seating, seed) = game_slot(game.num_players(), config, index);
-    let factory = agents;
-    let mut agents = Vec::with_capacity(seating.len());
+    let mut players = Vec::with_capacity(seating.len());
     for &a in &seating {
         // An agent's randomness follows the agent, not the seat, so paired games differ only
         // in who sits where.
-        agents.push(make_agent_with(game, &config.agents[a], derive_seed(seed, 1 + a as u64), factory)?);
+        players.push(make_agent_with(game, &config.agents[a], derive_seed(seed, 1 + a as u64), agents)?);
     }
     let (mut state, mut actions, mut chance_rng) = random_opening(game, config, seed)?;
     let mut outcomes = Vec::new();
@@ -32,7 +31,7 @@ pub fn play_game<G: Game>(game: &G, agents: &Ext<G>, config: &MatchConfig, index
             }
             Turn::Player(seat) => {
                 let start = Instant::now();
-                let action = agents[seat].act(&state, &config.budget)?;
+                let action = players[seat].act(&state, &config.budget)?;
                 move_ms.push(start.elapsed().as_secs_f64() * 1e3);
                 move_seats.push(seat);
                 if !state.is_legal(action) {

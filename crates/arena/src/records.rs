@@ -42,8 +42,14 @@ impl PlayedGame {
     /// Reads one line of a records file, refusing one whose checksum does not match (or that has
     /// none: written before records had one, or not by meeple).
     pub fn from_line(line: &str) -> Result<Self, Error> {
+        let value = serde_json::from_str(line).map_err(|e| Error::Record(format!("not a game record: {e}")))?;
+        Self::from_value(value)
+    }
+
+    /// [`PlayedGame::from_line`] on a line already parsed as JSON.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, Error> {
         let mut g: PlayedGame =
-            serde_json::from_str(line).map_err(|e| Error::Record(format!("not a game record: {e}")))?;
+            serde_json::from_value(value).map_err(|e| Error::Record(format!("not a game record: {e}")))?;
         let Some(check) = g.check.take() else {
             return Err(Error::Record(format!(
                 "game {} has no checksum: not a record this meeple wrote; start again with --force",
@@ -149,13 +155,6 @@ pub enum Entry {
 
 impl Entry {
     /// The replayable record.
-    pub fn record(&self) -> &GameRecord {
-        match self {
-            Entry::Played(g) => &g.record,
-            Entry::Plain(r) => r,
-        }
-    }
-
     pub fn into_record(self) -> GameRecord {
         match self {
             Entry::Played(g) => g.record,
@@ -216,9 +215,9 @@ pub fn parse_line(text: &str, plain: bool) -> Result<Entry, Error> {
         serde_json::from_str(text).map_err(|e| Error::Record(format!("not a game record (not JSON: {e})")))?;
     let arena = value.get("check").is_some() || value.get("index").is_some();
     if arena || !plain {
-        return PlayedGame::from_line(text).map(|g| Entry::Played(Box::new(g)));
+        return PlayedGame::from_value(value).map(|g| Entry::Played(Box::new(g)));
     }
-    GameRecord::from_json(text).map(Entry::Plain)
+    serde_json::from_value(value).map(Entry::Plain).map_err(|e| Error::Record(format!("not a game record: {e}")))
 }
 
 /// Reads a records file by `options`; every error names the file and the line.
@@ -320,13 +319,20 @@ pub fn resume(path: &std::path::Path, max_games: usize) -> Result<(Vec<PlayedGam
 
 /// Writes a match's records as games finish, in game order whatever order they finish in, one
 /// flushed line each, so an interrupted run keeps every finished game and the file is the same
-/// for any thread count (move times aside).
+/// for any thread count (move times aside). Shared by the match's worker threads: the first
+/// write error is kept and reported by [`Writer::finish`].
 pub struct Writer {
+    path: std::path::PathBuf,
+    state: std::sync::Mutex<WriterState>,
+}
+
+struct WriterState {
     file: std::io::BufWriter<std::fs::File>,
     pending: std::collections::BTreeMap<usize, String>,
     next: usize,
     /// Games already in the file (when resuming).
     written: std::collections::BTreeSet<usize>,
+    error: Option<std::io::Error>,
 }
 
 impl Writer {
@@ -340,25 +346,48 @@ impl Writer {
         }
         .map_err(|e| Error::Invalid(format!("cannot write records file '{}': {e}", path.display())))?;
         Ok(Writer {
-            file: std::io::BufWriter::new(file),
-            pending: Default::default(),
-            next: 0,
-            written: kept.iter().map(|g| g.index).collect(),
+            path: path.to_path_buf(),
+            state: std::sync::Mutex::new(WriterState {
+                file: std::io::BufWriter::new(file),
+                pending: Default::default(),
+                next: 0,
+                written: kept.iter().map(|g| g.index).collect(),
+                error: None,
+            }),
         })
     }
 
-    /// Adds a finished game; writes every game that is next in order.
-    pub fn push(&mut self, game: &PlayedGame) -> std::io::Result<()> {
+    /// Adds a finished game; writes every game that is next in order. After a write error it
+    /// writes nothing more.
+    pub fn push(&self, game: &PlayedGame) {
         use std::io::Write;
-        self.pending.insert(game.index, game.to_line());
-        loop {
-            while self.written.contains(&self.next) {
-                self.next += 1;
-            }
-            let Some(line) = self.pending.remove(&self.next) else { break };
-            writeln!(self.file, "{line}")?;
-            self.next += 1;
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.error.is_some() {
+            return;
         }
-        self.file.flush()
+        s.pending.insert(game.index, game.to_line());
+        let result = (|| {
+            loop {
+                while s.written.contains(&s.next) {
+                    s.next += 1;
+                }
+                let next = s.next;
+                let Some(line) = s.pending.remove(&next) else { break };
+                writeln!(s.file, "{line}")?;
+                s.next += 1;
+            }
+            s.file.flush()
+        })();
+        if let Err(e) = result {
+            s.error = Some(e);
+        }
+    }
+
+    /// The first write error, if any.
+    pub fn finish(self) -> Result<(), Error> {
+        match self.state.into_inner().unwrap_or_else(|e| e.into_inner()).error {
+            Some(e) => Err(Error::Invalid(format!("writing records file '{}' failed: {e}", self.path.display()))),
+            None => Ok(()),
+        }
     }
 }

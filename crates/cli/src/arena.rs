@@ -148,10 +148,7 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
         _ => Vec::new(),
     };
     // Open output files before playing, so a bad path fails at once.
-    let sink = match &args.records {
-        Some(p) => Some(Mutex::new(records::Writer::open(p, args.resume, &done)?)),
-        None => None,
-    };
+    let writer = args.records.as_ref().map(|p| records::Writer::open(p, args.resume, &done)).transpose()?;
     if let Some(p) = args.json.as_ref().filter(|p| p.as_os_str() != "-") {
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !dir.is_dir() {
@@ -170,7 +167,6 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
     let kept = done.len();
     let tally = Mutex::new([0.0f64, 0.0]);
     let played_now = std::sync::atomic::AtomicUsize::new(0);
-    let write_error = Mutex::new(None);
     let start = Instant::now();
     let on_game = |g: &PlayedGame| {
         if let (Some(returns), Some(seat0)) = (&g.record.returns, g.seating.iter().position(|&a| a == 0)) {
@@ -180,10 +176,8 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
             t[1] += 1.0;
             bar.set_message(format!("agent 1 ({}) scores {:.1}%", labels[0], 100.0 * t[0] / t[1]));
         }
-        if let Some(sink) = &sink
-            && let Err(e) = sink.lock().expect("sink lock").push(g)
-        {
-            write_error.lock().expect("error lock").get_or_insert(e);
+        if let Some(w) = &writer {
+            w.push(g);
         }
         played_now.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         bar.inc(1);
@@ -197,9 +191,7 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
         }
     })?;
     bar.finish_and_clear();
-    if let Some(e) = write_error.into_inner().expect("error lock") {
-        bail!("writing records failed: {e}");
-    }
+    writer.map(records::Writer::finish).transpose()?;
     if kept > 0 {
         eprintln!(
             "resumed: {kept} finished games kept (each checked and replayed), {} played now",

@@ -163,6 +163,17 @@ impl<G: Game> Ladder<G> {
         &self.config
     }
 
+    /// A match of the ladder's games, openings and threads among `agents`, the first opponent
+    /// rated 0, its seed from the ladder's and `stream`.
+    fn match_config(&self, agents: Vec<String>, stream: u64) -> MatchConfig {
+        let c = &self.config;
+        let mut m = MatchConfig::new(agents, c.games, derive_seed(c.seed, stream));
+        m.anchor = Some(c.opponents[0].clone());
+        m.threads = Some(c.threads);
+        m.opening_plies = c.opening_plies;
+        m
+    }
+
     /// The opponents' ratings (the first at 0): read from `ladder.json` when it was made with
     /// these opponents and openings, else measured by a round robin among them and kept there.
     pub fn ratings(&mut self) -> Result<Vec<f64>, LearnError> {
@@ -183,10 +194,7 @@ impl<G: Game> Ladder<G> {
             }
             _ if c.opponents.len() == 1 => vec![0.0],
             _ => {
-                let mut m = MatchConfig::new(c.opponents.clone(), c.games, derive_seed(c.seed, 0x1adde7));
-                m.anchor = Some(c.opponents[0].clone());
-                m.threads = Some(c.threads);
-                m.opening_plies = c.opening_plies;
+                let m = self.match_config(c.opponents.clone(), 0x1adde7);
                 let (s, _) = run_match(&self.game, &crate::extension(), &m, |_| {})
                     .map_err(|e| LearnError::Config(format!("rating the ladder: {e}")))?;
                 let elo: Vec<f64> = agent_labels(&c.opponents)
@@ -223,11 +231,7 @@ impl<G: Game> Ladder<G> {
         };
         let mut agents = vec![agent];
         agents.extend(c.opponents.iter().cloned());
-        let mut m = MatchConfig::new(agents, c.games, derive_seed(c.seed, 0xe7a1 + generation));
-        m.gauntlet = true;
-        m.anchor = Some(c.opponents[0].clone());
-        m.threads = Some(c.threads);
-        m.opening_plies = c.opening_plies;
+        let m = MatchConfig { gauntlet: true, ..self.match_config(agents, 0xe7a1 + generation) };
         let (summary, played) = match run_match(&self.game, &crate::extension(), &m, |_| {}) {
             Ok(r) => r,
             Err(e) => {

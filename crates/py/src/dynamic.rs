@@ -107,21 +107,13 @@ impl<G: Game> DynGame for GameBox<G> {
             Some(path) if resume => meeple_arena::records::resume(path, total)?.0,
             _ => Vec::new(),
         };
-        let writer = match records {
-            Some(path) => Some(std::sync::Mutex::new(meeple_arena::records::Writer::open(path, resume, &done)?)),
-            None => None,
-        };
-        let write_error = std::sync::Mutex::new(None);
+        let writer = records.map(|path| meeple_arena::records::Writer::open(path, resume, &done)).transpose()?;
         let (summary, _) = run_match_from(&self.0, &agents, config, done, |g| {
-            if let Some(w) = &writer
-                && let Err(e) = w.lock().unwrap_or_else(|e| e.into_inner()).push(g)
-            {
-                write_error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            if let Some(w) = &writer {
+                w.push(g);
             }
         })?;
-        if let Some(e) = write_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(Error::Invalid(format!("writing records failed: {e}")));
-        }
+        writer.map(meeple_arena::records::Writer::finish).transpose()?;
         Ok(serde_json::to_string(&summary).expect("summaries serialise"))
     }
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error> {

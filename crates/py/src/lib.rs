@@ -475,9 +475,16 @@ fn arena<'py>(
         return Err(PyValueError::new_err("resume=True needs records=PATH: the file of the match to go on with"));
     }
     if let Some(path) = &records {
-        meeple_arena::files::check_new_output(path, "records file", force || resume, true).map_err(|e| {
-            PyValueError::new_err(e.replace("add --resume", "pass resume=True").replace("--force", "force=True"))
-        })?;
+        let allowed = force || resume;
+        meeple_arena::files::check_new_output_with(
+            path,
+            "records file",
+            allowed,
+            "pass",
+            Some("resume=True"),
+            "force=True",
+        )
+        .map_err(PyValueError::new_err)?;
     }
     let text = py.detach(|| game.arena(&config, records.as_deref(), resume)).map_err(value_error)?;
     json_loads(py, &text)
