@@ -60,6 +60,13 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             accepts: "true or false",
             help: "value decided positions exactly (won, lost, drawn under best play) and stop searching them",
         },
+        ParamInfo {
+            name: "legacy",
+            default: "false",
+            accepts: "true or false",
+            help: "Gumbel root as meeple had it before it followed the paper exactly (raw Q in sigma, halving \
+                   to one candidate, unvisited candidates as losses): only to measure what exactness gains",
+        },
         THREADS,
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
@@ -245,6 +252,7 @@ impl<S: State> AzAgent<S> {
             c_puct: c,
             gumbel_m: o.get_in("m", 1..=256)?,
             solver: o.get_bool("solver")?,
+            legacy: o.get_bool("legacy")?,
             ..SearchConfig::new(root, sims)
         }
         .quiet();

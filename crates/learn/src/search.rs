@@ -54,6 +54,12 @@ pub struct SearchConfig {
     /// exactly from then on and never searched below again.
     #[serde(default = "solver_default")]
     pub solver: bool,
+    /// Gumbel: the root as meeple had it before it followed the paper exactly (raw win
+    /// probabilities in σ, unvisited candidates scored as losses, halving down to one candidate
+    /// whether or not leaves are pending, no one-hot target at a proven root). Kept only to
+    /// measure what the exact search gains (`az:legacy=true`); never a default.
+    #[serde(default)]
+    pub legacy: bool,
 }
 
 fn solver_default() -> bool {
@@ -75,6 +81,7 @@ impl SearchConfig {
             c_visit: 50.0,
             c_scale: 0.1,
             solver: true,
+            legacy: false,
         }
     }
 
@@ -594,6 +601,9 @@ impl<S: State> Search<S> {
     /// weighs the differences between the moves, not how near a win the position is.
     fn normalized_q(&self, node: u32, out: &mut Vec<f32>) {
         self.completed_q(node, out);
+        if self.config.legacy {
+            return;
+        }
         let lo = out.iter().copied().fold(f32::INFINITY, f32::min);
         let hi = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let span = (hi - lo).max(1e-8);
@@ -656,6 +666,10 @@ impl<S: State> Search<S> {
     fn root_scores(&self) -> impl Fn(&(u32, f32)) -> f32 + '_ {
         let mut q = Vec::new();
         self.normalized_q(0, &mut q);
+        if self.config.legacy {
+            let mover = self.nodes[0].kind as usize;
+            q = self.children(0).map(|i| self.q(i, mover)).collect();
+        }
         let first = self.nodes[0].first_child;
         let max_visits = self.children(0).map(|i| self.nodes[i].visits).max().unwrap_or(0);
         move |&(i, g)| g + self.nodes[i as usize].logit + self.sigma(q[(i - first) as usize], max_visits)
@@ -675,17 +689,18 @@ impl<S: State> Search<S> {
             {
                 return Some(i);
             }
-            if !self.pending.is_empty() {
+            if !self.pending.is_empty() && !self.config.legacy {
                 return None;
             }
             // Every candidate reached the phase's target: halve (never below two: the last
             // phases share the rest of the budget between the final pair), then raise the target.
             let mut remaining = h.remaining.clone();
             let (phases, budget) = (h.phases, self.config.sims.saturating_sub(1));
-            if remaining.len() > 2 {
+            let keep = if self.config.legacy { remaining.len().div_ceil(2) } else { (remaining.len() / 2).max(2) };
+            if remaining.len() > keep {
                 let score = self.root_scores();
                 remaining.sort_by(|a, b| score(b).total_cmp(&score(a)));
-                remaining.truncate((remaining.len() / 2).max(2));
+                remaining.truncate(keep);
             }
             let step = (budget / (phases * remaining.len() as u32)).max(1);
             let h = self.halving.as_mut().expect("a halving plan");
@@ -730,10 +745,11 @@ impl<S: State> Search<S> {
                 };
                 // The best scored of the candidates searched most (the last phase's survivors).
                 let most = candidates.iter().map(|&(i, _)| self.nodes[i as usize].visits).max().unwrap_or(0);
+                let legacy = self.config.legacy;
                 let score = self.root_scores();
                 let best = candidates
                     .iter()
-                    .filter(|&&(i, _)| self.nodes[i as usize].visits == most)
+                    .filter(|&&(i, _)| legacy || self.nodes[i as usize].visits == most)
                     .max_by(|a, b| score(a).total_cmp(&score(b)))
                     .map(|&(i, _)| self.nodes[i as usize].action)
                     .expect("a candidate");
@@ -754,6 +770,7 @@ impl<S: State> Search<S> {
         };
         // A proven root teaches and plays the move that proves it.
         let (action, policy, proven) = match decided.flatten() {
+            Some(a) if self.config.legacy => (a, policy, false),
             Some(a) => (a, policy.iter().map(|&(b, _)| (b, if a == b { 1.0 } else { 0.0 })).collect(), true),
             None => (action, policy, false),
         };

@@ -233,11 +233,17 @@ fn the_last_phase_of_sequential_halving_keeps_two_candidates() {
     // (42); the last 2 go one to each of the pair, not both to a single survivor.
     let mut config = SearchConfig::new(Root::Gumbel, 45).quiet();
     config.gumbel_m = 4;
-    let r = run(Search::new(TicTacToe.initial_state(), 2, config, 1), &uniform());
+    let r = run(Search::new(TicTacToe.initial_state(), 2, config.clone(), 1), &uniform());
     let mut visits: Vec<u32> = r.visits.iter().map(|v| v.1).collect();
     visits.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(&visits[..4], &[17, 17, 5, 5], "{:?}", r.visits);
     assert!(r.visits.iter().any(|&(a, n)| a == r.action && n == 17), "the answer is one of the pair");
+    // The legacy root (kept to measure the difference) halves down to one survivor.
+    let legacy = SearchConfig { legacy: true, ..config };
+    let r = run(Search::new(TicTacToe.initial_state(), 2, legacy, 1), &uniform());
+    let mut visits: Vec<u32> = r.visits.iter().map(|v| v.1).collect();
+    visits.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(&visits[..4], &[18, 16, 5, 5], "{:?}", r.visits);
 }
 
 #[test]
