@@ -7,10 +7,10 @@ use clap::{Args, ValueEnum};
 use meeple_arena::files::commit_temporary;
 use meeple_arena::{AgentSummary, MatchSummary, PlayedGame, records};
 use meeple_game::limits;
-use meeple_learn::train::GenerationMetrics;
+use meeple_learn::metrics::Event;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -355,13 +355,14 @@ fn scores<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, games: &[PlayedGame]
     root.present().map_err(err)
 }
 
-/// A training run's metrics log: per-generation losses and per-evaluation scores, against wall
-/// minutes.
+/// A training run's metrics log as curves against wall minutes: every named loss and figure the
+/// trainer logged, and the ladder's scores and Elo.
 #[derive(Default)]
 struct Metrics {
-    /// (minutes, policy loss, value loss, entropy, positions per second, ownership loss: 0
-    /// without an ownership head)
-    generations: Vec<[f64; 6]>,
+    /// Each loss's (minutes, value) points, by name.
+    losses: BTreeMap<String, Vec<(f64, f64)>>,
+    /// Each other figure's points, by name.
+    figures: BTreeMap<String, Vec<(f64, f64)>>,
     /// Opponent names in order of first appearance.
     opponents: Vec<String>,
     /// (minutes, opponent index, score, interval low, interval high)
@@ -391,84 +392,57 @@ fn is_metrics(path: &Path) -> Result<bool> {
 
 fn read_metrics(path: &Path) -> Result<Metrics> {
     let mut m = Metrics::default();
-    let finite = |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_f64()).filter(|x| x.is_finite());
-    limits::read_lines(path, limits::MAX_RECORD_LINE, "metrics file", |line| {
-        if line.text.trim().is_empty() {
-            return Ok(());
-        }
-        let bad = |why: &str| meeple_game::Error::Record(format!("'{}' line {}: {why}", path.display(), line.number));
-        let v: serde_json::Value = serde_json::from_str(line.text).map_err(|e| bad(&e.to_string()))?;
-        let minutes = finite(&v, "wall_seconds").ok_or_else(|| bad("no finite wall_seconds"))? / 60.0;
-        match v.get("event").and_then(|e| e.as_str()) {
+    for line in meeple_learn::metrics::read(path)? {
+        let minutes = line.wall_seconds / 60.0;
+        match line.event {
             // A generation cut short before it trained logs zero losses: no point of the curves.
-            Some("generation") if GenerationMetrics::deserialize(&v).is_ok_and(|g| !g.trained()) => {}
-            Some("generation") => {
-                let get = |k: &str| finite(&v, k).ok_or_else(|| bad(&format!("no finite {k}")));
-                m.generations.push([
-                    minutes,
-                    get("policy_loss")?,
-                    get("value_loss")?,
-                    get("entropy")?,
-                    get("positions_per_second")?,
-                    finite(&v, "ownership_loss").unwrap_or(0.0),
-                ]);
+            Event::Generation if !line.trained => {}
+            Event::Generation => {
+                for (name, v) in &line.losses {
+                    m.losses.entry(name.clone()).or_default().push((minutes, *v));
+                }
+                for (name, v) in &line.figures {
+                    m.figures.entry(name.clone()).or_default().push((minutes, *v));
+                }
             }
-            Some("evaluation") => {
-                for o in v.get("opponents").and_then(|o| o.as_array()).into_iter().flatten() {
-                    let (Some(name), Some(score)) = (o.get("opponent").and_then(|n| n.as_str()), finite(o, "score"))
-                    else {
-                        return Err(bad("an evaluation entry without opponent and score"));
-                    };
-                    let ci = o.get("ci").and_then(|c| c.as_array());
-                    let bound = |i: usize| ci.and_then(|c| c.get(i)).and_then(|x| x.as_f64()).unwrap_or(score);
-                    let k = match m.opponents.iter().position(|n| n == name) {
+            Event::Evaluation => {
+                let Some(e) = line.evaluation else { continue };
+                for r in &e.opponents {
+                    if !r.score.is_finite() {
+                        bail!("'{}': an evaluation score that is not a finite number", path.display());
+                    }
+                    let k = match m.opponents.iter().position(|n| *n == r.opponent) {
                         Some(k) => k,
                         None => {
-                            m.opponents.push(name.to_string());
+                            m.opponents.push(r.opponent.clone());
                             m.opponents.len() - 1
                         }
                     };
-                    m.scores.push((
-                        minutes,
-                        k,
-                        score.clamp(0.0, 1.0),
-                        bound(0).clamp(0.0, 1.0),
-                        bound(1).clamp(0.0, 1.0),
-                    ));
+                    let unit = |x: f64| if x.is_finite() { x.clamp(0.0, 1.0) } else { r.score.clamp(0.0, 1.0) };
+                    m.scores.push((minutes, k, unit(r.score), unit(r.ci[0]), unit(r.ci[1])));
                 }
-                if let Some(elo) = finite(&v, "elo").filter(|e| e.abs() <= 100_000.0) {
-                    let ci = v.get("elo_ci").and_then(|c| c.as_array());
-                    let bound = |i: usize, d: f64| {
-                        ci.and_then(|c| c.get(i)).and_then(|x| x.as_f64()).filter(|x| x.is_finite()).unwrap_or(d)
-                    };
+                if let Some(elo) = e.elo.filter(|e| e.is_finite() && e.abs() <= 100_000.0) {
+                    let bound = |i: usize| e.elo_ci.map(|c| c[i]).filter(|x| x.is_finite()).unwrap_or(elo);
                     let lim = |x: f64| x.clamp(elo - ELO_BAR_LIMIT, elo + ELO_BAR_LIMIT);
-                    m.elo.push((minutes, elo, lim(bound(0, elo)), lim(bound(1, elo))));
+                    m.elo.push((minutes, elo, lim(bound(0)), lim(bound(1))));
                 }
-                if let Some(a) = v.get("anchor").and_then(|a| a.as_str()) {
-                    m.anchor = Some(a.to_string());
+                if !e.anchor.is_empty() {
+                    m.anchor = Some(e.anchor.clone());
                 }
-                if let Some(ladder) = v.get("ladder").and_then(|l| l.as_array()) {
-                    let names: Vec<&str> = v
-                        .get("opponents")
-                        .and_then(|o| o.as_array())
-                        .map(|o| o.iter().filter_map(|x| x.get("opponent")?.as_str()).collect())
-                        .unwrap_or_default();
-                    m.ladder = names
+                if let Some(ladder) = &e.ladder {
+                    m.ladder = e
+                        .opponents
                         .iter()
                         .zip(ladder)
-                        .filter_map(|(n, e)| {
-                            let e = e.as_f64().filter(|e| e.is_finite() && e.abs() <= 100_000.0)?;
-                            Some((m.opponents.iter().position(|o| o == n)?, e))
-                        })
+                        .filter(|(_, x)| x.is_finite() && x.abs() <= 100_000.0)
+                        .filter_map(|(r, &x)| Some((m.opponents.iter().position(|o| *o == r.opponent)?, x)))
                         .collect();
                 }
             }
-            _ => {}
         }
-        Ok(())
-    })?;
-    if m.generations.is_empty() {
-        bail!("'{}' holds no generation lines to plot", path.display());
+    }
+    if m.losses.is_empty() && m.figures.is_empty() {
+        bail!("'{}' holds no trained generation lines to plot", path.display());
     }
     Ok(m)
 }
@@ -478,7 +452,8 @@ fn read_metrics(path: &Path) -> Result<Metrics> {
 fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let panels = root.split_evenly((2, 2));
-    let end = m.generations.iter().map(|g| g[0]).chain(m.scores.iter().map(|s| s.0)).fold(0.0, f64::max).max(0.1);
+    let points = m.losses.values().chain(m.figures.values()).flatten();
+    let end = points.map(|p| p.0).chain(m.scores.iter().map(|s| s.0)).fold(0.0, f64::max).max(0.1);
     let span = |values: &mut dyn Iterator<Item = f64>| {
         let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
         if lo > hi {
@@ -489,28 +464,33 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
             (lo, hi + 0.05 * (hi - lo))
         }
     };
-    // Losses.
-    {
-        let (lo, hi) = span(&mut m.generations.iter().flat_map(|g| [g[1], g[2], g[5]]));
-        let mut chart = minutes_panel(&panels[0], "training losses", end, lo.min(0.0)..hi)?;
-        let owned = m.generations.iter().any(|g| g[5] > 0.0);
-        let lines = [(1, "policy", BLUE), (2, "value", RED), (5, "ownership", MAGENTA)];
-        for (i, name, colour) in lines.into_iter().filter(|&(i, ..)| i != 5 || owned) {
+    // Every named loss, then every other named figure (policy entropy for AlphaZero).
+    let names = |series: &BTreeMap<String, Vec<(f64, f64)>>| series.keys().cloned().collect::<Vec<_>>().join(", ");
+    for (panel, series, caption) in [
+        (&panels[0], &m.losses, "training losses".to_string()),
+        (
+            &panels[1],
+            &m.figures,
+            if m.figures.contains_key("entropy") && m.figures.len() == 1 {
+                "policy entropy (nats)".to_string()
+            } else {
+                names(&m.figures)
+            },
+        ),
+    ] {
+        let (lo, hi) = span(&mut series.values().flatten().map(|p| p.1));
+        let mut chart = minutes_panel(panel, caption, end, lo.min(0.0)..hi)?;
+        for (k, (name, points)) in series.iter().enumerate() {
+            let colour = Palette99::pick(k).to_rgba();
             chart
-                .draw_series(LineSeries::new(m.generations.iter().map(|g| (g[0], g[i])), colour.stroke_width(2)))
+                .draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))
                 .map_err(err)?
-                .label(name)
+                .label(name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
-    }
-    // Entropy of the policy on the training positions.
-    {
-        let (lo, hi) = span(&mut m.generations.iter().map(|g| g[3]));
-        let mut chart = minutes_panel(&panels[1], "policy entropy (nats)", end, lo.min(0.0)..hi)?;
-        chart
-            .draw_series(LineSeries::new(m.generations.iter().map(|g| (g[0], g[3])), GREEN.stroke_width(2)))
-            .map_err(err)?;
+        if !series.is_empty() {
+            chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+        }
     }
     // Evaluation scores.
     {
@@ -581,6 +561,8 @@ mod tests {
 
     #[test]
     fn a_generation_that_did_not_train_is_no_point_of_the_curves() {
+        use meeple_learn::train::GenerationMetrics;
+        // Lines of both schemas: the flat one older runs wrote, and the typed one.
         let line = |generation: u64, samples_per_second: f64, loss: f64| {
             let m = GenerationMetrics {
                 event: "generation".into(),
@@ -591,14 +573,15 @@ mod tests {
                 wall_seconds: 60.0 * generation as f64,
                 ..GenerationMetrics::default()
             };
-            serde_json::to_string(&m).unwrap()
+            if generation % 2 == 1 { serde_json::to_string(&m).unwrap() } else { m.to_metrics().to_line() }
         };
         let path = std::env::temp_dir().join(format!("meeple-plot-{}-metrics.jsonl", std::process::id()));
-        let text = [line(1, 900.0, 2.0), line(2, 0.0, 0.0), line(3, 800.0, 1.5)].join("\n") + "\n";
-        std::fs::write(&path, text).unwrap();
+        let lines = [line(1, 900.0, 2.0), line(2, 0.0, 0.0), line(3, 800.0, 1.5), line(4, 700.0, 1.25)];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         let m = read_metrics(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
-        let points: Vec<(f64, f64)> = m.generations.iter().map(|g| (g[0], g[1])).collect();
-        assert_eq!(points, [(1.0, 2.0), (3.0, 1.5)]);
+        assert_eq!(m.losses["policy"], [(1.0, 2.0), (3.0, 1.5), (4.0, 1.25)]);
+        assert_eq!(m.losses["value"].len(), 3);
+        assert_eq!(m.figures.keys().collect::<Vec<_>>(), ["entropy"]);
     }
 }

@@ -8,7 +8,8 @@ use meeple_game::{Game, limits};
 use meeple_games::with_game;
 use meeple_learn::Root;
 use meeple_learn::ladder::{Evaluation, Ladder, LadderConfig};
-use meeple_learn::train::{EvaluationMetrics, GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
+use meeple_learn::metrics::{Event, Metrics};
+use meeple_learn::train::{GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -257,17 +258,14 @@ fn eval_summary<'a>(generation: u64, scores: impl Iterator<Item = (&'a str, f64)
 fn last_evaluation(metrics: &Path) -> String {
     let mut last = None;
     let read = limits::read_lines(metrics, limits::MAX_RECORD_LINE, "metrics file", |line| {
-        if let Ok(e) = serde_json::from_str::<EvaluationMetrics>(line.text)
-            && e.event == "evaluation"
+        if let Ok(Metrics { event: Event::Evaluation, generation, evaluation: Some(e), .. }) =
+            Metrics::from_line(line.text)
         {
-            last = Some(e);
+            last = Some(eval_summary(generation, e.opponents.iter().map(|r| (r.opponent.as_str(), r.score))));
         }
         Ok(())
     });
-    let summary = |e: &EvaluationMetrics| {
-        eval_summary(e.generation, e.evaluation.opponents.iter().map(|r| (r.opponent.as_str(), r.score)))
-    };
-    read.ok().and(last.as_ref()).map(summary).unwrap_or_default()
+    read.ok().and(last).unwrap_or_default()
 }
 
 struct CliHooks {
@@ -339,13 +337,17 @@ mod tests {
         let metrics = dir.join("metrics.jsonl");
         assert_eq!(last_evaluation(&metrics), "", "no file, no evaluation");
         let lines = [
-            r#"{"event":"evaluation","generation":10,"opponents":[{"opponent":"random","score":0.9}]}"#,
+            r#"{"event":"evaluation","generation":10,"wall_seconds":60,"opponents":[{"opponent":"random","score":0.9}]}"#,
             r#"{"event":"generation","generation":11}"#,
-            r#"{"event":"evaluation","generation":20,"opponents":[{"opponent":"random","score":1.0},{"opponent":"mcts:iters=100","score":0.6}]}"#,
+            r#"{"event":"evaluation","generation":20,"wall_seconds":120,"opponents":[{"opponent":"random","score":1.0},{"opponent":"mcts:iters=100","score":0.6}]}"#,
             r#"{"event":"generation","generation":21}"#,
+            // The typed schema's evaluation line, as the trainer writes it now.
+            r#"{"schema":1,"event":"evaluation","generation":25,"wall_seconds":150,"evaluation":{"opponents":[{"opponent":"random","score":0.95}]}}"#,
             "not json",
         ];
         std::fs::write(&metrics, lines.join("\n")).unwrap();
+        assert_eq!(last_evaluation(&metrics), "eval gen 25: random 95%");
+        std::fs::write(&metrics, lines[..4].join("\n")).unwrap();
         assert_eq!(last_evaluation(&metrics), "eval gen 20: random 100%, mcts:iters=100 60%");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod ladder;
+pub mod metrics;
 pub mod search;
 pub mod selfplay;
 pub mod train;

@@ -8,13 +8,14 @@
 //! every evaluated generation's).
 
 use crate::ladder::{Evaluation, Ladder};
+use crate::metrics::Metrics;
 use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until};
 use crate::{Evaluator, LearnError};
 use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
 use meeple_nn::{Batch, NetConfig, Sidecar, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -98,6 +99,40 @@ impl GenerationMetrics {
     pub fn trained(&self) -> bool {
         self.samples_per_second > 0.0
     }
+
+    /// The generation as the metrics log's typed line.
+    pub fn to_metrics(&self) -> Metrics {
+        let mut losses = BTreeMap::from([("policy".to_string(), self.policy_loss), ("value".into(), self.value_loss)]);
+        if self.ownership_loss > 0.0 {
+            losses.insert("ownership".into(), self.ownership_loss);
+        }
+        let stats = [
+            ("window", self.window as f64),
+            ("selfplay_seconds", self.selfplay_seconds),
+            ("positions_per_second", self.positions_per_second),
+            ("evaluations_per_second", self.evaluations_per_second),
+            ("mean_batch", self.mean_batch),
+            ("mean_game_length", self.mean_game_length),
+            ("train_seconds", self.train_seconds),
+            ("samples_per_second", self.samples_per_second),
+            ("lr", self.lr),
+        ];
+        Metrics {
+            schema: crate::metrics::SCHEMA,
+            event: crate::metrics::Event::Generation,
+            trainer: "az".into(),
+            generation: self.generation,
+            steps: self.steps,
+            episodes: self.games,
+            positions: self.positions,
+            wall_seconds: self.wall_seconds,
+            trained: self.trained(),
+            losses,
+            figures: BTreeMap::from([("entropy".to_string(), self.entropy)]),
+            stats: stats.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            evaluation: None,
+        }
+    }
 }
 
 /// What the caller does around the loop: show progress and evaluations, ask to stop.
@@ -119,18 +154,6 @@ pub trait Hooks {
     }
     /// Whether the user asked to stop (Ctrl-C): the run saves a checkpoint and returns.
     fn should_stop(&self) -> bool;
-}
-
-/// An evaluation as the metrics log records it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct EvaluationMetrics {
-    pub event: String,
-    pub generation: u64,
-    pub steps: u64,
-    pub wall_seconds: f64,
-    #[serde(flatten)]
-    pub evaluation: Evaluation,
 }
 
 /// One training position.
@@ -263,7 +286,7 @@ pub fn train<G: Game>(
             lr: sums.lr,
             wall_seconds: progress.seconds,
         };
-        write_metrics(&mut metrics, &run, &m)?;
+        write_metrics(&mut metrics, &run, &m.to_metrics())?;
         hooks.generation(&m);
         if config.eval_every > 0 && generation.is_multiple_of(config.eval_every) {
             let path = run.generation_checkpoint(generation);
@@ -271,15 +294,12 @@ pub fn train<G: Game>(
             if let Some(ladder) = ladder.as_deref_mut() {
                 hooks.evaluating(generation);
                 let evaluation = ladder.evaluate(&path, generation);
-                let line = EvaluationMetrics {
-                    event: "evaluation".into(),
-                    generation,
-                    steps: progress.steps,
-                    wall_seconds: clock.seconds(),
-                    evaluation,
-                };
-                write_metrics(&mut metrics, &run, &line)?;
-                hooks.evaluated(generation, &line.evaluation);
+                write_metrics(
+                    &mut metrics,
+                    &run,
+                    &Metrics::evaluation("az", generation, progress.steps, clock.seconds(), evaluation.clone()),
+                )?;
+                hooks.evaluated(generation, &evaluation);
             }
         }
     }
@@ -304,10 +324,8 @@ impl Clock {
     }
 }
 
-fn write_metrics(file: &mut std::fs::File, run: &RunDir, line: &impl Serialize) -> Result<(), LearnError> {
-    writeln!(file, "{}", serde_json::to_string(line).expect("metrics serialise"))
-        .and_then(|_| file.flush())
-        .map_err(|e| io("write", &run.metrics(), e))
+fn write_metrics(file: &mut std::fs::File, run: &RunDir, line: &Metrics) -> Result<(), LearnError> {
+    writeln!(file, "{}", line.to_line()).and_then(|_| file.flush()).map_err(|e| io("write", &run.metrics(), e))
 }
 
 /// A new run (its configuration written), or the checkpoint and progress of the one in `run`

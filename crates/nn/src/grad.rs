@@ -1240,8 +1240,30 @@ mod tests {
     }
 
     fn check(config: NetConfig) {
+        check_at(config.clone(), false);
+        check_at(config, true);
+    }
+
+    /// At initialisation every BatchNorm has scale 1, shift 0, mean 0 and variance 1, where a
+    /// missing scale or shift term costs nothing; `moved` checks at weights moved away from
+    /// there (every parameter and running statistic shifted by seeded noise).
+    fn check_at(config: NetConfig, moved: bool) {
         let device = Device::flex().autodiff();
-        let model = crate::initialise(&config, &device, 11);
+        let mut model = crate::initialise(&config, &device, 11);
+        if moved {
+            let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut noise = move || {
+                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            };
+            let mut m = Model::from_burn(&model, &config);
+            m.theta.iter_mut().for_each(|t| *t += 0.6 * noise());
+            for r in m.running.iter_mut() {
+                // Means (0) move up to 0.3; variances (1) to 0.5-1.8: both stay positive.
+                *r = *r * (1.0 + noise()) + 0.6 * noise().abs();
+            }
+            model = m.to_burn(&device);
+        }
         let data = batch(&config, 6);
         let mut mine = Model::from_burn(&model, &config);
         let mut work = Work::default();
