@@ -109,6 +109,32 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
     // The network alone already plays well above random.
     let (pw, _, pl) = match_against_random(&format!("policy:model={}", model.display()), 50);
     assert!(pw > 3 * pl, "policy +{pw} -{pl}");
+    // ... and what it plays is learned: the same network untrained (the run's first weights),
+    // alone or with a search too small to find the tactics, scores clearly less.
+    let untrained = d.join("untrained.safetensors");
+    let config = small(1);
+    let net = meeple_learn::train::fresh_network(&TicTacToe, &config.net, config.seed, 1).unwrap();
+    let sidecar = meeple_nn::Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: net.config().clone(),
+        game: TicTacToe.spec().to_string(),
+        step: 0,
+        run: Default::default(),
+    };
+    net.save(&untrained, &sidecar).unwrap();
+    let score = |(w, dr, _): (u32, u32, u32)| (w as f64 + 0.5 * dr as f64) / 100.0;
+    for (what, trained, fresh) in [
+        ("policy", format!("policy:model={}", model.display()), format!("policy:model={}", untrained.display())),
+        (
+            "az 4 sims",
+            format!("az:model={},sims=4", model.display()),
+            format!("az:model={},sims=4", untrained.display()),
+        ),
+    ] {
+        let (t, u) = (match_against_random(&trained, 50), match_against_random(&fresh, 50));
+        eprintln!("{what} vs random over 100 games: trained {t:?}, untrained {u:?}");
+        assert!(score(t) >= score(u) + 0.15, "{what}: trained {t:?} against untrained {u:?}");
+    }
     // The network inside the other searches: as alpha-beta's evaluator (value and move
     // order) and as MCTS's playout policy.
     let m = model.display();
