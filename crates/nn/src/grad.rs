@@ -764,294 +764,266 @@ impl Model {
         let config = self.config.clone();
         let (b, a, seats) = (batch.size, config.actions, config.seats);
         sized(&mut work.grad, self.theta.len());
-        // The value head's input: [b, cells] (tower) or [b, width] (MLP).
-        let value_in: Vec<f32>;
-        match config.trunk {
-            Trunk::Resnet { .. } => {
-                let [planes, rows, cols] = [config.input[0], config.input[1], config.input[2]];
-                let board = Board { batch: b, rows, cols };
-                let cells = board.cells();
-                // Planes-first observations to rows of (sample, cell) with the planes side by side.
-                let x0 = sized(&mut work.input, board.m() * planes);
-                for s in 0..b {
-                    for p in 0..planes {
-                        for cell in 0..cells {
-                            x0[(s * cells + cell) * planes + p] = batch.obs[(s * planes + p) * cells + cell];
-                        }
-                    }
-                }
-                // The stem, the blocks, the policy's, the value's, the plane head's last and the
-                // ownership head's convolutions.
-                let convs = 1 + 2 * self.blocks.len() + 4;
-                work.saved.resize_with(convs, Saved::default);
-                let mut saved = std::mem::take(&mut work.saved);
-                let stem = self.stem.clone().expect("a tower has a stem");
-                self.conv_forward(&stem, &work.input, board, true, None, &mut saved[0]);
-                let blocks = self.blocks.clone();
-                for (i, pair) in blocks.iter().enumerate() {
-                    let (before, after) = saved.split_at_mut(2 * i + 1);
-                    let (first, second) = after.split_at_mut(1);
-                    let x = &before[2 * i].out;
-                    self.conv_forward(&pair[0], x, board, true, None, &mut first[0]);
-                    self.conv_forward(&pair[1], &first[0].out, board, true, Some(x), &mut second[0]);
-                }
-                let last = 2 * blocks.len();
-                let (trunk, heads) = saved.split_at_mut(last + 1);
-                let top = &trunk[last].out;
-                let (pconv, vconv) =
-                    (self.policy_conv.clone().expect("heads"), self.value_conv.clone().expect("heads"));
-                self.conv_forward(&pconv, top, board, true, None, &mut heads[0]);
-                self.conv_forward(&vconv, top, board, true, None, &mut heads[1]);
-                if let Some(oconv) = self.ownership.clone() {
-                    self.conv_forward(&oconv, top, board, false, None, &mut heads[3]);
-                    let owned = sized(&mut work.owned, b * cells);
-                    for (o, z) in owned.iter_mut().zip(&heads[3].out) {
-                        *o = z.tanh();
-                    }
-                }
-                // The value head reads its planes as burn flattens them: [b, planes * cells].
-                let vf = vconv.cout;
-                let v = &heads[1].out;
-                let mut flat = vec![0.0; b * vf * cells];
-                for s in 0..b {
-                    for cell in 0..cells {
-                        for c in 0..vf {
-                            flat[(s * vf + c) * cells + cell] = v[(s * cells + cell) * vf + c];
-                        }
-                    }
-                }
-                value_in = flat;
-                let logits = sized(&mut work.logits, b * a);
-                match (&self.policy_planes.clone(), &config.head) {
-                    (Some(last_conv), Head::Planes { planes: np, index }) => {
-                        let (ph, q) = heads.split_at_mut(2);
-                        self.conv_forward(last_conv, &ph[0].out, board, false, None, &mut q[0]);
-                        let out = &q[0].out;
-                        for s in 0..b {
-                            for (l, &i) in logits[s * a..(s + 1) * a].iter_mut().zip(index) {
-                                let (plane, cell) = (i as usize / cells, i as usize % cells);
-                                *l = out[(s * cells + cell) * np + plane];
-                            }
-                        }
-                    }
-                    _ => {
-                        // burn flattens [b, planes, rows, cols]: plane-major per sample.
-                        let pc = pconv.cout;
-                        let pin = sized(&mut work.policy_in, b * pc * cells);
-                        let p = &heads[0].out;
-                        for s in 0..b {
-                            for cell in 0..cells {
-                                for c in 0..pc {
-                                    pin[(s * pc + c) * cells + cell] = p[(s * cells + cell) * pc + c];
-                                }
-                            }
-                        }
-                        let fc = self.policy_fc.expect("a dense head");
-                        self.dense_forward(&fc, &work.policy_in, b, false, &mut work.logits);
-                    }
-                }
-                work.saved = saved;
-            }
-            Trunk::Mlp { .. } => {
-                work.saved.resize_with(self.mlp.len(), Saved::default);
-                let mut saved = std::mem::take(&mut work.saved);
-                for (i, layer) in self.mlp.iter().enumerate() {
-                    let (before, after) = saved.split_at_mut(i);
-                    let input = if i == 0 { &batch.obs[..] } else { &before[i - 1].out[..] };
-                    self.dense_forward(layer, input, b, true, &mut after[0].out);
-                }
-                value_in = saved.last().expect("an MLP has layers").out.clone();
-                let fc = self.policy_fc.expect("a dense head");
-                self.dense_forward(&fc, &value_in, b, false, &mut work.logits);
-                work.saved = saved;
+        let board = match config.trunk {
+            Trunk::Resnet { .. } => Some(Board { batch: b, rows: config.input[1], cols: config.input[2] }),
+            Trunk::Mlp { .. } => None,
+        };
+        // The trunk and the policy head; the value head's input: [b, cells] (tower) or [b, width]
+        // (MLP).
+        let value_in = match board {
+            Some(board) => self.tower_forward(batch, board, work),
+            None => self.mlp_forward(batch, work),
+        };
+        self.value_head_forward(&value_in, b, work);
+        let losses = loss_gradients(batch, a, seats, config.ownership_cells(), weights, work);
+        let mut grad = std::mem::take(&mut work.grad);
+        let dvalue_in = self.value_head_backward(&value_in, b, work, &mut grad);
+        match board {
+            Some(board) => self.tower_backward(board, &dvalue_in, work, &mut grad),
+            None => self.mlp_backward(batch, &value_in, &dvalue_in, work, &mut grad),
+        }
+        work.grad = grad;
+        losses
+    }
+
+    /// The tower's forward pass with its heads' convolutions (each layer's output kept in
+    /// `work.saved`), the policy logits in `work.logits` and the ownership in `work.owned`;
+    /// returns the value head's input.
+    fn tower_forward(&mut self, batch: &Batch, board: Board, work: &mut Work) -> Vec<f32> {
+        let config = self.config.clone();
+        let (b, a, planes) = (batch.size, config.actions, config.input[0]);
+        let cells = board.cells();
+        // Planes-first observations to rows of (sample, cell) with the planes side by side.
+        to_cells_first(&batch.obs, b, cells, planes, sized(&mut work.input, board.m() * planes));
+        // The stem, the blocks, the policy's, the value's, the plane head's last and the
+        // ownership head's convolutions.
+        let convs = 1 + 2 * self.blocks.len() + 4;
+        work.saved.resize_with(convs, Saved::default);
+        let mut saved = std::mem::take(&mut work.saved);
+        let stem = self.stem.clone().expect("a tower has a stem");
+        self.conv_forward(&stem, &work.input, board, true, None, &mut saved[0]);
+        let blocks = self.blocks.clone();
+        for (i, pair) in blocks.iter().enumerate() {
+            let (before, after) = saved.split_at_mut(2 * i + 1);
+            let (first, second) = after.split_at_mut(1);
+            let x = &before[2 * i].out;
+            self.conv_forward(&pair[0], x, board, true, None, &mut first[0]);
+            self.conv_forward(&pair[1], &first[0].out, board, true, Some(x), &mut second[0]);
+        }
+        let last = 2 * blocks.len();
+        let (trunk, heads) = saved.split_at_mut(last + 1);
+        let top = &trunk[last].out;
+        let (pconv, vconv) = (self.policy_conv.clone().expect("heads"), self.value_conv.clone().expect("heads"));
+        self.conv_forward(&pconv, top, board, true, None, &mut heads[0]);
+        self.conv_forward(&vconv, top, board, true, None, &mut heads[1]);
+        if let Some(oconv) = self.ownership.clone() {
+            self.conv_forward(&oconv, top, board, false, None, &mut heads[3]);
+            let owned = sized(&mut work.owned, b * cells);
+            for (o, z) in owned.iter_mut().zip(&heads[3].out) {
+                *o = z.tanh();
             }
         }
-        // The value head: hidden = relu(value_in . W1 + b1), values = sigmoid(hidden . W2 + b2).
+        // The value head reads its planes as burn flattens them: [b, planes * cells].
+        let mut value_in = vec![0.0; b * vconv.cout * cells];
+        to_planes_first(&heads[1].out, b, cells, vconv.cout, &mut value_in);
+        let logits = sized(&mut work.logits, b * a);
+        match (&self.policy_planes.clone(), &config.head) {
+            (Some(last_conv), Head::Planes { planes: np, index }) => {
+                let (ph, q) = heads.split_at_mut(2);
+                self.conv_forward(last_conv, &ph[0].out, board, false, None, &mut q[0]);
+                let out = &q[0].out;
+                for s in 0..b {
+                    for (l, &i) in logits[s * a..(s + 1) * a].iter_mut().zip(index) {
+                        let (plane, cell) = (i as usize / cells, i as usize % cells);
+                        *l = out[(s * cells + cell) * np + plane];
+                    }
+                }
+            }
+            _ => {
+                // burn flattens [b, planes, rows, cols]: plane-major per sample.
+                let pc = pconv.cout;
+                to_planes_first(&heads[0].out, b, cells, pc, sized(&mut work.policy_in, b * pc * cells));
+                let fc = self.policy_fc.expect("a dense head");
+                self.dense_forward(&fc, &work.policy_in, b, false, &mut work.logits);
+            }
+        }
+        work.saved = saved;
+        value_in
+    }
+
+    /// The MLP's forward pass (each layer's output kept in `work.saved`) and the policy logits in
+    /// `work.logits`; returns the trunk's output, the value head's input.
+    fn mlp_forward(&mut self, batch: &Batch, work: &mut Work) -> Vec<f32> {
+        let b = batch.size;
+        work.saved.resize_with(self.mlp.len(), Saved::default);
+        let mut saved = std::mem::take(&mut work.saved);
+        for (i, layer) in self.mlp.iter().enumerate() {
+            let (before, after) = saved.split_at_mut(i);
+            let input = if i == 0 { &batch.obs[..] } else { &before[i - 1].out[..] };
+            self.dense_forward(layer, input, b, true, &mut after[0].out);
+        }
+        let value_in = saved.last().expect("an MLP has layers").out.clone();
+        let fc = self.policy_fc.expect("a dense head");
+        self.dense_forward(&fc, &value_in, b, false, &mut work.logits);
+        work.saved = saved;
+        value_in
+    }
+
+    /// The value head: hidden = relu(value_in . W1 + b1), values = sigmoid(hidden . W2 + b2).
+    fn value_head_forward(&self, value_in: &[f32], b: usize, work: &mut Work) {
         let (vfc, vout) = (self.value_fc, self.value_out);
-        self.dense_forward(&vfc, &value_in, b, true, &mut work.hidden);
+        self.dense_forward(&vfc, value_in, b, true, &mut work.hidden);
         self.dense_forward(&vout, &work.hidden, b, false, &mut work.values);
         for v in work.values.iter_mut() {
             *v = 1.0 / (1.0 + (-*v).exp());
         }
-        let cells = config.ownership_cells();
-        let losses = loss_gradients(batch, a, seats, cells, weights, work);
+    }
 
-        // Backwards. The value head first, to the gradient of its input.
-        let mut grad = std::mem::take(&mut work.grad);
+    /// The value head backwards from `work.dvalues`; returns the gradient of its input.
+    fn value_head_backward(&self, value_in: &[f32], b: usize, work: &mut Work, grad: &mut [f32]) -> Vec<f32> {
+        let (vfc, vout) = (self.value_fc, self.value_out);
         let mut dhidden = std::mem::take(&mut work.grad_c);
-        self.dense_backward(&vout, &work.hidden, b, &work.dvalues, &mut grad, Some(&mut dhidden));
+        self.dense_backward(&vout, &work.hidden, b, &work.dvalues, grad, Some(&mut dhidden));
         for (d, h) in dhidden.iter_mut().zip(&work.hidden) {
             if *h <= 0.0 {
                 *d = 0.0;
             }
         }
         let mut dvalue_in = Vec::new();
-        self.dense_backward(&vfc, &value_in, b, &dhidden, &mut grad, Some(&mut dvalue_in));
+        self.dense_backward(&vfc, value_in, b, &dhidden, grad, Some(&mut dvalue_in));
         work.grad_c = dhidden;
-        match config.trunk {
-            Trunk::Resnet { .. } => {
-                let [_, rows, cols] = [config.input[0], config.input[1], config.input[2]];
-                let board = Board { batch: b, rows, cols };
-                let cells = board.cells();
-                let saved = std::mem::take(&mut work.saved);
-                let last = 2 * self.blocks.len();
-                let (pconv, vconv) =
-                    (self.policy_conv.as_ref().expect("heads"), self.value_conv.as_ref().expect("heads"));
-                let top = &saved[last].out;
-                let channels = pconv.cin;
-                let mut dtop = std::mem::take(&mut work.grad_a);
-                sized(&mut dtop, board.m() * channels);
-                // The policy head's gradient at its 1x1 block's output.
-                let mut dp = std::mem::take(&mut work.grad_b);
-                sized(&mut dp, board.m() * pconv.cout);
-                match (&self.policy_planes, &config.head) {
-                    (Some(last_conv), Head::Planes { planes: np, index }) => {
-                        let mut dq = vec![0.0; board.m() * np];
-                        for s in 0..b {
-                            for (d, &i) in work.dlogits[s * a..(s + 1) * a].iter().zip(index) {
-                                let (plane, cell) = (i as usize / cells, i as usize % cells);
-                                dq[(s * cells + cell) * np + plane] = *d;
-                            }
-                        }
-                        let q = &saved[last + 3];
-                        let mut dpb = std::mem::take(&mut work.policy_in);
-                        self.conv_backward(
-                            last_conv,
-                            &saved[last + 1].out,
-                            board,
-                            q,
-                            &mut dq,
-                            &mut grad,
-                            Some(&mut dp),
-                            &mut dpb,
-                        );
-                        work.policy_in = dpb;
-                    }
-                    _ => {
-                        let fc = self.policy_fc.expect("a dense head");
-                        let mut dpin = std::mem::take(&mut work.hidden);
-                        self.dense_backward(&fc, &work.policy_in, b, &work.dlogits, &mut grad, Some(&mut dpin));
-                        let pc = pconv.cout;
-                        for s in 0..b {
-                            for cell in 0..cells {
-                                for c in 0..pc {
-                                    dp[(s * cells + cell) * pc + c] = dpin[(s * pc + c) * cells + cell];
-                                }
-                            }
-                        }
-                        work.hidden = dpin;
-                    }
-                }
-                let mut scratch = std::mem::take(&mut work.policy_in);
-                relu_mask(&mut dp, &saved[last + 1].out);
-                self.conv_backward(
-                    pconv,
-                    top,
-                    board,
-                    &saved[last + 1],
-                    &mut dp,
-                    &mut grad,
-                    Some(&mut dtop),
-                    &mut scratch,
-                );
-                // Back from [b, planes * cells] to the convolution's rows of (sample, cell).
-                let vf = vconv.cout;
-                let mut dv = vec![0.0; board.m() * vf];
+        dvalue_in
+    }
+
+    /// The tower backwards: the policy, value and ownership heads into the gradient at the
+    /// tower's top, then the blocks, last first, and the stem.
+    fn tower_backward(&self, board: Board, dvalue_in: &[f32], work: &mut Work, grad: &mut [f32]) {
+        let config = &self.config;
+        let (b, a) = (board.batch, config.actions);
+        let cells = board.cells();
+        let saved = std::mem::take(&mut work.saved);
+        let last = 2 * self.blocks.len();
+        let (pconv, vconv) = (self.policy_conv.as_ref().expect("heads"), self.value_conv.as_ref().expect("heads"));
+        let top = &saved[last].out;
+        let channels = pconv.cin;
+        let mut dtop = std::mem::take(&mut work.grad_a);
+        sized(&mut dtop, board.m() * channels);
+        // The policy head's gradient at its 1x1 block's output.
+        let mut dp = std::mem::take(&mut work.grad_b);
+        sized(&mut dp, board.m() * pconv.cout);
+        match (&self.policy_planes, &config.head) {
+            (Some(last_conv), Head::Planes { planes: np, index }) => {
+                let mut dq = vec![0.0; board.m() * np];
                 for s in 0..b {
-                    for cell in 0..cells {
-                        for c in 0..vf {
-                            dv[(s * cells + cell) * vf + c] = dvalue_in[(s * vf + c) * cells + cell];
-                        }
+                    for (d, &i) in work.dlogits[s * a..(s + 1) * a].iter().zip(index) {
+                        let (plane, cell) = (i as usize / cells, i as usize % cells);
+                        dq[(s * cells + cell) * np + plane] = *d;
                     }
                 }
-                relu_mask(&mut dv, &saved[last + 2].out);
-                self.conv_backward(
-                    vconv,
-                    top,
-                    board,
-                    &saved[last + 2],
-                    &mut dv,
-                    &mut grad,
-                    Some(&mut dtop),
-                    &mut scratch,
-                );
-                if let Some(oconv) = &self.ownership {
-                    let mut downed = std::mem::take(&mut work.downed);
-                    self.conv_backward(
-                        oconv,
-                        top,
-                        board,
-                        &saved[last + 4],
-                        &mut downed,
-                        &mut grad,
-                        Some(&mut dtop),
-                        &mut scratch,
-                    );
-                    work.downed = downed;
-                }
-                // The blocks, last first: dtop is the gradient at a block's output.
-                let mut dmid = dp;
-                for (i, pair) in self.blocks.iter().enumerate().rev() {
-                    let input = &saved[2 * i].out;
-                    relu_mask(&mut dtop, &saved[2 * i + 2].out);
-                    // The skip passes the gradient straight to the block's input.
-                    let mut dskip = dtop.clone();
-                    sized(&mut dmid, board.m() * channels);
-                    self.conv_backward(
-                        &pair[1],
-                        &saved[2 * i + 1].out,
-                        board,
-                        &saved[2 * i + 2],
-                        &mut dtop,
-                        &mut grad,
-                        Some(&mut dmid),
-                        &mut scratch,
-                    );
-                    relu_mask(&mut dmid, &saved[2 * i + 1].out);
-                    self.conv_backward(
-                        &pair[0],
-                        input,
-                        board,
-                        &saved[2 * i + 1],
-                        &mut dmid,
-                        &mut grad,
-                        Some(&mut dskip),
-                        &mut scratch,
-                    );
-                    dtop = dskip;
-                }
-                relu_mask(&mut dtop, &saved[0].out);
-                let stem = self.stem.as_ref().expect("a stem");
-                self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, &mut grad, None, &mut scratch);
-                work.policy_in = scratch;
-                work.grad_a = dtop;
-                work.grad_b = dmid;
-                work.saved = saved;
+                let q = &saved[last + 3];
+                let mut dpb = std::mem::take(&mut work.policy_in);
+                self.conv_backward(last_conv, &saved[last + 1].out, board, q, &mut dq, grad, Some(&mut dp), &mut dpb);
+                work.policy_in = dpb;
             }
-            Trunk::Mlp { .. } => {
-                let saved = std::mem::take(&mut work.saved);
+            _ => {
                 let fc = self.policy_fc.expect("a dense head");
-                // The trunk's output feeds both heads.
-                let mut dx = std::mem::take(&mut work.grad_a);
-                self.dense_backward(&fc, &value_in, b, &work.dlogits, &mut grad, Some(&mut dx));
-                for (d, v) in dx.iter_mut().zip(&dvalue_in) {
-                    *d += v;
-                }
-                let mut dnext = std::mem::take(&mut work.grad_b);
-                for (i, layer) in self.mlp.iter().enumerate().rev() {
-                    relu_mask(&mut dx, &saved[i].out);
-                    let input = if i == 0 { &batch.obs[..] } else { &saved[i - 1].out[..] };
-                    let wants = (i > 0).then_some(&mut dnext);
-                    self.dense_backward(layer, input, b, &dx, &mut grad, wants);
-                    std::mem::swap(&mut dx, &mut dnext);
-                }
-                work.grad_a = dx;
-                work.grad_b = dnext;
-                work.saved = saved;
+                let mut dpin = std::mem::take(&mut work.hidden);
+                self.dense_backward(&fc, &work.policy_in, b, &work.dlogits, grad, Some(&mut dpin));
+                to_cells_first(&dpin, b, cells, pconv.cout, &mut dp);
+                work.hidden = dpin;
             }
         }
-        work.grad = grad;
-        losses
+        let mut scratch = std::mem::take(&mut work.policy_in);
+        relu_mask(&mut dp, &saved[last + 1].out);
+        self.conv_backward(pconv, top, board, &saved[last + 1], &mut dp, grad, Some(&mut dtop), &mut scratch);
+        // Back from [b, planes * cells] to the convolution's rows of (sample, cell).
+        let mut dv = vec![0.0; board.m() * vconv.cout];
+        to_cells_first(dvalue_in, b, cells, vconv.cout, &mut dv);
+        relu_mask(&mut dv, &saved[last + 2].out);
+        self.conv_backward(vconv, top, board, &saved[last + 2], &mut dv, grad, Some(&mut dtop), &mut scratch);
+        if let Some(oconv) = &self.ownership {
+            let mut downed = std::mem::take(&mut work.downed);
+            self.conv_backward(oconv, top, board, &saved[last + 4], &mut downed, grad, Some(&mut dtop), &mut scratch);
+            work.downed = downed;
+        }
+        // The blocks, last first: dtop is the gradient at a block's output.
+        let mut dmid = dp;
+        for (i, pair) in self.blocks.iter().enumerate().rev() {
+            let input = &saved[2 * i].out;
+            relu_mask(&mut dtop, &saved[2 * i + 2].out);
+            // The skip passes the gradient straight to the block's input.
+            let mut dskip = dtop.clone();
+            sized(&mut dmid, board.m() * channels);
+            let mid = &saved[2 * i + 1];
+            self.conv_backward(
+                &pair[1],
+                &mid.out,
+                board,
+                &saved[2 * i + 2],
+                &mut dtop,
+                grad,
+                Some(&mut dmid),
+                &mut scratch,
+            );
+            relu_mask(&mut dmid, &mid.out);
+            self.conv_backward(&pair[0], input, board, mid, &mut dmid, grad, Some(&mut dskip), &mut scratch);
+            dtop = dskip;
+        }
+        relu_mask(&mut dtop, &saved[0].out);
+        let stem = self.stem.as_ref().expect("a stem");
+        self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, grad, None, &mut scratch);
+        work.policy_in = scratch;
+        work.grad_a = dtop;
+        work.grad_b = dmid;
+        work.saved = saved;
+    }
+
+    /// The MLP backwards: the policy head and the value head's input gradient into the trunk's
+    /// output, then the layers, last first.
+    fn mlp_backward(&self, batch: &Batch, value_in: &[f32], dvalue_in: &[f32], work: &mut Work, grad: &mut [f32]) {
+        let b = batch.size;
+        let saved = std::mem::take(&mut work.saved);
+        let fc = self.policy_fc.expect("a dense head");
+        // The trunk's output feeds both heads.
+        let mut dx = std::mem::take(&mut work.grad_a);
+        self.dense_backward(&fc, value_in, b, &work.dlogits, grad, Some(&mut dx));
+        for (d, v) in dx.iter_mut().zip(dvalue_in) {
+            *d += v;
+        }
+        let mut dnext = std::mem::take(&mut work.grad_b);
+        for (i, layer) in self.mlp.iter().enumerate().rev() {
+            relu_mask(&mut dx, &saved[i].out);
+            let input = if i == 0 { &batch.obs[..] } else { &saved[i - 1].out[..] };
+            let wants = (i > 0).then_some(&mut dnext);
+            self.dense_backward(layer, input, b, &dx, grad, wants);
+            std::mem::swap(&mut dx, &mut dnext);
+        }
+        work.grad_a = dx;
+        work.grad_b = dnext;
+        work.saved = saved;
+    }
+}
+
+/// `[b, cells, c]` (each cell's channels side by side, the convolutions' layout) to
+/// `[b, c, cells]` (burn's flattening of `[b, c, rows, cols]`).
+fn to_planes_first(src: &[f32], b: usize, cells: usize, c: usize, dst: &mut [f32]) {
+    for s in 0..b {
+        for cell in 0..cells {
+            for k in 0..c {
+                dst[(s * c + k) * cells + cell] = src[(s * cells + cell) * c + k];
+            }
+        }
+    }
+}
+
+/// The inverse of [`to_planes_first`].
+fn to_cells_first(src: &[f32], b: usize, cells: usize, c: usize, dst: &mut [f32]) {
+    for s in 0..b {
+        for cell in 0..cells {
+            for k in 0..c {
+                dst[(s * cells + cell) * c + k] = src[(s * c + k) * cells + cell];
+            }
+        }
     }
 }
 
