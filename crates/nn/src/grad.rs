@@ -4,8 +4,8 @@
 //!
 //! Why: burn-flex's convolution builds the patch matrix of one sample at a time and multiplies
 //! it alone, forwards and backwards, so a batch of 256 small boards costs hundreds of thin
-//! products and the autodiff graph's bookkeeping on top (connect four's 4x32 tower trained at
-//! 1,359 samples/s, 15% of the machine's matrix-multiply speed; 2,759 here). Here every 3x3
+//! products and the autodiff graph's bookkeeping on top (about half the speed of this pass on
+//! connect four's tower; docs/learning.md, "Network speed", has the figures). Here every 3x3
 //! convolution is a patch product per chunk of a few boards, and the chunks run side by side on
 //! the thread pool: the layer's output (patches times kernel), the weight gradient (patches
 //! transposed times the output gradient) and the input gradient (the output gradient's patches
