@@ -294,3 +294,42 @@ fn a_wide_network_evaluates_from_several_threads_at_once() {
         }
     });
 }
+
+#[test]
+fn the_optimiser_state_resumes_exactly_and_a_bad_one_is_refused() {
+    let config = tower();
+    let batch = target_batch(&config, 8);
+    let train = TrainConfig { warmup: 2, decay: 50, ..TrainConfig::default() };
+    let d = dir("adamw");
+    let path = d.join("last.safetensors");
+    // Six steps in one go against three, a save, a resume and three more.
+    let mut whole = Trainer::new(config.clone(), train.clone(), 4, 1);
+    let mut first = Trainer::new(config.clone(), train.clone(), 4, 1);
+    for _ in 0..3 {
+        whole.train_step(&batch).unwrap();
+        first.train_step(&batch).unwrap();
+    }
+    first.save_resumable(&path, sidecar(&config)).unwrap();
+    let resumed = Trainer::resume(&path, "test", train.clone(), 1).unwrap();
+    assert!(resumed.restored, "the moments were beside the weights");
+    let mut resumed = resumed.trainer;
+    for _ in 0..3 {
+        assert_eq!(whole.train_step(&batch).unwrap(), resumed.train_step(&batch).unwrap());
+    }
+    let obs = observations(&config, 4);
+    assert_eq!(whole.network(1).evaluate(&obs, 4).unwrap(), resumed.network(1).evaluate(&obs, 4).unwrap());
+    // A state that is not one, or from another step than the weights, is refused by name.
+    let state = meeple_nn::optimizer_path(&path);
+    let good = std::fs::read(&state).unwrap();
+    std::fs::write(&state, b"not an optimiser state at all").unwrap();
+    let err = Trainer::resume(&path, "test", train.clone(), 1).err().unwrap().to_string();
+    assert!(err.contains("not a meeple optimiser state") && err.contains("fresh moments"), "{err}");
+    first.train_step(&batch).unwrap();
+    first.save(&path, sidecar(&config)).unwrap();
+    std::fs::write(&state, good).unwrap();
+    let err = Trainer::resume(&path, "test", train.clone(), 1).err().unwrap().to_string();
+    assert!(err.contains("from step 3, beside weights from step 4"), "{err}");
+    // Without one (an older checkpoint) the moments start again, and the caller is told.
+    std::fs::remove_file(&state).unwrap();
+    assert!(!Trainer::resume(&path, "test", train, 1).unwrap().restored);
+}
