@@ -48,10 +48,13 @@ pub struct Metrics {
     /// no point of the loss curves.
     pub trained: bool,
     /// Training losses by name (`policy`, `value`, `ownership`): one curve each.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub losses: BTreeMap<String, f64>,
     /// Other figures worth a curve, by name (`entropy`; exploration rates, mean rewards).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub figures: BTreeMap<String, f64>,
     /// Figures kept but not drawn (speeds, the learning rate, batch sizes).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, f64>,
     /// With [`Event::Evaluation`]: the ladder's result.
     #[serde(skip_serializing_if = "Option::is_none")]
