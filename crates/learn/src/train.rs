@@ -107,15 +107,15 @@ impl GenerationMetrics {
             losses.insert("ownership".into(), self.ownership_loss);
         }
         let stats = [
-            ("window", self.window as f64),
-            ("selfplay_seconds", self.selfplay_seconds),
-            ("positions_per_second", self.positions_per_second),
-            ("evaluations_per_second", self.evaluations_per_second),
-            ("mean_batch", self.mean_batch),
-            ("mean_game_length", self.mean_game_length),
-            ("train_seconds", self.train_seconds),
-            ("samples_per_second", self.samples_per_second),
-            ("lr", self.lr),
+            self.window as f64,
+            self.selfplay_seconds,
+            self.positions_per_second,
+            self.evaluations_per_second,
+            self.mean_batch,
+            self.mean_game_length,
+            self.train_seconds,
+            self.samples_per_second,
+            self.lr,
         ];
         Metrics {
             schema: crate::metrics::SCHEMA,
@@ -129,7 +129,7 @@ impl GenerationMetrics {
             trained: self.trained(),
             losses,
             figures: BTreeMap::from([("entropy".to_string(), self.entropy)]),
-            stats: stats.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            stats: crate::metrics::AZ_STATS.iter().map(|k| k.to_string()).zip(stats).collect(),
             evaluation: None,
         }
     }
