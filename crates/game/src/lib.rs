@@ -5,6 +5,7 @@
 //! copy in every iteration. An [`Agent`] maps a state and a [`Budget`] to an action. Everything
 //! else in meeple (arena, learning, web, Python) only speaks these traits.
 
+pub mod access;
 mod agent;
 pub mod conformance;
 mod error;

@@ -78,6 +78,21 @@ pub fn max_table_bytes() -> u64 {
     memory() / 2
 }
 
+static TREE_CAP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Caps every search tree this process grows at `bytes` (a server shares the machine between
+/// many matches; a tournament does not need this). Trees that reach it stop growing and answer
+/// with what they have.
+pub fn set_tree_cap(bytes: u64) {
+    TREE_CAP.store(bytes.max(1 << 16), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The most one search tree may take: [`set_tree_cap`], else half of [`memory`] shared by the cores.
+pub fn max_tree_bytes() -> u64 {
+    let share = max_table_bytes() / cores() as u64;
+    share.min(TREE_CAP.load(std::sync::atomic::Ordering::Relaxed))
+}
+
 /// Bytes as people read them: `512 KB`, `16.0 MB`, `23.4 GB`.
 pub fn format_bytes(bytes: u64) -> String {
     let b = bytes as f64;

@@ -204,7 +204,7 @@ fn model_path(o: &meeple_game::Options<'_>, agent: &str) -> Result<PathBuf, Erro
     if model.is_empty() {
         return Err(Error::Invalid(format!("agent {agent}: give model=FILE, a checkpoint from meeple train")));
     }
-    Ok(PathBuf::from(model))
+    meeple_game::access::agent_file(&model, "model")
 }
 
 fn threads(o: &meeple_game::Options<'_>, agent: &str) -> Result<usize, Error> {

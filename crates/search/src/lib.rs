@@ -128,10 +128,10 @@ impl Clock {
 
 /// The most nodes each of `trees` search trees with nodes of `node_bytes` may hold: one
 /// decision's trees take at most half of the memory divided by the cores (as many searches may
-/// run at once in a tournament), so a long or unlimited search stops when its tree is full
+/// run at once in a tournament) or the process's tree cap, so a long or unlimited search stops when its tree is full
 /// rather than exhaust the machine; and nodes stay below the `u32` ids they link by.
 pub(crate) fn max_tree_nodes(trees: u64, node_bytes: usize) -> usize {
-    let share = meeple_game::limits::max_table_bytes() / meeple_game::limits::cores() as u64;
+    let share = meeple_game::limits::max_tree_bytes();
     let per_tree = share / node_bytes as u64 / trees.max(1);
     per_tree.clamp(2, u32::MAX as u64 - 2) as usize
 }

@@ -38,6 +38,26 @@ impl ApiError {
     pub fn unprocessable(message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, message)
     }
+    /// 408: the request did not arrive in time.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::REQUEST_TIMEOUT, message)
+    }
+    /// 413: the body is larger than the route takes.
+    pub fn too_large(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, message)
+    }
+    /// 415: a command that is not JSON.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, message)
+    }
+    /// 421: a `Host` that is not this server's (DNS rebinding, a misconfigured proxy).
+    pub fn misdirected(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::MISDIRECTED_REQUEST, message)
+    }
+    /// 429: this client holds its share.
+    pub fn too_many(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::TOO_MANY_REQUESTS, message)
+    }
     /// 503: the server is at one of its limits.
     pub fn busy(message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, message)

@@ -1,33 +1,44 @@
-//! `meeple serve`: every game in the browser. The server owns the matches (rules, chance, agents);
-//! the embedded page draws the views the games give and sends clicks back as moves.
+//! `meeple serve`: every game in the browser, safe to share. The server owns the matches (rules,
+//! chance, agents); the embedded page draws the views the games give and sends clicks back as
+//! moves.
 //!
-//! The API is JSON over HTTP for commands and server-sent events for updates; see
-//! `docs/web.md` for every route. Agents think on the blocking pool, at most one per core at a
-//! time, so the server keeps answering while they do.
+//! The API is JSON over HTTP for commands and server-sent events for updates; see `docs/web.md`
+//! for every route and the threat model. In short: a person's seat answers only to its secret
+//! token; the seed that fixes every deal stays on the server until the game is over; every
+//! request passes [`guard`] (own `Host`, no foreign `Origin`, JSON commands); specs from clients
+//! read files only from allowed directories; agents are built and think on the blocking pool,
+//! never under a lock, within one memory budget; matches are kept in SQLite and resume after a
+//! restart.
 
+mod budget;
 mod error;
+mod guard;
 pub mod session;
+pub mod store;
 
 pub use error::ApiError;
 pub use session::{Control, MoveRequest, SPECTATOR, Setup};
 
-use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, State as AxState};
-use axum::http::{StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State as AxState};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use meeple_arena::records::{self, ReadOptions};
+use axum::{Router, middleware};
+use budget::{Budget, Reservation};
+use meeple_arena::records;
 use meeple_game::{Game, GameRecord, Player};
 use serde_json::{Value, json};
-use session::Session;
+use session::{Access, Allowed, Session};
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use store::Store;
 use tokio::sync::{Semaphore, watch};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::WatchStream;
@@ -40,41 +51,135 @@ const STYLE: &str = include_str!("../static/style.css");
 pub const MAX_BODY: usize = 64 * 1024;
 /// The largest records upload.
 pub const MAX_RECORDS_BODY: usize = 16 * 1024 * 1024;
-/// The largest number of games one records file may hold for replay.
-pub const MAX_REPLAY_GAMES: usize = 100_000;
+/// The header a page sends its seat or owner token in (a query's `token=` serves event streams,
+/// which cannot send headers).
+pub const TOKEN_HEADER: &str = "x-meeple-token";
+/// Memory a match's bookkeeping is counted at, besides its moves.
+const MATCH_BASE_BYTES: u64 = 64 << 10;
+
+/// Eight bytes from the operating system.
+pub fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).expect("the operating system gives random bytes");
+    u64::from_le_bytes(b)
+}
+
+/// 128 random bits from the operating system, as 32 hex digits: match ids and seat tokens.
+pub fn random_token() -> String {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).expect("the operating system gives random bytes");
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 /// Limits and inputs of a server.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Matches held at once (replays included); creating one more is refused with 503.
     pub max_matches: usize,
+    /// Matches one client address may hold at once (429 beyond).
+    pub max_matches_per_client: usize,
     /// A match nobody has touched for this long is dropped.
     pub idle: Duration,
     /// How often idle matches are looked for.
     pub sweep_every: Duration,
-    /// Agents thinking at once (the others wait their turn); their clocks start when they run.
+    /// Agent threads that may think at once (an agent with `threads=4` takes 4).
     pub thinkers: usize,
+    /// Analysis threads that may run at once, apart from the agents' so advice never starves a
+    /// game.
+    pub analysts: usize,
     /// Records files offered for replay (`meeple serve --records FILE`).
     pub records: Vec<PathBuf>,
+    /// Where games are kept (SQLite); `None`: in memory only.
+    pub data_dir: Option<PathBuf>,
+    /// Directories agent specs from clients may load models and weights from.
+    pub model_dirs: Vec<PathBuf>,
+    /// Host names the server answers to besides the loopback ones.
+    pub hosts: Vec<String>,
+    /// The memory all matches, agents, analyses and replays share.
+    pub memory_budget: u64,
+    /// The most one agent spec may take: its tables, and the tree it may grow.
+    pub max_agent_memory: u64,
+    /// The most plies a match may reach, and a replayed game may have.
+    pub max_plies: usize,
+    /// Event streams per match, and in all.
+    pub max_subscribers: usize,
+    pub max_streams: usize,
+    /// Open connections (`serve` only).
+    pub max_connections: usize,
+    /// How long a request's header, or an idle connection's next one, may take (`serve` only).
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive.
+    pub body_timeout: Duration,
+    /// Finished games kept in the store.
+    pub keep_finished: usize,
 }
 
 impl Default for Config {
     fn default() -> Self {
+        let cores = meeple_game::limits::cores();
         Config {
             max_matches: 100,
+            max_matches_per_client: 50,
             idle: Duration::from_secs(3600),
             sweep_every: Duration::from_secs(60),
-            thinkers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            thinkers: cores,
+            analysts: (cores / 2).max(1),
             records: Vec::new(),
+            data_dir: None,
+            model_dirs: Vec::new(),
+            hosts: Vec::new(),
+            memory_budget: (meeple_game::limits::memory() / 4).min(2 << 30),
+            max_agent_memory: 64 << 20,
+            max_plies: 20_000,
+            max_subscribers: 16,
+            max_streams: 256,
+            max_connections: 512,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            keep_finished: 10_000,
         }
     }
 }
 
+impl Config {
+    /// The default data directory: `$XDG_DATA_HOME/meeple`, else `~/.local/share/meeple`.
+    pub fn default_data_dir() -> Option<PathBuf> {
+        if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+            return Some(PathBuf::from(d).join("meeple"));
+        }
+        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".local/share/meeple"))
+    }
+
+    fn allowed(&self) -> Allowed {
+        Allowed {
+            files: Arc::new(self.model_dirs.clone()),
+            agent_memory: self.max_agent_memory,
+            max_plies: self.max_plies,
+        }
+    }
+
+    /// Memory counted for one match's moves and checkpoints at the ply cap.
+    fn match_bytes<G: Game>(&self, _game: &G) -> u64 {
+        let per_ply = 12 + (size_of::<G::State>() as u64 + 512) / session::CHECKPOINT_EVERY as u64;
+        MATCH_BASE_BYTES + self.max_plies as u64 * per_ply
+    }
+}
+
+/// The address a request came from (set by [`serve`]; absent in tests that call the router).
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub IpAddr);
+
 struct Entry {
+    id: String,
     session: Mutex<Box<dyn Session>>,
     /// Bumped on every change; event streams follow it. `u64::MAX`: the match is gone.
     version: watch::Sender<u64>,
     touched: Mutex<Instant>,
+    client: Option<IpAddr>,
+    subscribers: AtomicUsize,
+    memory: Mutex<Option<Reservation>>,
+    /// Stored in the database (a replay is not).
+    kept: bool,
 }
 
 impl Entry {
@@ -94,62 +199,152 @@ impl Entry {
 
 struct App {
     config: Config,
+    allowed: Allowed,
     matches: Mutex<HashMap<String, Arc<Entry>>>,
-    next_id: AtomicU64,
+    /// Matches being built, counted against the cap before their agents are.
+    pending: AtomicUsize,
     thinkers: Arc<Semaphore>,
+    analysts: Arc<Semaphore>,
+    budget: Arc<Budget>,
+    store: Option<Store>,
+    streams: AtomicUsize,
+}
+
+/// A place among the matches, taken before a match is built.
+struct Slot<'a>(&'a App);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl App {
     fn entry(&self, id: &str) -> Result<Arc<Entry>, ApiError> {
         let found = self.matches.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
-        let entry = found.ok_or_else(|| ApiError::not_found(format!("no match '{id}' (it may have expired)")))?;
+        let entry = found.ok_or_else(|| ApiError::not_found("no such match (it may have expired)"))?;
         entry.touch();
         Ok(entry)
     }
 
-    fn insert(&self, session: Box<dyn Session>) -> Result<(String, Arc<Entry>), ApiError> {
-        let mut matches = self.matches.lock().unwrap_or_else(|e| e.into_inner());
-        if matches.len() >= self.config.max_matches {
+    /// Checks the caps before anything is built: all matches, and this client's.
+    fn slot(&self, client: Option<IpAddr>) -> Result<Slot<'_>, ApiError> {
+        let matches = self.matches.lock().unwrap_or_else(|e| e.into_inner());
+        let pending = self.pending.fetch_add(1, Ordering::Relaxed);
+        let slot = Slot(self);
+        if matches.len() + pending >= self.config.max_matches {
             return Err(ApiError::busy(format!(
                 "the server holds its limit of {} matches; finish or delete one (DELETE /api/matches/ID)",
                 self.config.max_matches
             )));
         }
-        let id = format!("m{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        if let Some(ip) = client {
+            let mine = matches.values().filter(|e| e.client == Some(ip)).count();
+            if mine >= self.config.max_matches_per_client {
+                return Err(ApiError::too_many(format!(
+                    "this address holds its share of {} matches; finish or delete one first",
+                    self.config.max_matches_per_client
+                )));
+            }
+        }
+        Ok(slot)
+    }
+
+    fn insert(&self, id: String, session: Box<dyn Session>, client: Option<IpAddr>, memory: Reservation) -> Arc<Entry> {
+        let kept = self.store.is_some() && session.stored().is_some();
         let entry = Arc::new(Entry {
+            id: id.clone(),
             session: Mutex::new(session),
             version: watch::channel(0).0,
             touched: Mutex::new(Instant::now()),
+            client,
+            subscribers: AtomicUsize::new(0),
+            memory: Mutex::new(Some(memory)),
+            kept,
         });
-        matches.insert(id.clone(), entry.clone());
-        Ok((id, entry))
+        self.matches.lock().unwrap_or_else(|e| e.into_inner()).insert(id, entry.clone());
+        entry
     }
 
-    fn remove(&self, id: &str) -> bool {
+    fn remove(&self, id: &str, forget: bool) -> bool {
         let gone = self.matches.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
         if let Some(e) = &gone {
             e.version.send_replace(u64::MAX);
+            if forget && let Some(store) = &self.store {
+                drop(store.forget(id));
+            }
         }
         gone.is_some()
     }
 
+    /// Drops matches nobody has touched for the idle time. The table is locked only to copy the
+    /// list; a match whose lock is taken is busy, and is looked at next time.
     fn sweep(&self) {
         let now = Instant::now();
-        let idle: Vec<String> = self
-            .matches
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|(_, e)| {
-                let touched = *e.touched.lock().unwrap_or_else(|e| e.into_inner());
-                now.duration_since(touched) > self.config.idle && !e.lock().busy()
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in idle {
-            self.remove(&id);
+        let all: Vec<Arc<Entry>> = self.matches.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        for e in all {
+            let touched = *e.touched.lock().unwrap_or_else(|e| e.into_inner());
+            if now.duration_since(touched) <= self.config.idle {
+                continue;
+            }
+            let idle = match e.session.try_lock() {
+                Ok(s) => !s.busy(),
+                Err(std::sync::TryLockError::Poisoned(p)) => !p.into_inner().busy(),
+                Err(std::sync::TryLockError::WouldBlock) => false,
+            };
+            if idle {
+                // A finished game is already in the store; one in progress stays there too, to
+                // resume after a restart, unless it is dropped here for good.
+                self.remove(&e.id, true);
+            }
         }
     }
+
+    /// Sends what changed in a match to the store; call with the match locked, so its writes
+    /// keep their order. The answer says when they are committed.
+    fn persist(
+        &self,
+        entry: &Entry,
+        session: &mut dyn Session,
+    ) -> Option<tokio::sync::oneshot::Receiver<Result<(), String>>> {
+        let store = self.store.as_ref().filter(|_| entry.kept)?;
+        let unsaved = session.take_unsaved();
+        let stored = session.stored();
+        match unsaved {
+            Some(u) => Some(store.save(&entry.id, stored, u)),
+            None => Some(store.save(&entry.id, stored, session::Unsaved { keep: session.ply(), ..Default::default() })),
+        }
+    }
+
+    /// Drops a finished match's memory reservation for its agents (they are gone).
+    fn settle(&self, entry: &Entry, finished: bool) {
+        if finished {
+            let mut m = entry.memory.lock().unwrap_or_else(|e| e.into_inner());
+            if m.as_ref().is_some_and(|r| r.bytes() > MATCH_BASE_BYTES) {
+                *m = self.budget.reserve(MATCH_BASE_BYTES, "a finished match").ok();
+            }
+        }
+    }
+}
+
+async fn committed(write: Option<tokio::sync::oneshot::Receiver<Result<(), String>>>) -> Result<(), ApiError> {
+    let Some(rx) = write else { return Ok(()) };
+    match rx.await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(ApiError::busy(format!("the move was played but could not be stored: {e}"))),
+        Err(_) => Err(ApiError::busy("the game store has stopped")),
+    }
+}
+
+/// The threads an agent spec asks for (`threads=N` anywhere in it), at least one.
+fn spec_threads(spec: &str) -> u32 {
+    let mut total = 0u32;
+    for part in spec.split([',', ':', '(', ')']) {
+        if let Some(n) = part.trim().strip_prefix("threads=") {
+            total = total.saturating_add(n.trim().parse::<u32>().unwrap_or(1).max(1));
+        }
+    }
+    total.max(1)
 }
 
 /// Runs the match's agents: each move thinks on the blocking pool, then the match goes on.
@@ -159,27 +354,66 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        let Some(job) = entry.lock().next_job() else { return };
+        let (job, spec) = {
+            let mut s = entry.lock();
+            let mover = s.mover();
+            let Some(job) = s.next_job() else { return };
+            let spec = mover.and_then(|p| s.summary()["seats"][p].as_str().map(str::to_string)).unwrap_or_default();
+            (job, spec)
+        };
         entry.changed(); // "thinking"
-        let permit = app.thinkers.clone().acquire_owned().await;
-        let done = tokio::task::spawn_blocking(job).await;
-        drop(permit);
-        {
+        let threads = spec_threads(&spec).min(app.config.thinkers.max(1) as u32);
+        let permit = app.thinkers.clone().acquire_many_owned(threads).await;
+        let done = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            job()
+        })
+        .await;
+        let (write, finished) = {
             let mut session = entry.lock();
             match done {
                 Ok(completion) => completion(&mut **session),
                 Err(e) => session.job_failed(if e.is_panic() { "the agent panicked".into() } else { e.to_string() }),
             }
-        }
+            (app.persist(&entry, &mut **session), session.finished())
+        };
+        app.settle(&entry, finished);
         entry.changed();
+        if let Err(e) = committed(write).await {
+            let mut s = entry.lock();
+            s.control(&Control { paused: Some(true), ..Default::default() }).ok();
+            s.job_failed(e.message);
+            return;
+        }
         drive(app, entry);
     });
 }
 
-/// The server's routes over a fresh set of matches; sweeps idle matches in the background.
+/// The server's routes over a fresh set of matches (and those the data directory holds); sweeps
+/// idle matches in the background. Call inside a Tokio runtime.
 pub fn router(config: Config) -> Router {
-    let thinkers = Arc::new(Semaphore::new(config.thinkers.max(1)));
-    let app = Arc::new(App { config, matches: Mutex::new(HashMap::new()), next_id: AtomicU64::new(0), thinkers });
+    build(config).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`router`], or why the data directory cannot be used.
+pub fn build(config: Config) -> Result<Router, String> {
+    meeple_game::limits::set_tree_cap(config.max_agent_memory);
+    let store = match &config.data_dir {
+        Some(dir) => Some(Store::open(dir, config.keep_finished)?),
+        None => None,
+    };
+    let app = Arc::new(App {
+        allowed: config.allowed(),
+        matches: Mutex::new(HashMap::new()),
+        pending: AtomicUsize::new(0),
+        thinkers: Arc::new(Semaphore::new(config.thinkers.max(1))),
+        analysts: Arc::new(Semaphore::new(config.analysts.max(1))),
+        budget: Budget::new(config.memory_budget),
+        store,
+        streams: AtomicUsize::new(0),
+        config,
+    });
+    resume(&app)?;
     let sweeper = Arc::downgrade(&app);
     let every = app.config.sweep_every;
     tokio::spawn(async move {
@@ -191,6 +425,7 @@ pub fn router(config: Config) -> Router {
             }
         }
     });
+    let policy = Arc::new(guard::Policy::new(&app.config.hosts, app.config.body_timeout));
     let api = Router::new()
         .route("/api/catalog", get(catalog))
         .route("/api/game", get(game_info))
@@ -203,9 +438,12 @@ pub fn router(config: Config) -> Router {
         .route("/api/matches/{id}/events", get(events))
         .route("/api/matches/{id}/record", get(record))
         .route("/api/records", get(list_records))
+        .route("/api/status", get(status))
+        .route("/api/games", get(list_games))
+        .route("/api/games/{id}/record", get(game_record))
         .layer(DefaultBodyLimit::max(MAX_BODY));
     let uploads = Router::new().route("/api/replays", post(open_replay)).layer(DefaultBodyLimit::max(MAX_RECORDS_BODY));
-    Router::new()
+    Ok(Router::new()
         .route("/", get(page))
         .route("/m/{id}", get(page))
         .route("/app.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT) }))
@@ -216,22 +454,85 @@ pub fn router(config: Config) -> Router {
             ApiError::not_found("no such page or API route; the API is under /api (see docs/web.md)")
         })
         .with_state(app)
+        .layer(middleware::from_fn_with_state(policy, guard::check)))
 }
 
-/// Serves on `host:port` until Ctrl-C; calls `ready` with the address once listening.
+/// Brings back the matches the store has in progress.
+fn resume(app: &Arc<App>) -> Result<(), String> {
+    let Some(store) = &app.store else { return Ok(()) };
+    let rows = store.live_blocking(app.config.max_matches)?;
+    for row in rows {
+        let row = match row {
+            Ok(r) => r,
+            Err((id, why)) => {
+                eprintln!("meeple serve: match {id} is not resumed: {why}");
+                continue;
+            }
+        };
+        let session = match session::restore(&row.stored, &row.moves, &app.allowed) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("meeple serve: match {} is not resumed: {}", row.id, e.message);
+                continue;
+            }
+        };
+        let bytes = meeple_games::with_game!(row.stored.game.as_str(), |g| app.config.match_bytes(&g))
+            .unwrap_or(MATCH_BASE_BYTES);
+        let agents = row.stored.tokens.iter().filter(|t| t.is_none()).count() as u64 * app.config.max_agent_memory;
+        let Ok(memory) = app.budget.reserve(bytes + agents, "a resumed match") else {
+            eprintln!("meeple serve: match {} is not resumed: the memory budget is full", row.id);
+            continue;
+        };
+        let entry = app.insert(row.id, session, None, memory);
+        drive(app.clone(), entry);
+    }
+    Ok(())
+}
+
+/// Serves on `host:port` until Ctrl-C; calls `ready` with the address once listening. Each
+/// connection has a header (and idle) timeout; beyond the connection limit new ones are closed.
 pub async fn serve(
     host: &str,
     port: u16,
-    config: Config,
+    mut config: Config,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind((host, port)).await?;
-    ready(listener.local_addr()?);
-    axum::serve(listener, router(config))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
+    let local = listener.local_addr()?;
+    if !local.ip().is_unspecified() && !local.ip().is_loopback() {
+        // Its own address is a name the server answers to.
+        config.hosts.push(local.ip().to_string());
+    }
+    let (header_timeout, limit) = (config.header_timeout, config.max_connections);
+    let router = build(config).map_err(std::io::Error::other)?;
+    ready(local);
+    let connections = Arc::new(Semaphore::new(limit.max(1)));
+    let shutdown = tokio::signal::ctrl_c();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(c) => c,
+                // Out of descriptors or a reset connection: wait a little rather than spin.
+                Err(_) => { tokio::time::sleep(Duration::from_millis(20)).await; continue }
+            },
+            _ = &mut shutdown => return Ok(()),
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone().layer(Extension(Peer(peer.ip()))));
+        tokio::spawn(async move {
+            let _permit = permit;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .max_buf_size(64 * 1024)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let _ = connection.await;
+        });
+    }
 }
 
 type Shared = AxState<Arc<App>>;
@@ -244,9 +545,16 @@ fn json_body<T: serde::de::DeserializeOwned>(body: &Bytes, what: &str) -> Result
     serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("bad JSON for {what}: {e}")))
 }
 
-fn parse_viewer(query: &HashMap<String, String>) -> Result<Option<Player>, ApiError> {
+/// The token a request carries: the header, else `?token=`.
+fn token<'a>(headers: &'a HeaderMap, query: &'a HashMap<String, String>) -> Option<&'a str> {
+    headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok()).or_else(|| query.get("token").map(String::as_str))
+}
+
+/// The seat a request views: `?viewer=N` or `spectator`, else the seat of its token.
+fn parse_viewer(query: &HashMap<String, String>, access: Access) -> Result<Option<Player>, ApiError> {
     match query.get("viewer").map(|s| s.trim()) {
-        None | Some("") | Some("spectator") => Ok(None),
+        None | Some("") => Ok(access.seat),
+        Some("spectator") => Ok(None),
         Some(v) => v
             .parse::<Player>()
             .map(Some)
@@ -254,10 +562,10 @@ fn parse_viewer(query: &HashMap<String, String>) -> Result<Option<Player>, ApiEr
     }
 }
 
-fn parse_ply(query: &HashMap<String, String>) -> Result<Option<usize>, ApiError> {
+fn parse_usize(query: &HashMap<String, String>, name: &str) -> Result<Option<usize>, ApiError> {
     query
-        .get("ply")
-        .map(|v| v.trim().parse::<usize>().map_err(|_| ApiError::bad(format!("ply '{v}' is not a ply number"))))
+        .get(name)
+        .map(|v| v.trim().parse::<usize>().map_err(|_| ApiError::bad(format!("{name} '{v}' is not a ply number"))))
         .transpose()
 }
 
@@ -292,18 +600,32 @@ async fn game_info(Query(query): Query<HashMap<String, String>>) -> Result<axum:
     Ok(axum::Json(meeple_games::with_game!(spec.as_str(), |g| describe(&g))?))
 }
 
+/// What the server holds against its limits (no secrets): for operators and load tests.
+async fn status(AxState(app): Shared) -> axum::Json<Value> {
+    let matches = app.matches.lock().unwrap_or_else(|e| e.into_inner()).len();
+    axum::Json(json!({
+        "matches": matches, "max_matches": app.config.max_matches,
+        "memory_reserved": app.budget.used(), "memory_budget": app.budget.total(),
+        "streams": app.streams.load(Ordering::Relaxed), "max_streams": app.config.max_streams,
+        "thinkers_free": app.thinkers.available_permits(), "analysts_free": app.analysts.available_permits(),
+        "store": app.store.as_ref().map(|s| s.path().display().to_string()),
+    }))
+}
+
 async fn list_matches(AxState(app): Shared) -> axum::Json<Value> {
-    let matches = app.matches.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut list: Vec<(u64, Value)> = matches
+    let matches: Vec<Arc<Entry>> = app.matches.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+    let mut list: Vec<Value> = matches
         .iter()
-        .map(|(id, e)| {
-            let mut s = e.lock().summary();
-            s["id"] = json!(id);
-            (id.trim_start_matches('m').parse().unwrap_or(0), s)
+        .filter_map(|e| {
+            // A match being changed is shown next time rather than waited for.
+            let s = e.session.try_lock().ok()?;
+            let mut v = s.summary();
+            v["id"] = json!(e.id);
+            Some(v)
         })
         .collect();
-    list.sort_by_key(|(n, _)| *n);
-    axum::Json(json!({ "matches": list.into_iter().map(|(_, v)| v).collect::<Vec<_>>() }))
+    list.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    axum::Json(json!({ "matches": list }))
 }
 
 #[derive(serde::Deserialize)]
@@ -311,8 +633,8 @@ async fn list_matches(AxState(app): Shared) -> axum::Json<Value> {
 struct CreateRequest {
     game: String,
     seats: Vec<String>,
-    #[serde(default)]
-    seed: u64,
+    /// A seed of the client's choosing makes the match "open"; without one it is secret.
+    seed: Option<u64>,
     /// Milliseconds each agent may think per move (default 1000).
     move_time_ms: Option<u64>,
     /// Pause before each move when only agents play (default 500 ms).
@@ -321,8 +643,15 @@ struct CreateRequest {
     viewer: Option<Player>,
 }
 
-async fn create_match(AxState(app): Shared, body: Bytes) -> Result<Response, ApiError> {
+async fn create_match(AxState(app): Shared, peer: Option<Extension<Peer>>, body: Bytes) -> Result<Response, ApiError> {
     let req: CreateRequest = json_body(&body, "a new match")?;
+    if req.seats.len() > 16 || req.game.len() > 1024 {
+        return Err(ApiError::bad("a match has at most 16 seats and a game spec of at most 1 KB"));
+    }
+    let client = peer.map(|Extension(Peer(ip))| ip);
+    let slot = app.slot(client)?;
+    let bytes = meeple_games::with_game!(req.game.as_str(), |g| app.config.match_bytes(&g))?;
+    let mut memory = app.budget.reserve(bytes, "a new match")?;
     let setup = Setup {
         game: req.game,
         seats: req.seats,
@@ -330,32 +659,69 @@ async fn create_match(AxState(app): Shared, body: Bytes) -> Result<Response, Api
         move_time: Duration::from_millis(req.move_time_ms.unwrap_or(1000)),
         delay: Duration::from_millis(req.delay_ms.unwrap_or(500).min(u64::MAX / 2)),
     };
+    let agents = setup.seats.iter().filter(|s| s.trim() != "human").count() as u64;
+    // Each agent may grow a tree up to the per-agent cap; its tables are checked against the
+    // same cap when it is built.
+    memory.join(app.budget.reserve(agents * app.config.max_agent_memory, "the match's agents")?);
     let viewer = req.viewer.or_else(|| setup.seats.iter().position(|s| s.trim() == "human"));
+    let allowed = app.allowed.clone();
     // Building agents loads networks and tables: off the async threads.
-    let session = tokio::task::spawn_blocking(move || session::create(&setup))
-        .await
-        .map_err(|e| ApiError::bad(format!("could not build the match: {e}")))??;
-    let snapshot = session.snapshot(viewer, None)?;
-    let (id, entry) = app.insert(session)?;
+    let session =
+        tokio::task::spawn_blocking(move || session::create(&setup, &allowed, &mut random_token, random_u64()))
+            .await
+            .map_err(|e| ApiError::bad(format!("could not build the match: {e}")))??;
+    let stored = session.stored().expect("a new match is not a replay");
+    let id = random_token();
+    let owner = stored.owner.clone();
+    let mut snapshot = session.snapshot(viewer, None, None)?;
+    let write = app.store.as_ref().map(|s| s.create(&id, &stored));
+    let entry = app.insert(id.clone(), session, client, memory);
+    drop(slot);
+    committed(write).await?;
     drive(app.clone(), entry);
-    let mut body = json!({ "id": id, "url": format!("/m/{id}"), "snapshot": snapshot });
-    body["snapshot"]["id"] = json!(id);
+    snapshot["id"] = json!(id);
+    let seats: Vec<Value> = stored
+        .tokens
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            t.as_ref().map(|t| json!({ "seat": i, "token": t, "join": format!("/m/{id}#seat={i}&token={t}") }))
+        })
+        .collect();
+    let body = json!({ "id": id, "url": format!("/m/{id}"), "owner": owner, "seats": seats, "snapshot": snapshot });
     Ok((StatusCode::CREATED, axum::Json(body)).into_response())
 }
 
 async fn snapshot(
     AxState(app): Shared,
     Path(id): Path<String>,
+    headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let entry = app.entry(&id)?;
-    let mut snap = entry.lock().snapshot(parse_viewer(&query)?, parse_ply(&query)?)?;
+    let (ply, log_from) = (parse_usize(&query, "ply")?, parse_usize(&query, "log_from")?);
+    let mut snap = {
+        let s = entry.lock();
+        let access = s.access(token(&headers, &query));
+        let viewer = parse_viewer(&query, access)?;
+        s.check_viewer(viewer, access)?;
+        s.snapshot(viewer, ply, log_from)?
+    };
     snap["id"] = json!(id);
     Ok(axum::Json(snap))
 }
 
-async fn delete_match(AxState(app): Shared, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    if app.remove(&id) { Ok(StatusCode::NO_CONTENT) } else { Err(ApiError::not_found(format!("no match '{id}'"))) }
+async fn delete_match(
+    AxState(app): Shared,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<StatusCode, ApiError> {
+    let entry = app.entry(&id)?;
+    if !entry.lock().access(token(&headers, &query)).owner {
+        return Err(ApiError::forbidden("deleting a match needs its owner's token (given when it was created)"));
+    }
+    if app.remove(&id, true) { Ok(StatusCode::NO_CONTENT) } else { Err(ApiError::not_found("no such match")) }
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -368,37 +734,80 @@ struct MoveBody {
     viewer: Option<Player>,
 }
 
-async fn submit(AxState(app): Shared, Path(id): Path<String>, body: Bytes) -> Result<axum::Json<Value>, ApiError> {
+async fn submit(
+    AxState(app): Shared,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Result<axum::Json<Value>, ApiError> {
     let req: MoveBody = json_body(&body, "a move (give {\"ply\": N, \"action\": \"...\"})")?;
     let entry = app.entry(&id)?;
-    let snap = {
+    let (snap, write, finished) = {
         let mut session = entry.lock();
-        session.check_viewer(req.viewer)?;
-        let mover = session.mover();
-        session.submit(&MoveRequest { ply: req.ply, action: req.action, id: req.id })?;
-        // The answer shows the game to the person who moved, unless the request names a seat.
-        session.snapshot(req.viewer.or(mover), None)?
+        let access = session.access(token(&headers, &query));
+        let viewer = req.viewer.or(access.seat);
+        session.check_viewer(viewer, access)?;
+        session.submit(&MoveRequest { ply: req.ply, action: req.action, id: req.id }, access)?;
+        let write = app.persist(&entry, &mut **session);
+        (session.snapshot(viewer, None, None)?, write, session.finished())
     };
+    app.settle(&entry, finished);
     entry.changed();
+    committed(write).await?;
     drive(app.clone(), entry);
     let mut snap = snap;
     snap["id"] = json!(id);
     Ok(axum::Json(snap))
 }
 
-async fn undo(AxState(app): Shared, Path(id): Path<String>) -> Result<axum::Json<Value>, ApiError> {
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoBody {
+    /// The ply the asker sees: a second click of the same undo is refused as stale.
+    ply: usize,
+}
+
+async fn undo(
+    AxState(app): Shared,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Result<axum::Json<Value>, ApiError> {
+    let req: UndoBody = json_body(&body, "an undo (give {\"ply\": N}, the ply you see)")?;
     let entry = app.entry(&id)?;
-    let ply = entry.lock().undo()?;
+    let (ply, write) = {
+        let mut s = entry.lock();
+        let access = s.access(token(&headers, &query));
+        let ply = s.undo(req.ply, access)?;
+        (ply, app.persist(&entry, &mut **s))
+    };
     entry.changed();
+    committed(write).await?;
     drive(app.clone(), entry);
     Ok(axum::Json(json!({ "ply": ply })))
 }
 
-async fn control(AxState(app): Shared, Path(id): Path<String>, body: Bytes) -> Result<axum::Json<Value>, ApiError> {
+async fn control(
+    AxState(app): Shared,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Result<axum::Json<Value>, ApiError> {
     let req: Control = json_body(&body, "controls ({\"paused\": bool, \"delay_ms\": N, \"step\": true})")?;
     let entry = app.entry(&id)?;
-    entry.lock().control(&req)?;
+    let write = {
+        let mut s = entry.lock();
+        if !s.access(token(&headers, &query)).owner {
+            return Err(ApiError::forbidden("pausing or stepping a match needs its owner's token"));
+        }
+        s.control(&req)?;
+        app.persist(&entry, &mut **s)
+    };
     entry.changed();
+    committed(write).await?;
     drive(app.clone(), entry);
     Ok(axum::Json(json!({ "ok": true })))
 }
@@ -412,30 +821,92 @@ struct AnalysisRequest {
     time_ms: Option<u64>,
 }
 
-async fn analysis(AxState(app): Shared, Path(id): Path<String>, body: Bytes) -> Result<axum::Json<Value>, ApiError> {
+async fn analysis(
+    AxState(app): Shared,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Result<axum::Json<Value>, ApiError> {
     let req: AnalysisRequest = json_body(&body, "an analysis ({\"agent\": SPEC, \"time_ms\": N})")?;
     let entry = app.entry(&id)?;
     let time = Duration::from_millis(req.time_ms.unwrap_or(1000));
-    let job = entry.lock().analysis(&req.agent, req.ply, req.viewer, time)?;
-    let permit = app.thinkers.clone().acquire_owned().await;
-    let answer = tokio::task::spawn_blocking(job).await.map_err(|_| ApiError::bad("the agent stopped with a panic"))?;
-    drop(permit);
+    let job = {
+        let s = entry.lock();
+        let access = s.access(token(&headers, &query));
+        let viewer = req.viewer.or(access.seat);
+        s.check_viewer(viewer, access)?;
+        s.analysis(&req.agent, req.ply, viewer, time)?
+    };
+    let memory = app.budget.reserve(app.config.max_agent_memory, "an analysis")?;
+    let threads = spec_threads(&req.agent).min(app.config.analysts.max(1) as u32);
+    // Waits for a place among the analysts; a client that hangs up before one frees never
+    // starts its job. Once running, the place is the job's until it ends (its time is capped).
+    let permit = tokio::time::timeout(Duration::from_secs(30), app.analysts.clone().acquire_many_owned(threads))
+        .await
+        .map_err(|_| ApiError::busy("every analyst is busy; try again shortly"))?
+        .map_err(|_| ApiError::busy("the server is stopping"))?;
+    let answer = tokio::task::spawn_blocking(move || {
+        let _held = (permit, memory);
+        job()
+    })
+    .await
+    .map_err(|_| ApiError::bad("the agent stopped with a panic"))??;
     Ok(axum::Json(answer))
+}
+
+/// Counts an event stream against the caps while it lives.
+struct Subscription {
+    app: Arc<App>,
+    entry: Arc<Entry>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.app.streams.fetch_sub(1, Ordering::Relaxed);
+        self.entry.subscribers.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 async fn events(
     AxState(app): Shared,
     Path(id): Path<String>,
+    headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let entry = app.entry(&id)?;
-    let viewer = parse_viewer(&query)?;
-    entry.lock().check_viewer(viewer)?;
+    let viewer = {
+        let s = entry.lock();
+        let access = s.access(token(&headers, &query));
+        let viewer = parse_viewer(&query, access)?;
+        s.check_viewer(viewer, access)?;
+        viewer
+    };
+    if entry.subscribers.fetch_add(1, Ordering::Relaxed) >= app.config.max_subscribers {
+        entry.subscribers.fetch_sub(1, Ordering::Relaxed);
+        return Err(ApiError::too_many(format!("this match has its {} watchers", app.config.max_subscribers)));
+    }
+    if app.streams.fetch_add(1, Ordering::Relaxed) >= app.config.max_streams {
+        app.streams.fetch_sub(1, Ordering::Relaxed);
+        entry.subscribers.fetch_sub(1, Ordering::Relaxed);
+        return Err(ApiError::busy("the server has all the event streams it serves"));
+    }
+    let subscription = Subscription { app: app.clone(), entry: entry.clone() };
+    // Each event carries the log lines this stream has not sent yet (from the ply it last
+    // sent, or from where an undo took the game back), not the whole log.
+    let mut sent: Option<usize> = None;
     let stream = WatchStream::new(entry.version.subscribe()).take_while(|v| *v != u64::MAX).map(move |_| {
+        let _alive = &subscription;
         entry.touch();
-        let snap = entry.lock().snapshot(viewer, None);
+        let snap = {
+            let s = entry.lock();
+            let latest = s.ply();
+            let from = sent.map(|p| p.min(latest));
+            s.snapshot(viewer, None, from)
+        };
         let event = match snap {
             Ok(mut s) => {
+                sent = s["ply"].as_u64().map(|p| p as usize);
                 s["id"] = json!(id);
                 Event::default().event("state").id(s["ply"].to_string()).data(s.to_string())
             }
@@ -444,6 +915,12 @@ async fn events(
         Ok::<Event, Infallible>(event)
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+fn attachment(name: &str, line: String) -> Response {
+    let disposition = format!("attachment; filename=\"meeple-{name}.jsonl\"");
+    ([(header::CONTENT_TYPE, "application/json".to_string()), (header::CONTENT_DISPOSITION, disposition)], line + "\n")
+        .into_response()
 }
 
 async fn record(AxState(app): Shared, Path(id): Path<String>) -> Result<Response, ApiError> {
@@ -457,23 +934,46 @@ async fn record(AxState(app): Shared, Path(id): Path<String>) -> Result<Response
         }
         session.record().to_json()
     };
-    let disposition = format!("attachment; filename=\"meeple-{id}.jsonl\"");
-    Ok((
-        [(header::CONTENT_TYPE, "application/json".to_string()), (header::CONTENT_DISPOSITION, disposition)],
-        line + "\n",
-    )
-        .into_response())
+    Ok(attachment(&id, line))
 }
 
-/// Reads records: arena lines (checksums checked) or plain game records, one per line, by the
-/// arena's one set of rules for records files.
-fn parse_records(text: &str) -> Result<Vec<GameRecord>, ApiError> {
-    let options = ReadOptions { plain: true, max_games: MAX_REPLAY_GAMES, allow_cut_last_line: false };
-    let records = records::parse(text, "the records", options).map_err(|e| ApiError::unprocessable(e.to_string()))?;
-    if records.entries.is_empty() {
+async fn list_games(AxState(app): Shared) -> Result<axum::Json<Value>, ApiError> {
+    let Some(store) = &app.store else { return Ok(axum::Json(json!({ "games": [] }))) };
+    let games = store.finished(200).await.map_err(|_| ApiError::busy("the game store has stopped"))?;
+    Ok(axum::Json(json!({ "games": games.map_err(ApiError::busy)? })))
+}
+
+async fn stored_record(app: &App, id: &str) -> Result<String, ApiError> {
+    let store = app.store.as_ref().ok_or_else(|| ApiError::not_found("this server keeps no games"))?;
+    if id.len() > 64 {
+        return Err(ApiError::not_found("no such finished game"));
+    }
+    store
+        .record(id)
+        .await
+        .map_err(|_| ApiError::busy("the game store has stopped"))?
+        .map_err(ApiError::busy)?
+        .ok_or_else(|| ApiError::not_found("no such finished game"))
+}
+
+async fn game_record(AxState(app): Shared, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let line = stored_record(&app, &id).await?;
+    Ok(attachment(&id, line))
+}
+
+/// The `index`-th game of records text: lines are counted, only the one asked for is read.
+fn pick_record(text: &str, index: usize) -> Result<(GameRecord, usize), ApiError> {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    if lines.is_empty() {
         return Err(ApiError::bad("the records hold no game"));
     }
-    Ok(records.entries.into_iter().map(records::Entry::into_record).collect())
+    let count = lines.len();
+    let line = lines
+        .get(index)
+        .ok_or_else(|| ApiError::bad(format!("index {index} is beyond the {count} games in these records")))?;
+    let entry = records::parse_line(line, true)
+        .map_err(|e| ApiError::unprocessable(format!("the records, game {}: {e}", index + 1)))?;
+    Ok((entry.into_record(), count))
 }
 
 async fn list_records(AxState(app): Shared) -> axum::Json<Value> {
@@ -492,18 +992,26 @@ async fn list_records(AxState(app): Shared) -> axum::Json<Value> {
 struct ReplayRequest {
     /// The records as text (JSON lines), or
     records: Option<String>,
-    /// the number of a file the server was started with (`GET /api/records`).
+    /// the number of a file the server was started with (`GET /api/records`), or
     file: Option<usize>,
-    /// Which game of the file (0 = the first).
+    /// a finished game the server keeps (`GET /api/games`).
+    game: Option<String>,
+    /// Which game of the records (0 = the first).
     #[serde(default)]
     index: usize,
 }
 
-async fn open_replay(AxState(app): Shared, body: Bytes) -> Result<Response, ApiError> {
-    let req: ReplayRequest = json_body(&body, "a replay ({\"records\": TEXT} or {\"file\": N}, and \"index\")")?;
-    let text = match (req.records, req.file) {
-        (Some(t), None) => t,
-        (None, Some(k)) => {
+async fn open_replay(AxState(app): Shared, peer: Option<Extension<Peer>>, body: Bytes) -> Result<Response, ApiError> {
+    // The upload itself is counted while it is read.
+    let reading = app.budget.reserve(2 * body.len() as u64, "the uploaded records")?;
+    let req: ReplayRequest =
+        json_body(&body, "a replay ({\"records\": TEXT}, {\"file\": N} or {\"game\": ID}, and \"index\")")?;
+    drop(body);
+    let client = peer.map(|Extension(Peer(ip))| ip);
+    let slot = app.slot(client)?;
+    let text = match (req.records, req.file, req.game) {
+        (Some(t), None, None) => t,
+        (None, Some(k), None) => {
             let path = app.config.records.get(k).ok_or_else(|| {
                 ApiError::not_found(format!("no records file {k}: the server has {}", app.config.records.len()))
             })?;
@@ -512,19 +1020,26 @@ async fn open_replay(AxState(app): Shared, body: Bytes) -> Result<Response, ApiE
                 .await
                 .map_err(|e| ApiError::bad(e.to_string()))??
         }
-        _ => return Err(ApiError::bad("give \"records\" (the file's text) or \"file\" (a served file's number)")),
+        (None, None, Some(id)) => stored_record(&app, &id).await?,
+        _ => {
+            return Err(ApiError::bad(
+                "give one of \"records\" (the file's text), \"file\" (a served file's number) or \"game\" (a kept game's id)",
+            ));
+        }
     };
-    let records = parse_records(&text)?;
-    let count = records.len();
-    let record = records
-        .into_iter()
-        .nth(req.index)
-        .ok_or_else(|| ApiError::bad(format!("index {} is beyond the {count} games in these records", req.index)))?;
-    let session = tokio::task::spawn_blocking(move || session::open_replay(&record))
+    let (record, count) = pick_record(&text, req.index)?;
+    drop(text);
+    let max_plies = app.config.max_plies;
+    let bytes = meeple_games::with_game!(record.game.as_str(), |g| app.config.match_bytes(&g))?;
+    let memory = app.budget.reserve(bytes, "a replay")?;
+    let session = tokio::task::spawn_blocking(move || session::open_replay(&record, max_plies))
         .await
         .map_err(|e| ApiError::bad(e.to_string()))??;
-    let plies = session.snapshot(None, None)?["plies"].clone();
-    let (id, _) = app.insert(session)?;
+    drop(reading);
+    let plies = session.ply();
+    let id = random_token();
+    app.insert(id.clone(), session, client, memory);
+    drop(slot);
     Ok((
         StatusCode::CREATED,
         axum::Json(json!({ "id": id, "url": format!("/m/{id}"), "plies": plies, "games": count })),
@@ -533,15 +1048,8 @@ async fn open_replay(AxState(app): Shared, body: Bytes) -> Result<Response, ApiE
 }
 
 fn read_capped(path: &std::path::Path) -> Result<String, ApiError> {
-    use std::io::Read;
-    let file =
-        std::fs::File::open(path).map_err(|e| ApiError::not_found(format!("cannot open '{}': {e}", path.display())))?;
-    let mut text = String::new();
-    file.take(MAX_RECORDS_BODY as u64 + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| ApiError::bad(format!("cannot read '{}': {e}", path.display())))?;
-    if text.len() > MAX_RECORDS_BODY {
-        return Err(ApiError::bad(format!("'{}' is larger than {} MiB", path.display(), MAX_RECORDS_BODY >> 20)));
-    }
-    Ok(text)
+    // The operator named this file at start-up; its name is shown, the system's message is not.
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    meeple_game::limits::read_text(path, MAX_RECORDS_BODY as u64, "records file")
+        .map_err(|_| ApiError::unprocessable(format!("records file '{name}' cannot be read, or is over 16 MB")))
 }

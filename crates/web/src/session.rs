@@ -1,11 +1,19 @@
-//! One match as the server holds it: the states so far, the seats (people or agents), the chance
-//! stream and the watch controls. Generic over the game; the server sees it through [`Session`].
+//! One match as the server holds it: the moves so far (positions are rebuilt from sparse
+//! checkpoints), the seats (people with their secret tokens, or agents), the chance stream and
+//! the watch controls. Generic over the game; the server sees it through [`Session`].
+//!
+//! What a match keeps is bounded: actions (4 bytes a ply) and one position every
+//! [`CHECKPOINT_EVERY`] plies, a ply cap, agents only while the game goes on. Nothing slow runs
+//! here: agents are built and think inside [`Job`]s the server runs off its async threads and
+//! outside the match's lock.
 
 use meeple_game::{
-    Action, BoxedAgent, Budget, Game, GameRecord, Player, Rng, State, Turn, derive_seed, rng_from_seed, sample_chance,
+    Action, BoxedAgent, Budget, Game, GameRecord, Player, State, Turn, derive_seed, rng_from_seed, sample_chance,
 };
 use serde_json::{Value, json};
 use std::any::Any;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::ApiError;
@@ -16,9 +24,13 @@ pub const SPECTATOR: Player = usize::MAX;
 /// The longest a person may let an agent think per move.
 pub const MAX_MOVE_TIME: Duration = Duration::from_secs(60);
 /// The longest an analysis may think.
-pub const MAX_ANALYSIS_TIME: Duration = Duration::from_secs(30);
+pub const MAX_ANALYSIS_TIME: Duration = Duration::from_secs(10);
 /// The longest pause between moves when watching agents.
 pub const MAX_DELAY: Duration = Duration::from_secs(10);
+/// A position is kept every this many plies; the others are replayed from the one before.
+pub const CHECKPOINT_EVERY: usize = 32;
+/// The most log lines one snapshot or event carries (older pages: `log_from`).
+pub const LOG_PAGE: usize = 400;
 
 /// A computation to run off the async runtime (an agent's move), and what to do with its result
 /// once the match is locked again.
@@ -26,7 +38,43 @@ pub type Job = Box<dyn FnOnce() -> Completion + Send>;
 /// Applies a finished job's result to the match it came from.
 pub type Completion = Box<dyn FnOnce(&mut dyn Session) + Send>;
 /// An analysis to run off the async runtime; it gives the answer to send.
-pub type AnalysisJob = Box<dyn FnOnce() -> Value + Send>;
+/// A bad advisor spec is an error; a search that fails is an answer with an `error`.
+pub type AnalysisJob = Box<dyn FnOnce() -> Result<Value, ApiError> + Send>;
+
+/// What the server allows the agents of a match.
+#[derive(Clone, Debug)]
+pub struct Allowed {
+    /// Directories that specs from clients may load files from.
+    pub files: Arc<Vec<PathBuf>>,
+    /// The most fixed memory (tables) one agent spec may take.
+    pub agent_memory: u64,
+    /// The most plies one match may reach.
+    pub max_plies: usize,
+}
+
+impl Default for Allowed {
+    fn default() -> Self {
+        Allowed { files: Arc::new(Vec::new()), agent_memory: 64 << 20, max_plies: 20_000 }
+    }
+}
+
+impl Allowed {
+    /// Builds an agent from a client's spec: files only from the allowed directories, its
+    /// tables within the per-spec cap. Runs on the calling thread (never an async worker).
+    pub fn agent<G: Game>(&self, game: &G, spec: &str, seed: u64) -> Result<BoxedAgent<G::State>, ApiError> {
+        let agent = meeple_game::access::restricted(&self.files, || meeple_learn::make_agent(game, spec, seed))
+            .map_err(|e| ApiError::bad(e.to_string()))?;
+        let bytes = agent.memory_bytes();
+        if bytes > self.agent_memory {
+            return Err(ApiError::bad(format!(
+                "'{spec}' takes {} of tables; this server allows {} per agent (give a smaller tt=)",
+                meeple_game::limits::format_bytes(bytes),
+                meeple_game::limits::format_bytes(self.agent_memory)
+            )));
+        }
+        Ok(agent)
+    }
+}
 
 /// What a new match is made of.
 #[derive(Clone, Debug)]
@@ -34,7 +82,9 @@ pub struct Setup {
     pub game: String,
     /// Agent specs, or `human`, in seat order.
     pub seats: Vec<String>,
-    pub seed: u64,
+    /// The seed a client chose (the match is then "open": whoever knows the seed knows every
+    /// deal and die); `None`: a secret one from the operating system.
+    pub seed: Option<u64>,
     /// Time each agent may think per move.
     pub move_time: Duration,
     /// Pause before each agent move when no person plays (watching).
@@ -64,25 +114,67 @@ pub struct Control {
     pub step: Option<bool>,
 }
 
+/// Who a request speaks for, from its token.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Access {
+    /// The seat whose token was given.
+    pub seat: Option<Player>,
+    /// The match's owner token was given (controls, delete).
+    pub owner: bool,
+}
+
+/// What a match is, for the store: enough to rebuild it after a restart.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Stored {
+    pub game: String,
+    pub seats: Vec<String>,
+    /// A token per seat: `Some` for a person's.
+    pub tokens: Vec<Option<String>>,
+    pub owner: String,
+    pub seed: u64,
+    pub open: bool,
+    pub move_time_ms: u64,
+    pub delay_ms: u64,
+    pub paused: bool,
+}
+
+/// Moves not yet in the store: after an undo the stored line is cut to `keep` plies first.
+#[derive(Clone, Debug, Default)]
+pub struct Unsaved {
+    pub keep: usize,
+    /// `(ply, action, ms)` from `keep` on.
+    pub moves: Vec<(usize, Action, Option<f32>)>,
+    /// The record, once the game is over.
+    pub finished: Option<GameRecord>,
+}
+
 /// A match of any game, as the server drives it.
 pub trait Session: Send + Any {
     fn as_any_mut(&mut self) -> &mut dyn Any;
-    /// The match for `viewer` (`None`: a spectator) at `ply` (`None`: the latest).
-    fn snapshot(&self, viewer: Option<Player>, ply: Option<usize>) -> Result<Value, ApiError>;
+    /// Who `token` speaks for in this match.
+    fn access(&self, token: Option<&str>) -> Access;
+    /// The match for `viewer` (`None`: a spectator) at `ply` (`None`: the latest), with the log
+    /// lines from `log_from` (default: the last page).
+    fn snapshot(&self, viewer: Option<Player>, ply: Option<usize>, log_from: Option<usize>) -> Result<Value, ApiError>;
     /// One line for the list of matches.
     fn summary(&self) -> Value;
     /// The seat to move at the latest ply.
     fn mover(&self) -> Option<Player>;
-    /// Refuses a viewer who may not see that seat's hidden information.
-    fn check_viewer(&self, viewer: Option<Player>) -> Result<(), ApiError>;
-    fn submit(&mut self, request: &MoveRequest) -> Result<(), ApiError>;
-    fn undo(&mut self) -> Result<usize, ApiError>;
+    /// The latest ply.
+    fn ply(&self) -> usize;
+    /// Refuses a viewer the asker may not be.
+    fn check_viewer(&self, viewer: Option<Player>, access: Access) -> Result<(), ApiError>;
+    fn submit(&mut self, request: &MoveRequest, access: Access) -> Result<(), ApiError>;
+    /// Takes back the last person's move (and the agents' replies), if `ply` is the ply the
+    /// match is at (a second click of the same undo is stale); gives the ply gone back to.
+    fn undo(&mut self, ply: usize, access: Access) -> Result<usize, ApiError>;
     fn control(&mut self, control: &Control) -> Result<(), ApiError>;
     /// The next agent move to compute, if an agent is to move and may.
     fn next_job(&mut self) -> Option<Job>;
     /// The pause before the next agent move (watching only).
     fn delay(&self) -> Duration;
-    /// An agent's advice for the position at `ply`, from what `viewer` knows.
+    /// An agent's advice for the position at `ply`, from what `viewer` knows; the advisor is
+    /// built inside the job.
     fn analysis(
         &self,
         agent: &str,
@@ -97,21 +189,24 @@ pub trait Session: Send + Any {
     fn public(&self) -> bool;
     /// Whether an agent is thinking (the match is not idle).
     fn busy(&self) -> bool;
+    /// Whether the game is over (or stopped at its ply cap).
+    fn finished(&self) -> bool;
     /// Records a job that died (an agent that panicked).
     fn job_failed(&mut self, why: String);
+    /// What the store needs to know of this match.
+    fn stored(&self) -> Option<Stored>;
+    /// Moves the store has not seen, marked as seen.
+    fn take_unsaved(&mut self) -> Option<Unsaved>;
 }
 
 struct Seat<S: State> {
     spec: String,
-    /// The agent, absent for a person and while it thinks.
+    human: bool,
+    token: Option<String>,
+    /// The agent, absent for a person, while it thinks, before it is first built (inside its
+    /// first job) and once the game is over.
     agent: Option<BoxedAgent<S>>,
     seed: u64,
-}
-
-impl<S: State> Seat<S> {
-    fn human(&self) -> bool {
-        self.spec == "human"
-    }
 }
 
 /// A match of game `G`.
@@ -119,12 +214,17 @@ pub struct Live<G: Game> {
     game: G,
     spec: String,
     seed: u64,
+    open: bool,
+    owner: String,
+    allowed: Allowed,
     seats: Vec<Seat<G::State>>,
-    /// `states[k]`: the position after `k` plies (chance outcomes count as plies).
-    states: Vec<G::State>,
+    /// The position after every [`CHECKPOINT_EVERY`]-th ply.
+    checkpoints: Vec<G::State>,
+    latest: G::State,
     actions: Vec<Action>,
-    move_ms: Vec<Option<f64>>,
-    chance: Rng,
+    /// Who made each ply: a seat, or `u8::MAX` for nature.
+    movers: Vec<u8>,
+    move_ms: Vec<Option<f32>>,
     move_time: Duration,
     delay: Duration,
     paused: bool,
@@ -133,26 +233,96 @@ pub struct Live<G: Game> {
     /// Bumped by every undo: a move computed for an older line is dropped.
     epoch: u64,
     error: Option<String>,
+    /// Stopped at the ply cap.
+    capped: bool,
     /// A replay of a record: read-only, every seat's view open.
     replay: bool,
-    /// Bumped by every change, so a client keeps the newest of the snapshots it receives (an
-    /// answer to its move may arrive after the event announcing the reply to it).
+    /// Bumped by every change, so a client keeps the newest of the snapshots it receives.
     version: u64,
+    /// Plies the store holds, and whether it holds the end.
+    saved: usize,
+    saved_end: bool,
 }
 
-/// Builds a match of the game named by `setup.game`.
-pub fn create(setup: &Setup) -> Result<Box<dyn Session>, ApiError> {
-    meeple_games::with_game!(setup.game.as_str(), |g| Live::new(g, setup).map(|m| Box::new(m) as Box<dyn Session>))?
-}
-
-/// Opens a record as a read-only match.
-pub fn open_replay(record: &GameRecord) -> Result<Box<dyn Session>, ApiError> {
-    meeple_games::with_game!(record.game.as_str(), |g| Live::replay(g, record)
+/// Builds a match of the game named by `setup.game`; `tokens` gives each person seat its secret
+/// and the match its owner's. Call off the async threads: agents are built here.
+pub fn create(
+    setup: &Setup,
+    allowed: &Allowed,
+    tokens: &mut dyn FnMut() -> String,
+    os_seed: u64,
+) -> Result<Box<dyn Session>, ApiError> {
+    meeple_games::with_game!(setup.game.as_str(), |g| Live::new(g, setup, allowed, tokens, os_seed)
         .map(|m| Box::new(m) as Box<dyn Session>))?
 }
 
+/// Rebuilds a stored match and its moves (after a restart). Agents are built at their next move.
+pub fn restore(
+    stored: &Stored,
+    moves: &[(Action, Option<f32>)],
+    allowed: &Allowed,
+) -> Result<Box<dyn Session>, ApiError> {
+    meeple_games::with_game!(stored.game.as_str(), |g| Live::restore(g, stored, moves, allowed)
+        .map(|m| Box::new(m) as Box<dyn Session>))?
+}
+
+/// Opens a record as a read-only match.
+pub fn open_replay(record: &GameRecord, max_plies: usize) -> Result<Box<dyn Session>, ApiError> {
+    meeple_games::with_game!(record.game.as_str(), |g| Live::replay(g, record, max_plies)
+        .map(|m| Box::new(m) as Box<dyn Session>))?
+}
+
+fn turn_json(turn: Turn) -> Value {
+    match turn {
+        Turn::Player(p) => json!({ "kind": "player", "player": p }),
+        Turn::Chance => json!({ "kind": "chance" }),
+        Turn::Terminal => json!({ "kind": "terminal" }),
+    }
+}
+
+/// Tokens are compared in time that does not depend on where they differ.
+fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 impl<G: Game> Live<G> {
-    fn new(game: G, setup: &Setup) -> Result<Self, ApiError> {
+    fn blank(game: G, seed: u64, open: bool, owner: String, allowed: &Allowed) -> Self {
+        let initial = game.initial_state();
+        Live {
+            spec: game.spec().to_string(),
+            checkpoints: vec![initial.clone()],
+            latest: initial,
+            game,
+            seed,
+            open,
+            owner,
+            allowed: allowed.clone(),
+            seats: Vec::new(),
+            actions: Vec::new(),
+            movers: Vec::new(),
+            move_ms: Vec::new(),
+            move_time: Duration::from_secs(1),
+            delay: Duration::ZERO,
+            paused: false,
+            step: false,
+            thinking: None,
+            epoch: 0,
+            error: None,
+            capped: false,
+            replay: false,
+            version: 0,
+            saved: 0,
+            saved_end: false,
+        }
+    }
+
+    fn new(
+        game: G,
+        setup: &Setup,
+        allowed: &Allowed,
+        tokens: &mut dyn FnMut() -> String,
+        os_seed: u64,
+    ) -> Result<Self, ApiError> {
         let n = game.num_players();
         if setup.seats.len() != n {
             return Err(ApiError::bad(format!(
@@ -171,124 +341,174 @@ impl<G: Game> Live<G> {
         if setup.delay > MAX_DELAY {
             return Err(ApiError::bad(format!("delay is above {} ms", MAX_DELAY.as_millis())));
         }
-        let mut seats = Vec::with_capacity(n);
+        let seed = setup.seed.unwrap_or(os_seed);
+        let mut live = Live::blank(game, seed, setup.seed.is_some(), tokens(), allowed);
         for (i, spec) in setup.seats.iter().enumerate() {
             let spec = spec.trim();
-            let seed = derive_seed(setup.seed, 1 + i as u64);
-            let agent = if spec == "human" {
-                None
-            } else {
-                Some(
-                    meeple_learn::make_agent(&game, spec, seed)
-                        .map_err(|e| ApiError::bad(format!("seat {i}: {e} (or \"human\")")))?,
-                )
-            };
-            seats.push(Seat { spec: agent.as_ref().map_or_else(|| "human".to_string(), |a| a.spec()), agent, seed });
+            let seat_seed = derive_seed(seed, 1 + i as u64);
+            if spec == "human" {
+                live.seats.push(Seat { spec: "human".into(), human: true, token: Some(tokens()), agent: None, seed });
+                continue;
+            }
+            let agent = allowed
+                .agent(&live.game, spec, seat_seed)
+                .map_err(|e| ApiError::bad(format!("seat {i}: {} (or \"human\")", e.message)))?;
+            live.seats.push(Seat {
+                spec: agent.spec(),
+                human: false,
+                token: None,
+                agent: Some(agent),
+                seed: seat_seed,
+            });
         }
-        let mut live = Live {
-            spec: game.spec().to_string(),
-            states: vec![game.initial_state()],
-            game,
-            seed: setup.seed,
-            seats,
-            actions: Vec::new(),
-            move_ms: Vec::new(),
-            chance: rng_from_seed(derive_seed(setup.seed, 0)),
-            move_time: setup.move_time,
-            delay: setup.delay,
-            paused: false,
-            step: false,
-            thinking: None,
-            epoch: 0,
-            error: None,
-            replay: false,
-            version: 0,
-        };
+        live.move_time = setup.move_time;
+        live.delay = setup.delay;
         live.resolve_chance();
         Ok(live)
     }
 
-    fn replay(game: G, record: &GameRecord) -> Result<Self, ApiError> {
-        let states = meeple_game::replay(&game, record).map_err(|e| ApiError::unprocessable(e.to_string()))?;
-        let mut actions = Vec::with_capacity(record.actions.len());
-        for (s, text) in states.iter().zip(&record.actions) {
-            actions.push(s.parse_action(text).map_err(|e| ApiError::unprocessable(e.to_string()))?);
-        }
+    fn restore(game: G, stored: &Stored, moves: &[(Action, Option<f32>)], allowed: &Allowed) -> Result<Self, ApiError> {
         let n = game.num_players();
-        let seats = (0..n)
-            .map(|i| Seat { spec: record.agents.get(i).cloned().unwrap_or_else(|| "?".into()), agent: None, seed: 0 })
-            .collect();
-        Ok(Live {
-            spec: game.spec().to_string(),
-            game,
-            seed: record.seed,
-            seats,
-            move_ms: vec![None; actions.len()],
-            actions,
-            states,
-            chance: rng_from_seed(0),
-            move_time: Duration::from_secs(1),
-            delay: Duration::ZERO,
-            paused: true,
-            step: false,
-            thinking: None,
-            epoch: 0,
-            error: None,
-            replay: true,
-            version: 0,
-        })
+        if stored.seats.len() != n || stored.tokens.len() != n {
+            return Err(ApiError::bad(format!("a stored match of {} has {} seats", game.spec(), stored.seats.len())));
+        }
+        let mut live = Live::blank(game, stored.seed, stored.open, stored.owner.clone(), allowed);
+        for (i, (spec, token)) in stored.seats.iter().zip(&stored.tokens).enumerate() {
+            live.seats.push(Seat {
+                spec: spec.clone(),
+                human: token.is_some(),
+                token: token.clone(),
+                agent: None,
+                seed: derive_seed(stored.seed, 1 + i as u64),
+            });
+        }
+        live.move_time = Duration::from_millis(stored.move_time_ms).clamp(Duration::from_millis(1), MAX_MOVE_TIME);
+        live.delay = Duration::from_millis(stored.delay_ms).min(MAX_DELAY);
+        live.paused = stored.paused;
+        for (k, &(a, ms)) in moves.iter().enumerate() {
+            live.push(a, ms).map_err(|e| ApiError::unprocessable(format!("stored ply {}: {e}", k + 1)))?;
+        }
+        // The store has these; nature's next draw, if one is due, is the same as before.
+        live.saved = live.ply();
+        live.resolve_chance();
+        live.saved_end = live.finished() && live.saved == live.ply();
+        Ok(live)
     }
 
-    fn latest(&self) -> &G::State {
-        self.states.last().expect("a match always has its initial state")
+    fn replay(game: G, record: &GameRecord, max_plies: usize) -> Result<Self, ApiError> {
+        if record.actions.len() > max_plies {
+            return Err(ApiError::unprocessable(format!(
+                "the game has {} plies; this server replays games of at most {max_plies}",
+                record.actions.len()
+            )));
+        }
+        let mut live = Live::blank(game, record.seed, false, String::new(), &Allowed::default());
+        live.replay = true;
+        live.paused = true;
+        live.saved_end = true;
+        for i in 0..live.game.num_players() {
+            let spec = record.agents.get(i).cloned().unwrap_or_else(|| "?".into());
+            live.seats.push(Seat { spec, human: false, token: None, agent: None, seed: 0 });
+        }
+        for (k, text) in record.actions.iter().enumerate() {
+            let a = live
+                .latest
+                .parse_action(text)
+                .map_err(|e| ApiError::unprocessable(format!("ply {}: '{text}': {e}", k + 1)))?;
+            live.push(a, None).map_err(|e| ApiError::unprocessable(format!("ply {}: '{text}': {e}", k + 1)))?;
+        }
+        Ok(live)
     }
 
-    fn ply(&self) -> usize {
-        self.states.len() - 1
+    fn latest_ply(&self) -> usize {
+        self.actions.len()
     }
 
-    fn push(&mut self, action: Action, ms: Option<f64>) -> Result<(), meeple_game::Error> {
-        let mut next = self.latest().clone();
-        next.apply(action)?;
-        self.states.push(next);
+    /// The position after `ply` plies: the checkpoint before it, moved forward.
+    fn state_at(&self, ply: usize) -> G::State {
+        if ply == self.latest_ply() {
+            return self.latest.clone();
+        }
+        let c = ply / CHECKPOINT_EVERY;
+        let mut s = self.checkpoints[c].clone();
+        for &a in &self.actions[c * CHECKPOINT_EVERY..ply] {
+            s.apply_unchecked(a);
+        }
+        s
+    }
+
+    fn push(&mut self, action: Action, ms: Option<f32>) -> Result<(), meeple_game::Error> {
+        let mover = match self.latest.turn() {
+            Turn::Player(p) => p.min(254) as u8,
+            _ => u8::MAX,
+        };
+        self.latest.apply(action)?;
         self.actions.push(action);
+        self.movers.push(mover);
         self.move_ms.push(ms);
+        if self.latest_ply().is_multiple_of(CHECKPOINT_EVERY) {
+            self.checkpoints.push(self.latest.clone());
+        }
         self.version += 1;
+        if self.latest.is_terminal() {
+            // The game is over: its agents (tables, trees) are not needed any more.
+            for seat in &mut self.seats {
+                seat.agent = None;
+            }
+        }
         Ok(())
     }
 
-    /// Nature moves at once, from the match's own seeded stream.
+    /// Takes the line back to `ply` plies.
+    fn truncate(&mut self, ply: usize) {
+        self.actions.truncate(ply);
+        self.movers.truncate(ply);
+        self.move_ms.truncate(ply);
+        self.checkpoints.truncate(ply / CHECKPOINT_EVERY + 1);
+        let c = ply / CHECKPOINT_EVERY;
+        let mut s = self.checkpoints[c].clone();
+        for &a in &self.actions[c * CHECKPOINT_EVERY..ply] {
+            s.apply_unchecked(a);
+        }
+        self.latest = s;
+        self.saved = self.saved.min(ply);
+        self.version += 1;
+    }
+
+    /// Nature moves at once. Each draw comes from the match's seed and the ply it is made at, so
+    /// a restarted server draws what it would have, and undo never draws again.
     fn resolve_chance(&mut self) {
         let mut outcomes = Vec::new();
-        while self.latest().turn() == Turn::Chance {
-            self.latest().chance_outcomes(&mut outcomes);
-            let a = sample_chance(&outcomes, &mut self.chance);
+        while self.latest.turn() == Turn::Chance && !self.capped {
+            self.latest.chance_outcomes(&mut outcomes);
+            let mut rng = rng_from_seed(derive_seed(derive_seed(self.seed, 0), self.latest_ply() as u64));
+            let a = sample_chance(&outcomes, &mut rng);
             self.push(a, None).expect("a listed chance outcome applies");
+            self.check_cap();
+        }
+    }
+
+    fn check_cap(&mut self) {
+        if self.latest_ply() >= self.allowed.max_plies && !self.latest.is_terminal() && !self.replay {
+            self.capped = true;
+            self.error = Some(format!("the match stopped at this server's limit of {} plies", self.allowed.max_plies));
+            for seat in &mut self.seats {
+                seat.agent = None;
+            }
         }
     }
 
     fn has_human(&self) -> bool {
-        self.seats.iter().any(|s| s.human())
-    }
-
-    fn build_agent(&self, seat: usize) -> Result<BoxedAgent<G::State>, meeple_game::Error> {
-        let s = &self.seats[seat];
-        meeple_learn::make_agent(&self.game, &s.spec, s.seed)
-    }
-
-    fn turn_json(turn: Turn) -> Value {
-        match turn {
-            Turn::Player(p) => json!({ "kind": "player", "player": p }),
-            Turn::Chance => json!({ "kind": "chance" }),
-            Turn::Terminal => json!({ "kind": "terminal" }),
-        }
+        self.seats.iter().any(|s| s.human)
     }
 
     fn status(&self) -> &'static str {
         if self.replay {
             "replay"
-        } else if self.latest().is_terminal() {
+        } else if self.latest.is_terminal() {
             "over"
+        } else if self.capped {
+            "stopped"
         } else if self.thinking.is_some() {
             "thinking"
         } else if self.paused {
@@ -297,6 +517,36 @@ impl<G: Game> Live<G> {
             "playing"
         }
     }
+
+    fn log_lines(&self, from: usize, to: usize, who: Player) -> Vec<Value> {
+        let mut lines = Vec::with_capacity(to - from);
+        let mut s = self.state_at(from);
+        for k in from..to {
+            let text = s.action_to_string_for(who, self.actions[k]);
+            lines.push(match self.movers[k] {
+                u8::MAX => json!({ "ply": k + 1, "chance": true, "text": text }),
+                p => json!({ "ply": k + 1, "player": p, "text": text, "ms": self.move_ms[k] }),
+            });
+            s.apply_unchecked(self.actions[k]);
+        }
+        lines
+    }
+
+    /// The position before the last person's move, if nature has not moved since, and whose move
+    /// it was.
+    fn undo_target(&self) -> Result<(usize, Player), String> {
+        if self.latest.is_terminal() || self.capped {
+            return Err("the game is over: its moves stand".into());
+        }
+        for k in (0..self.latest_ply()).rev() {
+            match self.movers[k] {
+                u8::MAX => return Err("cannot undo past a chance event (dice, a draw)".into()),
+                p if self.seats[p as usize].human => return Ok((k, p as usize)),
+                _ => {}
+            }
+        }
+        Err("there is no move of a person to take back".into())
+    }
 }
 
 impl<G: Game> Session for Live<G> {
@@ -304,15 +554,23 @@ impl<G: Game> Session for Live<G> {
         self
     }
 
-    fn check_viewer(&self, viewer: Option<Player>) -> Result<(), ApiError> {
+    fn access(&self, token: Option<&str>) -> Access {
+        let Some(t) = token.filter(|t| !t.is_empty()) else { return Access::default() };
+        let seat = self.seats.iter().position(|s| s.token.as_deref().is_some_and(|mine| same_token(mine, t)));
+        Access { seat, owner: !self.owner.is_empty() && same_token(&self.owner, t) }
+    }
+
+    fn check_viewer(&self, viewer: Option<Player>, access: Access) -> Result<(), ApiError> {
         let Some(v) = viewer else { return Ok(()) };
         if v >= self.seats.len() {
             return Err(ApiError::bad(format!("viewer {v} is not a seat: seats are 0..{}", self.seats.len())));
         }
         // A person sees their own seat; other seats' hidden information only once nobody can
         // profit from it (no person plays, or the game is over).
-        if self.seats[v].human() || self.public() {
+        if access.seat == Some(v) || self.public() {
             Ok(())
+        } else if self.seats[v].human {
+            Err(ApiError::forbidden(format!("seat {v}'s view needs that seat's token (from its join link)")))
         } else {
             Err(ApiError::forbidden(format!(
                 "seat {v} is an agent's: a person at this table may view their own seat or be a spectator"
@@ -320,30 +578,26 @@ impl<G: Game> Session for Live<G> {
         }
     }
 
-    fn snapshot(&self, viewer: Option<Player>, ply: Option<usize>) -> Result<Value, ApiError> {
-        self.check_viewer(viewer)?;
-        let latest = self.ply();
+    fn snapshot(&self, viewer: Option<Player>, ply: Option<usize>, log_from: Option<usize>) -> Result<Value, ApiError> {
+        let latest = self.latest_ply();
         let ply = ply.unwrap_or(latest);
         if ply > latest {
             return Err(ApiError::bad(format!("ply {ply} is beyond the last ply, {latest}")));
         }
-        let state = &self.states[ply];
+        let state = self.state_at(ply);
         let who = viewer.unwrap_or(SPECTATOR);
-        let log: Vec<Value> = (0..ply)
-            .map(|k| {
-                let before = &self.states[k];
-                let text = before.action_to_string_for(who, self.actions[k]);
-                match before.turn() {
-                    Turn::Player(p) => json!({ "ply": k + 1, "player": p, "text": text, "ms": self.move_ms[k] }),
-                    _ => json!({ "ply": k + 1, "chance": true, "text": text }),
-                }
-            })
-            .collect();
+        let start = match log_from {
+            Some(f) => f.min(ply),
+            None => ply.saturating_sub(LOG_PAGE),
+        };
+        let end = ply.min(start + LOG_PAGE);
+        let log = self.log_lines(start, end, who);
         let mover = state.current_player();
         let may_move = ply == latest
             && !self.replay
+            && !self.capped
             && self.thinking.is_none()
-            && mover.is_some_and(|p| viewer == Some(p) && self.seats[p].human());
+            && mover.is_some_and(|p| viewer == Some(p) && self.seats[p].human);
         let mut legal = Vec::new();
         if may_move {
             let mut ids = Vec::new();
@@ -354,30 +608,40 @@ impl<G: Game> Session for Live<G> {
                 .collect();
         }
         let result = state.returns().map(|r| json!({ "returns": r.as_slice(), "scores": state.scores().as_slice() }));
-        let seats: Vec<Value> = self.seats.iter().map(|s| json!({ "spec": s.spec, "human": s.human() })).collect();
-        // The last human move can be taken back unless nature moved since.
-        let undoable = !self.replay && self.undo_target().is_ok();
+        let seats: Vec<Value> = self.seats.iter().map(|s| json!({ "spec": s.spec, "human": s.human })).collect();
+        let undoable = !self.replay && self.undo_target().is_ok_and(|(_, p)| viewer == Some(p));
+        // The seed fixes every deal and die: it is shown once nothing it could reveal matters.
+        let seed = if self.public() { json!(self.seed) } else { Value::Null };
         Ok(json!({
-            "game": self.spec, "name": G::INFO.name, "seed": self.seed, "ply": ply, "plies": latest,
-            "viewer": viewer, "seats": seats, "turn": Self::turn_json(state.turn()), "view": state.view(viewer),
-            "legal": legal, "log": log, "result": result, "status": self.status(), "thinking": self.thinking,
-            "paused": self.paused, "delay_ms": self.delay.as_millis() as u64, "move_time_ms": self.move_time.as_millis() as u64,
-            "error": self.error, "replay": self.replay, "undoable": undoable, "version": self.version,
+            "game": self.spec, "name": G::INFO.name, "seed": seed, "open": self.open, "ply": ply, "plies": latest,
+            "viewer": viewer, "seats": seats, "turn": turn_json(state.turn()), "view": state.view(viewer),
+            "legal": legal, "log": log, "log_start": start, "result": result, "status": self.status(),
+            "thinking": self.thinking, "paused": self.paused, "delay_ms": self.delay.as_millis() as u64,
+            "move_time_ms": self.move_time.as_millis() as u64, "error": self.error, "replay": self.replay,
+            "undoable": undoable, "version": self.version,
         }))
     }
 
     fn summary(&self) -> Value {
         let seats: Vec<&str> = self.seats.iter().map(|s| s.spec.as_str()).collect();
-        json!({ "game": self.spec, "seats": seats, "ply": self.ply(), "status": self.status(), "seed": self.seed })
+        let seed = if self.public() { json!(self.seed) } else { Value::Null };
+        json!({ "game": self.spec, "seats": seats, "ply": self.latest_ply(), "status": self.status(), "open": self.open, "seed": seed })
     }
 
     fn mover(&self) -> Option<Player> {
-        self.latest().current_player()
+        self.latest.current_player()
     }
 
-    fn submit(&mut self, request: &MoveRequest) -> Result<(), ApiError> {
+    fn ply(&self) -> usize {
+        self.latest_ply()
+    }
+
+    fn submit(&mut self, request: &MoveRequest, access: Access) -> Result<(), ApiError> {
         if self.replay {
             return Err(ApiError::conflict("a replay is read-only", self.ply()));
+        }
+        if self.capped {
+            return Err(ApiError::conflict("the match has stopped at the server's ply limit", self.ply()));
         }
         if request.ply != self.ply() {
             return Err(ApiError::conflict(
@@ -385,18 +649,23 @@ impl<G: Game> Session for Live<G> {
                 self.ply(),
             ));
         }
-        let state = self.latest();
-        let mover = match state.turn() {
+        let mover = match self.latest.turn() {
             Turn::Terminal => return Err(ApiError::conflict("the game is over", self.ply())),
-            Turn::Chance => unreachable!("chance is resolved at once"),
+            Turn::Chance => return Err(ApiError::conflict("nature is to move", self.ply())),
             Turn::Player(p) => p,
         };
-        if !self.seats[mover].human() {
+        if !self.seats[mover].human {
             return Err(ApiError::conflict(
                 format!("seat {mover} ({}) is to move, not a person", self.seats[mover].spec),
                 self.ply(),
             ));
         }
+        if access.seat != Some(mover) {
+            return Err(ApiError::forbidden(format!(
+                "seat {mover} is to move: its move needs that seat's token (from its join link)"
+            )));
+        }
+        let state = &self.latest;
         let action = match (&request.action, request.id) {
             (Some(text), None) => state.parse_action(text).map_err(|e| ApiError::unprocessable(e.to_string()))?,
             (None, Some(id)) => id,
@@ -415,33 +684,44 @@ impl<G: Game> Session for Live<G> {
             )));
         }
         self.push(action, None).map_err(|e| ApiError::unprocessable(e.to_string()))?;
+        self.check_cap();
         self.resolve_chance();
         self.error = None;
         Ok(())
     }
 
-    fn undo(&mut self) -> Result<usize, ApiError> {
+    fn undo(&mut self, ply: usize, access: Access) -> Result<usize, ApiError> {
         if self.replay {
             return Err(ApiError::conflict("a replay is read-only", self.ply()));
         }
-        let target = self.undo_target().map_err(|why| ApiError::conflict(why, self.ply()))?;
-        self.states.truncate(target + 1);
-        self.actions.truncate(target);
-        self.move_ms.truncate(target);
+        if ply != self.ply() {
+            return Err(ApiError::conflict(
+                format!("stale undo: it was asked at ply {ply}, the game is at ply {}", self.ply()),
+                self.ply(),
+            ));
+        }
+        let (target, whose) = self.undo_target().map_err(|why| ApiError::conflict(why, self.ply()))?;
+        if access.seat != Some(whose) {
+            return Err(ApiError::forbidden(format!(
+                "the move to take back is seat {whose}'s: only that seat's token may take it back"
+            )));
+        }
+        self.truncate(target);
         self.epoch += 1;
-        self.version += 1;
         self.thinking = None;
         self.error = None;
-        // Agents may keep a search tree of the line that was taken back: start them afresh.
-        for seat in 0..self.seats.len() {
-            if !self.seats[seat].human() {
-                self.seats[seat].agent = self.build_agent(seat).ok();
-            }
+        // Agents may keep a search tree of the line that was taken back: they start afresh at
+        // their next move (built inside that job, not here under the lock).
+        for seat in &mut self.seats {
+            seat.agent = None;
         }
         Ok(target)
     }
 
     fn control(&mut self, control: &Control) -> Result<(), ApiError> {
+        if self.replay {
+            return Err(ApiError::conflict("a replay is read-only", self.ply()));
+        }
         if let Some(ms) = control.delay_ms {
             let d = Duration::from_millis(ms);
             if d > MAX_DELAY {
@@ -464,47 +744,50 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn next_job(&mut self) -> Option<Job> {
-        if self.replay || self.thinking.is_some() || (self.paused && !self.step) {
+        if self.replay || self.capped || self.thinking.is_some() || (self.paused && !self.step) {
             return None;
         }
-        let Turn::Player(p) = self.latest().turn() else { return None };
-        if self.seats[p].human() {
+        let Turn::Player(p) = self.latest.turn() else { return None };
+        if self.seats[p].human {
             return None;
         }
-        let agent = match self.seats[p].agent.take() {
-            Some(a) => a,
-            None => match self.build_agent(p) {
-                Ok(a) => a,
-                Err(e) => {
-                    self.error = Some(format!("seat {p}: {e}"));
-                    self.paused = true;
-                    return None;
-                }
-            },
-        };
+        let agent = self.seats[p].agent.take();
         self.step = false;
         self.thinking = Some(p);
         self.version += 1;
-        let state = self.latest().clone();
+        let state = self.latest.clone();
         let (epoch, ply, budget) = (self.epoch, self.ply(), Budget::time(self.move_time));
-        let mut agent = agent;
+        let (game, spec, seed, allowed) =
+            (self.game.clone(), self.seats[p].spec.clone(), self.seats[p].seed, self.allowed.clone());
         Some(Box::new(move || {
+            let built = match agent {
+                Some(a) => Ok(a),
+                None => allowed.agent(&game, &spec, seed).map_err(|e| e.message),
+            };
             let start = Instant::now();
-            let chosen = agent.act(&state, &budget);
+            let (agent, chosen) = match built {
+                Ok(mut a) => {
+                    let chosen = a.act(&state, &budget).map_err(|e| e.to_string());
+                    (Some(a), chosen)
+                }
+                Err(e) => (None, Err(e)),
+            };
             let ms = start.elapsed().as_secs_f64() * 1e3;
             Box::new(move |session: &mut dyn Session| {
                 let Some(live) = session.as_any_mut().downcast_mut::<Live<G>>() else { return };
                 live.version += 1;
                 if live.epoch != epoch || live.ply() != ply {
                     // Taken back while it thought: the agent's tree belongs to another line.
-                    live.seats[p].agent = live.build_agent(p).ok();
                     return;
                 }
                 live.thinking = None;
-                live.seats[p].agent = Some(agent);
+                live.seats[p].agent = agent;
                 match chosen {
-                    Ok(a) => match live.push(a, Some(ms)) {
-                        Ok(()) => live.resolve_chance(),
+                    Ok(a) => match live.push(a, Some(ms as f32)) {
+                        Ok(()) => {
+                            live.check_cap();
+                            live.resolve_chance();
+                        }
                         Err(e) => {
                             live.error = Some(format!("seat {p} ({}) chose an illegal move: {e}", live.seats[p].spec));
                             live.paused = true;
@@ -526,11 +809,11 @@ impl<G: Game> Session for Live<G> {
         viewer: Option<Player>,
         time: Duration,
     ) -> Result<AnalysisJob, ApiError> {
-        self.check_viewer(viewer)?;
         let ply = ply.unwrap_or(self.ply());
-        let Some(state) = self.states.get(ply) else {
+        if ply > self.ply() {
             return Err(ApiError::bad(format!("ply {ply} is beyond the last ply, {}", self.ply())));
-        };
+        }
+        let state = self.state_at(ply);
         let Turn::Player(mover) = state.turn() else {
             return Err(ApiError::conflict("nobody is to move at this ply", self.ply()));
         };
@@ -538,23 +821,27 @@ impl<G: Game> Session for Live<G> {
             return Err(ApiError::bad(format!("analysis time must be 1..={} ms", MAX_ANALYSIS_TIME.as_millis())));
         }
         // The agent thinks from what the asker knows: a world sampled from the viewer's view (the
-        // mover's own when nobody at the table is a person).
+        // mover's own when everything is public).
         let knower = match viewer {
             Some(v) => v,
             None if self.public() => mover,
             None => return Err(ApiError::forbidden("a spectator of a game with people in it cannot ask for advice")),
         };
-        let mut rng = rng_from_seed(derive_seed(self.seed, 0xa11a + ply as u64));
+        // Fresh randomness for the sampled world: the match's seed must not leak through it.
+        let mut rng = rng_from_seed(crate::random_u64());
         let world = state.determinize(knower, &mut rng);
-        let mut advisor = meeple_learn::make_agent(&self.game, agent, derive_seed(self.seed, 0xad71ce))
-            .map_err(|e| ApiError::bad(format!("agent: {e}")))?;
-        let spec = advisor.spec();
+        let (game, spec, allowed) = (self.game.clone(), agent.to_string(), self.allowed.clone());
+        spec.parse::<meeple_game::Spec>().map_err(|e| ApiError::bad(format!("agent: {e}")))?;
         let budget = Budget::time(time);
-        let shown = state.clone();
+        let shown = state;
         Ok(Box::new(move || {
+            let mut advisor = allowed
+                .agent(&game, &spec, crate::random_u64())
+                .map_err(|e| ApiError::bad(format!("agent: {}", e.message)))?;
             let start = Instant::now();
             let chosen = advisor.act(&world, &budget);
             let ms = start.elapsed().as_secs_f64() * 1e3;
+            let spec = advisor.spec();
             match chosen {
                 Ok(a) => {
                     let top: Vec<Value> = advisor
@@ -563,23 +850,29 @@ impl<G: Game> Session for Live<G> {
                         .take(8)
                         .map(|m| json!({ "id": m.action, "text": shown.action_to_string(m.action), "visits": m.visits, "value": m.value }))
                         .collect();
-                    json!({
+                    Ok(json!({
                         "agent": spec, "ply": ply, "id": a, "text": shown.action_to_string(a), "path": shown.action_path(a),
                         "ms": ms, "top": top,
-                    })
+                    }))
                 }
-                Err(e) => json!({ "agent": spec, "ply": ply, "error": e.to_string() }),
+                Err(e) => Ok(json!({ "agent": spec, "ply": ply, "error": e.to_string() })),
             }
         }))
     }
 
     fn record(&self) -> GameRecord {
-        let last = self.latest();
+        let last = &self.latest;
+        let mut actions = Vec::with_capacity(self.actions.len());
+        let mut s = self.checkpoints[0].clone();
+        for &a in &self.actions {
+            actions.push(s.action_to_string(a));
+            s.apply_unchecked(a);
+        }
         GameRecord {
             game: self.spec.clone(),
             seed: self.seed,
             agents: self.seats.iter().map(|s| s.spec.clone()).collect(),
-            actions: self.states.iter().zip(&self.actions).map(|(s, &a)| s.action_to_string(a)).collect(),
+            actions,
             returns: last.returns().map(|r| r.to_vec()),
             scores: last.scores().to_vec(),
             metrics: if last.is_terminal() {
@@ -591,11 +884,15 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn public(&self) -> bool {
-        self.replay || !self.has_human() || self.latest().is_terminal()
+        self.replay || !self.has_human() || self.latest.is_terminal() || self.capped
     }
 
     fn busy(&self) -> bool {
         self.thinking.is_some()
+    }
+
+    fn finished(&self) -> bool {
+        self.latest.is_terminal() || self.capped
     }
 
     fn job_failed(&mut self, why: String) {
@@ -603,21 +900,35 @@ impl<G: Game> Session for Live<G> {
         if let Some(p) = self.thinking.take() {
             self.error = Some(format!("seat {p} ({}) stopped: {why}", self.seats[p].spec));
             self.paused = true;
-            self.seats[p].agent = self.build_agent(p).ok();
         }
     }
-}
 
-impl<G: Game> Live<G> {
-    /// The position before the last person's move, if nature has not moved since it.
-    fn undo_target(&self) -> Result<usize, String> {
-        for k in (0..self.ply()).rev() {
-            match self.states[k].turn() {
-                Turn::Chance => return Err("cannot undo past a chance event (dice, a draw)".into()),
-                Turn::Player(p) if self.seats[p].human() => return Ok(k),
-                _ => {}
-            }
+    fn stored(&self) -> Option<Stored> {
+        if self.replay {
+            return None;
         }
-        Err("there is no move of a person to take back".into())
+        Some(Stored {
+            game: self.spec.clone(),
+            seats: self.seats.iter().map(|s| s.spec.clone()).collect(),
+            tokens: self.seats.iter().map(|s| s.token.clone()).collect(),
+            owner: self.owner.clone(),
+            seed: self.seed,
+            open: self.open,
+            move_time_ms: self.move_time.as_millis() as u64,
+            delay_ms: self.delay.as_millis() as u64,
+            paused: self.paused,
+        })
+    }
+
+    fn take_unsaved(&mut self) -> Option<Unsaved> {
+        if self.replay || (self.saved == self.ply() && (self.saved_end || !self.finished())) {
+            return None;
+        }
+        let keep = self.saved;
+        let moves = (keep..self.ply()).map(|k| (k, self.actions[k], self.move_ms[k])).collect();
+        let finished = self.finished().then(|| self.record());
+        self.saved = self.ply();
+        self.saved_end = self.finished();
+        Some(Unsaved { keep, moves, finished })
     }
 }

@@ -12,13 +12,26 @@ use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
 async fn call(app: &Router, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    call_raw(app, method, uri, body.map(|b| b.to_string())).await
+    call_raw(app, method, uri, body.map(|b| b.to_string()), None).await
 }
 
-async fn call_raw(app: &Router, method: &str, uri: &str, body: Option<String>) -> (StatusCode, Value) {
-    let mut req = Request::builder().method(method).uri(uri);
+async fn call_as(app: &Router, token: &str, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+    call_raw(app, method, uri, body.map(|b| b.to_string()), Some(token)).await
+}
+
+async fn call_raw(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    body: Option<String>,
+    token: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut req = Request::builder().method(method).uri(uri).header("host", "localhost:8080");
     if body.is_some() {
         req = req.header("content-type", "application/json");
+    }
+    if let Some(t) = token {
+        req = req.header(meeple_web::TOKEN_HEADER, t);
     }
     let req = req.body(body.map_or_else(Body::empty, Body::from)).unwrap();
     let res = app.clone().oneshot(req).await.unwrap();
@@ -33,7 +46,28 @@ fn app() -> Router {
     meeple_web::router(meeple_web::Config::default())
 }
 
-async fn create(app: &Router, game: &str, seats: &[&str], seed: u64) -> String {
+/// A match as its creator holds it: its id, the owner's token and each person seat's token.
+struct Made {
+    id: String,
+    owner: String,
+    tokens: Vec<Option<String>>,
+}
+
+impl Made {
+    fn seat(&self, seat: usize) -> &str {
+        self.tokens[seat].as_deref().expect("a person's seat")
+    }
+}
+
+fn made(body: &Value, seats: usize) -> Made {
+    let mut tokens = vec![None; seats];
+    for s in body["seats"].as_array().unwrap() {
+        tokens[s["seat"].as_u64().unwrap() as usize] = Some(s["token"].as_str().unwrap().to_string());
+    }
+    Made { id: body["id"].as_str().unwrap().to_string(), owner: body["owner"].as_str().unwrap().to_string(), tokens }
+}
+
+async fn create(app: &Router, game: &str, seats: &[&str], seed: u64) -> Made {
     let (status, body) = call(
         app,
         "POST",
@@ -42,15 +76,16 @@ async fn create(app: &Router, game: &str, seats: &[&str], seed: u64) -> String {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    body["id"].as_str().unwrap().to_string()
+    made(&body, seats.len())
 }
 
-/// Waits until seat `viewer` may move or the game is over; returns that snapshot.
-async fn wait_for_turn(app: &Router, id: &str, viewer: &str) -> Value {
+/// Waits until seat `seat` may move or the game is over; returns that snapshot.
+async fn wait_for_turn(app: &Router, m: &Made, seat: usize) -> Value {
     let start = Instant::now();
     loop {
-        let (status, snap) = call(app, "GET", &format!("/api/matches/{id}?viewer={viewer}"), None).await;
+        let (status, snap) = call_as(app, m.seat(seat), "GET", &format!("/api/matches/{}", m.id), None).await;
         assert_eq!(status, StatusCode::OK, "{snap}");
+        assert_eq!(snap["viewer"], seat, "the token's seat is the default viewer");
         if snap["result"].is_object() || !snap["legal"].as_array().unwrap().is_empty() {
             return snap;
         }
@@ -66,11 +101,12 @@ async fn play_through(app: &Router, game: &str, seed: u64) -> (Vec<Value>, GameR
     let players = meeple_games::with_game!(game, |g| g.num_players()).unwrap();
     let mut seats = vec!["human"];
     seats.extend(std::iter::repeat_n("random", players - 1));
-    let id = create(app, game, &seats, seed).await;
+    let m = create(app, game, &seats, seed).await;
+    let (id, me) = (m.id.clone(), m.seat(0).to_string());
     let mut seen = Vec::new();
     let mut moves = 0;
     loop {
-        let snap = wait_for_turn(app, &id, "0").await;
+        let snap = wait_for_turn(app, &m, 0).await;
         seen.push(snap.clone());
         if snap["result"].is_object() {
             break;
@@ -84,15 +120,25 @@ async fn play_through(app: &Router, game: &str, seed: u64) -> (Vec<Value>, GameR
             // An action id that is not legal here is refused with the rule's reason.
             let ids: Vec<u64> = legal.iter().map(|l| l["id"].as_u64().unwrap()).collect();
             let illegal = (0..).find(|i| !ids.contains(i)).unwrap();
-            let (status, body) =
-                call(app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "id": illegal })))
-                    .await;
+            let (status, body) = call_as(
+                app,
+                &me,
+                "POST",
+                &format!("/api/matches/{id}/moves"),
+                Some(json!({ "ply": ply, "id": illegal })),
+            )
+            .await;
             assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{game}: {body}");
             assert!(body["error"].as_str().unwrap().starts_with("illegal move"), "{game}: {body}");
         }
-        let (status, after) =
-            call(app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": pick["text"] })))
-                .await;
+        let (status, after) = call_as(
+            app,
+            &me,
+            "POST",
+            &format!("/api/matches/{id}/moves"),
+            Some(json!({ "ply": ply, "action": pick["text"] })),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{after}");
         assert!(after["ply"].as_u64().unwrap() > ply);
         seen.push(after);
@@ -152,7 +198,7 @@ async fn hidden_information_never_reaches_another_seat() {
                 secrets += 1;
                 for snap in seen.iter().filter(|s| s["result"].is_null()) {
                     let shown = snap["log"].as_array().unwrap();
-                    if let Some(entry) = shown.get(k) {
+                    if let Some(entry) = shown.iter().find(|e| e["ply"] == k + 1) {
                         assert_eq!(entry["text"], json!(masked), "{game} ply {}: log shows a secret", k + 1);
                     }
                 }
@@ -177,12 +223,16 @@ async fn hidden_information_never_reaches_another_seat() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_may_not_look_through_an_agents_eyes_or_take_the_record_early() {
     let app = app();
-    let id = create(&app, "sagrada", &["human", "random"], 9).await;
-    let (status, body) = call(&app, "GET", &format!("/api/matches/{id}?viewer=1"), None).await;
+    let m = create(&app, "sagrada", &["human", "random"], 9).await;
+    let id = &m.id;
+    let (status, body) = call_as(&app, m.seat(0), "GET", &format!("/api/matches/{id}?viewer=1"), None).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let (status, _) = call(&app, "GET", &format!("/api/matches/{id}/events?viewer=1"), None).await;
+    let (status, _) = call_as(&app, m.seat(0), "GET", &format!("/api/matches/{id}/events?viewer=1"), None).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    let (status, body) = call(&app, "GET", &format!("/api/matches/{id}/record"), None).await;
+    let (status, body) = call_as(&app, &m.owner, "GET", &format!("/api/matches/{id}/record"), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    // Without its token, a person's seat is not viewed either.
+    let (status, body) = call(&app, "GET", &format!("/api/matches/{id}?viewer=0"), None).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, body) = call(&app, "GET", &format!("/api/matches/{id}?viewer=spectator"), None).await;
     assert_eq!(status, StatusCode::OK);
@@ -214,10 +264,10 @@ async fn bad_requests_get_the_right_status_and_say_what_is_accepted() {
     let (status, body) =
         call(&app, "POST", "/api/matches", Some(bad("connect4:rows=99", json!(["human", "random"])))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    let (status, body) = call_raw(&app, "POST", "/api/matches", Some("{not json".into())).await;
+    let (status, body) = call_raw(&app, "POST", "/api/matches", Some("{not json".into()), None).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"].as_str().unwrap().contains("bad JSON"), "{body}");
-    let (status, _) = call_raw(&app, "POST", "/api/matches", Some("x".repeat(meeple_web::MAX_BODY + 1))).await;
+    let (status, _) = call_raw(&app, "POST", "/api/matches", Some("x".repeat(meeple_web::MAX_BODY + 1)), None).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     let (status, body) = call(
         &app,
@@ -230,8 +280,13 @@ async fn bad_requests_get_the_right_status_and_say_what_is_accepted() {
     let (status, _) = call(&app, "GET", "/api/matches/m999", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    let id = create(&app, "connect4", &["human", "random"], 1).await;
+    let m = create(&app, "connect4", &["human", "random"], 1).await;
+    let (id, me) = (m.id.clone(), m.seat(0).to_string());
     let moves = format!("/api/matches/{id}/moves");
+    let call = |app: &Router, method: &str, uri: &str, body: Option<Value>| {
+        let (app, method, uri, me) = (app.clone(), method.to_string(), uri.to_string(), me.clone());
+        async move { call_as(&app, &me, &method, &uri, body).await }
+    };
     let (status, body) = call(&app, "POST", &moves, Some(json!({ "ply": 0, "action": "9" }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(body["error"].as_str().unwrap().contains("column number 1-7"), "{body}");
@@ -250,14 +305,28 @@ async fn bad_requests_get_the_right_status_and_say_what_is_accepted() {
     let (status, _) = call(&app, "POST", &moves, Some(json!({ "ply": 0, "action": "4" }))).await;
     assert_eq!(status, StatusCode::CONFLICT);
     // While the agent is to move, a person's move is refused, not queued.
-    let snap = wait_for_turn(&app, &id, "0").await;
+    let snap = wait_for_turn(&app, &m, 0).await;
     assert_eq!(snap["ply"], 2);
     let (status, body) =
         call(&app, "POST", &format!("/api/matches/{id}/analysis"), Some(json!({ "agent": "nobody", "viewer": 0 })))
             .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    let (status, body) =
-        call(&app, "POST", &format!("/api/matches/{id}/analysis"), Some(json!({ "agent": "random" }))).await;
+    let (status, body) = call(
+        &app,
+        "POST",
+        &format!("/api/matches/{id}/analysis"),
+        Some(json!({ "agent": "random", "viewer": "spectator" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = call_raw(
+        &app,
+        "POST",
+        &format!("/api/matches/{id}/analysis"),
+        Some(json!({ "agent": "random" }).to_string()),
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "a spectator of a person's game gets no advice: {body}");
     let (status, body) = call(
         &app,
@@ -268,7 +337,8 @@ async fn bad_requests_get_the_right_status_and_say_what_is_accepted() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, body) =
-        call(&app, "POST", &format!("/api/matches/{id}/control"), Some(json!({ "delay_ms": 999_999 }))).await;
+        call_as(&app, &m.owner, "POST", &format!("/api/matches/{id}/control"), Some(json!({ "delay_ms": 999_999 })))
+            .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, body) =
         call(&app, "POST", "/api/replays", Some(json!({ "records": "{\"game\":\"connect4\"}" }))).await;
@@ -282,26 +352,38 @@ async fn bad_requests_get_the_right_status_and_say_what_is_accepted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_takes_back_the_persons_move_and_the_reply_but_never_across_chance() {
     let app = app();
-    let id = create(&app, "connect4", &["human", "first"], 1).await;
-    let (status, _) = call(&app, "POST", &format!("/api/matches/{id}/undo"), None).await;
+    let m = create(&app, "connect4", &["human", "first"], 1).await;
+    let (id, me) = (m.id.clone(), m.seat(0).to_string());
+    let undo = format!("/api/matches/{id}/undo");
+    let (status, _) = call_as(&app, &me, "POST", &undo, Some(json!({ "ply": 0 }))).await;
     assert_eq!(status, StatusCode::CONFLICT, "nothing to undo yet");
-    call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": 0, "action": "4" }))).await;
-    let snap = wait_for_turn(&app, &id, "0").await;
+    call_as(&app, &me, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": 0, "action": "4" }))).await;
+    let snap = wait_for_turn(&app, &m, 0).await;
     assert_eq!(snap["ply"], 2);
     assert_eq!(snap["undoable"], true);
-    let (status, body) = call(&app, "POST", &format!("/api/matches/{id}/undo"), None).await;
+    // Without the seat's token, or naming another ply, nothing is taken back.
+    let (status, body) = call(&app, "POST", &undo, Some(json!({ "ply": 2 }))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, body) = call_as(&app, &me, "POST", &undo, None).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "an undo names its ply: {body}");
+    let (status, body) = call_as(&app, &me, "POST", &undo, Some(json!({ "ply": 2 }))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let snap = wait_for_turn(&app, &id, "0").await;
+    assert_eq!(body["ply"], 0);
+    // The same click again (a double click) names a ply the game has left: refused.
+    let (status, body) = call_as(&app, &me, "POST", &undo, Some(json!({ "ply": 2 }))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let snap = wait_for_turn(&app, &m, 0).await;
     assert_eq!(snap["ply"], 0);
     assert!(snap["log"].as_array().unwrap().is_empty());
 
     // Sagrada deals and rolls between a person's moves: no undo past them.
-    let id = create(&app, "sagrada", &["human", "random"], 2).await;
-    let snap = wait_for_turn(&app, &id, "0").await;
+    let m = create(&app, "sagrada", &["human", "random"], 2).await;
+    let (id, me) = (m.id.clone(), m.seat(0).to_string());
+    let snap = wait_for_turn(&app, &m, 0).await;
     let ply = snap["ply"].as_u64().unwrap();
     let first = snap["legal"][0]["text"].clone();
-    call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": first }))).await;
-    let mut snap = wait_for_turn(&app, &id, "0").await;
+    call_as(&app, &me, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": first }))).await;
+    let mut snap = wait_for_turn(&app, &m, 0).await;
     // Go on until a chance event lies after this seat's last move.
     for _ in 0..100 {
         let log = snap["log"].as_array().unwrap();
@@ -311,11 +393,13 @@ async fn undo_takes_back_the_persons_move_and_the_reply_but_never_across_chance(
         }
         let ply = snap["ply"].as_u64().unwrap();
         let text = snap["legal"][0]["text"].clone();
-        call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": text }))).await;
-        snap = wait_for_turn(&app, &id, "0").await;
+        call_as(&app, &me, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": text })))
+            .await;
+        snap = wait_for_turn(&app, &m, 0).await;
     }
     assert_eq!(snap["undoable"], false);
-    let (status, body) = call(&app, "POST", &format!("/api/matches/{id}/undo"), None).await;
+    let (status, body) =
+        call_as(&app, &me, "POST", &format!("/api/matches/{id}/undo"), Some(json!({ "ply": snap["ply"] }))).await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert!(body["error"].as_str().unwrap().contains("chance"), "{body}");
 }
@@ -332,8 +416,10 @@ async fn watching_agents_pauses_steps_and_replays_the_record() {
     .await;
     assert_eq!(status, StatusCode::CREATED);
     let id = made["id"].as_str().unwrap().to_string();
+    assert_eq!(made["seats"], json!([]), "no person, no seat token");
     let start = Instant::now();
     let end = loop {
+        // Nobody plays: any seat's view is open to anyone.
         let (_, snap) = call(&app, "GET", &format!("/api/matches/{id}?viewer=1"), None).await;
         if snap["result"].is_object() {
             break snap;
@@ -358,7 +444,7 @@ async fn watching_agents_pauses_steps_and_replays_the_record() {
         call(&app, "POST", &format!("/api/matches/{rid}/moves"), Some(json!({ "ply": 0, "action": "1" }))).await;
     assert_eq!(status, StatusCode::CONFLICT, "a replay is read-only");
 
-    // Paused agents make no move until told to step.
+    // Paused agents make no move until told to step; only the owner may pause.
     let (_, made) = call(
         &app,
         "POST",
@@ -367,13 +453,17 @@ async fn watching_agents_pauses_steps_and_replays_the_record() {
     )
     .await;
     let id = made["id"].as_str().unwrap().to_string();
-    call(&app, "POST", &format!("/api/matches/{id}/control"), Some(json!({ "paused": true }))).await;
+    let owner = made["owner"].as_str().unwrap().to_string();
+    let control = format!("/api/matches/{id}/control");
+    let (status, _) = call(&app, "POST", &control, Some(json!({ "paused": true }))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a stranger cannot pause it");
+    call_as(&app, &owner, "POST", &control, Some(json!({ "paused": true }))).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     let (_, a) = call(&app, "GET", &format!("/api/matches/{id}"), None).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (_, b) = call(&app, "GET", &format!("/api/matches/{id}"), None).await;
     assert_eq!(a["ply"], b["ply"], "paused");
-    call(&app, "POST", &format!("/api/matches/{id}/control"), Some(json!({ "step": true }))).await;
+    call_as(&app, &owner, "POST", &control, Some(json!({ "step": true }))).await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     let (_, c) = call(&app, "GET", &format!("/api/matches/{id}"), None).await;
     assert_eq!(c["ply"].as_u64().unwrap(), b["ply"].as_u64().unwrap() + 1, "one step");
@@ -383,25 +473,44 @@ async fn watching_agents_pauses_steps_and_replays_the_record() {
 async fn analysis_names_a_legal_move_and_a_known_win() {
     let app = app();
     // X to move wins at once on the top row.
-    let id = create(&app, "tictactoe", &["human", "human"], 1).await;
+    let m = create(&app, "tictactoe", &["human", "human"], 1).await;
+    let id = &m.id;
     for (ply, cell) in ["a1", "a2", "b1", "b2"].iter().enumerate() {
-        let (status, body) =
-            call(&app, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": ply, "action": cell }))).await;
+        let (status, body) = call_as(
+            &app,
+            m.seat(ply % 2),
+            "POST",
+            &format!("/api/matches/{id}/moves"),
+            Some(json!({ "ply": ply, "action": cell })),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{body}");
     }
-    let (status, advice) = call(
+    // Seat 1 may not move for seat 0.
+    let (status, body) = call_as(
         &app,
+        m.seat(1),
+        "POST",
+        &format!("/api/matches/{id}/moves"),
+        Some(json!({ "ply": 4, "action": "c1" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, advice) = call_as(
+        &app,
+        m.seat(0),
         "POST",
         &format!("/api/matches/{id}/analysis"),
-        Some(json!({ "agent": "alphabeta:depth=9", "viewer": 0, "time_ms": 2000 })),
+        Some(json!({ "agent": "alphabeta:depth=9", "time_ms": 2000 })),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{advice}");
     assert_eq!(advice["text"], "c1", "{advice}");
     assert_eq!(advice["path"], json!(["c:8"]), "c1 is the bottom right cell, id 8");
     // A search agent shows the moves it weighed, with visits and values.
-    let (status, advice) = call(
+    let (status, advice) = call_as(
         &app,
+        m.seat(0),
         "POST",
         &format!("/api/matches/{id}/analysis"),
         Some(json!({ "agent": "mcts:iters=3000", "viewer": 0 })),
@@ -418,9 +527,9 @@ async fn analysis_names_a_legal_move_and_a_known_win() {
 async fn the_page_and_its_files_are_served() {
     let app = app();
     for (path, needle) in
-        [("/", "<main id=\"app\">"), ("/m/m1", "app.js"), ("/app.js", "RENDERERS"), ("/style.css", ":root")]
+        [("/", "<main id=\"app\">"), ("/m/0123abcd", "app.js"), ("/app.js", "RENDERERS"), ("/style.css", ":root")]
     {
-        let req = Request::builder().uri(path).body(Body::empty()).unwrap();
+        let req = Request::builder().uri(path).header("host", "127.0.0.1:8080").body(Body::empty()).unwrap();
         let res = app.clone().oneshot(req).await.unwrap();
         assert_eq!(res.status(), StatusCode::OK, "{path}");
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
@@ -447,13 +556,16 @@ async fn the_server_caps_its_matches_and_drops_idle_ones() {
     let app = meeple_web::router(config);
     let a = create(&app, "tictactoe", &["human", "random"], 1).await;
     create(&app, "tictactoe", &["human", "random"], 2).await;
+    let a = (a.id, a.owner);
     let (status, body) =
         call(&app, "POST", "/api/matches", Some(json!({ "game": "tictactoe", "seats": ["human", "random"] }))).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert!(body["error"].as_str().unwrap().contains("limit of 2"), "{body}");
-    let (status, _) = call(&app, "DELETE", &format!("/api/matches/{a}"), None).await;
+    let (status, _) = call(&app, "DELETE", &format!("/api/matches/{}", a.0), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "only its owner deletes a match");
+    let (status, _) = call_as(&app, &a.1, "DELETE", &format!("/api/matches/{}", a.0), None).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let c = create(&app, "tictactoe", &["human", "random"], 3).await;
+    let c = create(&app, "tictactoe", &["human", "random"], 3).await.id;
     // Looked at, a match stays; left alone, it goes.
     for _ in 0..8 {
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -144,7 +144,8 @@ impl HeuristicWeights {
             value: path.to_string(),
             expected,
         };
-        let text = meeple_game::limits::read_text(std::path::Path::new(path), 64 << 10, "weight file")
+        let file = meeple_game::access::agent_file(path, "weights file")?;
+        let text = meeple_game::limits::read_text(&file, 64 << 10, "weight file")
             .map_err(|e| bad(format!("a readable weight file ({e})")))?;
         let text = text.trim();
         let example = HeuristicWeights::default().to_options();
