@@ -6,12 +6,13 @@ const $ = (sel, root = document) => root.querySelector(sel);
 const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 const PLAYER_COLOURS = ['#d1495b', '#2e86ab', '#edae49', '#3b9d5d', '#8e6c8a', '#555'];
 
-async function api(method, path, body) {
+async function api(method, path, body, token) {
   const init = { method, headers: {} };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
+  if (token) init.headers['X-Meeple-Token'] = token;
   const res = await fetch(path, init);
   const text = await res.text();
   let data = null;
@@ -25,12 +26,22 @@ async function api(method, path, body) {
   return data;
 }
 
+// ---------------------------------------------------------------- seat tokens
+
+// What this browser holds of a match: the owner's token (controls), its own seat's token, and
+// the join links of the other person seats (to send to the other players). A join link carries
+// its token after '#', which never reaches the server's logs or another site.
+const held = (id) => { try { return JSON.parse(localStorage.getItem('meeple.match.' + id)) || {}; } catch (_) { return {}; } };
+const hold = (id, h) => localStorage.setItem('meeple.match.' + id, JSON.stringify({ ...held(id), ...h }));
+const seatToken = () => held(M.id).token;
+const ownerToken = () => held(M.id).owner;
+
 // ---------------------------------------------------------------- home: new game, matches, replays
 
 async function showHome() {
   $('#where').textContent = 'new game';
   const app = $('#app');
-  const [catalog, matches, records] = await Promise.all([api('GET', '/api/catalog'), api('GET', '/api/matches'), api('GET', '/api/records')]);
+  const [catalog, matches, records, games] = await Promise.all([api('GET', '/api/catalog'), api('GET', '/api/matches'), api('GET', '/api/records'), api('GET', '/api/games')]);
   const gameOptions = catalog.games.map((g) => `<option value="${esc(g.name)}">${esc(g.name)}</option>`).join('');
   app.innerHTML = `
     <div class="panel">
@@ -40,7 +51,7 @@ async function showHome() {
         <div><select id="game" name="game">${gameOptions}</select> <span id="about" class="hint"></span></div>
         <label>Options</label><div id="params"></div>
         <label>Seats</label><div id="seats"></div>
-        <label for="seed">Seed</label><div><input id="seed" type="number" min="0" step="1" value="${Math.floor(Math.random() * 1e6)}"> <span class="hint">the same seed deals the same dice and cards</span></div>
+        <label for="seed">Seed</label><div><input id="seed" type="number" min="0" step="1" placeholder="secret"> <span class="hint">empty: the server deals in secret; a seed you choose deals the same dice and cards every time, and marks the game <i>open</i></span></div>
         <label for="move-time">Time per move</label><div><input id="move-time" type="number" min="10" max="60000" value="1000"> ms <span class="hint">for agents</span></div>
         <label for="delay">Pause when watching</label><div><input id="delay" type="number" min="0" max="10000" value="500"> ms</div>
         <span></span><div><button class="primary" type="submit" id="start">Start</button> <span id="form-error" class="error"></span></div>
@@ -48,7 +59,11 @@ async function showHome() {
     </div>
     <div class="panel">
       <h2>Matches on this server</h2>
-      ${matches.matches.length ? `<table class="list"><tr><th>match</th><th>game</th><th>seats</th><th>ply</th><th>status</th></tr>${matches.matches.map((m) => `<tr><td><a href="/m/${esc(m.id)}">${esc(m.id)}</a></td><td>${esc(m.game)}</td><td>${m.seats.map(esc).join(' · ')}</td><td>${m.ply}</td><td>${esc(m.status)}</td></tr>`).join('')}</table>` : '<p class="hint">none yet</p>'}
+      ${matches.matches.length ? `<table class="list"><tr><th>match</th><th>game</th><th>seats</th><th>ply</th><th>status</th></tr>${matches.matches.map((m) => `<tr><td><a href="/m/${esc(m.id)}">${esc(m.id.slice(0, 8))}</a>${held(m.id).token ? ' (yours)' : ''}</td><td>${esc(m.game)}${m.open ? ' <span class="tag" title="its seed was chosen by a player">open</span>' : ''}</td><td>${m.seats.map(esc).join(' · ')}</td><td>${m.ply}</td><td>${esc(m.status)}</td></tr>`).join('')}</table>` : '<p class="hint">none yet</p>'}
+    </div>
+    <div class="panel">
+      <h2>Past games</h2>
+      ${games.games.length ? `<table class="list" id="past"><tr><th>game</th><th>seats</th><th>plies</th><th>result</th><th></th></tr>${games.games.map((g) => `<tr><td>${esc(g.game)}</td><td>${(g.seats || []).map(esc).join(' · ')}</td><td>${g.plies}</td><td>${esc((g.returns || []).join(' : '))}</td><td><button type="button" class="past" data-game="${esc(g.id)}">Replay</button> <a href="/api/games/${esc(g.id)}/record" download>record</a></td></tr>`).join('')}</table>` : '<p class="hint">finished games are kept here</p>'}
     </div>
     <div class="panel">
       <h2>Replay a record</h2>
@@ -100,10 +115,14 @@ async function showHome() {
     const seats = [...document.querySelectorAll('#seats input')].map((i) => i.value.trim());
     try {
       $('#start').disabled = true;
+      const seedText = $('#seed').value.trim();
       const made = await api('POST', '/api/matches', {
-        game: spec(), seats, seed: Number($('#seed').value) || 0,
+        game: spec(), seats, ...(seedText === '' ? {} : { seed: Number(seedText) }),
         move_time_ms: Number($('#move-time').value) || 1000, delay_ms: Number($('#delay').value) || 0,
       });
+      // This browser plays the first person seat; the others' links are offered to send.
+      const mine = made.seats[0];
+      hold(made.id, { owner: made.owner, seat: mine ? mine.seat : null, token: mine ? mine.token : null, invites: made.seats.slice(1) });
       go(made.url);
     } catch (e) {
       $('#form-error').textContent = e.message;
@@ -124,6 +143,7 @@ async function showHome() {
     if (!f) { $('#replay-error').textContent = 'choose a records file first'; return; }
     openReplay({ records: await f.text(), index: Math.max(0, Number($('#records-index').value) - 1) });
   });
+  document.querySelectorAll('button.past').forEach((b) => b.addEventListener('click', () => openReplay({ game: b.dataset.game })));
   document.querySelectorAll('button.served').forEach((b) => b.addEventListener('click', () =>
     openReplay({ file: Number(b.dataset.file), index: Math.max(0, Number($('#records-index').value) - 1) })));
 }
@@ -131,23 +151,29 @@ async function showHome() {
 // ---------------------------------------------------------------- a match
 
 const M = {
-  id: null, snap: null, viewer: null, browsing: null, sel: [], source: null, analysis: null, hint: null, busy: false,
+  id: null, snap: null, viewer: null, browsing: null, sel: [], source: null, analysis: null, hint: null, busy: false, log: [],
 };
 window.M = M; // the match as the page holds it, for the browser tests and the console
 
 async function showMatch(id) {
-  Object.assign(M, { id, snap: null, browsing: null, sel: [], analysis: null, hint: null });
+  Object.assign(M, { id, snap: null, browsing: null, sel: [], analysis: null, hint: null, log: [] });
+  // A join link: take the seat's token from the fragment, keep it, and tidy the address.
+  const frag = new URLSearchParams(location.hash.slice(1));
+  if (frag.get('token')) {
+    hold(id, { seat: Number(frag.get('seat')), token: frag.get('token') });
+    history.replaceState(null, '', location.pathname + location.search);
+  }
   const q = new URLSearchParams(location.search);
   let snap;
   try {
-    snap = await api('GET', `/api/matches/${id}`);
+    snap = await api('GET', `/api/matches/${id}`, undefined, seatToken());
   } catch (e) {
     $('#app').innerHTML = `<div class="panel error">${esc(e.message)} <a href="/">new game</a></div>`;
     return;
   }
   // Play as the first person at the table unless the address says otherwise.
-  const human = snap.seats.findIndex((s) => s.human);
-  M.viewer = q.has('viewer') ? (q.get('viewer') === 'spectator' ? null : Number(q.get('viewer'))) : (human >= 0 ? human : null);
+  // Play as the seat this browser holds unless the address says otherwise.
+  M.viewer = q.has('viewer') ? (q.get('viewer') === 'spectator' ? null : Number(q.get('viewer'))) : snap.viewer;
   if (snap.replay) M.browsing = 0;
   $('#app').innerHTML = `<div class="match"><div class="board" id="board"></div><div class="side" id="side"></div></div>`;
   await refresh();
@@ -157,13 +183,14 @@ async function showMatch(id) {
 function listen() {
   if (M.source) M.source.close();
   const v = M.viewer === null ? 'spectator' : M.viewer;
-  M.source = new EventSource(`/api/matches/${M.id}/events?viewer=${v}`);
+  const t = seatToken() ? `&token=${encodeURIComponent(seatToken())}` : '';
+  M.source = new EventSource(`/api/matches/${M.id}/events?viewer=${v}${t}`);
   M.source.addEventListener('state', (ev) => {
     const snap = JSON.parse(ev.data);
     if (M.browsing === null) {
       if (!newer(snap)) return;
       if (!M.snap || snap.ply !== M.snap.ply) M.sel = [];
-      M.snap = snap;
+      take(snap);
       render();
     } else {
       M.latest = snap;
@@ -177,12 +204,23 @@ async function refresh() {
   const v = M.viewer === null ? 'spectator' : M.viewer;
   const ply = M.browsing === null ? '' : `&ply=${M.browsing}`;
   try {
-    M.snap = await api('GET', `/api/matches/${M.id}?viewer=${v}${ply}`);
+    const snap = await api('GET', `/api/matches/${M.id}?viewer=${v}${ply}`, undefined, seatToken());
+    if (M.browsing === null) M.log = [];
+    take(snap);
   } catch (e) {
     showError(e.message);
     return;
   }
   render();
+}
+
+// A snapshot or event carries the log from `log_start` on (events: only what is new); the page
+// keeps the whole line it has seen.
+function take(snap) {
+  M.snap = snap;
+  if (M.browsing !== null || snap.replay) { M.log = snap.log; return; }
+  const last = M.log.length ? M.log[M.log.length - 1].ply : 0;
+  M.log = snap.log_start <= last ? M.log.filter((e) => e.ply <= snap.log_start).concat(snap.log) : snap.log;
 }
 
 // Answers and events can cross: keep the newest state of the match (undo makes plies go back,
@@ -214,10 +252,10 @@ async function choose(target) {
   if (left.length === 1 && left[0].path.length === M.sel.length) {
     M.busy = true;
     try {
-      const snap = await api('POST', `/api/matches/${M.id}/moves`, { ply: M.snap.ply, id: left[0].id, viewer: M.viewer });
+      const snap = await api('POST', `/api/matches/${M.id}/moves`, { ply: M.snap.ply, id: left[0].id, viewer: M.viewer }, seatToken());
       M.sel = [];
       M.hint = null;
-      if (newer(snap)) M.snap = snap;
+      if (newer(snap)) take(snap);
     } catch (e) {
       M.sel = [];
       showError(e.message);
@@ -238,7 +276,7 @@ function targetLabel(t) {
 function render() {
   const snap = M.snap;
   if (!snap) return;
-  $('#where').textContent = `${snap.game} · seed ${snap.seed}${snap.replay ? ' · replay' : ''}`;
+  $('#where').textContent = `${snap.game} · ${snap.seed === null ? 'secret deal' : `seed ${snap.seed}`}${snap.open ? ' · open' : ''}${snap.replay ? ' · replay' : ''}`;
   const renderer = RENDERERS[snap.name] || renderText;
   const drawn = renderer(snap.view, snap, M.viewer);
   $('#board').innerHTML = `${drawn.board}<div class="choices" id="choices"></div><div class="extra">${drawn.extra || ''}</div>`;
@@ -286,7 +324,7 @@ function renderSide() {
     banner = `<div class="banner" id="turn">${you ? 'Your move' : `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}`}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
   }
   const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${esc(s.spec)}${M.viewer === i ? ' (you)' : ''}</li>`).join('');
-  const log = snap.log.map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `${m.player}: `}${esc(m.text)}</li>`).join('');
+  const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `${m.player}: `}${esc(m.text)}</li>`).join('');
   const viewers = [`<option value="spectator">spectator</option>`, ...snap.seats.map((_, i) => `<option value="${i}" ${M.viewer === i ? 'selected' : ''}>seat ${i}</option>`)].join('');
   $('#side').innerHTML = `
     ${banner}<div id="message" class="banner err" hidden></div>
@@ -294,11 +332,12 @@ function renderSide() {
     <div class="panel"><ul class="seats">${seats}</ul>
       <div class="controls" style="margin-top:.5em">
         ${snap.replay ? '' : `<button type="button" id="undo" ${snap.undoable ? '' : 'disabled'}>Undo</button>`}
-        ${watching && !snap.replay ? `<button type="button" id="pause">${live.paused ? 'Resume' : 'Pause'}</button><button type="button" id="step" ${live.paused ? '' : 'disabled'}>Step</button>
+        ${watching && !snap.replay && ownerToken() ? `<button type="button" id="pause">${live.paused ? 'Resume' : 'Pause'}</button><button type="button" id="step" ${live.paused ? '' : 'disabled'}>Step</button>
           <label class="hint">pause <select id="speed">${[0, 100, 250, 500, 1000, 2000].map((d) => `<option value="${d}" ${live.delay_ms === d ? 'selected' : ''}>${d} ms</option>`).join('')}</select></label>` : ''}
         <a href="/api/matches/${M.id}/record" download><button type="button">Record</button></a>
         <label class="hint">view <select id="viewer">${viewers}</select></label>
       </div>
+      ${invites()}
     </div>
     <div class="panel">
       <div class="controls"><button type="button" id="first" title="first ply (Home)">«</button><button type="button" id="prev" title="previous ply (←)">‹</button><button type="button" id="next" title="next ply (→)">›</button><button type="button" id="last" title="latest ply (End)">»</button>
@@ -333,7 +372,18 @@ function renderSide() {
     refresh();
     if (!snap.replay) listen();
   });
+  document.querySelectorAll('button.copy').forEach((b) => b.addEventListener('click', () => navigator.clipboard && navigator.clipboard.writeText(b.dataset.url)));
   document.querySelectorAll('#moves li').forEach((li) => li.addEventListener('click', () => browse(Number(li.dataset.ply))));
+}
+
+// Links for the other person seats, for whoever created the match to send to its players.
+function invites() {
+  const h = held(M.id);
+  if (!h.invites || !h.invites.length || (M.snap && M.snap.result)) return '';
+  return `<div class="invites"><p class="hint">Send each player their link; it holds their seat.</p>${h.invites.map((s) => {
+    const url = new URL(s.join, location.href).href;
+    return `<div class="controls"><span>seat ${s.seat}</span><input readonly class="join" data-seat="${s.seat}" value="${esc(url)}" aria-label="join link for seat ${s.seat}"><button type="button" class="copy" data-url="${esc(url)}">Copy</button></div>`;
+  }).join('')}</div>`;
 }
 
 function analysisText(a) {
@@ -348,7 +398,7 @@ async function analyse() {
   const el = $('#analysis');
   if (el) el.textContent = 'thinking…';
   try {
-    M.analysis = await api('POST', `/api/matches/${M.id}/analysis`, { agent, ply: M.snap.ply, viewer: M.viewer, time_ms: 2000 });
+    M.analysis = await api('POST', `/api/matches/${M.id}/analysis`, { agent, ply: M.snap.ply, viewer: M.viewer, time_ms: 2000 }, seatToken());
   } catch (e) {
     M.analysis = { agent, error: e.message };
   }
@@ -357,7 +407,7 @@ async function analyse() {
 
 async function undo() {
   try {
-    await api('POST', `/api/matches/${M.id}/undo`);
+    await api('POST', `/api/matches/${M.id}/undo`, { ply: M.snap.ply }, seatToken());
     M.sel = [];
     M.browsing = null;
     await refresh();
@@ -368,7 +418,7 @@ async function undo() {
 
 async function control(body) {
   try {
-    await api('POST', `/api/matches/${M.id}/control`, body);
+    await api('POST', `/api/matches/${M.id}/control`, body, ownerToken());
     await refresh();
   } catch (e) {
     showError(e.message);

@@ -37,30 +37,58 @@ fn chromium() -> PathBuf {
     path
 }
 
+/// A server on `port` (0: any) in its own runtime, keeping games in `data`; dropping the runtime
+/// stops it as a kill would (no shutdown step runs).
+fn start(port: u16, data: &Path) -> (tokio::runtime::Runtime, std::net::SocketAddr) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let config = meeple_web::Config { data_dir: Some(data.to_path_buf()), ..meeple_web::Config::default() };
+    let (tx, rx) = std::sync::mpsc::channel();
+    runtime.spawn(async move {
+        meeple_web::serve("127.0.0.1", port, config, move |a| tx.send(a).unwrap()).await.unwrap();
+    });
+    let addr = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the server starts");
+    (runtime, addr)
+}
+
 #[test]
 fn every_game_is_played_by_clicking_in_chromium() {
+    use std::io::{BufRead, Write};
     let module = playwright();
     let browser = chromium();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let addr = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, meeple_web::router(meeple_web::Config::default())).await });
-        addr
-    });
+    let data = std::env::temp_dir().join(format!("meeple-browser-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let (mut server, addr) = start(0, &data);
     let shots = workspace().join("target/web-shots");
-    let out = Command::new("node")
+    let mut node = Command::new("node")
         .arg(workspace().join("crates/web/tests/browser/play.cjs"))
-        .arg(format!("http://{addr}"))
+        .arg(format!("http://localhost:{}", addr.port()))
         .arg(&shots)
         .env("PLAYWRIGHT_CORE", &module)
         .env("CHROMIUM", &browser)
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
         .expect("node is needed for the browser tests");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "browser run failed:\n{stdout}");
+    let mut stdin = node.stdin.take().unwrap();
+    let mut stdout = String::new();
+    for line in std::io::BufReader::new(node.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        println!("{line}");
+        if line == "RESTART" {
+            // Stop the server at once and start another on the same port and data directory.
+            server.shutdown_background();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            server = start(addr.port(), &data).0;
+            writeln!(stdin, "ok").unwrap();
+            continue;
+        }
+        stdout.push_str(&line);
+        stdout.push('\n');
+    }
+    let status = node.wait().unwrap();
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+    assert!(status.success(), "browser run failed:\n{stdout}");
     for game in ["tictactoe", "connect4", "santorini", "cathedral", "sagrada", "catan"] {
         let line = stdout
             .lines()
@@ -70,5 +98,13 @@ fn every_game_is_played_by_clicking_in_chromium() {
         assert!(report["result"].as_str().unwrap().starts_with("Game over"), "{line}");
         assert!(report["replayed"].as_u64().unwrap() > 0, "{line}");
         assert!(shots.join(format!("{game}.png")).exists());
+    }
+    for check in ["two-players", "restart"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(&format!("\"check\":\"{check}\"")))
+            .unwrap_or_else(|| panic!("{check} did not run"));
+        let report: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(report["error"].is_null(), "{line}");
     }
 }

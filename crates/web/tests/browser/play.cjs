@@ -1,14 +1,20 @@
 // Plays every game in headless Chromium by clicking only, against fast agents, to the end; takes
-// a move back; replays a record with the arrow keys; screenshots each board.
+// a move back; replays a record with the arrow keys; screenshots each board. Then two browsers
+// (two contexts, nothing shared) play each other through a join link, and a game in progress is
+// picked up again after the server restarts.
 //
 //   node play.cjs BASE_URL OUT_DIR            (PLAYWRIGHT_CORE, CHROMIUM: paths; GAMES: a subset)
 //
-// Prints one JSON line per game and exits non-zero on the first failure.
+// Prints one JSON line per check and exits non-zero on the first failure. To restart the server
+// it prints `RESTART` and waits for a line `ok` on its standard input.
 'use strict';
 
 const path = require('path');
 const fs = require('fs');
 const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+const readline = require('readline');
+const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const MATCH = /\/m\/([0-9a-f]{32})/;
 
 const [base, outDir] = process.argv.slice(2);
 if (!base || !outDir) {
@@ -51,7 +57,7 @@ async function newGame(page, game) {
   await page.fill('#seed', '7');
   await page.fill('#move-time', '300');
   await page.click('#start');
-  await page.waitForURL(/\/m\/m\d+/);
+  await page.waitForURL(MATCH);
   await page.waitForSelector('#board svg');
 }
 
@@ -112,12 +118,12 @@ async function checkUndo(page, report) {
 }
 
 async function checkReplay(page, report) {
-  const id = page.url().match(/\/m\/(m\d+)/)[1];
+  const id = page.url().match(MATCH)[1];
   const record = await page.evaluate(async (m) => (await fetch(`/api/matches/${m}/record`)).text(), id);
   await page.goto(`${base}/`);
   await page.setInputFiles('#records-file', { name: 'game.jsonl', mimeType: 'application/json', buffer: Buffer.from(record) });
   await page.click('#replay');
-  await page.waitForURL(/\/m\/m\d+/);
+  await page.waitForURL((u) => MATCH.test(u) && !u.href.includes(id));
   await page.waitForSelector('#board svg');
   const at = () => page.evaluate(() => window.M.snap.ply);
   if ((await at()) !== 0) throw new Error('a replay opens at ply 0');
@@ -145,6 +151,66 @@ async function checkPhone(browser, report) {
   report.phoneShot = path.join(outDir, 'phone.png');
   await phone.screenshot({ path: report.phoneShot, fullPage: false });
   await phone.close();
+}
+
+// Two people, two browsers: the first creates a game for two persons and sends the second the
+// join link for seat 1; they play it out by clicking, each seeing only their own seat's moves.
+async function checkTwoPlayers(browser, report) {
+  const a = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const b = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await newGame(a, { name: 'connect4', params: {}, seats: ['human', 'human'] });
+  const link = await a.inputValue('input.join[data-seat="1"]');
+  await b.goto(link);
+  await b.waitForSelector('#board svg');
+  if (new URL(b.url()).hash) throw new Error('the join link\'s token stays in the address bar');
+  const random = rng(77);
+  const deadline = Date.now() + 120_000;
+  let moves = 0;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error('two players: not over after 120 s');
+    const [sa, sb] = [await status(a), await status(b)];
+    if (sa.over && sb.over) { report.result = sa.text; break; }
+    // Right after a move the mover's page may still show its targets while the other page
+    // already has its turn: click only when exactly one page offers a move.
+    const mover = sa.targets > 0 && sb.targets === 0 ? a : sb.targets > 0 && sa.targets === 0 ? b : null;
+    if (mover && (await clickTarget(mover, random()))) moves += 1;
+    else await a.waitForTimeout(20);
+  }
+  report.moves = moves;
+  report.seats = await Promise.all([a, b].map((p) => p.evaluate(() => window.M.viewer)));
+  if (report.seats[0] !== 0 || report.seats[1] !== 1) throw new Error(`the two browsers sat at ${report.seats}`);
+  report.shot = path.join(outDir, 'two-players.png');
+  await b.locator('.match').screenshot({ path: report.shot });
+  await a.context().close();
+  await b.context().close();
+}
+
+// A game in progress is still there, at the same ply and with the same seat, after the server
+// restarts; the person plays on.
+async function checkRestart(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await newGame(page, { name: 'connect4', params: {}, seats: ['human', 'mcts:iters=100'] });
+  const random = rng(5);
+  while ((await page.evaluate(() => window.M.snap.ply)) < 4) {
+    const s = await status(page);
+    if (s.targets > 0) await clickTarget(page, random());
+    else await page.waitForTimeout(20);
+  }
+  await page.waitForFunction(() => window.M.snap.legal.length > 0);
+  const before = await page.evaluate(() => ({ ply: window.M.snap.ply, view: JSON.stringify(window.M.snap.view) }));
+  console.log('RESTART');
+  const answer = await input.next();
+  if (answer.value !== 'ok') throw new Error(`the server did not restart: ${answer.value}`);
+  await page.reload();
+  await page.waitForSelector('#board svg');
+  await page.waitForFunction(() => window.M.snap && window.M.snap.legal.length > 0);
+  const after = await page.evaluate(() => ({ ply: window.M.snap.ply, view: JSON.stringify(window.M.snap.view) }));
+  if (after.ply !== before.ply || after.view !== before.view) throw new Error(`after the restart the game is at ply ${after.ply}, not ${before.ply}`);
+  await clickTarget(page, 0.5);
+  await page.waitForFunction((p) => window.M.snap.ply > p, before.ply);
+  report.before = before.ply;
+  report.after = await page.evaluate(() => window.M.snap.ply);
+  await page.context().close();
 }
 
 (async () => {
@@ -178,6 +244,17 @@ async function checkPhone(browser, report) {
     }
     await page.close();
     if (failed) break;
+  }
+  for (const [name, check] of [['two-players', checkTwoPlayers], ['restart', checkRestart]]) {
+    if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
+    const report = { check: name };
+    try {
+      await check(browser, report);
+    } catch (e) {
+      failed = true;
+      report.error = String(e && e.stack || e);
+    }
+    console.log(JSON.stringify(report));
   }
   await browser.close();
   process.exit(failed ? 1 : 0);
