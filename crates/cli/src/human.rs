@@ -96,7 +96,7 @@ impl<W: Write> Prompt<W> {
                 "hint" => return Ok(Some(Request::Hint)),
                 "undo" if can_undo => return Ok(Some(Request::Undo)),
                 "undo" => {
-                    self.say("nothing to undo: you have not moved yet")?;
+                    self.say("nothing to undo: no move of yours since the start or the last chance event")?;
                     continue;
                 }
                 "moves" | "?" => {

@@ -80,11 +80,14 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
     };
     let mut prompt = Prompt::terminal();
     let budget = args.clock.budget();
-    let mut chance = rng_from_seed(derive_seed(args.seed, 0));
+    // Each chance event is drawn from the seed and the ply it happens at, so taking moves back
+    // and making them again meets the same dice and cards: undo never draws again.
+    let chance_seed = derive_seed(args.seed, 0);
+    let mut ply = 0usize;
     let mut state = game.initial_state();
     let mut outcomes = Vec::new();
     // The position before each move made at the terminal, for undo.
-    let mut before_human: Vec<(G::State, usize)> = Vec::new();
+    let mut before_human: Vec<(G::State, usize, usize)> = Vec::new();
     let mut moves = 0usize;
     // Whether the person has seen the position they are asked about (after a hint, they have).
     let mut shown = false;
@@ -98,17 +101,20 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
             Turn::Terminal => break,
             Turn::Chance => {
                 state.chance_outcomes(&mut outcomes);
-                let a = sample_chance(&outcomes, &mut chance);
+                let a = sample_chance(&outcomes, &mut rng_from_seed(derive_seed(chance_seed, ply as u64)));
                 // A human sees chance as their seat sees it (no other player's secret card).
-                let text = match human_seat {
-                    Some(seat) => state.action_to_string_for(seat, a),
-                    None => state.action_to_string(a),
-                };
+                let text = in_words(&state, human_seat.unwrap_or(usize::MAX), a);
                 println!("chance: {text}");
                 state.apply_unchecked(a);
+                ply += 1;
+                // What chance showed cannot be unseen: no move before it is taken back.
+                before_human.clear();
             }
             Turn::Player(seat) => match &mut seats[seat] {
                 Seat::Human => {
+                    if !shown && let Some(asked) = state.prompt() {
+                        println!("{asked}");
+                    }
                     let request = prompt.ask(&state, seat, !before_human.is_empty(), shown)?;
                     shown = matches!(request, Some(Request::Hint));
                     match request {
@@ -129,16 +135,18 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
                             ))?;
                         }
                         Some(Request::Undo) => {
-                            let (back, at) = before_human.pop().expect("undo is offered after a move");
+                            let (back, at, at_ply) = before_human.pop().expect("undo is offered after a move");
                             prompt.say(&format!("took back {} moves", moves - at))?;
                             state = back;
                             moves = at;
+                            ply = at_ply;
                         }
                         Some(Request::Move(a)) => {
-                            before_human.push((state.clone(), moves));
-                            let text = state.action_to_string(a);
+                            before_human.push((state.clone(), moves, ply));
+                            let text = in_words(&state, seat, a);
                             state.apply(a)?;
                             moves += 1;
+                            ply += 1;
                             println!("player {seat} (human) plays {text}");
                         }
                     }
@@ -150,12 +158,10 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
                     let start = Instant::now();
                     let a = agent.act(&state, &budget)?;
                     let ms = start.elapsed().as_secs_f64() * 1e3;
-                    let text = match human_seat {
-                        Some(h) => state.action_to_string_for(h, a),
-                        None => state.action_to_string(a),
-                    };
+                    let text = in_words(&state, human_seat.unwrap_or(usize::MAX), a);
                     state.apply(a).map_err(|e| anyhow::anyhow!("agent {} (player {seat}): {e}", args.agents[seat]))?;
                     moves += 1;
+                    ply += 1;
                     println!("player {seat} ({}) plays {text} [{ms:.1} ms]", args.agents[seat]);
                 }
             },
@@ -171,4 +177,12 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
         println!("draw between players {winners:?}; returns {:?}", returns.as_slice());
     }
     Ok(())
+}
+
+/// A move in words as `viewer` may know it, with its notation where the two differ (the
+/// notation is what a person types).
+fn in_words<S: State>(state: &S, viewer: usize, a: meeple_game::Action) -> String {
+    let words = state.describe_for(viewer, a);
+    let text = state.action_to_string_for(viewer, a);
+    if words == text { text } else { format!("{words} ({text})") }
 }

@@ -47,7 +47,7 @@ pub struct ServeArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     analysts: Option<u32>,
     /// The memory all matches, agents, analyses and replays share, like 2gb [default: a quarter
-    /// of this machine's memory, at most 2 GB].
+    /// of this machine's memory]. Each agent counts for its tables and the tree it may grow.
     #[arg(long, value_name = "SIZE")]
     memory_budget: Option<String>,
     /// The most one agent spec from the page may take (tables, and the tree it grows), like 64mb.

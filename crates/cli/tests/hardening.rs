@@ -318,7 +318,7 @@ fn quitting_is_not_an_error_and_bad_bytes_are_asked_again() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("that line was not text (UTF-8)"), "{out}");
-    assert!(out.contains("player 0 (human) plays 4"), "{out}");
+    assert!(out.contains("player 0 (human) plays disc in column 4 (4)"), "{out}");
     assert!(out.contains("game stopped after 2 moves"), "{out}");
 }
 

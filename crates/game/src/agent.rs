@@ -88,6 +88,14 @@ pub trait Agent<S: State>: Send {
         0
     }
 
+    /// The most memory the agent may hold while it plays: [`Agent::memory_bytes`] plus what its
+    /// search trees may grow to (searches that keep a tree stop growing it at
+    /// [`crate::limits::max_tree_bytes`]). A server that runs agents for strangers reserves this
+    /// much for each.
+    fn memory_bound(&self) -> u64 {
+        self.memory_bytes()
+    }
+
     /// The moves the last [`Agent::act`] weighed, best first, with what its search saw of each
     /// (for people: an analysis panel, a verbose log). Empty for agents that keep no statistics.
     fn analysis(&self) -> Vec<MoveStat> {

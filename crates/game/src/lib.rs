@@ -143,6 +143,12 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The agents a person meets at a table by default: `(opponent, advisor)`, the strong ones
+    /// for this game that need no trained file (the page and `meeple play` offer them first).
+    fn table_agents(&self) -> (String, String) {
+        ("mcts:time=1s".into(), "mcts:time=2s".into())
+    }
+
     /// What `meeple tune` tunes for this game when the user names nothing, if the game has a
     /// tuned heuristic of its own.
     fn tuning_defaults(&self) -> Option<TuningDefaults> {
@@ -348,6 +354,19 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
     fn action_to_string_for(&self, viewer: Player, action: Action) -> String {
         let _ = viewer;
         self.action_to_string(action)
+    }
+
+    /// What the player to move is asked to do now, in words for a person at the table ("Choose
+    /// a player to rob", "Discard 4 cards"); `None` where "your move" says it all.
+    fn prompt(&self) -> Option<String> {
+        None
+    }
+
+    /// The action (or chance outcome) in words for a person, as `viewer` may know it: a button's
+    /// label and a log line ("settlement at corner 12", "dice: 8"). The default is the notation
+    /// as [`State::action_to_string_for`] gives it.
+    fn describe_for(&self, viewer: Player, action: Action) -> String {
+        self.action_to_string_for(viewer, action)
     }
 
     /// Reads an action in the game's notation. Only the text is checked; legality is for `apply`.

@@ -310,6 +310,10 @@ impl<S: State> Agent<S> for AzAgent<S> {
         self.spec.clone()
     }
 
+    fn memory_bound(&self) -> u64 {
+        meeple_game::limits::max_tree_bytes()
+    }
+
     fn analysis(&self) -> Vec<meeple_game::MoveStat> {
         self.last.iter().map(|&(action, n)| meeple_game::MoveStat { action, visits: Some(n), value: None }).collect()
     }

@@ -257,6 +257,10 @@ impl<S: State> Agent<S> for Ismcts<S> {
         self.playout.as_ref().map_or(0, |p| p.memory)
     }
 
+    fn memory_bound(&self) -> u64 {
+        self.memory_bytes().saturating_add(meeple_game::limits::max_tree_bytes())
+    }
+
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
         let Some(me) = state.current_player() else {
             return Err(Error::Agent { agent: "ismcts".into(), reason: "no decision to make in this state".into() });

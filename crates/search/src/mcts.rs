@@ -954,6 +954,10 @@ impl<S: State> Agent<S> for Mcts<S> {
         self.playout.as_ref().map_or(0, |p| p.memory * self.config.threads as u64)
     }
 
+    fn memory_bound(&self) -> u64 {
+        self.memory_bytes().saturating_add(meeple_game::limits::max_tree_bytes())
+    }
+
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
         self.choose(state, budget)
     }

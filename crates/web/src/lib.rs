@@ -128,7 +128,7 @@ impl Default for Config {
             data_dir: None,
             model_dirs: Vec::new(),
             hosts: Vec::new(),
-            memory_budget: (meeple_game::limits::memory() / 4).min(2 << 30),
+            memory_budget: meeple_game::limits::memory() / 4,
             max_agent_memory: 64 << 20,
             max_plies: 20_000,
             max_subscribers: 16,
@@ -478,6 +478,7 @@ fn resume(app: &Arc<App>) -> Result<(), String> {
         };
         let bytes = meeple_games::with_game!(row.stored.game.as_str(), |g| app.config.match_bytes(&g))
             .unwrap_or(MATCH_BASE_BYTES);
+        // Its agents are built at their next move; until then they are counted at the cap.
         let agents = row.stored.tokens.iter().filter(|t| t.is_none()).count() as u64 * app.config.max_agent_memory;
         let Ok(memory) = app.budget.reserve(bytes + agents, "a resumed match") else {
             eprintln!("meeple serve: match {} is not resumed: the memory budget is full", row.id);
@@ -592,7 +593,11 @@ fn describe<G: Game>(game: &G) -> Value {
             json!({ "name": a.name, "about": a.about, "params": params })
         })
         .collect();
-    json!({ "spec": game.spec().to_string(), "name": G::INFO.name, "players": game.num_players(), "agents": agents })
+    let (opponent, advisor) = game.table_agents();
+    json!({
+        "spec": game.spec().to_string(), "name": G::INFO.name, "players": game.num_players(), "agents": agents,
+        "opponent": opponent, "advisor": advisor,
+    })
 }
 
 async fn game_info(Query(query): Query<HashMap<String, String>>) -> Result<axum::Json<Value>, ApiError> {
@@ -659,10 +664,6 @@ async fn create_match(AxState(app): Shared, peer: Option<Extension<Peer>>, body:
         move_time: Duration::from_millis(req.move_time_ms.unwrap_or(1000)),
         delay: Duration::from_millis(req.delay_ms.unwrap_or(500).min(u64::MAX / 2)),
     };
-    let agents = setup.seats.iter().filter(|s| s.trim() != "human").count() as u64;
-    // Each agent may grow a tree up to the per-agent cap; its tables are checked against the
-    // same cap when it is built.
-    memory.join(app.budget.reserve(agents * app.config.max_agent_memory, "the match's agents")?);
     let viewer = req.viewer.or_else(|| setup.seats.iter().position(|s| s.trim() == "human"));
     let allowed = app.allowed.clone();
     // Building agents loads networks and tables: off the async threads.
@@ -670,6 +671,8 @@ async fn create_match(AxState(app): Shared, peer: Option<Extension<Peer>>, body:
         tokio::task::spawn_blocking(move || session::create(&setup, &allowed, &mut random_token, random_u64()))
             .await
             .map_err(|e| ApiError::bad(format!("could not build the match: {e}")))??;
+    // Its agents' tables and the trees they may grow, as they say once built.
+    memory.join(app.budget.reserve(session.agents_bound(), "the match's agents")?);
     let stored = session.stored().expect("a new match is not a replay");
     let id = random_token();
     let owner = stored.owner.clone();
@@ -1032,7 +1035,9 @@ async fn open_replay(AxState(app): Shared, peer: Option<Extension<Peer>>, body: 
     let max_plies = app.config.max_plies;
     let bytes = meeple_games::with_game!(record.game.as_str(), |g| app.config.match_bytes(&g))?;
     let memory = app.budget.reserve(bytes, "a replay")?;
-    let session = tokio::task::spawn_blocking(move || session::open_replay(&record, max_plies))
+    let owner = random_token();
+    let given = owner.clone();
+    let session = tokio::task::spawn_blocking(move || session::open_replay(&record, max_plies, given))
         .await
         .map_err(|e| ApiError::bad(e.to_string()))??;
     drop(reading);
@@ -1042,7 +1047,7 @@ async fn open_replay(AxState(app): Shared, peer: Option<Extension<Peer>>, body: 
     drop(slot);
     Ok((
         StatusCode::CREATED,
-        axum::Json(json!({ "id": id, "url": format!("/m/{id}"), "plies": plies, "games": count })),
+        axum::Json(json!({ "id": id, "url": format!("/m/{id}"), "owner": owner, "plies": plies, "games": count })),
     )
         .into_response())
 }

@@ -191,6 +191,9 @@ pub trait Session: Send + Any {
     fn busy(&self) -> bool;
     /// Whether the game is over (or stopped at its ply cap).
     fn finished(&self) -> bool;
+    /// The memory the agents may hold at most ([`meeple_game::Agent::memory_bound`]), counted
+    /// when they are built.
+    fn agents_bound(&self) -> u64;
     /// Records a job that died (an agent that panicked).
     fn job_failed(&mut self, why: String);
     /// What the store needs to know of this match.
@@ -207,6 +210,8 @@ struct Seat<S: State> {
     /// first job) and once the game is over.
     agent: Option<BoxedAgent<S>>,
     seed: u64,
+    /// [`meeple_game::Agent::memory_bound`] of the agent as first built.
+    bound: u64,
 }
 
 /// A match of game `G`.
@@ -267,8 +272,8 @@ pub fn restore(
 }
 
 /// Opens a record as a read-only match.
-pub fn open_replay(record: &GameRecord, max_plies: usize) -> Result<Box<dyn Session>, ApiError> {
-    meeple_games::with_game!(record.game.as_str(), |g| Live::replay(g, record, max_plies)
+pub fn open_replay(record: &GameRecord, max_plies: usize, owner: String) -> Result<Box<dyn Session>, ApiError> {
+    meeple_games::with_game!(record.game.as_str(), |g| Live::replay(g, record, max_plies, owner)
         .map(|m| Box::new(m) as Box<dyn Session>))?
 }
 
@@ -347,18 +352,21 @@ impl<G: Game> Live<G> {
             let spec = spec.trim();
             let seat_seed = derive_seed(seed, 1 + i as u64);
             if spec == "human" {
-                live.seats.push(Seat { spec: "human".into(), human: true, token: Some(tokens()), agent: None, seed });
+                let token = Some(tokens());
+                live.seats.push(Seat { spec: "human".into(), human: true, token, agent: None, seed, bound: 0 });
                 continue;
             }
             let agent = allowed
                 .agent(&live.game, spec, seat_seed)
                 .map_err(|e| ApiError::bad(format!("seat {i}: {} (or \"human\")", e.message)))?;
+            let bound = agent.memory_bound();
             live.seats.push(Seat {
                 spec: agent.spec(),
                 human: false,
                 token: None,
                 agent: Some(agent),
                 seed: seat_seed,
+                bound,
             });
         }
         live.move_time = setup.move_time;
@@ -380,6 +388,7 @@ impl<G: Game> Live<G> {
                 token: token.clone(),
                 agent: None,
                 seed: derive_seed(stored.seed, 1 + i as u64),
+                bound: 0,
             });
         }
         live.move_time = Duration::from_millis(stored.move_time_ms).clamp(Duration::from_millis(1), MAX_MOVE_TIME);
@@ -395,20 +404,20 @@ impl<G: Game> Live<G> {
         Ok(live)
     }
 
-    fn replay(game: G, record: &GameRecord, max_plies: usize) -> Result<Self, ApiError> {
+    fn replay(game: G, record: &GameRecord, max_plies: usize, owner: String) -> Result<Self, ApiError> {
         if record.actions.len() > max_plies {
             return Err(ApiError::unprocessable(format!(
                 "the game has {} plies; this server replays games of at most {max_plies}",
                 record.actions.len()
             )));
         }
-        let mut live = Live::blank(game, record.seed, false, String::new(), &Allowed::default());
+        let mut live = Live::blank(game, record.seed, false, owner, &Allowed::default());
         live.replay = true;
         live.paused = true;
         live.saved_end = true;
         for i in 0..live.game.num_players() {
             let spec = record.agents.get(i).cloned().unwrap_or_else(|| "?".into());
-            live.seats.push(Seat { spec, human: false, token: None, agent: None, seed: 0 });
+            live.seats.push(Seat { spec, human: false, token: None, agent: None, seed: 0, bound: 0 });
         }
         for (k, text) in record.actions.iter().enumerate() {
             let a = live
@@ -523,9 +532,10 @@ impl<G: Game> Live<G> {
         let mut s = self.state_at(from);
         for k in from..to {
             let text = s.action_to_string_for(who, self.actions[k]);
+            let words = s.describe_for(who, self.actions[k]);
             lines.push(match self.movers[k] {
-                u8::MAX => json!({ "ply": k + 1, "chance": true, "text": text }),
-                p => json!({ "ply": k + 1, "player": p, "text": text, "ms": self.move_ms[k] }),
+                u8::MAX => json!({ "ply": k + 1, "chance": true, "text": text, "words": words }),
+                p => json!({ "ply": k + 1, "player": p, "text": text, "words": words, "ms": self.move_ms[k] }),
             });
             s.apply_unchecked(self.actions[k]);
         }
@@ -604,12 +614,20 @@ impl<G: Game> Session for Live<G> {
             state.legal_actions(&mut ids);
             legal = ids
                 .iter()
-                .map(|&a| json!({ "id": a, "text": state.action_to_string(a), "path": state.action_path(a) }))
+                .map(|&a| {
+                    json!({ "id": a, "text": state.action_to_string(a), "words": state.describe_for(who, a), "path": state.action_path(a) })
+                })
                 .collect();
         }
         let result = state.returns().map(|r| json!({ "returns": r.as_slice(), "scores": state.scores().as_slice() }));
         let seats: Vec<Value> = self.seats.iter().map(|s| json!({ "spec": s.spec, "human": s.human })).collect();
         let undoable = !self.replay && self.undo_target().is_ok_and(|(_, p)| viewer == Some(p));
+        // The last move a player made before this ply, to mark on the board: its click targets.
+        let last = (0..ply).rev().find(|&k| self.movers[k] != u8::MAX).map(|k| {
+            let before = self.state_at(k);
+            json!({ "ply": k + 1, "player": self.movers[k], "path": before.action_path(self.actions[k]) })
+        });
+        let prompt = if state.is_terminal() { None } else { state.prompt() };
         // The seed fixes every deal and die: it is shown once nothing it could reveal matters.
         let seed = if self.public() { json!(self.seed) } else { Value::Null };
         Ok(json!({
@@ -618,7 +636,7 @@ impl<G: Game> Session for Live<G> {
             "legal": legal, "log": log, "log_start": start, "result": result, "status": self.status(),
             "thinking": self.thinking, "paused": self.paused, "delay_ms": self.delay.as_millis() as u64,
             "move_time_ms": self.move_time.as_millis() as u64, "error": self.error, "replay": self.replay,
-            "undoable": undoable, "version": self.version,
+            "undoable": undoable, "version": self.version, "prompt": prompt, "last": last,
         }))
     }
 
@@ -893,6 +911,10 @@ impl<G: Game> Session for Live<G> {
 
     fn finished(&self) -> bool {
         self.latest.is_terminal() || self.capped
+    }
+
+    fn agents_bound(&self) -> u64 {
+        self.seats.iter().map(|s| s.bound).sum()
     }
 
     fn job_failed(&mut self, why: String) {

@@ -68,7 +68,7 @@ async function showHome() {
     <div class="panel">
       <h2>Replay a record</h2>
       <p class="hint">A records file of <code>meeple arena --records FILE</code> (JSON lines), or a record downloaded from a game here.</p>
-      <div class="controls"><input type="file" id="records-file" accept=".jsonl,.json,.txt"> game <input type="number" id="records-index" min="1" value="1" style="width:5em"> <button type="button" id="replay">Open</button></div>
+      <div class="controls"><input type="file" id="records-file" accept=".jsonl,.json,.txt"> game <input type="number" id="records-index" min="0" value="0" style="width:5em" title="from 0, as meeple replay --game counts"> <button type="button" id="replay">Open</button></div>
       ${records.files.length ? `<p>Served files: ${records.files.map((f) => `<button type="button" class="served" data-file="${f.file}">${esc(f.name)}</button>`).join(' ')}</p>` : ''}
       <span id="replay-error" class="error"></span>
     </div>`;
@@ -87,7 +87,7 @@ async function showHome() {
     }
     const agents = info.agents.map((a) => a.name);
     const old = [...document.querySelectorAll('#seats input')].map((i) => i.value);
-    const defaultAgent = agents.includes('mcts') ? 'mcts:iters=2000' : agents[0];
+    const defaultAgent = info.opponent || (agents.includes('mcts') ? 'mcts:time=1s' : agents[0]);
     $('#seats').innerHTML = Array.from({ length: info.players }, (_, i) => `
       <div class="seat"><span>${i}</span><select data-seat="${i}"><option value="human">human</option>${agents.map((a) => `<option>${esc(a)}</option>`).join('')}</select>
       <input data-seat="${i}" list="agent-list" value="${esc(old[i] ?? (i === 0 ? 'human' : defaultAgent))}" aria-label="seat ${i} agent spec"></div>`).join('') +
@@ -141,11 +141,11 @@ async function showHome() {
   $('#replay').addEventListener('click', async () => {
     const f = $('#records-file').files[0];
     if (!f) { $('#replay-error').textContent = 'choose a records file first'; return; }
-    openReplay({ records: await f.text(), index: Math.max(0, Number($('#records-index').value) - 1) });
+    openReplay({ records: await f.text(), index: Math.max(0, Number($('#records-index').value)) });
   });
   document.querySelectorAll('button.past').forEach((b) => b.addEventListener('click', () => openReplay({ game: b.dataset.game })));
   document.querySelectorAll('button.served').forEach((b) => b.addEventListener('click', () =>
-    openReplay({ file: Number(b.dataset.file), index: Math.max(0, Number($('#records-index').value) - 1) })));
+    openReplay({ file: Number(b.dataset.file), index: Math.max(0, Number($('#records-index').value)) })));
 }
 
 // ---------------------------------------------------------------- a match
@@ -175,6 +175,9 @@ async function showMatch(id) {
   // Play as the seat this browser holds unless the address says otherwise.
   M.viewer = q.has('viewer') ? (q.get('viewer') === 'spectator' ? null : Number(q.get('viewer'))) : snap.viewer;
   if (snap.replay) M.browsing = 0;
+  if (!M.advisor) {
+    try { M.advisor = (await api('GET', '/api/game?spec=' + encodeURIComponent(snap.game))).advisor; } catch (_) { /* the default below */ }
+  }
   $('#app').innerHTML = `<div class="match"><div class="board" id="board"></div><div class="side" id="side"></div></div>`;
   await refresh();
   if (!snap.replay) listen();
@@ -295,11 +298,23 @@ function render() {
     if (ts.some((t) => M.sel.includes(t))) el.classList.add('sel');
   });
   const rest = [...next].filter((t) => !onBoard.has(t));
-  $('#choices').innerHTML = rest.map((t) => `<button type="button" class="hl" data-choice="${esc(t)}">${esc(targetLabel(t))}</button>`).join('') +
+  // A button that completes one move is labelled with the move in words.
+  const label = (t) => {
+    const done = candidates().filter((l) => l.path[M.sel.length] === t);
+    return done.length === 1 && done[0].path.length === M.sel.length + 1 && done[0].words ? done[0].words : targetLabel(t);
+  };
+  $('#choices').innerHTML = rest.map((t) => `<button type="button" class="hl" data-choice="${esc(t)}">${esc(label(t))}</button>`).join('') +
     (M.sel.length ? ' <button type="button" id="clear-sel">clear</button>' : '');
   document.querySelectorAll('#choices [data-choice]').forEach((b) => b.addEventListener('click', () => choose(b.dataset.choice)));
   const clear = $('#clear-sel');
   if (clear) clear.addEventListener('click', () => { M.sel = []; render(); });
+  // Another player's last move, marked on the board.
+  if (snap.last && snap.last.player !== M.viewer) {
+    const marks = new Set(snap.last.path);
+    document.querySelectorAll('#board [data-t]').forEach((el) => {
+      if (el.dataset.t.split(' ').some((t) => marks.has(t))) el.classList.add('last');
+    });
+  }
   renderSide();
 }
 
@@ -321,10 +336,12 @@ function renderSide() {
   else if (snap.turn.kind === 'player') {
     const p = snap.turn.player;
     const you = snap.legal.length > 0;
-    banner = `<div class="banner" id="turn">${you ? 'Your move' : `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}`}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
+    const asked = snap.prompt ? esc(snap.prompt) : 'Your move';
+    const waiting = `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}${snap.prompt ? ` — ${esc(snap.prompt.toLowerCase())}` : ''}`;
+    banner = `<div class="banner" id="turn">${you ? `<b id="prompt">${asked}</b>` : waiting}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
   }
   const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${esc(s.spec)}${M.viewer === i ? ' (you)' : ''}</li>`).join('');
-  const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `${m.player}: `}${esc(m.text)}</li>`).join('');
+  const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `<span class="who" style="color:${seatColour(snap.name, m.player)}">●</span> seat ${m.player}: `}<span title="${esc(m.text)}">${esc(m.words || m.text)}</span></li>`).join('');
   const viewers = [`<option value="spectator">spectator</option>`, ...snap.seats.map((_, i) => `<option value="${i}" ${M.viewer === i ? 'selected' : ''}>seat ${i}</option>`)].join('');
   $('#side').innerHTML = `
     ${banner}<div id="message" class="banner err" hidden></div>
@@ -559,7 +576,7 @@ function renderCathedral(view, snap) {
     const [r0, c0] = shape[0];
     g.innerHTML = shape.map(([r, c]) => `<rect class="preview" x="${M0 + (col + c - c0) * S}" y="${M0 + (row + r - r0) * S}" width="${S}" height="${S}"/>`).join('');
   };
-  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="cathedral board"'), extra: `<div class="panel">${extra}</div>`, hover };
+  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="cathedral board" style="max-height:60vh"'), extra: `<div class="panel">${extra}</div>`, hover };
 }
 
 const DIE_COLOURS = { R: '#d33b3b', Y: '#e0b614', G: '#3f9d4a', B: '#2f6fbd', P: '#8a4fb0' };
@@ -617,8 +634,15 @@ function renderCatan(view, snap) {
     b += `<polygon class="spot" data-t="h:${i}" points="${pts}" fill="${TERRAIN_COLOURS[h.terrain] || '#ddd'}" stroke="#f5e9c8" stroke-width="3"/>`;
     if (h.number) b += `<circle cx="${X(cx)}" cy="${Y(cy)}" r="15" fill="#fdf6e3" stroke="#444" pointer-events="none"/><text x="${X(cx)}" y="${Y(cy) + 5}" text-anchor="middle" font-size="15" font-weight="700" fill="${h.number === 6 || h.number === 8 ? '#c00' : '#222'}">${h.number}</text>`;
     b += `<text x="${X(cx)}" y="${Y(cy) - 20}" text-anchor="middle" font-size="9" fill="#333">H${i}</text>`;
-    if (view.robber === i) b += `<circle cx="${X(cx) + 20}" cy="${Y(cy) + 14}" r="9" fill="#222" pointer-events="none"/>`;
+    if (view.robber === i) {
+      // The robber: a dark pawn on its hex, labelled.
+      const rx = X(cx) + 22, ry = Y(cy) + 6;
+      b += `<g id="robber" pointer-events="none"><circle cx="${rx}" cy="${ry - 12}" r="7" fill="#222"/><path d="M${rx - 9} ${ry + 12} Q${rx} ${ry - 14} ${rx + 9} ${ry + 12} Z" fill="#222"/><text x="${rx}" y="${ry + 24}" text-anchor="middle" font-size="9" fill="#fff" stroke="#222" stroke-width="2" paint-order="stroke">robber</text></g>`;
+    }
   });
+  // Corners around the robber's hex: a building there can be robbed (click it to choose).
+  const rh = view.hexes[view.robber];
+  const robberCorner = (gx, gy) => rh && corners.some(([dx, dy]) => 2 * rh.q + rh.r + dx === gx && 3 * rh.r + dy === gy);
   const vxy = view.geometry.vertex_xy;
   view.harbours.forEach((hb) => {
     const [a, c] = hb.vertices;
@@ -641,14 +665,21 @@ function renderCatan(view, snap) {
       b += o.city ? `<rect x="${X(gx) - 10}" y="${Y(gy) - 10}" width="20" height="20" fill="${c}" stroke="#222" stroke-width="2" pointer-events="none"/>`
         : `<circle cx="${X(gx)}" cy="${Y(gy)}" r="8" fill="${c}" stroke="#222" stroke-width="2" pointer-events="none"/>`;
     }
-    b += `<circle class="spot" data-t="v:${v}" cx="${X(gx)}" cy="${Y(gy)}" r="9" fill="transparent"/>`;
+    const rob = o && robberCorner(gx, gy) ? ` s:${o.owner}` : '';
+    b += `<circle class="spot" data-t="v:${v}${rob}" cx="${X(gx)}" cy="${Y(gy)}" r="${rob ? 13 : 9}" fill="transparent"/>`;
   });
+  const RES_COLOURS = { brick: '#c8643b', lumber: '#2f7d3b', wool: '#9ccc65', grain: '#f0c93f', ore: '#8c8c8c' };
+  const cardsOf = (hand) => view.resources.map((r, k) => Array.from({ length: hand[k] }, () => `<span class="card" style="background:${RES_COLOURS[r]}" title="${r}">${r}</span>`).join('')).join('');
   const players = view.players.map((pl, p) => {
-    const hand = pl.hand ? view.resources.map((r, k) => `${r} ${pl.hand[k]}`).join(', ') : '';
+    const hand = pl.hand && p === snap.viewer ? '' : (pl.hand ? view.resources.map((r, k) => `${r} ${pl.hand[k]}`).join(', ') : '');
     return `<div class="player-box" data-t="s:${p}" style="border-left:6px solid ${PLAYER_COLOURS[p]}"><b>seat ${p}</b>${view.current === p ? ' · to move' : ''} · ${pl.points} points · ${pl.cards} cards · ${pl.dev_cards} development · ${pl.knights} knights · road ${pl.road_length}${view.army === p ? ' · largest army' : ''}${view.road === p ? ' · longest road' : ''}${pl.discard ? ` · discards ${pl.discard}` : ''}
       <div class="hint">${esc(hand)}${pl.unseen ? ` (+${pl.unseen} unseen)` : ''}${pl.dev ? ' · cards: ' + pl.dev.map((d) => `${d.kind} ${d.count}${d.new ? ` (${d.new} new)` : ''}`).join(', ') : ''}</div></div>`;
   }).join('');
-  const extra = `<div class="panel"><div>Phase <b>${esc(view.phase)}</b> · last roll <b>${view.last_roll || '-'}</b> · turn ${view.turns} · bank ${view.resources.map((r, k) => `${r} ${view.bank[k]}`).join(', ')} · development deck ${view.dev_deck} · ${view.win_points} points win</div>${players}</div>`;
+  const me = snap.viewer !== null && snap.viewer !== undefined ? view.players[snap.viewer] : null;
+  const mine = me && me.hand ? `<div class="hand" id="hand"><b>Your hand</b> ${cardsOf(me.hand) || '<span class="hint">no cards</span>'}${me.dev && me.dev.length ? ` · ${me.dev.map((d) => `<span class="card dev">${esc(d.kind.replace(/_/g, ' '))}${d.count > 1 ? ' ×' + d.count : ''}${d.new ? ' (new)' : ''}</span>`).join('')}` : ''}</div>` : '';
+  const dice = view.last_roll ? `<span class="dice" id="dice" title="the last roll">🎲 ${view.last_roll}</span>` : '<span class="dice">🎲 –</span>';
+  const legend = `<div class="legend">${Object.entries({ hills: 'brick', forest: 'lumber', pasture: 'wool', fields: 'grain', mountains: 'ore', desert: 'nothing' }).map(([t, r]) => `<span><i style="background:${TERRAIN_COLOURS[t]}"></i>${t}: ${r}</span>`).join('')}</div>`;
+  const extra = `<div class="panel">${mine}<div>${dice} · turn ${view.turns} · bank ${view.resources.map((r, k) => `${r} ${view.bank[k]}`).join(', ')} · development deck ${view.dev_deck} · ${view.win_points} points win</div>${legend}${players}</div>`;
   return { board: svg(660, 600, b, 'aria-label="catan board"'), extra };
 }
 

@@ -112,8 +112,12 @@ async fn play_through(app: &Router, game: &str, seed: u64) -> (Vec<Value>, GameR
             break;
         }
         let legal = snap["legal"].as_array().unwrap();
-        // Every legal move comes with a non-empty click path.
+        // Every legal move comes with a non-empty click path and words; the person is told
+        // what to do now, and the log is in words too.
         assert!(legal.iter().all(|l| !l["path"].as_array().unwrap().is_empty()));
+        assert!(legal.iter().all(|l| !l["words"].as_str().unwrap().is_empty()), "{game}");
+        assert!(!snap["prompt"].as_str().unwrap_or("").is_empty(), "{game}: no prompt at ply {}", snap["ply"]);
+        assert!(snap["log"].as_array().unwrap().iter().all(|l| l["words"].is_string()), "{game}");
         let pick = &legal[(moves * 7 + seed as usize) % legal.len()];
         let ply = snap["ply"].as_u64().unwrap();
         if moves == 0 {
@@ -535,11 +539,16 @@ async fn the_page_and_its_files_are_served() {
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
         assert!(String::from_utf8_lossy(&bytes).contains(needle), "{path}");
     }
-    // Every game's initial view for a person and a spectator is a JSON object the page can draw.
+    // Every game's initial view for a person and a spectator is a JSON object the page can draw,
+    // and the opponent and advisor it offers are agents of the game.
     for game in GAMES {
         meeple_games::with_game!(game, |g| {
             let s = g.initial_state();
             assert!(s.view(None).is_object() && s.view(Some(0)).is_object());
+            let (opponent, advisor) = g.table_agents();
+            for spec in [opponent, advisor] {
+                meeple_learn::make_agent(&g, &spec, 1).unwrap_or_else(|e| panic!("{game}: {spec}: {e}"));
+            }
         })
         .unwrap();
     }

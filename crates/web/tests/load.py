@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""A bounded load test of `meeple serve`, on the loopback only.
+"""The hostile suite's long form: a load test of `meeple serve`, on the loopback only.
 
     python3 crates/web/tests/load.py [--meeple target/release/meeple] [--games 50] [--hostile 1000]
+                                     [--json results/web-load.json]
 
-Starts a server on a free port, then at once: plays GAMES agent-against-agent matches over all six
-games, and sends HOSTILE malformed or hostile requests (bad JSON, huge bodies, wrong ids, illegal
-moves, stale plies, bad specs and viewers, forbidden views) from several threads. It checks that
-the server keeps answering (a catalog request every 0.2 s), that each hostile request gets the
-status its kind calls for and never a 5xx other than the match limit, samples the server's
-resident memory, waits for every match to end and replays each record through the server. Prints
-the figures as JSON; exits non-zero if any check fails. Uses the standard library only.
+Starts a server on a free port with a fresh data directory and a stated memory budget, then at
+once: plays GAMES agent-against-agent matches over all six games, runs a Catan game that would
+never end (`turns=100000`, stopped by the ply cap), holds 100 idle connections and a flood of
+event streams, abandons long analyses, uploads 12 MB record files, and sends HOSTILE malformed or
+hostile requests from several threads (bad JSON, huge bodies, wrong ids, illegal moves, stale
+plies, forbidden views, moves without a seat's token, cross-site content types, foreign Origin and
+Host, files named in specs, oversized tables). It checks that a normal request (a person's
+snapshot) is answered within 100 ms throughout, that each hostile request gets the status its kind
+calls for, samples the server's resident memory (peak, and settled once the matches are done),
+waits for every match to end and replays each record through the server. Prints the figures as
+JSON; exits non-zero if any check fails. Uses the standard library only.
 """
 
 import argparse
@@ -17,7 +22,10 @@ import http.client
 import json
 import os
 import random
+import shutil
+import socket
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -31,12 +39,15 @@ class Client:
     def __init__(self, port):
         self.port = port
 
-    def call(self, method, path, body=None, raw=None, timeout=60):
+    def call(self, method, path, body=None, raw=None, timeout=60, token=None, headers=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        headers = {"Content-Type": "application/json"} if data is not None else {}
+        sent = {"Content-Type": "application/json"} if data is not None else {}
+        if token:
+            sent["X-Meeple-Token"] = token
+        sent.update(headers or {})
         try:
-            conn.request(method, path, body=data, headers=headers)
+            conn.request(method, path, body=data, headers=sent)
             res = conn.getresponse()
             text = res.read()
             try:
@@ -59,32 +70,45 @@ def rss_kib(pid):
     return 0
 
 
-def hostile_requests(client, human_match, n, seed):
+def hostile_requests(client, human_match, token, n, seed):
     """Yields (kind, expected statuses, callable) for n hostile requests."""
     rng = random.Random(seed)
+    create = json.dumps({"game": "tictactoe", "seats": ["random", "random"]}).encode()
+    me = {"token": token}
     kinds = [
+        ("text/plain create", {415}, lambda: client.call("POST", "/api/matches", raw=create, headers={"Content-Type": "text/plain"})),
+        ("form create", {415}, lambda: client.call("POST", "/api/matches", raw=create, headers={"Content-Type": "application/x-www-form-urlencoded"})),
+        ("foreign origin", {403}, lambda: client.call("POST", "/api/matches", raw=create, headers={"Origin": "http://evil.example"})),
+        ("rebound host", {421}, lambda: client.call("GET", f"/api/matches/{human_match}", headers={"Host": "evil.example"})),
+        ("seat without token", {403}, lambda: client.call("GET", f"/api/matches/{human_match}?viewer=0")),
+        ("move without token", {403}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": 0, "action": "4"})),
+        ("undo without token", {403, 409}, lambda: client.call("POST", f"/api/matches/{human_match}/undo", {"ply": 0})),
+        ("delete without owner", {403}, lambda: client.call("DELETE", f"/api/matches/{human_match}", token=token)),
+        ("blocking file", {400}, lambda: client.call("POST", f"/api/matches/{human_match}/analysis", {"agent": "mcts:iters=10,eval=(net:model=/dev/stdin)"}, **me)),
+        ("outside file", {400}, lambda: client.call("POST", "/api/matches", {"game": "connect4", "seats": ["human", "az:model=/etc/passwd"]})),
+        ("huge table", {400}, lambda: client.call("POST", "/api/matches", {"game": "connect4", "seats": ["human", "alphabeta:tt=8gb"]})),
         ("bad json", {400}, lambda: client.call("POST", "/api/matches", raw=b"{\"game\": ")),
         ("not utf-8", {400}, lambda: client.call("POST", "/api/matches", raw=b"\xff\xfe\x00{")),
         ("deep json", {400}, lambda: client.call("POST", "/api/matches", raw=b"[" * 10000 + b"]" * 10000)),
         ("huge body", {413}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", raw=b"x" * (1 << 20))),
         # The server refuses before reading it all, and may close while the client still sends.
         ("huge records", {413, "closed early"}, lambda: client.call("POST", "/api/replays", raw=b"{\"records\":\"" + b"a" * (17 << 20) + b"\"}")),
-        ("wrong id", {404}, lambda: client.call("GET", f"/api/matches/m{rng.randrange(10**9, 10**10)}")),
+        ("wrong id", {404}, lambda: client.call("GET", f"/api/matches/{rng.getrandbits(128):032x}")),
         ("wrong id move", {404}, lambda: client.call("POST", "/api/matches/nope/moves", {"ply": 0, "action": "1"})),
         ("unknown game", {400}, lambda: client.call("POST", "/api/matches", {"game": "chess", "seats": ["human", "random"]})),
         ("unknown agent", {400}, lambda: client.call("POST", "/api/matches", {"game": "connect4", "seats": ["human", "deep(blue"]})),
         ("bad option", {400}, lambda: client.call("POST", "/api/matches", {"game": "connect4:rows=1000000", "seats": ["human", "random"]})),
         ("seat count", {400}, lambda: client.call("POST", "/api/matches", {"game": "catan", "seats": ["human"]})),
         ("move time", {400}, lambda: client.call("POST", "/api/matches", {"game": "connect4", "seats": ["random", "random"], "move_time_ms": 10**9})),
-        ("illegal move", {422}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": 0, "action": "99"})),
-        ("illegal id", {422}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": 0, "id": 2**32 - 1})),
-        ("stale ply", {409}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": 5, "action": "4"})),
-        ("negative ply", {400}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": -1, "action": "4"})),
+        ("illegal move", {422}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": 0, "action": "99"}, **me)),
+        ("illegal id", {422}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": 0, "id": 2**32 - 1}, **me)),
+        ("stale ply", {409}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": 5, "action": "4"}, **me)),
+        ("negative ply", {400}, lambda: client.call("POST", f"/api/matches/{human_match}/moves", {"ply": -1, "action": "4"}, **me)),
         ("bad viewer", {400}, lambda: client.call("GET", f"/api/matches/{human_match}?viewer=-3")),
-        ("agent's view", {403}, lambda: client.call("GET", f"/api/matches/{human_match}?viewer=1")),
-        ("early record", {403}, lambda: client.call("GET", f"/api/matches/{human_match}/record")),
+        ("agent's view", {403}, lambda: client.call("GET", f"/api/matches/{human_match}?viewer=1", **me)),
+        ("early record", {403}, lambda: client.call("GET", f"/api/matches/{human_match}/record", **me)),
         ("bad ply", {400}, lambda: client.call("GET", f"/api/matches/{human_match}?ply=99999999999999999999999")),
-        ("bad analysis", {400}, lambda: client.call("POST", f"/api/matches/{human_match}/analysis", {"agent": "mcts:iters=-1", "viewer": 0})),
+        ("bad analysis", {400}, lambda: client.call("POST", f"/api/matches/{human_match}/analysis", {"agent": "mcts:iters=-1", "viewer": 0}, **me)),
         ("bad replay", {400, 422}, lambda: client.call("POST", "/api/replays", {"records": "{\"game\": \"connect4\", \"actions\": [\"9\"]}"})),
         ("unknown route", {404, 405}, lambda: client.call("PUT", "/api/matches")),
     ]
@@ -99,13 +123,19 @@ def main():
     ap.add_argument("--hostile", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=8, help="threads sending hostile requests")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--budget", default="2gb", help="the server's memory budget (--memory-budget)")
+    ap.add_argument("--json", help="also write the report here")
     args = ap.parse_args()
 
+    data = tempfile.mkdtemp(prefix="meeple-load-")
     server = subprocess.Popen(
-        [args.meeple, "serve", "--port", "0", "--max-matches", str(args.games + 50)],
+        [args.meeple, "serve", "--port", "0", "--data-dir", data, "--max-matches", str(args.games + 60),
+         "--max-matches-per-client", str(args.games + 60), "--memory-budget", args.budget],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     line = server.stdout.readline()
+    while line and "http://" not in line:
+        line = server.stdout.readline()
     if "http://" not in line:
         print("server did not start:", line, server.stderr.read(), file=sys.stderr)
         return 1
@@ -114,9 +144,28 @@ def main():
     failures = []
     started = time.time()
     try:
-        status, made = client.call("POST", "/api/matches", {"game": "connect4", "seats": ["human", "random"], "seed": 1})
+        status, made = client.call("POST", "/api/matches", {"game": "connect4", "seats": ["human", "random"]})
         assert status == 201, made
-        human_match = made["id"]
+        human_match, token = made["id"], made["seats"][0]["token"]
+
+        # A game that would never end on its own: the ply cap stops it.
+        status, made = client.call("POST", "/api/matches", {
+            "game": "catan:players=3,turns=100000", "seats": ["random"] * 3, "delay_ms": 0, "move_time_ms": 50})
+        assert status == 201, made
+        endless, endless_owner = made["id"], made["owner"]
+
+        # Held open all along: idle connections and event streams (beyond the cap per match).
+        idle = []
+        for _ in range(100):
+            s_ = socket.create_connection(("127.0.0.1", port))
+            idle.append(s_)
+        streams, refused_streams = [], Counter()
+        for _ in range(20):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", f"/api/matches/{endless}/events")
+            res = conn.getresponse()
+            refused_streams[res.status] += 1
+            streams.append(conn)
 
         matches = []
         rng = random.Random(args.seed)
@@ -129,10 +178,10 @@ def main():
             if status != 201:
                 failures.append(f"creating {game}: {status} {made}")
                 continue
-            matches.append((made["id"], game))
+            matches.append((made["id"], game, made["owner"]))
 
         peak = [rss_kib(server.pid)]
-        answering = {"checks": 0, "slowest_ms": 0.0, "failed": 0}
+        answering = {"checks": 0, "slowest_ms": 0.0, "failed": 0, "over_100ms": 0}
         done = threading.Event()
 
         def watch():
@@ -140,12 +189,15 @@ def main():
                 peak[0] = max(peak[0], rss_kib(server.pid))
                 t = time.time()
                 try:
-                    status, _ = client.call("GET", "/api/catalog", timeout=10)
+                    # A normal request: the person's own view of their game.
+                    status, _ = client.call("GET", f"/api/matches/{human_match}", timeout=10, token=token)
                     ok = status == 200
                 except OSError:
                     ok = False
                 answering["checks"] += 1
-                answering["slowest_ms"] = max(answering["slowest_ms"], (time.time() - t) * 1e3)
+                ms = (time.time() - t) * 1e3
+                answering["slowest_ms"] = max(answering["slowest_ms"], ms)
+                answering["over_100ms"] += ms > 100
                 if not ok:
                     answering["failed"] += 1
                 time.sleep(0.2)
@@ -156,7 +208,33 @@ def main():
         outcomes = Counter()
         wrong = []
         lock = threading.Lock()
-        work = list(hostile_requests(client, human_match, args.hostile, args.seed))
+        work = list(hostile_requests(client, human_match, token, args.hostile, args.seed))
+
+        # Analyses asked for and abandoned at once, and 12 MB record uploads.
+        def abandon():
+            for _ in range(6):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=0.3)
+                try:
+                    body = json.dumps({"agent": "mcts", "time_ms": 10000}).encode()
+                    conn.request("POST", f"/api/matches/{human_match}/analysis", body=body,
+                                 headers={"Content-Type": "application/json", "X-Meeple-Token": token})
+                    conn.getresponse()
+                except OSError:
+                    pass
+                conn.close()
+        line_ = json.dumps({"game": "tictactoe", "seed": 0, "agents": ["a", "b"], "actions": ["a1", "b1", "a2", "b2", "a3"], "scores": [1, 0]})
+        big = json.dumps({"records": "\n".join([line_] * (12_700_000 // (len(line_) + 1)))}).encode()
+        uploads = Counter()
+
+        def upload():
+            for _ in range(5):
+                status, body = client.call("POST", "/api/replays", raw=big)
+                uploads[status] += 1
+                if status == 201:
+                    client.call("GET", f"/api/matches/{body['id']}?ply=3")
+        side = [threading.Thread(target=abandon), threading.Thread(target=upload)]
+        for t in side:
+            t.start()
 
         def attack(part):
             for kind, expected, call in part:
@@ -174,14 +252,14 @@ def main():
         threads = [threading.Thread(target=attack, args=(work[k::args.threads],)) for k in range(args.threads)]
         for t in threads:
             t.start()
-        for t in threads:
+        for t in threads + side:
             t.join()
         hostile_seconds = time.time() - started
 
         # Every match ends; every record replays under the rules.
         deadline = time.time() + 1800
         finished, replayed, plies = 0, 0, 0
-        for mid, game in matches:
+        for mid, game, _ in matches:
             while True:
                 status, snap = client.call("GET", f"/api/matches/{mid}")
                 if status != 200:
@@ -205,11 +283,35 @@ def main():
             status, rep = client.call("POST", "/api/replays", {"records": json.dumps(record)})
             if status == 201 and rep["plies"] == record_plies(record):
                 replayed += 1
-                client.call("DELETE", f"/api/matches/{rep['id']}")
+                client.call("DELETE", f"/api/matches/{rep['id']}", token=rep["owner"])
             else:
                 failures.append(f"{mid} replay: {status} {rep}")
+        # The endless game stopped at the cap, not by running out of memory.
+        deadline = time.time() + 600
+        while True:
+            status, snap = client.call("GET", f"/api/matches/{endless}")
+            if snap.get("status") in ("stopped", "over") or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        endless_report = {"status": snap.get("status"), "plies": snap.get("plies"), "log_lines_sent": len(snap.get("log", []))}
+        if snap.get("status") not in ("stopped", "over"):
+            failures.append(f"the endless Catan game did not stop: {snap.get('status')} at ply {snap.get('plies')}")
+        for c in streams:
+            c.close()
+        for s_ in idle:
+            s_.close()
         done.set()
         watcher.join()
+        for mid, _, owner in matches:
+            client.call("DELETE", f"/api/matches/{mid}", token=owner)
+        client.call("DELETE", f"/api/matches/{endless}", token=endless_owner)
+        time.sleep(3)
+        settled = rss_kib(server.pid)
+        _, status_now = client.call("GET", "/api/status")
+        if answering["over_100ms"]:
+            failures.append(f"{answering['over_100ms']} normal requests took over 100 ms (slowest {answering['slowest_ms']:.0f} ms)")
+        if refused_streams.get(200, 0) > 16:
+            failures.append(f"{refused_streams[200]} event streams were let in on one match (cap 16)")
         if answering["failed"]:
             failures.append(f"{answering['failed']} catalog checks failed while under load")
         failures.extend(wrong[:20])
@@ -220,11 +322,18 @@ def main():
             "games": len(matches), "games_finished": finished, "records_replayed": replayed, "plies": plies,
             "hostile_requests": sum(outcomes.values()), "hostile_wrong_status": len(wrong), "hostile_by_kind": by_kind,
             "hostile_seconds": round(hostile_seconds, 1), "total_seconds": round(time.time() - started, 1),
-            "peak_rss_mib": round(peak[0] / 1024, 1), "final_rss_mib": round(rss_kib(server.pid) / 1024, 1),
-            "liveness_checks": answering["checks"], "slowest_check_ms": round(answering["slowest_ms"], 1),
+            "memory_budget": args.budget, "peak_rss_mib": round(peak[0] / 1024, 1), "settled_rss_mib": round(settled / 1024, 1),
+            "status_after": status_now, "endless_catan": endless_report, "event_streams": dict((str(k), v) for k, v in refused_streams.items()),
+            "idle_connections": 100, "uploads_12mb": dict((str(k), v) for k, v in uploads.items()),
+            "normal_request_checks": answering["checks"], "slowest_normal_request_ms": round(answering["slowest_ms"], 1),
+            "normal_requests_over_100ms": answering["over_100ms"],
             "server_alive": server.poll() is None, "failures": failures,
         }
         print(json.dumps(report, indent=1))
+        if args.json:
+            with open(args.json + ".tmp", "w") as f:
+                json.dump(report, f, indent=1)
+            os.replace(args.json + ".tmp", args.json)
         return 0 if not failures and report["server_alive"] else 1
     finally:
         server.terminate()
@@ -232,6 +341,7 @@ def main():
             server.wait(10)
         except subprocess.TimeoutExpired:
             server.kill()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def record_plies(record):

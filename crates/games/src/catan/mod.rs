@@ -25,6 +25,7 @@ mod eval;
 mod notation;
 #[cfg(test)]
 mod tests;
+mod words;
 
 pub use eval::{CatanValue, ValueAgent, WeightedRandom};
 
@@ -269,6 +270,10 @@ const BEGINNER_HARBOURS: [u8; HARBOURS] =
     [GENERIC_HARBOUR, 3, 4, GENERIC_HARBOUR, 2, GENERIC_HARBOUR, GENERIC_HARBOUR, 0, 1];
 
 impl Game for Catan {
+    fn table_agents(&self) -> (String, String) {
+        ("catan-value".into(), "catan-value".into())
+    }
+
     type State = CatanState;
 
     const INFO: GameInfo = GameInfo {
@@ -1406,6 +1411,18 @@ impl State for CatanState {
 
     fn parse_action(&self, text: &str) -> Result<Action, Error> {
         notation::parse_action(self, text)
+    }
+
+    fn prompt(&self) -> Option<String> {
+        self.prompt_words()
+    }
+
+    fn describe_for(&self, viewer: Player, action: Action) -> String {
+        self.describe(viewer, action)
+    }
+
+    fn illegal_reason(&self, action: Action) -> String {
+        self.refusal(action)
     }
 }
 

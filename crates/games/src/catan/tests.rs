@@ -674,3 +674,40 @@ fn the_text_map_names_every_corner_and_hex() {
     assert_eq!(map.matches('|').count() + 3, empty.matches('|').count(), "{map}");
     assert!(map.contains("robber"));
 }
+
+#[test]
+fn refusals_name_the_rule_and_prompts_say_what_to_do() {
+    let mut s = game("catan").initial_state();
+    assert_eq!(s.prompt().unwrap(), "Place a starting settlement on a free corner");
+    play(&mut s, "S10");
+    assert!(s.prompt().unwrap().starts_with("Place a road next to the settlement"));
+    let far = SETTLE + 40;
+    assert!(s.illegal_reason(far).contains("not now — place a road"), "{}", s.illegal_reason(far));
+    let road = ROAD + edge(40, TOPOLOGY.vertex_neighbours[40].trailing_zeros() as usize) as Action;
+    assert!(s.illegal_reason(road).contains("must touch the settlement just placed"), "{}", s.illegal_reason(road));
+    play(&mut s, "R10-15");
+    let near = SETTLE + TOPOLOGY.vertex_neighbours[10].trailing_zeros();
+    assert!(s.illegal_reason(near).contains("too close to another settlement"), "{}", s.illegal_reason(near));
+    assert!(s.illegal_reason(SETTLE + 10).contains("that corner is taken"));
+    // After the setup: roll first; building without the cards says what it costs.
+    let mut t = after_setup();
+    assert_eq!(t.prompt().unwrap(), "Roll the dice");
+    assert!(t.illegal_reason(BUY).contains("not now — roll the dice"), "{}", t.illegal_reason(BUY));
+    t.phase = Phase::Main;
+    t.seats[0].hand = [0; RESOURCES];
+    let corner = (0..54u32).find(|&v| t.settlement_spots(0) >> v & 1 == 1);
+    if let Some(v) = corner {
+        assert!(t.illegal_reason(SETTLE + v).contains("a settlement costs 1 brick, 1 lumber, 1 wool, 1 grain"));
+    }
+    assert!(t.illegal_reason(BUY).contains("a development card costs 1 wool, 1 grain, 1 ore"));
+    assert!(t.illegal_reason(PLAY_KNIGHT).contains("you hold no knight card"), "{}", t.illegal_reason(PLAY_KNIGHT));
+    let trade = t.illegal_reason(TRADE + 1);
+    assert!(trade.contains("you need") && trade.contains("brick to trade at your rate"), "{trade}");
+    assert!(t.illegal_reason(ROLL).contains("not now"));
+    // In words, as each seat may know it.
+    assert_eq!(t.describe_for(0, SETTLE + 12), "settlement at corner 12");
+    assert_eq!(t.describe_for(0, END), "end the turn");
+    t.phase = Phase::Discard;
+    t.discards[0] = 4;
+    assert_eq!(t.prompt().unwrap(), "Discard 4 cards: you hold more than 7 (one card at a time)");
+}

@@ -67,6 +67,10 @@ const NONE: u8 = u8::MAX;
 const MAX_BUILDINGS: usize = 14;
 
 impl Game for Cathedral {
+    fn table_agents(&self) -> (String, String) {
+        ("mcts:time=1s,eval=area,cutoff=20".into(), "mcts:time=2s,eval=area,cutoff=20".into())
+    }
+
     type State = CathedralState;
 
     const INFO: GameInfo = GameInfo {
@@ -472,6 +476,24 @@ impl CathedralState {
 }
 
 impl State for CathedralState {
+    fn prompt(&self) -> Option<String> {
+        Some("Place a building: choose a piece, turn it if you like, then where it goes".into())
+    }
+
+    fn describe_for(&self, _viewer: Player, action: Action) -> String {
+        let text = self.action_to_string(action);
+        if self.turn() == Turn::Chance {
+            return format!("{text} moves first");
+        }
+        match text.split_once('@') {
+            Some((piece, at)) => match at.split_once(':') {
+                Some((cell, k)) => format!("{piece} on {cell}, turned {k}×90°"),
+                None => format!("{piece} on {at}"),
+            },
+            None => text,
+        }
+    }
+
     fn view(&self, _viewer: Option<Player>) -> serde_json::Value {
         let n = self.size as usize;
         let cells = n * n;

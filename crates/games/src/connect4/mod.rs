@@ -36,6 +36,10 @@ impl Connect4 {
 }
 
 impl Game for Connect4 {
+    fn table_agents(&self) -> (String, String) {
+        ("alphabeta:time=1s,eval=lines".into(), "alphabeta:time=2s,eval=lines".into())
+    }
+
     type State = Connect4State;
 
     const INFO: GameInfo = GameInfo {
@@ -186,6 +190,14 @@ impl Connect4State {
 }
 
 impl State for Connect4State {
+    fn prompt(&self) -> Option<String> {
+        Some("Drop a disc into a column".into())
+    }
+
+    fn describe_for(&self, _viewer: Player, action: Action) -> String {
+        format!("disc in column {}", self.action_to_string(action))
+    }
+
     const CHEAP_IS_LEGAL: bool = true;
 
     fn turn(&self) -> Turn {

@@ -152,6 +152,10 @@ impl Sagrada {
 }
 
 impl Game for Sagrada {
+    fn table_agents(&self) -> (String, String) {
+        ("alphabeta:depth=1,filter=true,eval=thesis".into(), "mcts:time=2s,playout=sagrada-rules".into())
+    }
+
     type State = SagradaState;
 
     const INFO: GameInfo = GameInfo {
@@ -1216,6 +1220,15 @@ pub const PLAYER_FEATURES: usize = CELLS * 11 * 2 + 1 + COLOURS;
 pub const GLOBAL_FEATURES: usize = 30 + 30 + 5 + 12 + 12 + 10 + 10 + 8 + 2 + 8 + 30 + 9 + 24;
 
 impl State for SagradaState {
+    fn prompt(&self) -> Option<String> {
+        Some(match self.stage {
+            Stage::Choose => "Choose your window pattern".into(),
+            Stage::Play if self.pending != Pending::None => "Finish the tool card's effect".into(),
+            Stage::Play => "Draft a die from the pool and place it on your window, use a tool, or pass".into(),
+            _ => return None,
+        })
+    }
+
     fn view(&self, viewer: Option<Player>) -> serde_json::Value {
         use serde_json::json;
         let n = self.players();

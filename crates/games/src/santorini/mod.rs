@@ -118,6 +118,10 @@ impl Santorini {
 }
 
 impl Game for Santorini {
+    fn table_agents(&self) -> (String, String) {
+        ("alphabeta:time=1s,eval=linear8".into(), "alphabeta:time=2s,eval=linear8".into())
+    }
+
     type State = SantoriniState;
 
     const INFO: GameInfo = GameInfo {
@@ -402,6 +406,30 @@ impl SantoriniState {
 }
 
 impl State for SantoriniState {
+    fn prompt(&self) -> Option<String> {
+        Some(if self.placed < 4 {
+            "Place a worker on an empty cell".into()
+        } else {
+            "Move a worker, then build next to where it lands".into()
+        })
+    }
+
+    fn describe_for(&self, _viewer: Player, action: Action) -> String {
+        let name = notation::cell_name;
+        if action as usize >= NUM_ACTIONS {
+            return self.action_to_string(action);
+        }
+        match self.decode(action) {
+            Decoded::Place(c) => format!("worker placed on {}", name(c)),
+            Decoded::Turn { from, to, build: None, .. } => {
+                format!("worker {} to {} (up to level 3: wins)", name(from), name(to))
+            }
+            Decoded::Turn { from, to, build: Some(b), .. } => {
+                format!("worker {} to {}, builds on {}", name(from), name(to), name(b))
+            }
+        }
+    }
+
     fn view(&self, _viewer: Option<Player>) -> serde_json::Value {
         let height: Vec<u32> = (0..CELLS).map(|c| self.level.iter().map(|l| l >> c & 1).sum()).collect();
         let dome: Vec<bool> = (0..CELLS).map(|c| self.dome >> c & 1 == 1).collect();

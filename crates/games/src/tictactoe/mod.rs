@@ -23,6 +23,10 @@ fn has_line(marks: u16) -> bool {
 pub struct TicTacToe;
 
 impl Game for TicTacToe {
+    fn table_agents(&self) -> (String, String) {
+        ("alphabeta".into(), "alphabeta".into())
+    }
+
     type State = TicTacToeState;
 
     const INFO: GameInfo = GameInfo {
@@ -122,6 +126,16 @@ fn map_marks(k: usize, marks: u16) -> u16 {
 }
 
 impl State for TicTacToeState {
+    fn prompt(&self) -> Option<String> {
+        let mark = if self.current_player() == Some(0) { "X" } else { "O" };
+        Some(format!("Place your {mark} on an empty square"))
+    }
+
+    fn describe_for(&self, _viewer: Player, action: Action) -> String {
+        let mark = if self.current_player() == Some(0) { "X" } else { "O" };
+        format!("{mark} on {}", self.action_to_string(action))
+    }
+
     const CHEAP_IS_LEGAL: bool = true;
 
     fn symmetries(&self) -> usize {
