@@ -636,7 +636,7 @@ function renderCatan(view, snap) {
     b += `<text x="${X(cx)}" y="${Y(cy) - 20}" text-anchor="middle" font-size="9" fill="#333">H${i}</text>`;
     if (view.robber === i) {
       // The robber: a dark pawn on its hex, labelled.
-      const rx = X(cx) + 22, ry = Y(cy) + 6;
+      const rx = X(cx) + 24, ry = Y(cy) + 2;
       b += `<g id="robber" pointer-events="none"><circle cx="${rx}" cy="${ry - 12}" r="7" fill="#222"/><path d="M${rx - 9} ${ry + 12} Q${rx} ${ry - 14} ${rx + 9} ${ry + 12} Z" fill="#222"/><text x="${rx}" y="${ry + 24}" text-anchor="middle" font-size="9" fill="#fff" stroke="#222" stroke-width="2" paint-order="stroke">robber</text></g>`;
     }
   });
@@ -673,11 +673,11 @@ function renderCatan(view, snap) {
   const players = view.players.map((pl, p) => {
     const hand = pl.hand && p === snap.viewer ? '' : (pl.hand ? view.resources.map((r, k) => `${r} ${pl.hand[k]}`).join(', ') : '');
     return `<div class="player-box" data-t="s:${p}" style="border-left:6px solid ${PLAYER_COLOURS[p]}"><b>seat ${p}</b>${view.current === p ? ' · to move' : ''} · ${pl.points} points · ${pl.cards} cards · ${pl.dev_cards} development · ${pl.knights} knights · road ${pl.road_length}${view.army === p ? ' · largest army' : ''}${view.road === p ? ' · longest road' : ''}${pl.discard ? ` · discards ${pl.discard}` : ''}
-      <div class="hint">${esc(hand)}${pl.unseen ? ` (+${pl.unseen} unseen)` : ''}${pl.dev ? ' · cards: ' + pl.dev.map((d) => `${d.kind} ${d.count}${d.new ? ` (${d.new} new)` : ''}`).join(', ') : ''}</div></div>`;
+      <div class="hint">${p === snap.viewer && pl.hand ? 'your hand is shown above' : esc(hand)}${pl.unseen ? ` (+${pl.unseen} unseen)` : ''}${pl.dev ? ' · cards: ' + pl.dev.map((d) => `${d.kind} ${d.count}${d.new ? ` (${d.new} new)` : ''}`).join(', ') : ''}</div></div>`;
   }).join('');
   const me = snap.viewer !== null && snap.viewer !== undefined ? view.players[snap.viewer] : null;
   const mine = me && me.hand ? `<div class="hand" id="hand"><b>Your hand</b> ${cardsOf(me.hand) || '<span class="hint">no cards</span>'}${me.dev && me.dev.length ? ` · ${me.dev.map((d) => `<span class="card dev">${esc(d.kind.replace(/_/g, ' '))}${d.count > 1 ? ' ×' + d.count : ''}${d.new ? ' (new)' : ''}</span>`).join('')}` : ''}</div>` : '';
-  const dice = view.last_roll ? `<span class="dice" id="dice" title="the last roll">🎲 ${view.last_roll}</span>` : '<span class="dice">🎲 –</span>';
+  const dice = view.last_roll ? `<span class="dice" id="dice" title="the last roll">dice ${view.last_roll}</span>` : '<span class="dice">dice –</span>';
   const legend = `<div class="legend">${Object.entries({ hills: 'brick', forest: 'lumber', pasture: 'wool', fields: 'grain', mountains: 'ore', desert: 'nothing' }).map(([t, r]) => `<span><i style="background:${TERRAIN_COLOURS[t]}"></i>${t}: ${r}</span>`).join('')}</div>`;
   const extra = `<div class="panel">${mine}<div>${dice} · turn ${view.turns} · bank ${view.resources.map((r, k) => `${r} ${view.bank[k]}`).join(', ')} · development deck ${view.dev_deck} · ${view.win_points} points win</div>${legend}${players}</div>`;
   return { board: svg(660, 600, b, 'aria-label="catan board"'), extra };

@@ -123,7 +123,7 @@ def main():
     ap.add_argument("--hostile", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=8, help="threads sending hostile requests")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--budget", default="2gb", help="the server's memory budget (--memory-budget)")
+    ap.add_argument("--budget", default="4gb", help="the server's memory budget (--memory-budget)")
     ap.add_argument("--json", help="also write the report here")
     args = ap.parse_args()
 
@@ -150,7 +150,7 @@ def main():
 
         # A game that would never end on its own: the ply cap stops it.
         status, made = client.call("POST", "/api/matches", {
-            "game": "catan:players=3,turns=100000", "seats": ["random"] * 3, "delay_ms": 0, "move_time_ms": 50})
+            "game": "catan:players=3,turns=100000,points=20", "seats": ["random"] * 3, "delay_ms": 0, "move_time_ms": 50})
         assert status == 201, made
         endless, endless_owner = made["id"], made["owner"]
 

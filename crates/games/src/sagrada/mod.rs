@@ -1220,6 +1220,35 @@ pub const PLAYER_FEATURES: usize = CELLS * 11 * 2 + 1 + COLOURS;
 pub const GLOBAL_FEATURES: usize = 30 + 30 + 5 + 12 + 12 + 10 + 10 + 8 + 2 + 8 + 30 + 9 + 24;
 
 impl State for SagradaState {
+    fn describe_for(&self, viewer: Player, action: Action) -> String {
+        let text = self.action_to_string_for(viewer, action);
+        let die = |d: &str| -> Option<String> {
+            let mut c = d.chars();
+            let colour = match c.next()? {
+                'R' => "red",
+                'Y' => "yellow",
+                'G' => "green",
+                'B' => "blue",
+                'P' => "purple",
+                _ => return None,
+            };
+            let value: u8 = c.as_str().parse().ok()?;
+            Some(format!("{colour} {value}"))
+        };
+        if let Some((d, cell)) = text.split_once('@')
+            && let Some(d) = die(d)
+        {
+            return format!("{d} on {cell}");
+        }
+        if let Some(d) = text.strip_prefix("draw:").and_then(die) {
+            return format!("drawn: {d}");
+        }
+        if let Some(k) = text.strip_prefix("window:") {
+            return format!("window {k}");
+        }
+        text
+    }
+
     fn prompt(&self) -> Option<String> {
         Some(match self.stage {
             Stage::Choose => "Choose your window pattern".into(),
