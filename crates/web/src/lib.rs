@@ -676,6 +676,9 @@ async fn create_match(AxState(app): Shared, peer: Option<Extension<Peer>>, body:
     let stored = session.stored().expect("a new match is not a replay");
     let id = random_token();
     let owner = stored.owner.clone();
+    // The creator holds every person seat's token, not an agent's eyes.
+    let seat = viewer.filter(|&v| stored.tokens.get(v).is_some_and(Option::is_some));
+    session.check_viewer(viewer, Access { seat, owner: true })?;
     let mut snapshot = session.snapshot(viewer, None, None)?;
     let write = app.store.as_ref().map(|s| s.create(&id, &stored));
     let entry = app.insert(id.clone(), session, client, memory);

@@ -400,6 +400,12 @@ async fn seats_answer_only_to_their_tokens_and_a_finished_game_stands() {
     assert!(m.id.bytes().all(|b| b.is_ascii_hexdigit()));
     let other = create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"] })).await;
     assert_ne!(m.id, other.id);
+    // Creating a match does not open an agent's eyes either.
+    let (status, body) = Call::new("POST", "/api/matches")
+        .json(json!({ "game": "sagrada", "seats": ["human", "random"], "viewer": 1 }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let join = m.body["seats"][1]["join"].as_str().unwrap();
     assert!(join.starts_with(&format!("/m/{}#", m.id)) && join.contains(&m.tokens[1]), "{join}");
     let moves = format!("/api/matches/{}/moves", m.id);
