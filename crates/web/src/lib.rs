@@ -327,6 +327,27 @@ impl App {
     }
 }
 
+/// Runs a command on a match: under its lock, with what the request's token allows; then stores
+/// what changed (answering once it is committed) and lets the agents go on.
+async fn command<T>(
+    app: &Arc<App>,
+    entry: Arc<Entry>,
+    token: Option<&str>,
+    f: impl FnOnce(&mut dyn Session, Access) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let (out, write, finished) = {
+        let mut s = entry.lock();
+        let access = s.access(token);
+        let out = f(&mut **s, access)?;
+        (out, app.persist(&entry, &mut **s), s.finished())
+    };
+    app.settle(&entry, finished);
+    entry.changed();
+    committed(write).await?;
+    drive(app.clone(), entry);
+    Ok(out)
+}
+
 async fn committed(write: Option<tokio::sync::oneshot::Receiver<Result<(), String>>>) -> Result<(), ApiError> {
     let Some(rx) = write else { return Ok(()) };
     match rx.await {
@@ -749,20 +770,13 @@ async fn submit(
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: MoveBody = json_body(&body, "a move (give {\"ply\": N, \"action\": \"...\"})")?;
     let entry = app.entry(&id)?;
-    let (snap, write, finished) = {
-        let mut session = entry.lock();
-        let access = session.access(token(&headers, &query));
+    let mut snap = command(&app, entry, token(&headers, &query), |session, access| {
         let viewer = req.viewer.or(access.seat);
         session.check_viewer(viewer, access)?;
         session.submit(&MoveRequest { ply: req.ply, action: req.action, id: req.id }, access)?;
-        let write = app.persist(&entry, &mut **session);
-        (session.snapshot(viewer, None, None)?, write, session.finished())
-    };
-    app.settle(&entry, finished);
-    entry.changed();
-    committed(write).await?;
-    drive(app.clone(), entry);
-    let mut snap = snap;
+        session.snapshot(viewer, None, None)
+    })
+    .await?;
     snap["id"] = json!(id);
     Ok(axum::Json(snap))
 }
@@ -783,15 +797,7 @@ async fn undo(
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: UndoBody = json_body(&body, "an undo (give {\"ply\": N}, the ply you see)")?;
     let entry = app.entry(&id)?;
-    let (ply, write) = {
-        let mut s = entry.lock();
-        let access = s.access(token(&headers, &query));
-        let ply = s.undo(req.ply, access)?;
-        (ply, app.persist(&entry, &mut **s))
-    };
-    entry.changed();
-    committed(write).await?;
-    drive(app.clone(), entry);
+    let ply = command(&app, entry, token(&headers, &query), |s, access| s.undo(req.ply, access)).await?;
     Ok(axum::Json(json!({ "ply": ply })))
 }
 
@@ -804,17 +810,13 @@ async fn control(
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: Control = json_body(&body, "controls ({\"paused\": bool, \"delay_ms\": N, \"step\": true})")?;
     let entry = app.entry(&id)?;
-    let write = {
-        let mut s = entry.lock();
-        if !s.access(token(&headers, &query)).owner {
+    command(&app, entry, token(&headers, &query), |s, access| {
+        if !access.owner {
             return Err(ApiError::forbidden("pausing or stepping a match needs its owner's token"));
         }
-        s.control(&req)?;
-        app.persist(&entry, &mut **s)
-    };
-    entry.changed();
-    committed(write).await?;
-    drive(app.clone(), entry);
+        s.control(&req)
+    })
+    .await?;
     Ok(axum::Json(json!({ "ok": true })))
 }
 
