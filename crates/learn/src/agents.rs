@@ -298,7 +298,10 @@ impl<S: State> AzAgent<S> {
             let out = Evaluator::evaluate(self.net.as_ref(), &self.obs, n)?;
             search.deliver_all(&out.logits, &out.values, self.net.actions(), self.net.seats());
             evaluated += n as u32;
-            if stop.is_some_and(|s| Instant::now() >= s) {
+            // A tree at the process's cap stops growing: the search answers with what it has.
+            if stop.is_some_and(|s| Instant::now() >= s)
+                || search.memory_bytes() >= meeple_game::limits::max_tree_bytes()
+            {
                 return Ok(evaluated);
             }
         }

@@ -235,6 +235,12 @@ impl<S: State> Search<S> {
         self.nodes.len()
     }
 
+    /// Memory the tree holds, in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        (self.nodes.capacity() * size_of::<Node>() + (self.sums.capacity() + self.exact.capacity()) * size_of::<f32>())
+            as u64
+    }
+
     fn children(&self, node: u32) -> std::ops::Range<usize> {
         let n = &self.nodes[node as usize];
         n.first_child as usize..(n.first_child + n.children) as usize

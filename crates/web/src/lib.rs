@@ -208,6 +208,31 @@ struct App {
     budget: Arc<Budget>,
     store: Option<Store>,
     streams: AtomicUsize,
+    /// Analyses asked for (waiting or running) per client address.
+    asking: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// Analyses one client address may have waiting or running at once.
+const ANALYSES_PER_CLIENT: usize = 2;
+
+/// A client's place among the analyses asked for, given back when dropped.
+struct Asking {
+    app: Arc<App>,
+    client: Option<IpAddr>,
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        if let Some(ip) = self.client {
+            let mut asking = self.app.asking.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(n) = asking.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    asking.remove(&ip);
+                }
+            }
+        }
+    }
 }
 
 /// A place among the matches, taken before a match is built.
@@ -432,6 +457,7 @@ pub fn build(config: Config) -> Result<Router, String> {
         budget: Budget::new(config.memory_budget),
         store,
         streams: AtomicUsize::new(0),
+        asking: Mutex::new(HashMap::new()),
         config,
     });
     resume(&app)?;
@@ -831,6 +857,7 @@ struct AnalysisRequest {
 
 async fn analysis(
     AxState(app): Shared,
+    peer: Option<Extension<Peer>>,
     Path(id): Path<String>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
@@ -846,6 +873,18 @@ async fn analysis(
         s.check_viewer(viewer, access)?;
         s.analysis(&req.agent, req.ply, viewer, time)?
     };
+    let client = peer.map(|Extension(Peer(ip))| ip);
+    if let Some(ip) = client {
+        let mut asking = app.asking.lock().unwrap_or_else(|e| e.into_inner());
+        let n = asking.entry(ip).or_insert(0);
+        if *n >= ANALYSES_PER_CLIENT {
+            return Err(ApiError::too_many(format!(
+                "this address has {ANALYSES_PER_CLIENT} analyses under way; wait for one to answer"
+            )));
+        }
+        *n += 1;
+    }
+    let asking = Asking { app: app.clone(), client };
     let memory = app.budget.reserve(app.config.max_agent_memory, "an analysis")?;
     let threads = spec_threads(&req.agent).min(app.config.analysts.max(1) as u32);
     // Waits for a place among the analysts; a client that hangs up before one frees never
@@ -855,7 +894,7 @@ async fn analysis(
         .map_err(|_| ApiError::busy("every analyst is busy; try again shortly"))?
         .map_err(|_| ApiError::busy("the server is stopping"))?;
     let answer = tokio::task::spawn_blocking(move || {
-        let _held = (permit, memory);
+        let _held = (permit, memory, asking);
         job()
     })
     .await

@@ -352,7 +352,10 @@ async fn a_page_on_another_site_can_neither_drive_nor_read_the_server() {
 /// up does not free its place while its job still runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn analyses_keep_to_their_own_pool_and_hold_it_while_they_run() {
-    let app = app_with(meeple_web::Config { thinkers: 1, analysts: 1, ..meeple_web::Config::default() });
+    // As `meeple serve` does, the router knows the client's address.
+    let peer = meeple_web::Peer(std::net::Ipv4Addr::LOCALHOST.into());
+    let app = app_with(meeple_web::Config { thinkers: 1, analysts: 1, ..meeple_web::Config::default() })
+        .layer(axum::Extension(peer));
     let watch =
         create(&app, json!({ "game": "connect4", "seats": ["random", "random"], "delay_ms": 0, "move_time_ms": 10 }))
             .await;
@@ -370,8 +373,19 @@ async fn analyses_keep_to_their_own_pool_and_hold_it_while_they_run() {
         }));
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
+    // One client has at most two under way: the other four were turned away at once.
+    let mut refused = 0;
     for a in &asked {
+        if a.is_finished() {
+            refused += 1;
+        }
         a.abort();
+    }
+    assert_eq!(refused, 4, "four of six refused");
+    for a in asked {
+        if let Ok((status, body)) = a.await {
+            assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+        }
     }
     // The running job keeps its place after its client left: at most one computes.
     for _ in 0..10 {

@@ -25,7 +25,7 @@ fs.mkdirSync(outDir, { recursive: true });
 
 // Each game, the options that keep it short, and its opponents (fast agents).
 const GAMES = [
-  { name: 'tictactoe', params: {}, seats: ['human', 'random'] },
+  { name: 'tictactoe', params: {}, seats: ['human', 'random'], mid: 2 },
   { name: 'connect4', params: {}, seats: ['human', 'mcts:iters=200'], undo: true },
   { name: 'santorini', params: {}, seats: ['human', 'mcts:iters=200'] },
   { name: 'cathedral', params: {}, seats: ['human', 'random'] },
@@ -97,7 +97,7 @@ async function playToEnd(page, game, random, report) {
       report.clicks = clicks;
       // Early, so that the agent's reply cannot end the game (connect four: no four before ply 7).
       if (game.undo && clicks === 2 && !report.undone) await checkUndo(page, report);
-      if (clicks === 6 && !report.midShot) {
+      if (clicks === (game.mid || 6) && !report.midShot) {
         report.midShot = path.join(outDir, `${game.name}-mid.png`);
         await page.locator('.match').screenshot({ path: report.midShot });
       }
