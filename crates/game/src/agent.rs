@@ -1,5 +1,56 @@
 use crate::{Action, Error, ParamInfo, State};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+const CANCEL_SLOTS: usize = 1024;
+static CANCELLED: [AtomicBool; CANCEL_SLOTS] = [const { AtomicBool::new(false) }; CANCEL_SLOTS];
+static TAKEN: [AtomicBool; CANCEL_SLOTS] = [const { AtomicBool::new(false) }; CANCEL_SLOTS];
+
+/// A way to stop a decision from outside before its time is up (a server whose client went
+/// away): one of a fixed set of flags, so that a [`Budget`] stays `Copy`. Searches look at it
+/// when they look at the clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancel(u16);
+
+impl Cancel {
+    /// Whether the decision was told to stop.
+    pub fn is_set(self) -> bool {
+        CANCELLED[self.0 as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// Owns a [`Cancel`] flag while a decision runs; [`CancelHandle::cancel`] sets it, dropping the
+/// handle frees it for another decision.
+#[derive(Debug)]
+pub struct CancelHandle(u16);
+
+impl CancelHandle {
+    /// A free flag, or `None` when all are in use (the decision then runs to its time).
+    pub fn new() -> Option<CancelHandle> {
+        (0..CANCEL_SLOTS).find_map(|i| {
+            TAKEN[i].compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).ok()?;
+            CANCELLED[i].store(false, Ordering::Relaxed);
+            Some(CancelHandle(i as u16))
+        })
+    }
+
+    /// The flag to put in a [`Budget`].
+    pub fn token(&self) -> Cancel {
+        Cancel(self.0)
+    }
+
+    /// Tells the decision to stop.
+    pub fn cancel(&self) {
+        CANCELLED[self.0 as usize].store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for CancelHandle {
+    fn drop(&mut self) {
+        CANCELLED[self.0 as usize].store(false, Ordering::Relaxed);
+        TAKEN[self.0 as usize].store(false, Ordering::Release);
+    }
+}
 
 /// Limits on one decision, set from outside the agent (the arena's `--move-time`, a web
 /// request). An agent also honours the limits in its own spec; whichever is reached first stops it.
@@ -21,12 +72,14 @@ pub struct Budget {
     /// another agent inside (a playout policy) passes its own deadline down, so no nested agent
     /// can keep its caller past its time.
     pub deadline: Option<Instant>,
+    /// Stops the decision early when set (searches answer with what they have).
+    pub cancel: Option<Cancel>,
 }
 
 impl Budget {
     /// No outside limit: the agent's own options decide.
     pub const UNLIMITED: Budget =
-        Budget { time: None, iterations: None, nodes: None, depth: None, overhead: None, deadline: None };
+        Budget { time: None, iterations: None, nodes: None, depth: None, overhead: None, deadline: None, cancel: None };
 
     /// A wall-clock budget.
     pub fn time(time: Duration) -> Self {
@@ -36,6 +89,11 @@ impl Budget {
     /// The budget of an agent called inside a search: no limits but the caller's deadline.
     pub fn nested(deadline: Option<Instant>) -> Self {
         Budget { deadline, ..Budget::UNLIMITED }
+    }
+
+    /// Whether the decision was told to stop from outside.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(Cancel::is_set)
     }
 
     /// The time limit of a decision: the tighter of the agent's own `time` option and this

@@ -19,7 +19,7 @@ pub mod testing;
 mod values;
 pub mod zobrist;
 
-pub use agent::{Agent, AgentInfo, BoxedAgent, Budget, MoveStat};
+pub use agent::{Agent, AgentInfo, BoxedAgent, Budget, Cancel, CancelHandle, MoveStat};
 pub use error::Error;
 pub use evaluator::{BoxedEvaluator, Evaluator, ZeroEvaluator};
 pub use perft::{perft, perft_divide};

@@ -281,7 +281,12 @@ impl<S: State> AzAgent<S> {
 
     /// Runs `search` to its end (or `stop`), evaluating its leaves in batches; returns the
     /// network evaluations made.
-    fn run(&mut self, search: &mut Search<S>, stop: Option<Instant>) -> Result<u32, Error> {
+    fn run(
+        &mut self,
+        search: &mut Search<S>,
+        stop: Option<Instant>,
+        cancel: Option<meeple_game::Cancel>,
+    ) -> Result<u32, Error> {
         let mut evaluated = 0u32;
         loop {
             let batch = self.batch.unwrap_or((search.planned() / 64).clamp(1, 8) as usize);
@@ -300,6 +305,7 @@ impl<S: State> AzAgent<S> {
             evaluated += n as u32;
             // A tree at the process's cap stops growing: the search answers with what it has.
             if stop.is_some_and(|s| Instant::now() >= s)
+                || cancel.is_some_and(meeple_game::Cancel::is_set)
                 || search.memory_bytes() >= meeple_game::limits::max_tree_bytes()
             {
                 return Ok(evaluated);
@@ -339,7 +345,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             let t = Instant::now();
             let trial = SearchConfig { sims: 32, ..self.config.clone() };
             let mut search = Search::new(root.clone(), self.seats, trial, self.rng.random());
-            self.run(&mut search, None)?;
+            self.run(&mut search, None, budget.cancel)?;
             self.sim_seconds = Some(t.elapsed().as_secs_f64() / search.sims().max(1) as f64);
         }
         let mut sims = self.sims.unwrap_or(u32::MAX);
@@ -353,7 +359,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
         let config = SearchConfig { sims, ..self.config.clone() };
         let mut search = Search::new(root, self.seats, config, self.rng.random());
         let began = Instant::now();
-        let evaluated = self.run(&mut search, stop)?;
+        let evaluated = self.run(&mut search, stop, budget.cancel)?;
         if search.sims() >= 16 {
             // Late in a game many simulations end at terminal states without the network: the
             // newest pace matters most.

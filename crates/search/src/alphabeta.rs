@@ -219,6 +219,8 @@ pub struct AlphaBeta<S: State> {
     nodes: u64,
     node_limit: u64,
     deadline: Option<Instant>,
+    /// Set from outside to stop the decision early.
+    cancel: Option<meeple_game::Cancel>,
     aborted: bool,
     /// Node count and moment the clock started, and the node count of the next clock check.
     clock_nodes: u64,
@@ -279,6 +281,7 @@ impl<S: State> AlphaBeta<S> {
             nodes: 0,
             node_limit: u64::MAX,
             deadline: None,
+            cancel: None,
             aborted: false,
             clock_nodes: 0,
             clock_start: Instant::now(),
@@ -317,13 +320,12 @@ impl<S: State> AlphaBeta<S> {
         }
         if self.nodes >= self.node_limit {
             self.aborted = true;
-        } else if let Some(deadline) = self.deadline
-            && self.nodes >= self.next_check
-        {
+        } else if (self.deadline.is_some() || self.cancel.is_some()) && self.nodes >= self.next_check {
             // Look again after about a quarter of a millisecond of nodes: a fixed 1,024 nodes was
             // up to ~18 ms with Sagrada's evaluator, enough to overrun a 300 ms move.
             let now = Instant::now();
-            self.aborted = now >= deadline;
+            self.aborted =
+                self.deadline.is_some_and(|d| now >= d) || self.cancel.is_some_and(meeple_game::Cancel::is_set);
             let rate = (self.nodes - self.clock_nodes) as f64 / (now - self.clock_start).as_secs_f64().max(1e-9);
             self.next_check = self.nodes + ((rate * 0.000_25) as u64).clamp(1, 1024);
         }
@@ -853,6 +855,7 @@ impl<S: State> AlphaBeta<S> {
         let start = Instant::now();
         let time = budget.time_for(self.config.time);
         let stop = budget.stop_at(start, self.config.time);
+        self.cancel = budget.cancel;
         let nodes = crate::tighter(self.config.nodes, budget.nodes);
         if let Some(a) = crate::forced_move(state, budget.is_timed(self.config.time)) {
             self.report = SearchReport { pv: vec![a], root: vec![(a, 0.0)], ..SearchReport::default() };

@@ -305,7 +305,7 @@ impl<S: State> Agent<S> for Ismcts<S> {
         let mut done = 0u64;
         let stop = budget.stop_at(start, self.time);
         search.rollout.set_deadline(stop);
-        let mut clock = crate::Clock::new(stop);
+        let mut clock = crate::Clock::new(stop, budget.cancel);
         let max_nodes = crate::max_tree_nodes(1, size_of::<Node>());
         loop {
             if iters.is_some_and(|n| done >= n) || clock.expired(done) {

@@ -100,24 +100,22 @@ pub fn make_agent_with<G: Game>(game: &G, spec: &str, seed: u64, ext: &Ext<G>) -
 pub(crate) struct Clock {
     start: std::time::Instant,
     deadline: Option<std::time::Instant>,
+    cancel: Option<meeple_game::Cancel>,
     next_check: u64,
 }
 
 impl Clock {
-    pub(crate) fn new(deadline: Option<std::time::Instant>) -> Self {
-        Clock { start: std::time::Instant::now(), deadline, next_check: 0 }
+    pub(crate) fn new(deadline: Option<std::time::Instant>, cancel: Option<meeple_game::Cancel>) -> Self {
+        Clock { start: std::time::Instant::now(), deadline, cancel, next_check: 0 }
     }
 
-    /// Whether the deadline has passed, after `done` iterations.
+    /// Whether the deadline has passed, or the decision was cancelled, after `done` iterations.
     pub(crate) fn expired(&mut self, done: u64) -> bool {
-        let Some(deadline) = self.deadline else {
-            return false;
-        };
-        if done < self.next_check {
+        if (self.deadline.is_none() && self.cancel.is_none()) || done < self.next_check {
             return false;
         }
         let now = std::time::Instant::now();
-        if now >= deadline {
+        if self.deadline.is_some_and(|d| now >= d) || self.cancel.is_some_and(meeple_game::Cancel::is_set) {
             return true;
         }
         let per_quarter_ms = done as f64 / (now - self.start).as_secs_f64().max(1e-9) * 0.000_25;
@@ -128,8 +126,8 @@ impl Clock {
 
 /// The most nodes each of `trees` search trees with nodes of `node_bytes` may hold: one
 /// decision's trees take at most half of the memory divided by the cores (as many searches may
-/// run at once in a tournament) or the process's tree cap, so a long or unlimited search stops when its tree is full
-/// rather than exhaust the machine; and nodes stay below the `u32` ids they link by.
+/// run at once in a tournament) or the process's tree cap, so a long or unlimited search stops
+/// when its tree is full rather than exhaust the machine; and nodes stay below the `u32` ids they link by.
 pub(crate) fn max_tree_nodes(trees: u64, node_bytes: usize) -> usize {
     let share = meeple_game::limits::max_tree_bytes();
     let per_tree = share / node_bytes as u64 / trees.max(1);

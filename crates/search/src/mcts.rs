@@ -464,6 +464,7 @@ impl<S: State> Mcts<S> {
                 })
                 .collect(),
             stop,
+            cancel: budget.cancel,
             max_nodes: crate::max_tree_nodes(jobs, size_of::<Node>()),
             reuse,
             solver,
@@ -660,6 +661,7 @@ struct ThreadJob<'a, S: State> {
     deadlines: Vec<Option<Instant>>,
     /// When the whole decision is due (playout agents are held to it).
     stop: Option<Instant>,
+    cancel: Option<meeple_game::Cancel>,
     /// Most nodes per tree.
     max_nodes: usize,
     reuse: bool,
@@ -690,7 +692,7 @@ impl<S: State> ThreadJob<'_, S> {
             let mut search =
                 Search::new(self.cfg, self.eval.clone(), self.playout, self.num_players, seed, self.solver)?;
             search.rollout.set_deadline(self.stop);
-            total += search.run(&mut tree, self.iters, self.deadlines[w], self.max_nodes);
+            total += search.run(&mut tree, self.iters, (self.deadlines[w], self.cancel), self.max_nodes);
             depth = depth.max(search.max_depth);
             trees.push(tree);
         }
@@ -749,8 +751,14 @@ impl<'a, S: State> Search<'a, S> {
     }
 
     /// Runs iterations until a limit, a proven root or a full tree; returns how many ran.
-    fn run(&mut self, tree: &mut Tree<S>, iters: Option<u64>, deadline: Option<Instant>, max_nodes: usize) -> u64 {
-        let mut clock = crate::Clock::new(deadline);
+    fn run(
+        &mut self,
+        tree: &mut Tree<S>,
+        iters: Option<u64>,
+        (deadline, cancel): (Option<Instant>, Option<meeple_game::Cancel>),
+        max_nodes: usize,
+    ) -> u64 {
+        let mut clock = crate::Clock::new(deadline, cancel);
         let mut done = 0;
         loop {
             if iters.is_some_and(|n| done >= n) || clock.expired(done) {

@@ -193,7 +193,14 @@ impl Entry {
     }
 
     fn changed(&self) {
-        self.version.send_modify(|v| *v = v.wrapping_add(1) % (u64::MAX - 1));
+        // A dropped match stays marked as gone.
+        self.version.send_if_modified(|v| {
+            let live = *v != u64::MAX;
+            if live {
+                *v = (*v + 1) % (u64::MAX - 1);
+            }
+            live
+        });
     }
 }
 
@@ -295,6 +302,8 @@ impl App {
         let gone = self.matches.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
         if let Some(e) = &gone {
             e.version.send_replace(u64::MAX);
+            // An agent still thinking for it stops now, and gives back its place.
+            e.lock().stop_thinking();
             if forget && let Some(store) = &self.store {
                 drop(store.forget(id));
             }
@@ -396,9 +405,14 @@ fn spec_threads(spec: &str) -> u32 {
 /// Runs the match's agents: each move thinks on the blocking pool, then the match goes on.
 fn drive(app: Arc<App>, entry: Arc<Entry>) {
     tokio::spawn(async move {
+        let gone = |e: &Entry| *e.version.borrow() == u64::MAX;
         let delay = entry.lock().delay();
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
+        }
+        // A dropped match plays no more.
+        if gone(&entry) {
+            return;
         }
         let (job, spec) = {
             let mut s = entry.lock();
@@ -866,12 +880,14 @@ async fn analysis(
     let req: AnalysisRequest = json_body(&body, "an analysis ({\"agent\": SPEC, \"time_ms\": N})")?;
     let entry = app.entry(&id)?;
     let time = Duration::from_millis(req.time_ms.unwrap_or(1000));
+    // Stops the search if the client goes away (this handler is dropped) while it runs.
+    let cancel = meeple_game::CancelHandle::new().map(Arc::new);
     let job = {
         let s = entry.lock();
         let access = s.access(token(&headers, &query));
         let viewer = req.viewer.or(access.seat);
         s.check_viewer(viewer, access)?;
-        s.analysis(&req.agent, req.ply, viewer, time)?
+        s.analysis(&req.agent, req.ply, viewer, time, cancel.as_ref().map(|c| c.token()))?
     };
     let client = peer.map(|Extension(Peer(ip))| ip);
     if let Some(ip) = client {
@@ -893,13 +909,27 @@ async fn analysis(
         .await
         .map_err(|_| ApiError::busy("every analyst is busy; try again shortly"))?
         .map_err(|_| ApiError::busy("the server is stopping"))?;
+    let mut on_hang_up = HangUp(cancel.clone());
     let answer = tokio::task::spawn_blocking(move || {
-        let _held = (permit, memory, asking);
+        // The job keeps its place (and its cancel flag) until it ends, hung up or not.
+        let _held = (permit, memory, asking, cancel);
         job()
     })
     .await
     .map_err(|_| ApiError::bad("the agent stopped with a panic"))??;
+    on_hang_up.0 = None;
     Ok(axum::Json(answer))
+}
+
+/// Cancels an analysis whose client went away: dropped with the handler before its answer.
+struct HangUp(Option<Arc<meeple_game::CancelHandle>>);
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        if let Some(c) = &self.0 {
+            c.cancel();
+        }
+    }
 }
 
 /// Counts an event stream against the caps while it lives.

@@ -181,6 +181,7 @@ pub trait Session: Send + Any {
         ply: Option<usize>,
         viewer: Option<Player>,
         time: Duration,
+        cancel: Option<meeple_game::Cancel>,
     ) -> Result<AnalysisJob, ApiError>;
     /// The game as an arena record.
     fn record(&self) -> GameRecord;
@@ -196,6 +197,8 @@ pub trait Session: Send + Any {
     fn agents_bound(&self) -> u64;
     /// Records a job that died (an agent that panicked).
     fn job_failed(&mut self, why: String);
+    /// Tells a thinking agent to stop at once (the match is dropped); its move is not played.
+    fn stop_thinking(&mut self);
     /// What the store needs to know of this match.
     fn stored(&self) -> Option<Stored>;
     /// Moves the store has not seen, marked as seen.
@@ -235,6 +238,8 @@ pub struct Live<G: Game> {
     paused: bool,
     step: bool,
     thinking: Option<Player>,
+    /// Stops the thinking agent's search early (undo, a dropped match).
+    cancel: Option<Arc<meeple_game::CancelHandle>>,
     /// Bumped by every undo: a move computed for an older line is dropped.
     epoch: u64,
     error: Option<String>,
@@ -311,6 +316,7 @@ impl<G: Game> Live<G> {
             paused: false,
             step: false,
             thinking: None,
+            cancel: None,
             epoch: 0,
             error: None,
             capped: false,
@@ -727,6 +733,7 @@ impl<G: Game> Session for Live<G> {
         self.truncate(target);
         self.epoch += 1;
         self.thinking = None;
+        self.stop_thinking();
         self.error = None;
         // Agents may keep a search tree of the line that was taken back: they start afresh at
         // their next move (built inside that job, not here under the lock).
@@ -774,10 +781,14 @@ impl<G: Game> Session for Live<G> {
         self.thinking = Some(p);
         self.version += 1;
         let state = self.latest.clone();
-        let (epoch, ply, budget) = (self.epoch, self.ply(), Budget::time(self.move_time));
+        let cancel = meeple_game::CancelHandle::new().map(Arc::new);
+        let budget = Budget { cancel: cancel.as_ref().map(|c| c.token()), ..Budget::time(self.move_time) };
+        self.cancel = cancel.clone();
+        let (epoch, ply) = (self.epoch, self.ply());
         let (game, spec, seed, allowed) =
             (self.game.clone(), self.seats[p].spec.clone(), self.seats[p].seed, self.allowed.clone());
         Some(Box::new(move || {
+            let _flag = cancel;
             let built = match agent {
                 Some(a) => Ok(a),
                 None => allowed.agent(&game, &spec, seed).map_err(|e| e.message),
@@ -799,6 +810,7 @@ impl<G: Game> Session for Live<G> {
                     return;
                 }
                 live.thinking = None;
+                live.cancel = None;
                 live.seats[p].agent = agent;
                 match chosen {
                     Ok(a) => match live.push(a, Some(ms as f32)) {
@@ -826,6 +838,7 @@ impl<G: Game> Session for Live<G> {
         ply: Option<usize>,
         viewer: Option<Player>,
         time: Duration,
+        cancel: Option<meeple_game::Cancel>,
     ) -> Result<AnalysisJob, ApiError> {
         let ply = ply.unwrap_or(self.ply());
         if ply > self.ply() {
@@ -850,7 +863,7 @@ impl<G: Game> Session for Live<G> {
         let world = state.determinize(knower, &mut rng);
         let (game, spec, allowed) = (self.game.clone(), agent.to_string(), self.allowed.clone());
         spec.parse::<meeple_game::Spec>().map_err(|e| ApiError::bad(format!("agent: {e}")))?;
-        let budget = Budget::time(time);
+        let budget = Budget { cancel, ..Budget::time(time) };
         let shown = state;
         Ok(Box::new(move || {
             let mut advisor = allowed
@@ -922,6 +935,12 @@ impl<G: Game> Session for Live<G> {
         if let Some(p) = self.thinking.take() {
             self.error = Some(format!("seat {p} ({}) stopped: {why}", self.seats[p].spec));
             self.paused = true;
+        }
+    }
+
+    fn stop_thinking(&mut self) {
+        if let Some(c) = self.cancel.take() {
+            c.cancel();
         }
     }
 

@@ -348,10 +348,11 @@ async fn a_page_on_another_site_can_neither_drive_nor_read_the_server() {
     assert_eq!(status, StatusCode::OK);
 }
 
-/// 5. Analyses have their own pool: they never hold up a game's agents, and a client that hangs
-/// up does not free its place while its job still runs.
+/// 5. Analyses have their own pool: they never hold up a game's agents; one client has at most
+/// two under way; a client that hangs up stops its search, and its place is free only once the
+/// search has stopped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn analyses_keep_to_their_own_pool_and_hold_it_while_they_run() {
+async fn analyses_keep_to_their_own_pool_and_stop_when_the_client_goes() {
     // As `meeple serve` does, the router knows the client's address.
     let peer = meeple_web::Peer(std::net::Ipv4Addr::LOCALHOST.into());
     let app = app_with(meeple_web::Config { thinkers: 1, analysts: 1, ..meeple_web::Config::default() })
@@ -360,19 +361,21 @@ async fn analyses_keep_to_their_own_pool_and_hold_it_while_they_run() {
         create(&app, json!({ "game": "connect4", "seats": ["random", "random"], "delay_ms": 0, "move_time_ms": 10 }))
             .await;
     let m = create(&app, json!({ "game": "connect4", "seats": ["human", "random"] })).await;
-    // Six analyses at once, every one abandoned by its client soon after it is sent.
+    // Six analyses of 8 s at once, every one abandoned by its client soon after it is sent.
     let mut asked = Vec::new();
     for _ in 0..6 {
         let (app, id, me) = (app.clone(), m.id.clone(), m.tokens[0].clone());
         asked.push(tokio::spawn(async move {
             Call::new("POST", &format!("/api/matches/{id}/analysis"))
                 .token(&me)
-                .json(json!({ "agent": "mcts", "time_ms": 1500 }))
+                .json(json!({ "agent": "mcts", "time_ms": 8000 }))
                 .go(&app)
                 .await
         }));
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, status) = Call::new("GET", "/api/status").go(&app).await;
+    assert_eq!(status["analysts_free"], 0, "one analysis runs: {status}");
     // One client has at most two under way: the other four were turned away at once.
     let mut refused = 0;
     for a in &asked {
@@ -387,20 +390,51 @@ async fn analyses_keep_to_their_own_pool_and_hold_it_while_they_run() {
             assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
         }
     }
-    // The running job keeps its place after its client left: at most one computes.
-    for _ in 0..10 {
+    // The clients left: the running search stops long before its 8 s, the waiting one never
+    // starts, and the place comes back.
+    let start = Instant::now();
+    loop {
         let (_, status) = Call::new("GET", "/api/status").go(&app).await;
         assert!(status["analysts_free"].as_u64().unwrap() <= 1, "{status}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        if status["analysts_free"] == 1 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(2), "the abandoned search was not stopped: {status}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let (_, status) = Call::new("GET", "/api/status").go(&app).await;
-    assert_eq!(status["analysts_free"], 0, "the abandoned job still runs and holds its place: {status}");
     // Meanwhile the agents' game went on.
     let (_, snap) = Call::new("GET", &format!("/api/matches/{}", watch.id)).go(&app).await;
     assert!(snap["ply"].as_u64().unwrap() > 4 || snap["result"].is_object(), "{snap}");
-    tokio::time::sleep(Duration::from_millis(1800)).await;
-    let (_, status) = Call::new("GET", "/api/status").go(&app).await;
-    assert_eq!(status["analysts_free"], 1, "{status}");
+}
+
+/// 5b. A match dropped while its agent thinks stops that agent at once: its place among the
+/// thinkers comes back long before its 20 s are up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_match_stops_its_thinking_agent() {
+    let app = app_with(meeple_web::Config { thinkers: 1, ..meeple_web::Config::default() });
+    let m =
+        create(&app, json!({ "game": "connect4", "seats": ["mcts", "mcts"], "delay_ms": 0, "move_time_ms": 20000 }))
+            .await;
+    let start = Instant::now();
+    loop {
+        let (_, status) = Call::new("GET", "/api/status").go(&app).await;
+        if status["thinkers_free"] == 0 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "{status}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (status, _) = Call::new("DELETE", &format!("/api/matches/{}", m.id)).token(&m.owner).go(&app).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let start = Instant::now();
+    loop {
+        let (_, status) = Call::new("GET", "/api/status").go(&app).await;
+        if status["thinkers_free"] == 1 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(2), "the agent still thinks: {status}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// 6. Game integrity: random ids, seats that answer only to their tokens, no undo once the game
