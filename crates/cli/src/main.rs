@@ -9,6 +9,7 @@ mod play;
 mod plot;
 mod replay;
 mod serve;
+mod strap;
 mod train;
 mod tune;
 

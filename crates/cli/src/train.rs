@@ -18,6 +18,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub enum TrainCommand {
     /// AlphaZero: batched self-play with a network-guided search, training on its games.
     Az(AzArgs),
+    /// RootStrap(αβ): a linear evaluator's weights learned by self-play, the root of each
+    /// alpha-beta search pulled toward its search value (report 004; Veness et al. 2009).
+    Rootstrap(crate::strap::StrapArgs),
+    /// TreeStrap(αβ): as RootStrap, every node alpha-beta valued pulled toward its value within
+    /// the bound the search proved there.
+    Treestrap(crate::strap::StrapArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -118,6 +124,12 @@ pub struct AzArgs {
 pub fn run(command: &TrainCommand) -> Result<()> {
     match command {
         TrainCommand::Az(args) => with_game!(args.game.as_str(), |game| az(&game, args))?,
+        TrainCommand::Rootstrap(args) => {
+            with_game!(args.game().as_str(), |game| crate::strap::run(&game, meeple_learn::strap::Strap::Root, args))?
+        }
+        TrainCommand::Treestrap(args) => {
+            with_game!(args.game().as_str(), |game| crate::strap::run(&game, meeple_learn::strap::Strap::Tree, args))?
+        }
     }
 }
 

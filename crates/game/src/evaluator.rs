@@ -59,6 +59,21 @@ pub trait Evaluator<S: State>: Send + Sync {
         None
     }
 
+    /// The features of a linear evaluator, whose value is their dot product with
+    /// [`Evaluator::weights`]: learners (RootStrap, TreeStrap) train the weights through them.
+    /// Writes `out` (cleared first) for `player` and returns true; false for an evaluator that is
+    /// not a weighted sum.
+    fn features(&self, state: &S, player: Player, out: &mut Vec<f64>) -> bool {
+        let _ = (state, player);
+        out.clear();
+        false
+    }
+
+    /// The weights of a linear evaluator (see [`Evaluator::features`]); empty otherwise.
+    fn weights(&self) -> Vec<f64> {
+        Vec::new()
+    }
+
     /// Forward pruning: removes actions not worth searching (the Sagrada report's "heuristic
     /// filter"). Search ignores a filter that removes every action. The default keeps all.
     fn filter(&self, state: &S, actions: &mut Vec<Action>) {

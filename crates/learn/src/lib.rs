@@ -8,6 +8,7 @@ pub mod ladder;
 pub mod metrics;
 pub mod search;
 pub mod selfplay;
+pub mod strap;
 pub mod train;
 
 pub use agents::{AGENTS, EVALUATORS, NetValue, agent_infos, evaluator_infos, extension, make_agent};

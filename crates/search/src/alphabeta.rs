@@ -7,7 +7,8 @@
 //! more players it is the *paranoid* assumption (everyone plays against the root player).
 
 use crate::evaluators::make_evaluator_with;
-use crate::tt::{Bound, TranspositionTable};
+pub use crate::tt::Bound;
+use crate::tt::TranspositionTable;
 use meeple_game::{
     Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, rng_from_seed,
 };
@@ -199,6 +200,27 @@ pub struct SearchReport {
     pub root: Vec<(Action, f64)>,
 }
 
+/// A node alpha-beta valued, for learners that bootstrap from search (TreeStrap): the
+/// evaluator's features there for the root player, the value the search found, and what that
+/// value proves (exact, or a bound from a cut-off).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRecord {
+    pub features: Vec<f64>,
+    pub value: f64,
+    pub bound: Bound,
+}
+
+/// Values beyond this are proven results (wins, losses), which no evaluator's value reaches.
+const EVAL_RANGE: f64 = 100_000.0;
+
+impl NodeRecord {
+    /// Whether the value is a proven win (`Some(true)`) or loss (`Some(false)`) rather than an
+    /// evaluation.
+    pub fn proven(&self) -> Option<bool> {
+        (self.value.abs() >= EVAL_RANGE).then_some(self.value > 0.0)
+    }
+}
+
 /// The alpha-beta agent.
 pub struct AlphaBeta<S: State> {
     config: AlphaBetaConfig,
@@ -238,6 +260,9 @@ pub struct AlphaBeta<S: State> {
     /// Root iterations searched again after falling outside the aspiration window.
     researches: u64,
     report: SearchReport,
+    /// Nodes recorded for learners, when asked ([`AlphaBeta::record_nodes`]).
+    recording: bool,
+    records: Vec<NodeRecord>,
 }
 
 impl<S: State> AlphaBeta<S> {
@@ -293,7 +318,37 @@ impl<S: State> AlphaBeta<S> {
             horizon2: 0,
             researches: 0,
             report: SearchReport::default(),
+            recording: false,
+            records: Vec::new(),
             config,
+        }
+    }
+
+    /// Records every node the searches value from now on (its features, value and bound), for
+    /// TreeStrap; the evaluator must be linear ([`Evaluator::features`]).
+    pub fn record_nodes(&mut self, on: bool) {
+        self.recording = on;
+    }
+
+    /// The nodes recorded since the last call.
+    pub fn take_records(&mut self) -> Vec<NodeRecord> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// The root of the last decision as a record: the features of `state` for its mover and the
+    /// value the search gave it (for RootStrap); `None` for a nonlinear evaluator. Proven results
+    /// keep their win scores ([`NodeRecord::proven`]).
+    pub fn root_record(&self, state: &S) -> Option<NodeRecord> {
+        let player = state.current_player()?;
+        let mut features = Vec::new();
+        let value = self.report.value;
+        self.eval.features(state, player, &mut features).then_some(NodeRecord { features, value, bound: Bound::Exact })
+    }
+
+    fn record(&mut self, state: &S, value: f64, bound: Bound) {
+        let mut features = Vec::new();
+        if self.eval.features(state, self.root_player, &mut features) {
+            self.records.push(NodeRecord { features, value, bound });
         }
     }
 
@@ -424,12 +479,15 @@ impl<S: State> AlphaBeta<S> {
         self.ensure_ply(ply);
         let plain = self.config.plain;
         let maximize = mover == self.root_player;
+        // A search that records its nodes for a learner values every node it reaches, so the
+        // evaluator's shortcuts (which answer for a node without visiting it) stay off.
+        let shortcuts = !plain && !self.recording;
         // The horizon is decided before the table is probed: it is cheaper to compute than a
         // probe, most nodes are there, and not storing it keeps the table for deeper nodes.
         // Futility pruning, exact: when one move can change the evaluation by at most `gain`
         // and the static value is that far outside the window, no child can enter it.
         if depth == 1
-            && !plain
+            && shortcuts
             && let Some(gain) = self.eval.move_gain_bound(state)
         {
             let e = self.eval.evaluate(state, self.root_player);
@@ -443,13 +501,13 @@ impl<S: State> AlphaBeta<S> {
             }
         }
         if depth == 1
-            && !plain
+            && shortcuts
             && let Some(v) = self.eval.frontier_value(state, self.root_player, maximize)
         {
             return v;
         }
         if depth == 2
-            && !plain
+            && shortcuts
             && let Some(v) = self.eval.frontier2_value(state, self.root_player, maximize, alpha, beta)
         {
             self.horizon2 += 1;
@@ -538,6 +596,9 @@ impl<S: State> AlphaBeta<S> {
         };
         if !plain {
             self.tt.store(key, to_tt(best, ply), best_move, depth, bound);
+        }
+        if self.recording {
+            self.record(state, best, bound);
         }
         best
     }

@@ -12,7 +12,7 @@ use rand::RngExt;
 const WEIGHTS_PARAM: &[ParamInfo] = &[ParamInfo {
     name: "weights",
     default: "",
-    accepts: "comma-separated numbers in brackets, one per feature",
+    accepts: "comma-separated numbers in brackets, one per feature, or a file of them (meeple train treestrap)",
     help: "feature weights (default: the hand weights)",
 }];
 
@@ -75,19 +75,30 @@ const CENTRE_DISTANCE: [u8; CELLS] = {
 
 fn weights_from<const N: usize>(spec: &Spec, subject: &str, default: [f64; N]) -> Result<[f64; N], Error> {
     let o = spec.options(subject, WEIGHTS_PARAM)?;
-    let raw: String = o.get("weights")?;
-    if raw.is_empty() {
+    let given: String = o.get("weights")?;
+    if given.is_empty() {
         return Ok(default);
     }
-    let values: Result<Vec<f64>, _> = raw.split(',').map(|v| v.trim().parse::<f64>()).collect();
+    // Numbers inline, or a file of them (`meeple train treestrap` writes one: `#` comment lines,
+    // then the numbers).
+    let numeric = given.split(',').all(|v| v.trim().parse::<f64>().is_ok());
+    let raw = if numeric {
+        given.clone()
+    } else {
+        let path = meeple_game::access::agent_file(&given, "weights file")?;
+        let text = meeple_game::limits::read_text(&path, 64 << 10, "weights file")?;
+        text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join(",")
+    };
+    let values: Result<Vec<f64>, _> =
+        raw.split(',').filter(|v| !v.trim().is_empty()).map(|v| v.trim().parse::<f64>()).collect();
     match values {
         Ok(v) if v.len() == N && v.iter().all(|x| x.is_finite()) => Ok(v.try_into().expect("length checked")),
         _ => Err(Error::BadValue {
             subject: subject.to_string(),
             key: "weights".into(),
-            value: raw,
+            value: given,
             expected: format!(
-                "{N} comma-separated numbers, e.g. weights=({})",
+                "{N} comma-separated numbers (or a file of them), e.g. weights=({})",
                 default.map(|x| x.to_string()).join(",")
             ),
         }),
@@ -176,7 +187,6 @@ fn linear_gain(own: &[f64], centrality: f64) -> f64 {
 
 /// The 8 features for `player` then the opponent: workers on level 0, 1, 2 (each /2) and mean
 /// centre distance (/2).
-#[cfg_attr(not(test), allow(dead_code))] // the definition; evaluation uses `Linear8::side`
 pub fn linear8_features(state: &SantoriniState, player: Player) -> [f64; 8] {
     let mut f = [0.0; 8];
     for (side, p) in [player, 1 - player].into_iter().enumerate() {
@@ -284,6 +294,16 @@ impl Evaluator<SantoriniState> for Linear8 {
     fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
         self.part(state, state.workers[player], 0, usize::MAX)
             + self.part(state, state.workers[1 - player], 1, usize::MAX)
+    }
+
+    fn features(&self, state: &SantoriniState, player: Player, out: &mut Vec<f64>) -> bool {
+        out.clear();
+        out.extend_from_slice(&linear8_features(state, player));
+        true
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        self.weights.to_vec()
     }
 
     fn move_gain_bound(&self, state: &SantoriniState) -> Option<f64> {
@@ -601,6 +621,16 @@ pub struct Linear22 {
 }
 
 impl Evaluator<SantoriniState> for Linear22 {
+    fn features(&self, state: &SantoriniState, player: Player, out: &mut Vec<f64>) -> bool {
+        out.clear();
+        out.extend_from_slice(&linear22_features(state, player));
+        true
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        self.weights.to_vec()
+    }
+
     fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
         linear22_features(state, player).iter().zip(&self.weights).map(|(f, w)| f * w).sum()
     }

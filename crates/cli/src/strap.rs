@@ -1,0 +1,170 @@
+//! `meeple train rootstrap|treestrap GAME`: report 004's bootstrap learners for a linear
+//! evaluator, by self-play with meeple's alpha-beta. The weights file is rewritten whole after
+//! every game (so Ctrl-C or a kill leaves the last game's weights) and one metrics line per game
+//! is appended; `--resume` continues from both.
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use meeple_game::Game;
+use meeple_learn::strap::{Strap, StrapConfig, play_game, random_weights, weights_file};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct StrapArgs {
+    /// Game spec, e.g. `santorini`.
+    game: String,
+    /// The linear evaluator whose weights are learned (one the game names, e.g. `linear8` or
+    /// `linear22` for Santorini).
+    #[arg(long, default_value = "linear8")]
+    eval: String,
+    /// Search depth of the self-play alpha-beta (the report: 3).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=12))]
+    depth: u32,
+    /// Self-play games.
+    #[arg(long, default_value_t = 100)]
+    games: u64,
+    /// Stop after this many minutes (this session).
+    #[arg(long, value_name = "M")]
+    minutes: Option<f64>,
+    /// Step size of the weights (summed over a search's nodes for TreeStrap).
+    #[arg(long, default_value_t = 1e-4)]
+    lr: f64,
+    /// The target of a position the search proved won (lost: its negation); the hand weights'
+    /// values stay within a few units.
+    #[arg(long, default_value_t = 10.0)]
+    win_value: f64,
+    /// Uniformly random plies that open each game, so self-play sees varied positions.
+    #[arg(long, default_value_t = 4)]
+    opening_plies: usize,
+    /// Seed of the initial weights (uniform in [-1, 1], as the report) and of the games.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Start from these weights instead (a file this command wrote, or numbers: 0,2,4,-1,...).
+    #[arg(long, value_name = "FILE|NUMBERS")]
+    init: Option<String>,
+    /// The weights file (`eval=(linear8:weights=FILE)` loads it); metrics go to FILE.metrics.jsonl.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Continue the run in --out.
+    #[arg(long)]
+    resume: bool,
+    /// Replace an existing --out.
+    #[arg(long, conflicts_with = "resume")]
+    force: bool,
+}
+
+impl StrapArgs {
+    pub fn game(&self) -> &String {
+        &self.game
+    }
+}
+
+fn parse_weights(text: &str) -> Result<Vec<f64>> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(|l| l.split(','))
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| v.trim().parse::<f64>().map_err(|_| anyhow!("'{v}' is not a number")))
+        .collect()
+}
+
+pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
+    if !(args.lr.is_finite() && args.lr > 0.0) {
+        bail!("--lr {} must be a positive number", args.lr);
+    }
+    let eval = meeple_search::make_evaluator(game, &args.eval)?;
+    let n = eval.weights().len();
+    if n == 0 {
+        bail!("evaluator '{}' of {} is not linear (it exposes no features and weights)", args.eval, game.spec());
+    }
+    let metrics = PathBuf::from(format!("{}.metrics.jsonl", args.out.display()));
+    meeple_arena::files::check_new_output(&args.out, "weights file", args.resume || args.force, true)
+        .map_err(|e| anyhow!(e))?;
+    let (mut weights, mut done) = if args.resume {
+        let text = std::fs::read_to_string(&args.out)
+            .with_context(|| format!("cannot resume from '{}'", args.out.display()))?;
+        let lines = std::fs::read_to_string(&metrics).unwrap_or_default();
+        (parse_weights(&text)?, lines.lines().filter(|l| !l.trim().is_empty()).count() as u64)
+    } else {
+        let w = match &args.init {
+            Some(i) if std::path::Path::new(i).is_file() => parse_weights(&std::fs::read_to_string(i)?)?,
+            Some(i) => parse_weights(i)?,
+            None => random_weights(n, args.seed),
+        };
+        if metrics.exists() {
+            std::fs::remove_file(&metrics)?;
+        }
+        (w, 0)
+    };
+    if weights.len() != n {
+        bail!("{} weights given; {} takes {n}", weights.len(), args.eval);
+    }
+    let config = StrapConfig {
+        strap,
+        eval: args.eval.clone(),
+        depth: args.depth,
+        learning_rate: args.lr,
+        opening_plies: args.opening_plies,
+        seed: args.seed,
+        win_value: args.win_value,
+    };
+    let command = format!(
+        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {} --opening-plies {} --seed {} --out {}",
+        strap.name(),
+        args.game,
+        args.eval,
+        args.depth,
+        args.games,
+        args.lr,
+        args.win_value,
+        args.opening_plies,
+        args.seed,
+        args.out.display()
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // Ctrl-C stops after the game being played; its weights are then written.
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
+    }
+    let bar = ProgressBar::new(args.games);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} games {elapsed_precise} {msg}").expect("template"),
+    );
+    bar.set_position(done);
+    let started = Instant::now();
+    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics)?;
+    while done < args.games && !stop.load(Ordering::Relaxed) {
+        if args.minutes.is_some_and(|m| started.elapsed().as_secs_f64() >= m * 60.0) {
+            break;
+        }
+        let t = Instant::now();
+        let g = play_game(game, &config, &mut weights, done)?;
+        if weights.iter().any(|w| !w.is_finite()) {
+            bail!("the weights diverged at game {done}: give a smaller --lr");
+        }
+        done += 1;
+        meeple_arena::files::write_atomic(&args.out, weights_file(&weights, &command).as_bytes())?;
+        let line = serde_json::json!({
+            "schema": 1, "event": "generation", "trainer": strap.name(), "generation": done, "episodes": done,
+            "positions": g.nodes, "wall_seconds": t.elapsed().as_secs_f64(),
+            "losses": { "search_mse": g.mse }, "figures": { "plies": g.plies },
+            "weights": weights,
+        });
+        writeln!(log, "{line}")?;
+        bar.set_position(done);
+        bar.set_message(format!("mse {:.4}", g.mse));
+    }
+    bar.finish();
+    println!(
+        "{done} games; weights in {} ({})",
+        args.out.display(),
+        weights.iter().map(|w| format!("{w:.4}")).collect::<Vec<_>>().join(",")
+    );
+    Ok(())
+}
