@@ -674,7 +674,8 @@ async fn status(AxState(app): Shared) -> axum::Json<Value> {
         "memory_reserved": app.budget.used(), "memory_budget": app.budget.total(),
         "streams": app.streams.load(Ordering::Relaxed), "max_streams": app.config.max_streams,
         "thinkers_free": app.thinkers.available_permits(), "analysts_free": app.analysts.available_permits(),
-        "store": app.store.as_ref().map(|s| s.path().display().to_string()),
+        // Whether games are kept, not where: no path of this machine leaves the server.
+        "keeps_games": app.store.is_some(),
     }))
 }
 
