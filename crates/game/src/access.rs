@@ -71,6 +71,23 @@ pub fn agent_file(given: &str, what: &str) -> Result<PathBuf, Error> {
     Err(unknown())
 }
 
+/// Numbers an evaluator's `weights=` option gives: inline (`1,2,-3`), or the name of a file of
+/// them (`#` lines are comments; `meeple train rootstrap|treestrap` writes one), opened under
+/// this thread's file policy. `None` where a number does not parse (the caller names what it
+/// accepts).
+pub fn numbers(given: &str) -> Result<Option<Vec<f64>>, Error> {
+    let parse = |text: &str| -> Option<Vec<f64>> {
+        text.split(',').map(str::trim).filter(|v| !v.is_empty()).map(|v| v.parse::<f64>().ok()).collect()
+    };
+    if given.split(',').all(|v| v.trim().parse::<f64>().is_ok()) {
+        return Ok(parse(given));
+    }
+    let path = agent_file(given, "weights file")?;
+    let text = crate::limits::read_text(&path, 64 << 10, "weights file")?;
+    let numbers: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect();
+    Ok(parse(&numbers.join(",")))
+}
+
 /// The file names offered (at most 20, sorted), for error messages: regular files directly in
 /// the allowed directories, except sidecars.
 fn available(roots: &[PathBuf]) -> Vec<String> {
@@ -125,6 +142,15 @@ mod tests {
             }
         });
         assert!(!is_restricted());
+        // Weights inline or from a file (comments skipped), the file under the same policy.
+        std::fs::write(inside.join("w.txt"), "# made by a test\n1,2.5,-3\n").unwrap();
+        assert_eq!(numbers("1, 2,-3").unwrap(), Some(vec![1.0, 2.0, -3.0]));
+        let file = inside.join("w.txt").display().to_string();
+        assert_eq!(numbers(&file).unwrap(), Some(vec![1.0, 2.5, -3.0]));
+        restricted(std::slice::from_ref(&inside), || {
+            assert_eq!(numbers("w.txt").unwrap(), Some(vec![1.0, 2.5, -3.0]));
+            assert!(numbers("/etc/passwd").unwrap_err().to_string().contains("unknown weights file"));
+        });
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

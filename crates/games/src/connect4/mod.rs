@@ -95,8 +95,19 @@ impl Game for Connect4 {
 
     fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<Connect4State>, Error>> {
         (spec.name == eval::LINES_INFO.name).then(|| {
-            spec.options("evaluator lines", eval::LINES_INFO.params)?;
-            Ok(Box::new(LinesEvaluator::new(self.rows, self.cols)) as BoxedEvaluator<Connect4State>)
+            let o = spec.options("evaluator lines", eval::LINES_INFO.params)?;
+            let given: String = o.get("weights")?;
+            let weights = if given.is_empty() {
+                eval::LINES_WEIGHTS
+            } else {
+                // Numbers inline, or a file of them (`meeple train rootstrap` writes one).
+                match meeple_game::access::numbers(&given)? {
+                    Some(v) if v.len() == 6 && v.iter().all(|x| x.is_finite()) => [v[0], v[1], v[2], v[3], v[4], v[5]],
+                    _ => return Err(o.bad_value("weights", &given)),
+                }
+            };
+            Ok(Box::new(LinesEvaluator::new(self.rows, self.cols).with_weights(weights))
+                as BoxedEvaluator<Connect4State>)
         })
     }
 

@@ -79,20 +79,9 @@ fn weights_from<const N: usize>(spec: &Spec, subject: &str, default: [f64; N]) -
     if given.is_empty() {
         return Ok(default);
     }
-    // Numbers inline, or a file of them (`meeple train treestrap` writes one: `#` comment lines,
-    // then the numbers).
-    let numeric = given.split(',').all(|v| v.trim().parse::<f64>().is_ok());
-    let raw = if numeric {
-        given.clone()
-    } else {
-        let path = meeple_game::access::agent_file(&given, "weights file")?;
-        let text = meeple_game::limits::read_text(&path, 64 << 10, "weights file")?;
-        text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join(",")
-    };
-    let values: Result<Vec<f64>, _> =
-        raw.split(',').filter(|v| !v.trim().is_empty()).map(|v| v.trim().parse::<f64>()).collect();
-    match values {
-        Ok(v) if v.len() == N && v.iter().all(|x| x.is_finite()) => Ok(v.try_into().expect("length checked")),
+    // Numbers inline, or a file of them (`meeple train treestrap` writes one).
+    match meeple_game::access::numbers(&given)? {
+        Some(v) if v.len() == N && v.iter().all(|x| x.is_finite()) => Ok(v.try_into().expect("length checked")),
         _ => Err(Error::BadValue {
             subject: subject.to_string(),
             key: "weights".into(),
