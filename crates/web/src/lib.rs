@@ -745,7 +745,11 @@ async fn create_match(AxState(app): Shared, peer: Option<Extension<Peer>>, body:
     let write = app.store.as_ref().map(|s| s.create(&id, &stored));
     let entry = app.insert(id.clone(), session, client, memory);
     drop(slot);
-    committed(write).await?;
+    if let Err(e) = committed(write).await {
+        // A match that could not be kept is not offered either.
+        app.remove(&id, false);
+        return Err(e);
+    }
     drive(app.clone(), entry);
     snapshot["id"] = json!(id);
     let seats: Vec<Value> = stored
