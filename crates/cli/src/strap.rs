@@ -64,13 +64,11 @@ impl StrapArgs {
     }
 }
 
-fn parse_weights(text: &str) -> Result<Vec<f64>> {
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .flat_map(|l| l.split(','))
-        .filter(|v| !v.trim().is_empty())
-        .map(|v| v.trim().parse::<f64>().map_err(|_| anyhow!("'{v}' is not a number")))
-        .collect()
+/// Weights inline (`0,2,4,-1,...`) or from a file this command wrote, read the way `weights=`
+/// reads them.
+fn parse_weights(given: &str) -> Result<Vec<f64>> {
+    meeple_game::access::numbers(given)?
+        .ok_or_else(|| anyhow!("'{given}' holds something other than comma-separated numbers"))
 }
 
 pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
@@ -86,13 +84,12 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     meeple_arena::files::check_new_output(&args.out, "weights file", args.resume || args.force, true)
         .map_err(|e| anyhow!(e))?;
     let (mut weights, mut done) = if args.resume {
-        let text = std::fs::read_to_string(&args.out)
+        let weights = parse_weights(&args.out.display().to_string())
             .with_context(|| format!("cannot resume from '{}'", args.out.display()))?;
         let lines = std::fs::read_to_string(&metrics).unwrap_or_default();
-        (parse_weights(&text)?, lines.lines().filter(|l| !l.trim().is_empty()).count() as u64)
+        (weights, lines.lines().filter(|l| !l.trim().is_empty()).count() as u64)
     } else {
         let w = match &args.init {
-            Some(i) if std::path::Path::new(i).is_file() => parse_weights(&std::fs::read_to_string(i)?)?,
             Some(i) => parse_weights(i)?,
             None => random_weights(n, args.seed),
         };

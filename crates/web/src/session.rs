@@ -476,16 +476,11 @@ impl<G: Game> Live<G> {
 
     /// Takes the line back to `ply` plies.
     fn truncate(&mut self, ply: usize) {
+        self.latest = self.state_at(ply);
         self.actions.truncate(ply);
         self.movers.truncate(ply);
         self.move_ms.truncate(ply);
         self.checkpoints.truncate(ply / CHECKPOINT_EVERY + 1);
-        let c = ply / CHECKPOINT_EVERY;
-        let mut s = self.checkpoints[c].clone();
-        for &a in &self.actions[c * CHECKPOINT_EVERY..ply] {
-            s.apply_unchecked(a);
-        }
-        self.latest = s;
         self.saved = self.saved.min(ply);
         self.version += 1;
     }
