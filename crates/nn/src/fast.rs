@@ -109,6 +109,11 @@ pub(crate) struct Fast {
 /// 64 (the measurement is in docs/learning.md, "Network speed").
 const CHUNK: usize = 4;
 
+/// Samples per product of a dense trunk: its products are thin at a few rows (one row of
+/// weights per output) and a few dozen rows feed the kernel well; measured on report 002's
+/// 4x500 residual MLP over Catan's observation (docs/learning.md, "TD(λ) for Catan").
+const DENSE_CHUNK: usize = 64;
+
 #[derive(Default)]
 struct Scratch {
     pad: [Vec<f32>; 2],
@@ -172,24 +177,38 @@ impl Fast {
     pub(crate) fn evaluate(&self, obs: &[f32], batch: usize, logits: &mut Vec<f32>, vals: &mut Vec<f32>) {
         use rayon::prelude::*;
         let (n, a, seats) = (self.config.input_len(), self.config.actions, self.config.seats);
+        let chunk = self.chunk_size(batch);
         logits.resize(batch * a, 0.0);
         vals.resize(batch * seats, 0.0);
         obs[..batch * n]
-            .par_chunks(CHUNK * n)
-            .zip(logits.par_chunks_mut(CHUNK * a))
-            .zip(vals.par_chunks_mut(CHUNK * seats))
+            .par_chunks(chunk * n)
+            .zip(logits.par_chunks_mut(chunk * a))
+            .zip(vals.par_chunks_mut(chunk * seats))
             .for_each(|((o, l), v)| self.chunk(o, o.len() / n, l, v));
     }
 
     /// [`Fast::evaluate`] on the calling thread alone, chunk after chunk.
     pub(crate) fn evaluate_serial(&self, obs: &[f32], batch: usize, logits: &mut Vec<f32>, vals: &mut Vec<f32>) {
         let (n, a, seats) = (self.config.input_len(), self.config.actions, self.config.seats);
+        let chunk = self.chunk_size(batch);
         logits.resize(batch * a, 0.0);
         vals.resize(batch * seats, 0.0);
         let chunks =
-            obs[..batch * n].chunks(CHUNK * n).zip(logits.chunks_mut(CHUNK * a)).zip(vals.chunks_mut(CHUNK * seats));
+            obs[..batch * n].chunks(chunk * n).zip(logits.chunks_mut(chunk * a)).zip(vals.chunks_mut(chunk * seats));
         for ((o, l), v) in chunks {
             self.chunk(o, o.len() / n, l, v);
+        }
+    }
+
+    /// Samples per chunk: a few for a tower; for a dense trunk, enough to fill the kernel but
+    /// split so every thread of the pool gets a share.
+    fn chunk_size(&self, batch: usize) -> usize {
+        match self.config.trunk {
+            Trunk::Resnet { .. } => CHUNK,
+            Trunk::Mlp { .. } | Trunk::Resmlp { .. } => {
+                let threads = rayon::current_num_threads().max(1);
+                batch.div_ceil(threads).clamp(CHUNK, DENSE_CHUNK)
+            }
         }
     }
 
@@ -203,6 +222,7 @@ impl Fast {
         match self.config.trunk {
             Trunk::Resnet { .. } => self.tower(obs, batch, s, logits),
             Trunk::Mlp { .. } => self.mlp(obs, batch, s),
+            Trunk::Resmlp { .. } => self.resmlp(obs, batch, s),
         }
         if let Some(fc) = &self.policy_fc {
             fc.product(&s.policy_in, batch, logits);
@@ -235,6 +255,39 @@ impl Fast {
         s.value_in.clear();
         s.value_in.extend_from_slice(&cur);
         s.pad = [cur, next];
+    }
+
+    /// The residual MLP: the first layer, then blocks whose input is added back before the
+    /// last ReLU.
+    fn resmlp(&self, obs: &[f32], batch: usize, s: &mut Scratch) {
+        let [mut cur, mut mid] = std::mem::take(&mut s.pad);
+        let first = &self.trunk[0];
+        let width = first.outputs;
+        let x = sized(&mut cur, batch * width);
+        first.product(obs, batch, x);
+        add_bias(x, &first.bias, true);
+        cur.truncate(batch * width);
+        let mut out = std::mem::take(&mut s.policy_in);
+        for pair in self.trunk[1..].chunks_exact(2) {
+            let a = sized(&mut mid, batch * width);
+            pair[0].product(&cur, batch, a);
+            add_bias(a, &pair[0].bias, true);
+            let y = sized(&mut out, batch * width);
+            pair[1].product(&mid[..batch * width], batch, y);
+            for (row, skip) in y.chunks_mut(width).zip(cur.chunks(width)) {
+                for ((v, b), x) in row.iter_mut().zip(&pair[1].bias).zip(skip) {
+                    *v = (*v + b + x).max(0.0);
+                }
+            }
+            std::mem::swap(&mut cur, &mut out);
+            cur.truncate(batch * width);
+        }
+        s.value_in.clear();
+        s.value_in.extend_from_slice(&cur);
+        out.clear();
+        out.extend_from_slice(&cur);
+        s.policy_in = out;
+        s.pad = [cur, mid];
     }
 
     /// The tower and its heads: the value head's input into `s.value_in`, and the dense

@@ -500,6 +500,9 @@ pub(crate) struct Work {
 pub(crate) struct Weights {
     pub(crate) value: f32,
     pub(crate) ownership: f32,
+    /// The value loss: Huber with this threshold where given (quadratic within it, linear
+    /// beyond), the squared error otherwise.
+    pub(crate) huber: Option<f32>,
 }
 
 /// The loss terms and the gradients at the network's outputs (`cells`: the ownership head's,
@@ -539,9 +542,22 @@ fn loss_gradients(batch: &Batch, actions: usize, seats: usize, cells: usize, wei
     let mut value = 0.0f64;
     for ((d, v), t) in dv.iter_mut().zip(&w.values).zip(&batch.value) {
         let e = v - t;
-        value += (e * e) as f64;
+        let de = match weights.huber {
+            None => {
+                value += (e * e) as f64;
+                2.0 * e
+            }
+            Some(delta) if e.abs() <= delta => {
+                value += (0.5 * e * e) as f64;
+                e
+            }
+            Some(delta) => {
+                value += (delta * (e.abs() - 0.5 * delta)) as f64;
+                delta * e.signum()
+            }
+        };
         // Through the sigmoid: dv/du = v (1 - v).
-        *d = 2.0 * e / b as f32 * value_weight * v * (1.0 - v);
+        *d = de / b as f32 * value_weight * v * (1.0 - v);
     }
     // Ownership: the mean squared error per cell over the positions whose target is known.
     let mut ownership = 0.0f64;
@@ -766,7 +782,7 @@ impl Model {
         sized(&mut work.grad, self.theta.len());
         let board = match config.trunk {
             Trunk::Resnet { .. } => Some(Board { batch: b, rows: config.input[1], cols: config.input[2] }),
-            Trunk::Mlp { .. } => None,
+            Trunk::Mlp { .. } | Trunk::Resmlp { .. } => None,
         };
         // The trunk and the policy head; the value head's input: [b, cells] (tower) or [b, width]
         // (MLP).
@@ -857,10 +873,19 @@ impl Model {
         let b = batch.size;
         work.saved.resize_with(self.mlp.len(), Saved::default);
         let mut saved = std::mem::take(&mut work.saved);
+        let residual = matches!(self.config.trunk, Trunk::Resmlp { .. });
         for (i, layer) in self.mlp.iter().enumerate() {
             let (before, after) = saved.split_at_mut(i);
             let input = if i == 0 { &batch.obs[..] } else { &before[i - 1].out[..] };
-            self.dense_forward(layer, input, b, true, &mut after[0].out);
+            // In a residual MLP, layers 2, 4, ... close a block: their block's input (layer
+            // i - 2's output) is added before the ReLU.
+            let closes = residual && i >= 2 && i % 2 == 0;
+            self.dense_forward(layer, input, b, !closes, &mut after[0].out);
+            if closes {
+                for (o, x) in after[0].out.iter_mut().zip(&before[i - 2].out) {
+                    *o = (*o + x).max(0.0);
+                }
+            }
         }
         let value_in = saved.last().expect("an MLP has layers").out.clone();
         let fc = self.policy_fc.expect("a dense head");
@@ -991,15 +1016,29 @@ impl Model {
             *d += v;
         }
         let mut dnext = std::mem::take(&mut work.grad_b);
+        let mut skip = std::mem::take(&mut work.grad_c);
+        let residual = matches!(self.config.trunk, Trunk::Resmlp { .. });
         for (i, layer) in self.mlp.iter().enumerate().rev() {
             relu_mask(&mut dx, &saved[i].out);
+            if residual && i >= 2 && i % 2 == 0 {
+                // The gradient at a block's sum reaches its input twice: through the skip here,
+                // through the block's layers below.
+                skip.clear();
+                skip.extend_from_slice(&dx);
+            }
             let input = if i == 0 { &batch.obs[..] } else { &saved[i - 1].out[..] };
             let wants = (i > 0).then_some(&mut dnext);
             self.dense_backward(layer, input, b, &dx, grad, wants);
+            if residual && i % 2 == 1 {
+                for (d, s) in dnext.iter_mut().zip(&skip) {
+                    *d += s;
+                }
+            }
             std::mem::swap(&mut dx, &mut dnext);
         }
         work.grad_a = dx;
         work.grad_b = dnext;
+        work.grad_c = skip;
         work.saved = saved;
     }
 }
@@ -1186,6 +1225,7 @@ mod tests {
         batch: &Batch,
         vw: f64,
         ow: f64,
+        huber: Option<f32>,
     ) -> (f64, f64, f64, Vec<Option<Vec<f32>>>) {
         let device = Device::flex().autodiff();
         let (b, n, a, s) = (batch.size, config.input_len(), config.actions, config.seats);
@@ -1196,7 +1236,15 @@ mod tests {
         let weight = t(&batch.policy_weight, [b, 1]);
         let weighted = weight.clone().sum().into_scalar::<f32>().max(1.0) as f64;
         let policy = (t(&batch.policy, [b, a]) * logp * weight).sum().neg() / weighted;
-        let value = (values - t(&batch.value, [b, s])).powi_scalar(2).sum_dim(1).mean();
+        let error = values - t(&batch.value, [b, s]);
+        let value = match huber {
+            None => error.powi_scalar(2).sum_dim(1).mean(),
+            Some(delta) => {
+                let size = error.abs();
+                let inside = size.clone().clamp_max(delta);
+                (inside.clone().powi_scalar(2) * 0.5 + (size - inside) * delta).sum_dim(1).mean()
+            }
+        };
         let mut loss = policy.clone() + value.clone() * vw;
         let mut ownership = 0.0;
         if let Some(o) = owned {
@@ -1212,14 +1260,14 @@ mod tests {
     }
 
     fn check(config: NetConfig) {
-        check_at(config.clone(), false);
-        check_at(config, true);
+        check_at(config.clone(), false, None);
+        check_at(config, true, None);
     }
 
     /// At initialisation every BatchNorm has scale 1, shift 0, mean 0 and variance 1, where a
     /// missing scale or shift term costs nothing; `moved` checks at weights moved away from
     /// there (every parameter and running statistic shifted by seeded noise).
-    fn check_at(config: NetConfig, moved: bool) {
+    fn check_at(config: NetConfig, moved: bool, huber: Option<f32>) {
         let device = Device::flex().autodiff();
         let mut model = crate::initialise(&config, &device, 11);
         if moved {
@@ -1239,8 +1287,8 @@ mod tests {
         let data = batch(&config, 6);
         let mut mine = Model::from_burn(&model, &config);
         let mut work = Work::default();
-        let losses = mine.gradients(&data, Weights { value: 0.7, ownership: 1.3 }, &mut work);
-        let (policy, value, ownership, reference) = burn_reference(&model, &config, &data, 0.7, 1.3);
+        let losses = mine.gradients(&data, Weights { value: 0.7, ownership: 1.3, huber }, &mut work);
+        let (policy, value, ownership, reference) = burn_reference(&model, &config, &data, 0.7, 1.3, huber);
         assert!((losses.policy - policy).abs() < 1e-4 * policy.abs().max(1.0), "{} {policy}", losses.policy);
         assert!((losses.value - value).abs() < 1e-5, "{} {value}", losses.value);
         assert!((losses.ownership - ownership).abs() < 1e-5, "{} {ownership}", losses.ownership);
@@ -1288,6 +1336,9 @@ mod tests {
             .unwrap(),
         );
         check(NetConfig::from_spec("mlp:layers=3,width=16", &[10], 6, 2, None).unwrap());
+        check(NetConfig::from_spec("resmlp:blocks=2,width=12", &[10], 6, 3, None).unwrap());
+        // Report 002's value loss: Huber, with a threshold some errors pass.
+        check_at(NetConfig::from_spec("resmlp:blocks=1,width=8", &[10], 4, 3, None).unwrap(), true, Some(0.2));
         check(NetConfig::from_spec("resnet:blocks=2,channels=8,ownership=true", &[3, 4, 5], 7, 2, None).unwrap());
         check(
             NetConfig::from_spec("resnet:blocks=1,channels=8,policy_filters=3,value_filters=4", &[3, 4, 5], 7, 2, None)

@@ -341,6 +341,10 @@ pub struct TrainConfig {
     /// an ownership head.
     #[serde(default = "ownership_weight_default")]
     pub ownership_weight: f64,
+    /// The value loss: Huber with this threshold (report 002's smooth L1), or the squared
+    /// error where absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huber: Option<f64>,
 }
 
 fn ownership_weight_default() -> f64 {
@@ -357,6 +361,7 @@ impl Default for TrainConfig {
             decay: 0,
             value_weight: 1.0,
             ownership_weight: ownership_weight_default(),
+            huber: None,
         }
     }
 }
@@ -520,7 +525,11 @@ impl Trainer {
         let lr = self.train.lr_with_horizon(self.step, self.horizon);
         let Trainer { model, optim, work, tensors, train, .. } = self;
         let mut losses = self.pool.install(|| {
-            let weights = grad::Weights { value: train.value_weight as f32, ownership: train.ownership_weight as f32 };
+            let weights = grad::Weights {
+                value: train.value_weight as f32,
+                ownership: train.ownership_weight as f32,
+                huber: train.huber.map(|h| h as f32),
+            };
             let losses = model.gradients(batch, weights, work);
             optim.step(
                 &mut model.theta,

@@ -103,6 +103,10 @@ pub enum Trunk {
     Resnet { blocks: usize, channels: usize },
     /// Fully connected: `layers` layers of `width` with ReLU.
     Mlp { layers: usize, width: usize },
+    /// A residual MLP (report 002's Catan network): one layer to `width` with ReLU, then
+    /// `blocks` blocks of two `width` x `width` layers (ReLU between) whose input is added back
+    /// before the last ReLU.
+    Resmlp { blocks: usize, width: usize },
 }
 
 /// Most residual blocks, channels, layers and width a spec may ask for: far beyond what a CPU
@@ -172,7 +176,8 @@ impl NetConfig {
         let known: &[&str] = match name {
             "resnet" => &["blocks", "channels", "head", "ownership", "policy_filters", "value_filters"],
             "mlp" => &["layers", "width", "head", "ownership"],
-            _ => return Err(bad("the trunk is resnet or mlp".into())),
+            "resmlp" => &["blocks", "width", "head", "ownership"],
+            _ => return Err(bad("the trunk is resnet, mlp or resmlp".into())),
         };
         if let Some((k, _)) = options.iter().find(|(k, _)| !known.contains(&k.as_str())) {
             return Err(bad(format!("unknown option '{k}'; {name} takes {}", known.join(" and "))));
@@ -187,6 +192,7 @@ impl NetConfig {
                 }
                 Trunk::Resnet { blocks: get("blocks", 4, MAX_BLOCKS)?, channels: get("channels", 32, MAX_CHANNELS)? }
             }
+            "resmlp" => Trunk::Resmlp { blocks: get("blocks", 4, MAX_BLOCKS)?, width: get("width", 256, MAX_WIDTH)? },
             _ => Trunk::Mlp { layers: get("layers", 2, MAX_BLOCKS)?, width: get("width", 256, MAX_WIDTH)? },
         };
         let head = match (head, planes) {
@@ -256,6 +262,7 @@ impl NetConfig {
                 format!("resnet:blocks={blocks},channels={channels},head=planes")
             }
             (Trunk::Mlp { layers, width }, _) => format!("mlp:layers={layers},width={width}"),
+            (Trunk::Resmlp { blocks, width }, _) => format!("resmlp:blocks={blocks},width={width}"),
         };
         trunk + &extra
     }
@@ -290,6 +297,10 @@ impl NetConfig {
             Trunk::Mlp { layers, width } => {
                 let w = width as u64;
                 n * w + (layers as u64 - 1) * w * w + w * a + w * 64 + 64 * s
+            }
+            Trunk::Resmlp { blocks, width } => {
+                let w = width as u64;
+                n * w + 2 * blocks as u64 * w * w + w * a + w * 64 + 64 * s
             }
         }
     }
@@ -327,9 +338,14 @@ impl NetConfig {
                     ownership: self.ownership.then(|| Conv2dConfig::new([channels, 1], [1, 1]).init(device)),
                 }
             }
-            Trunk::Mlp { layers, width } => {
+            Trunk::Mlp { .. } | Trunk::Resmlp { .. } => {
+                let (width, rest) = match self.trunk {
+                    Trunk::Mlp { layers, width } => (width, layers - 1),
+                    Trunk::Resmlp { blocks, width } => (width, 2 * blocks),
+                    Trunk::Resnet { .. } => unreachable!("a tower has no dense trunk"),
+                };
                 let mut mlp = vec![LinearConfig::new(self.input_len(), width).init(device)];
-                mlp.extend((1..layers).map(|_| LinearConfig::new(width, width).init(device)));
+                mlp.extend((0..rest).map(|_| LinearConfig::new(width, width).init(device)));
                 PolicyValueNet {
                     stem: None,
                     blocks: Vec::new(),
@@ -451,6 +467,14 @@ impl PolicyValueNet {
                 };
                 (logits, v.reshape([batch, config.value_filters * rows * cols]))
             }
+            None if matches!(config.trunk, Trunk::Resmlp { .. }) => {
+                let mut x = relu(self.mlp[0].forward(input));
+                for pair in self.mlp[1..].chunks_exact(2) {
+                    let y = pair[1].forward(relu(pair[0].forward(x.clone())));
+                    x = relu(x + y);
+                }
+                (self.policy_fc.as_ref().expect("a dense head").forward(x.clone()), x)
+            }
             None => {
                 let mut x = input;
                 for layer in &self.mlp {
@@ -481,7 +505,7 @@ mod tests {
             ("resnet:blocks=0", "outside 1..=40"),
             ("resnet:channels=100000", "outside 1..=512"),
             ("resnet:width=3", "unknown option 'width'"),
-            ("transformer", "resnet or mlp"),
+            ("transformer", "resnet, mlp or resmlp"),
             ("resnet:blocks=x", "not a whole number"),
         ] {
             let err = NetConfig::from_spec(bad, &[3, 6, 7], 7, 2, None).unwrap_err().to_string();

@@ -246,6 +246,7 @@ fn the_fast_forward_pass_equals_burns() {
         ("resnet:blocks=2,channels=8", vec![3, 6, 7]),
         ("resnet:blocks=1,channels=4", vec![4, 5, 5]),
         ("mlp:layers=2,width=16", vec![10]),
+        ("resmlp:blocks=2,width=16", vec![10]),
         ("resnet:blocks=1,channels=4,head=planes", vec![4, 5, 5]),
         ("resnet:blocks=2,channels=8,head=planes", vec![3, 6, 7]),
         ("resnet:blocks=1,channels=4,policy_filters=3,value_filters=2", vec![4, 5, 5]),
