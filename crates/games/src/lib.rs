@@ -14,7 +14,34 @@ pub use sagrada::Sagrada;
 pub use santorini::Santorini;
 pub use tictactoe::TicTacToe;
 
-use meeple_game::{Error, Game, GameInfo};
+use meeple_game::{Error, Game, GameInfo, ParamInfo, Spec};
+
+/// A linear evaluator's `weights=` option (declared in `params`): `N` numbers inline, or a file
+/// of them (the RootStrap/TreeStrap trainers write one); `default` where it is not given.
+pub(crate) fn weights_from<const N: usize>(
+    spec: &Spec,
+    subject: &str,
+    params: &'static [ParamInfo],
+    default: [f64; N],
+) -> Result<[f64; N], Error> {
+    let o = spec.options(subject, params)?;
+    let given: String = o.get("weights")?;
+    if given.is_empty() {
+        return Ok(default);
+    }
+    match meeple_game::access::numbers(&given)? {
+        Some(v) if v.len() == N && v.iter().all(|x| x.is_finite()) => Ok(v.try_into().expect("length checked")),
+        _ => Err(Error::BadValue {
+            subject: subject.to_string(),
+            key: "weights".into(),
+            value: given,
+            expected: format!(
+                "{N} comma-separated numbers (or a file of them), e.g. weights=({})",
+                default.map(|x| x.to_string()).join(",")
+            ),
+        }),
+    }
+}
 
 /// Every registered game, in the order `meeple games` lists them.
 pub const GAMES: &[GameInfo] =

@@ -3,10 +3,10 @@
 //! whose result it values most, and a weighted random agent that prefers building.
 
 use super::board::{HEXES, TOPOLOGY};
-use super::{BUY, CatanState, END, MAX_PLAYERS, Phase, RESOURCES, ROAD, ROLL, VICTORY_POINT};
+use super::{BUY, CatanState, END, Phase, RESOURCES, ROAD, ROLL, VICTORY_POINT};
 use meeple_game::{
-    Action, Agent, AgentInfo, BoxedAgent, BoxedEvaluator, Budget, Error, Evaluator, Player, Rng, Spec, State, Turn,
-    rng_from_seed,
+    Action, Agent, AgentInfo, BoxedAgent, BoxedEvaluator, Budget, Error, Evaluator, ParamInfo, Player, Rng, Spec,
+    State, Turn, rng_from_seed,
 };
 use rand::RngExt;
 
@@ -30,7 +30,12 @@ pub(crate) const EVALUATOR_INFO: AgentInfo = AgentInfo {
     about: "hand-set value: 10 per point, production (dots of the numbers under each building, a city twice) per \
             resource with a bonus for variety, harbours, road length, knights, cards in hand (minus the risk over \
             7), development cards, what the hand can build; a player's value minus the best opponent's",
-    params: &[],
+    params: &[ParamInfo {
+        name: "weights",
+        default: "",
+        accepts: "15 comma-separated numbers in brackets, or a file of them",
+        help: "weights of the 15 seat features (default: the hand weights 10,25,-12,1.5,1,0.6,1.2,1.5,0.4,-0.8,3,3,0.5,1,2)",
+    }],
 };
 
 pub(crate) fn make_agent(spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<CatanState>, Error>> {
@@ -50,8 +55,8 @@ pub(crate) fn make_agent(spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<Cat
 pub(crate) fn make_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<CatanState>, Error>> {
     match spec.name.as_str() {
         "catan-value" => Some(
-            spec.options("evaluator catan-value", EVALUATOR_INFO.params)
-                .map(|_| Box::new(CatanValue) as BoxedEvaluator<CatanState>),
+            crate::weights_from(spec, "evaluator catan-value", EVALUATOR_INFO.params, CATAN_WEIGHTS)
+                .map(|w| Box::new(CatanValue::with_weights(w)) as BoxedEvaluator<CatanState>),
         ),
         _ => None,
     }
@@ -82,53 +87,105 @@ pub fn production(state: &CatanState, seat: usize) -> [f64; RESOURCES] {
     prod
 }
 
-/// The value of `seat`'s position, on its own.
-pub fn seat_value(state: &CatanState, seat: usize) -> f64 {
+/// The hand weights of [`seat_features`]: 10 per point, 25 per expected card a roll less 12
+/// per card above a quarter of each resource, 1.5 per resource produced at all, 1 per
+/// harbour, 0.6 per road length (to 8), 1.2 per knight, 1.5 per development card in hand,
+/// 0.4 per card up to 7 and -0.8 per card above, 3 for a city the hand pays for, 3 for a
+/// settlement it pays for with a spot to put it (0.5 without), 1 for a card it pays for, 2
+/// for a free spot at a road's end.
+pub const CATAN_WEIGHTS: [f64; SEAT_FEATURES] =
+    [10.0, 25.0, -12.0, 1.5, 1.0, 0.6, 1.2, 1.5, 0.4, -0.8, 3.0, 3.0, 0.5, 1.0, 2.0];
+
+/// Features of one seat's position ([`CATAN_WEIGHTS`] weighs them).
+pub const SEAT_FEATURES: usize = 15;
+
+/// The features of `seat`'s position, on its own.
+pub fn seat_features(state: &CatanState, seat: usize) -> [f64; SEAT_FEATURES] {
     let s = &state.seats[seat];
     let prod = production(state, seat);
-    let mut v = 10.0 * state.points(seat) as f64;
+    let mut f = [0.0; SEAT_FEATURES];
+    f[0] = state.points(seat) as f64;
     // Production: each resource counts, with diminishing returns so variety is worth more.
-    for &p in &prod {
-        v += 25.0 * p - 12.0 * (p - 0.25).max(0.0);
-    }
-    v += 1.5 * prod.iter().filter(|&&p| p > 0.0).count() as f64;
-    v += 1.0 * s.harbours.count_ones() as f64;
-    v += 0.6 * s.longest.min(8) as f64;
-    v += 1.2 * s.knights as f64;
-    v += 1.5 * (s.dev_cards() - s.dev[VICTORY_POINT] as u32) as f64;
+    f[1] = prod.iter().sum();
+    f[2] = prod.iter().map(|p| (p - 0.25).max(0.0)).sum();
+    f[3] = prod.iter().filter(|&&p| p > 0.0).count() as f64;
+    f[4] = s.harbours.count_ones() as f64;
+    f[5] = s.longest.min(8) as f64;
+    f[6] = s.knights as f64;
+    f[7] = (s.dev_cards() - s.dev[VICTORY_POINT] as u32) as f64;
     let cards = s.cards() as f64;
-    v += 0.4 * cards.min(7.0) - 0.8 * (cards - 7.0).max(0.0);
+    f[8] = cards.min(7.0);
+    f[9] = (cards - 7.0).max(0.0);
     // What the hand can pay for now.
     let have = |cost: [u8; RESOURCES]| s.hand.iter().zip(cost).all(|(&h, c)| h >= c);
-    if have(super::CITY_COST) && s.settlements != 0 {
-        v += 3.0;
-    }
-    if have(super::SETTLEMENT_COST) {
-        v += if state.settlement_spots(seat) != 0 { 3.0 } else { 0.5 };
-    }
-    if have(super::DEV_COST) {
-        v += 1.0;
-    }
+    let spots = state.settlement_spots(seat) != 0;
+    f[10] = (have(super::CITY_COST) && s.settlements != 0) as u8 as f64;
+    f[11] = (have(super::SETTLEMENT_COST) && spots) as u8 as f64;
+    f[12] = (have(super::SETTLEMENT_COST) && !spots) as u8 as f64;
+    f[13] = have(super::DEV_COST) as u8 as f64;
     // Room to expand: a free settlement spot at the end of a road.
-    if state.settlement_spots(seat) != 0 {
-        v += 2.0;
-    }
-    v
+    f[14] = spots as u8 as f64;
+    f
 }
 
-/// The hand-set evaluator: the player's value minus the best opponent's.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CatanValue;
+fn dot(f: &[f64; SEAT_FEATURES], w: &[f64; SEAT_FEATURES]) -> f64 {
+    f.iter().zip(w).map(|(a, b)| a * b).sum()
+}
+
+/// The value of `seat`'s position, on its own, with the hand weights.
+pub fn seat_value(state: &CatanState, seat: usize) -> f64 {
+    dot(&seat_features(state, seat), &CATAN_WEIGHTS)
+}
+
+/// The evaluator: the player's value minus the best opponent's, with the hand weights or
+/// others (`catan-value:weights=...`).
+#[derive(Clone, Copy, Debug)]
+pub struct CatanValue {
+    weights: [f64; SEAT_FEATURES],
+}
+
+impl Default for CatanValue {
+    fn default() -> Self {
+        CatanValue { weights: CATAN_WEIGHTS }
+    }
+}
+
+impl CatanValue {
+    /// The evaluator with other weights.
+    pub fn with_weights(weights: [f64; SEAT_FEATURES]) -> Self {
+        CatanValue { weights }
+    }
+
+    /// The player's features minus those of the opponent valued best (so the value is their
+    /// dot product with the weights).
+    fn difference(&self, state: &CatanState, player: Player) -> [f64; SEAT_FEATURES] {
+        let mine = seat_features(state, player);
+        let mut best: Option<(f64, [f64; SEAT_FEATURES])> = None;
+        for q in (0..state.players()).filter(|&q| q != player) {
+            let f = seat_features(state, q);
+            let v = dot(&f, &self.weights);
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, f));
+            }
+        }
+        let other = best.map(|b| b.1).unwrap_or([0.0; SEAT_FEATURES]);
+        std::array::from_fn(|i| mine[i] - other[i])
+    }
+}
 
 impl Evaluator<CatanState> for CatanValue {
     fn evaluate(&self, state: &CatanState, player: Player) -> f64 {
-        let n = state.players();
-        let mut values = [0.0; MAX_PLAYERS];
-        for (q, v) in values.iter_mut().enumerate().take(n) {
-            *v = seat_value(state, q);
-        }
-        let best_other = (0..n).filter(|&q| q != player).map(|q| values[q]).fold(f64::MIN, f64::max);
-        values[player] - best_other
+        dot(&self.difference(state, player), &self.weights)
+    }
+
+    fn features(&self, state: &CatanState, player: Player, out: &mut Vec<f64>) -> bool {
+        out.clear();
+        out.extend_from_slice(&self.difference(state, player));
+        true
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        self.weights.to_vec()
     }
 }
 

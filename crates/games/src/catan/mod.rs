@@ -430,7 +430,25 @@ pub struct CatanState {
     pub(crate) last_roll: u8,
 }
 
-const OBSERVATION_LEN: usize = HEXES * 8 + VERTICES * 8 + EDGES * 4 + MAX_PLAYERS * SEAT_FEATURES + DEV_KINDS + 12;
+const OBSERVATION_LEN: usize = HEXES * 8
+    + VERTICES * 8
+    + EDGES * 4
+    + MAX_PLAYERS * SEAT_FEATURES
+    + DEV_KINDS
+    + 12
+    + VERTICES * VERTEX_EXTRA
+    + MAX_PLAYERS * RESOURCES
+    + MAX_PLAYERS * eval::SEAT_FEATURES;
+/// Derived features of each vertex: the dots of each resource around it (the robber's hex
+/// gives none), whether it is open to a settlement, and whether the viewer's roads reach it
+/// there. Report 002 found shuffled boards hard for a network reading tiles alone and proposed
+/// exactly these; they make the board's geometry explicit.
+const VERTEX_EXTRA: usize = RESOURCES + 2;
+/// The most each catan-value seat feature reaches in play (points, cards a roll, the excess
+/// over a quarter per resource, resources produced, harbours, road length, knights, cards,
+/// hand up to 7 and beyond, and five yes-or-no flags).
+const SEAT_FEATURE_SCALE: [f64; eval::SEAT_FEATURES] =
+    [10.0, 2.0, 1.0, 5.0, 6.0, 8.0, 14.0, 25.0, 7.0, 13.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// Features of each seat in an observation.
 const SEAT_FEATURES: usize = 15;
 
@@ -1312,6 +1330,52 @@ impl State for CatanState {
         out.push(matches!(self.phase, Phase::MoveRobber | Phase::Steal) as u8 as f32);
         out.push((self.phase == Phase::Discard) as u8 as f32);
         out.push(matches!(self.phase, Phase::SetupSettlement | Phase::SetupRoad) as u8 as f32);
+        // Derived: what each vertex yields, whether it can be settled, and each seat's
+        // expected cards a roll by resource (x 3, so a strong start reads near 1).
+        let t = &*TOPOLOGY;
+        let (open, mine) = (self.open_vertices(), self.settlement_spots(player));
+        for v in 0..VERTICES {
+            let mut f = [0.0f32; VERTEX_EXTRA];
+            for &h in &t.vertex_hexes[v] {
+                let h = h as usize;
+                let num = self.number[h] as i32;
+                if num != 0 && h != self.robber as usize && (self.terrain[h] as usize) < RESOURCES {
+                    f[self.terrain[h] as usize] += (6 - (num - 7).abs()) as f32 / 36.0 * 3.0;
+                }
+            }
+            for x in &mut f[..RESOURCES] {
+                *x = x.min(1.0);
+            }
+            f[RESOURCES] = (open >> v & 1) as f32;
+            f[RESOURCES + 1] = (mine >> v & 1) as f32;
+            out.extend_from_slice(&f);
+        }
+        for k in 0..MAX_PLAYERS {
+            if k < n {
+                let prod = eval::production(self, (player + k) % n);
+                out.extend(prod.iter().map(|&p| (p * 3.0).min(1.0) as f32));
+            } else {
+                out.extend_from_slice(&[0.0; RESOURCES]);
+            }
+        }
+        // The catan-value evaluator's features of each seat (the viewer first), scaled to
+        // 0..=1: what a network may weigh differently, and needs not learn to compute.
+        for k in 0..MAX_PLAYERS {
+            if k < n {
+                let q = (player + k) % n;
+                let mut f = eval::seat_features(self, q);
+                if k > 0 {
+                    // Only what the viewer sees of another seat: its public points, its
+                    // development cards counted whole, nothing that depends on its hand's kinds.
+                    f[0] = self.public_points(q) as f64;
+                    f[7] = self.seats[q].dev_cards() as f64;
+                    f[10..14].fill(0.0);
+                }
+                out.extend(f.iter().zip(SEAT_FEATURE_SCALE).map(|(x, s)| (x / s).clamp(0.0, 1.0) as f32));
+            } else {
+                out.extend_from_slice(&[0.0; eval::SEAT_FEATURES]);
+            }
+        }
     }
 
     fn observation_string(&self, player: Player) -> String {

@@ -2,15 +2,25 @@
 //! "largest building first" player.
 
 use super::CathedralState;
-use meeple_game::{Action, Agent, AgentInfo, Budget, Error, Evaluator, Player, Rng, State, rng_from_seed};
+use meeple_game::{
+    Action, Agent, AgentInfo, Budget, Error, Evaluator, ParamInfo, Player, Rng, Spec, State, rng_from_seed,
+};
 use rand::RngExt;
 
 pub(crate) const EVALUATOR_INFO: AgentInfo = AgentInfo {
     name: "area",
     about: "squares placed (the score) difference + 0.5 x territory difference + 0.05 x difference in squares each \
             player may still build on",
-    params: &[],
+    params: &[ParamInfo {
+        name: "weights",
+        default: "",
+        accepts: "3 comma-separated numbers in brackets, or a file of them (meeple train rootstrap)",
+        help: "weights of the placed, territory and room differences (default 1,0.5,0.05)",
+    }],
 };
+
+/// The hand weights of [`CathedralEvaluator`]'s three features.
+pub const AREA_WEIGHTS: [f64; 3] = [1.0, 0.5, 0.05];
 
 pub(crate) const LARGEST_FIRST_INFO: AgentInfo = AgentInfo {
     name: "cathedral-largest",
@@ -19,17 +29,51 @@ pub(crate) const LARGEST_FIRST_INFO: AgentInfo = AgentInfo {
     params: &[],
 };
 
-/// Area, territory and room to build, each as "mine minus theirs".
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CathedralEvaluator;
+/// Area, territory and room to build, each as "mine minus theirs", weighted.
+#[derive(Clone, Copy, Debug)]
+pub struct CathedralEvaluator {
+    weights: [f64; 3],
+}
 
-impl Evaluator<CathedralState> for CathedralEvaluator {
-    fn evaluate(&self, s: &CathedralState, player: Player) -> f64 {
+impl Default for CathedralEvaluator {
+    fn default() -> Self {
+        CathedralEvaluator { weights: AREA_WEIGHTS }
+    }
+}
+
+impl CathedralEvaluator {
+    /// The evaluator with other weights.
+    pub fn with_weights(weights: [f64; 3]) -> Self {
+        CathedralEvaluator { weights }
+    }
+
+    pub(crate) fn from_spec(spec: &Spec) -> Result<Self, Error> {
+        crate::weights_from(spec, "evaluator area", EVALUATOR_INFO.params, AREA_WEIGHTS).map(Self::with_weights)
+    }
+
+    /// Squares placed, territory and room to build, each the player's minus the opponent's.
+    pub fn features_of(s: &CathedralState, player: Player) -> [f64; 3] {
         let o = 1 - player;
         let placed = s.squares_in_hand(o) as f64 - s.squares_in_hand(player) as f64;
         let territory = s.territory[player].count_ones() as f64 - s.territory[o].count_ones() as f64;
         let room = |p: usize| (s.full() & !s.blocked_for(p)).count_ones() as f64;
-        placed + 0.5 * territory + 0.05 * (room(player) - room(o))
+        [placed, territory, room(player) - room(o)]
+    }
+}
+
+impl Evaluator<CathedralState> for CathedralEvaluator {
+    fn evaluate(&self, s: &CathedralState, player: Player) -> f64 {
+        Self::features_of(s, player).iter().zip(&self.weights).map(|(f, w)| f * w).sum()
+    }
+
+    fn features(&self, s: &CathedralState, player: Player, out: &mut Vec<f64>) -> bool {
+        out.clear();
+        out.extend_from_slice(&Self::features_of(s, player));
+        true
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        self.weights.to_vec()
     }
 }
 

@@ -188,10 +188,8 @@ impl Game for Cathedral {
     }
 
     fn evaluator(&self, spec: &Spec) -> Option<Result<BoxedEvaluator<CathedralState>, Error>> {
-        (spec.name == eval::EVALUATOR_INFO.name).then(|| {
-            spec.options("evaluator area", eval::EVALUATOR_INFO.params)?;
-            Ok(Box::new(CathedralEvaluator) as BoxedEvaluator<CathedralState>)
-        })
+        (spec.name == eval::EVALUATOR_INFO.name)
+            .then(|| Ok(Box::new(CathedralEvaluator::from_spec(spec)?) as BoxedEvaluator<CathedralState>))
     }
 
     fn evaluator_infos(&self) -> Vec<AgentInfo> {

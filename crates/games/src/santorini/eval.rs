@@ -74,24 +74,7 @@ const CENTRE_DISTANCE: [u8; CELLS] = {
 };
 
 fn weights_from<const N: usize>(spec: &Spec, subject: &str, default: [f64; N]) -> Result<[f64; N], Error> {
-    let o = spec.options(subject, WEIGHTS_PARAM)?;
-    let given: String = o.get("weights")?;
-    if given.is_empty() {
-        return Ok(default);
-    }
-    // Numbers inline, or a file of them (`meeple train treestrap` writes one).
-    match meeple_game::access::numbers(&given)? {
-        Some(v) if v.len() == N && v.iter().all(|x| x.is_finite()) => Ok(v.try_into().expect("length checked")),
-        _ => Err(Error::BadValue {
-            subject: subject.to_string(),
-            key: "weights".into(),
-            value: given,
-            expected: format!(
-                "{N} comma-separated numbers (or a file of them), e.g. weights=({})",
-                default.map(|x| x.to_string()).join(",")
-            ),
-        }),
-    }
+    crate::weights_from(spec, subject, WEIGHTS_PARAM, default)
 }
 
 pub(crate) fn make_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<SantoriniState>, Error>> {
