@@ -89,6 +89,13 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
             help: "plain fixed-depth alpha-beta: no iterative deepening, table, killers, history or reductions (the \
                    reports' baseline; same move as minimax)",
         },
+        ParamInfo {
+            name: "minimax",
+            default: "false",
+            accepts: "true or false",
+            help: "plain minimax, no pruning: every node searched with the full window and valued exactly (implies \
+                   plain; report 004's TreeStrap(minimax) searched this way; slow)",
+        },
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
 };
@@ -108,6 +115,8 @@ pub struct AlphaBetaConfig {
     /// Late move pruning near the horizon.
     pub lmp: bool,
     pub plain: bool,
+    /// No pruning at all (implies `plain`).
+    pub minimax: bool,
     pub verbose: bool,
 }
 
@@ -130,7 +139,8 @@ impl AlphaBetaConfig {
             worlds: o.get_in("worlds", 0..=meeple_game::limits::MAX_WORLDS)?,
             lmr: o.get_bool("lmr")?,
             lmp: o.get_bool("lmp")?,
-            plain: o.get_bool("plain")?,
+            plain: o.get_bool("plain")? || o.get_bool("minimax")?,
+            minimax: o.get_bool("minimax")?,
             verbose: o.get_bool("verbose")?,
         })
     }
@@ -155,7 +165,9 @@ impl AlphaBetaConfig {
         if self.worlds != 1 {
             s = s.with("worlds", self.worlds);
         }
-        if self.plain {
+        if self.minimax {
+            s = s.with("minimax", true);
+        } else if self.plain {
             s = s.with("plain", true);
         } else if self.lmr {
             s = s.with("lmr", true);
@@ -208,6 +220,8 @@ pub struct NodeRecord {
     pub features: Vec<f64>,
     pub value: f64,
     pub bound: Bound,
+    /// Plies searched below the node (the root: the search's depth).
+    pub depth: u32,
 }
 
 /// Values beyond this are proven results (wins, losses), which no evaluator's value reaches.
@@ -342,13 +356,18 @@ impl<S: State> AlphaBeta<S> {
         let player = state.current_player()?;
         let mut features = Vec::new();
         let value = self.report.value;
-        self.eval.features(state, player, &mut features).then_some(NodeRecord { features, value, bound: Bound::Exact })
+        self.eval.features(state, player, &mut features).then_some(NodeRecord {
+            features,
+            value,
+            bound: Bound::Exact,
+            depth: self.report.depth,
+        })
     }
 
-    fn record(&mut self, state: &S, value: f64, bound: Bound) {
+    fn record(&mut self, state: &S, value: f64, bound: Bound, depth: u32) {
         let mut features = Vec::new();
         if self.eval.features(state, self.root_player, &mut features) {
-            self.records.push(NodeRecord { features, value, bound });
+            self.records.push(NodeRecord { features, value, bound, depth });
         }
     }
 
@@ -598,7 +617,7 @@ impl<S: State> AlphaBeta<S> {
             self.tt.store(key, to_tt(best, ply), best_move, depth, bound);
         }
         if self.recording {
-            self.record(state, best, bound);
+            self.record(state, best, bound, depth);
         }
         best
     }
@@ -667,6 +686,10 @@ impl<S: State> AlphaBeta<S> {
         if (maximize && v > *best) || (!maximize && v < *best) {
             *best = v;
             *best_move = a;
+        }
+        if self.config.minimax {
+            // The window stays full: every sibling is searched and every value is exact.
+            return false;
         }
         if maximize {
             *alpha = alpha.max(v);
@@ -944,10 +967,10 @@ impl<S: State> AlphaBeta<S> {
             // One world is still a sample: the true state may hold hidden information (for
             // perfect-information games `determinize` is a copy). worlds=0 reads the true state.
             if self.config.worlds == 0 {
-                self.deepen(state, depth, (time, stop), false, start)
+                self.deepen(state, depth, (time, stop), self.config.minimax, start)
             } else {
                 let world = state.determinize(root, &mut self.rng);
-                self.deepen(&world, depth, (time, stop), false, start)
+                self.deepen(&world, depth, (time, stop), self.config.minimax, start)
             }
         } else {
             // Algorithm 1 of the Sagrada report: exact values for every root move in each world,
