@@ -10,8 +10,10 @@ mod plot;
 mod replay;
 mod serve;
 mod strap;
+mod td;
 mod train;
 mod tune;
+mod value;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

@@ -38,6 +38,21 @@ pub struct StrapArgs {
     /// values stay within a few units.
     #[arg(long, default_value_t = 10.0)]
     win_value: f64,
+    /// TreeStrap: update the nodes the search proved won or lost too (off: only the root's
+    /// proven value teaches; the search never asks the evaluator about a proven position).
+    #[arg(long)]
+    proven_nodes: bool,
+    /// Search by plain minimax, no pruning (report 004's TreeStrap(minimax): every node's value
+    /// exact, at the cost of many more nodes a move).
+    #[arg(long)]
+    minimax: bool,
+    /// TreeStrap: only nodes searched at least this many plies deep teach (1: every interior
+    /// node, as the paper; shallow nodes' values are little more than the evaluator's own).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=12))]
+    min_depth: u32,
+    /// TD-Leaf: λ of the temporal differences (KnightCap: 0.7).
+    #[arg(long, default_value_t = 0.7)]
+    lambda: f64,
     /// Uniformly random plies that open each game, so self-play sees varied positions.
     #[arg(long, default_value_t = 4)]
     opening_plies: usize,
@@ -75,6 +90,9 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     if !(args.lr.is_finite() && args.lr > 0.0) {
         bail!("--lr {} must be a positive number", args.lr);
     }
+    if !(0.0..=1.0).contains(&args.lambda) {
+        bail!("--lambda {} must be within 0..=1", args.lambda);
+    }
     let eval = meeple_search::make_evaluator(game, &args.eval)?;
     let n = eval.weights().len();
     if n == 0 {
@@ -109,9 +127,13 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         opening_plies: args.opening_plies,
         seed: args.seed,
         win_value: args.win_value,
+        proven_nodes: args.proven_nodes,
+        minimax: args.minimax,
+        lambda: args.lambda,
+        min_depth: args.min_depth,
     };
     let command = format!(
-        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {} --opening-plies {} --seed {} --out {}",
+        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {} --out {}",
         strap.name(),
         args.game,
         args.eval,
@@ -119,6 +141,10 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         args.games,
         args.lr,
         args.win_value,
+        if args.proven_nodes { " --proven-nodes" } else { "" },
+        if args.minimax { " --minimax" } else { "" },
+        args.min_depth,
+        args.lambda,
         args.opening_plies,
         args.seed,
         args.out.display()

@@ -24,6 +24,17 @@ pub enum TrainCommand {
     /// TreeStrap(αβ): as RootStrap, every node alpha-beta valued pulled toward its value within
     /// the bound the search proved there.
     Treestrap(crate::strap::StrapArgs),
+    /// TD-Leaf(λ): as RootStrap, each player's successive search values and the result as
+    /// temporal differences, credited to the principal variation's leaf (KnightCap).
+    Tdleaf(crate::strap::StrapArgs),
+    /// TD(λ): a value network trained by self-play on afterstates, each prediction toward the
+    /// mover's later ones and the result (report 002's Catan learner); plays as
+    /// `value:model=F` (`catan-td:model=F` on Catan).
+    Td(crate::td::TdArgs),
+    /// A value-only network (report 004's ANN and CNN from ε-greedy games against an
+    /// opponent; MCTS_ANN, MCTS_CNN and combined from a search's values); plays as
+    /// `value:model=F`, evaluates as `eval=(net:model=F)`.
+    Value(crate::value::ValueArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -130,6 +141,11 @@ pub fn run(command: &TrainCommand) -> Result<()> {
         TrainCommand::Treestrap(args) => {
             with_game!(args.game().as_str(), |game| crate::strap::run(&game, meeple_learn::strap::Strap::Tree, args))?
         }
+        TrainCommand::Tdleaf(args) => {
+            with_game!(args.game().as_str(), |game| crate::strap::run(&game, meeple_learn::strap::Strap::Leaf, args))?
+        }
+        TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| crate::td::run(&game, args))?,
+        TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| crate::value::run(&game, args))?,
     }
 }
 

@@ -87,8 +87,22 @@ pub(crate) const POLICY_INFO: AgentInfo = AgentInfo {
     ],
 };
 
+pub(crate) const VALUE_INFO: AgentInfo = AgentInfo {
+    name: "value",
+    about: "one ply on a value network (meeple train value|td): the move whose afterstate the network values \
+            most for the mover, averaged over the chance outcomes that follow it",
+    params: &[MODEL, THREADS],
+};
+
+pub(crate) const CATAN_TD_INFO: AgentInfo = AgentInfo {
+    name: "catan-td",
+    about: "Catan: the value agent on a TD(λ) network (meeple train td catan), report 002's player; one ply on \
+            afterstates, averaged over dice and cards",
+    params: &[MODEL, THREADS],
+};
+
 /// The learned agents, in the order `meeple agents` lists them.
-pub const AGENTS: &[AgentInfo] = &[AZ_INFO, POLICY_INFO];
+pub const AGENTS: &[AgentInfo] = &[AZ_INFO, POLICY_INFO, VALUE_INFO, CATAN_TD_INFO];
 
 pub(crate) const NET_INFO: AgentInfo = AgentInfo {
     name: "net",
@@ -115,6 +129,7 @@ impl<G: Game> Extension<G> for Learned {
         match spec.name.as_str() {
             "az" => Some(AzAgent::from_spec(game, spec, seed).map(|a| Box::new(a) as BoxedAgent<G::State>)),
             "policy" => Some(PolicyAgent::from_spec(game, spec, seed).map(|a| Box::new(a) as BoxedAgent<G::State>)),
+            "value" | "catan-td" => Some(value_agent(game, spec, seed)),
             _ => None,
         }
     }
@@ -130,6 +145,21 @@ impl<G: Game> Extension<G> for Learned {
     fn evaluator_infos(&self) -> Vec<AgentInfo> {
         EVALUATORS.to_vec()
     }
+}
+
+fn value_agent<G: Game>(game: &G, spec: &Spec, seed: u64) -> Result<BoxedAgent<G::State>, Error> {
+    let name = spec.name.as_str();
+    if name == "catan-td" && game.spec().name != "catan" {
+        return Err(Error::Invalid(format!(
+            "agent catan-td plays catan, not {} (use value:model=F for other games)",
+            game.spec()
+        )));
+    }
+    let info = if name == "value" { VALUE_INFO } else { CATAN_TD_INFO };
+    let o = spec.options(&format!("agent {name}"), info.params)?;
+    let model: String = o.get("model")?;
+    let net = load_network(game, &model_path(&o, name)?, threads(&o, name)?)?;
+    Ok(Box::new(crate::td::ValueAgent::new(name, net, &model, game.num_players(), seed)))
 }
 
 /// The extension that adds the learned agents and evaluators to `meeple-search`.

@@ -9,7 +9,9 @@ pub mod metrics;
 pub mod search;
 pub mod selfplay;
 pub mod strap;
+pub mod td;
 pub mod train;
+pub mod value;
 
 pub use agents::{AGENTS, EVALUATORS, NetValue, agent_infos, evaluator_infos, extension, make_agent};
 pub use search::{Root, Search, SearchConfig, SearchResult, Step};

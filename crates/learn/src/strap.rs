@@ -22,6 +22,10 @@ use rand::RngExt;
 pub enum Strap {
     Root,
     Tree,
+    /// TD-Leaf(λ) (Baxter, Tridgell and Weaver 2000, KnightCap): each player's successive
+    /// search values, the game's result last, as temporal differences, each credited to the
+    /// features of the principal variation's leaf.
+    Leaf,
 }
 
 impl Strap {
@@ -29,6 +33,7 @@ impl Strap {
         match self {
             Strap::Root => "rootstrap",
             Strap::Tree => "treestrap",
+            Strap::Leaf => "tdleaf",
         }
     }
 }
@@ -46,6 +51,19 @@ pub struct StrapConfig {
     pub seed: u64,
     /// The target of a node proven won (its negation: lost).
     pub win_value: f64,
+    /// TreeStrap: also update the tree's nodes the search proved won or lost (the root's
+    /// proven value always teaches). Off by default: the search never asks the evaluator about
+    /// a position it can prove, and near the end of a game most of the tree is proven, so its
+    /// `±win_value` targets outweigh everything else the tree teaches.
+    pub proven_nodes: bool,
+    /// Search by plain minimax, no pruning (report 004's TreeStrap(minimax): every node's value
+    /// exact, many more nodes a move); alpha-beta otherwise.
+    pub minimax: bool,
+    /// TD-Leaf's λ.
+    pub lambda: f64,
+    /// TreeStrap: only nodes searched at least this many plies deep teach (1: every interior
+    /// node, as the paper).
+    pub min_depth: u32,
 }
 
 /// What one self-play game taught.
@@ -70,7 +88,12 @@ pub fn eval_spec(eval: &str, weights: &[f64]) -> String {
 }
 
 fn searcher<G: Game>(game: &G, config: &StrapConfig, weights: &[f64], seed: u64) -> Result<AlphaBeta<G::State>, Error> {
-    let spec = format!("alphabeta:depth={},tt=1mb,eval=({})", config.depth, eval_spec(&config.eval, weights));
+    let spec = format!(
+        "alphabeta:depth={},tt=1mb,eval=({}){}",
+        config.depth,
+        eval_spec(&config.eval, weights),
+        if config.minimax { ",minimax=true" } else { "" }
+    );
     let parsed: meeple_game::Spec = spec.parse()?;
     let mut ab = AlphaBeta::new(game, AlphaBetaConfig::from_spec(&parsed)?, seed)?;
     ab.record_nodes(config.strap != Strap::Root);
@@ -94,7 +117,8 @@ fn error(r: &NodeRecord, weights: &[f64], win_value: f64) -> f64 {
     }
 }
 
-/// Plays one game of self-play with `weights`, updating them after every search.
+/// Plays one game of self-play with `weights`, updating them after every search (RootStrap,
+/// TreeStrap) or at the game's end (TD-Leaf).
 pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], index: u64) -> Result<StrapGame, Error> {
     let seed = derive_seed(config.seed, index);
     let mut rng = rng_from_seed(derive_seed(seed, 1));
@@ -102,6 +126,12 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
     let (mut out, mut sq) = (StrapGame::default(), 0.0);
     let mut legal = Vec::new();
     let mut outcomes = Vec::new();
+    // TD-Leaf: per player, each search's value (the mover's) and its leaf's features.
+    let mut leaves: Vec<Vec<(f64, Vec<f64>)>> = vec![Vec::new(); game.num_players()];
+    let eval = match config.strap {
+        Strap::Leaf => Some(meeple_search::make_evaluator(game, &eval_spec(&config.eval, weights))?),
+        _ => None,
+    };
     while !state.is_terminal() {
         if state.turn() == meeple_game::Turn::Chance {
             state.chance_outcomes(&mut outcomes);
@@ -117,18 +147,74 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
         }
         let mut ab = searcher(game, config, weights, derive_seed(seed, 2 + out.plies as u64))?;
         let action = meeple_game::Agent::act(&mut ab, &state, &meeple_game::Budget::UNLIMITED)?;
-        // The root is searched by its own loop: its record comes from the decision's value.
-        let mut records: Vec<NodeRecord> = ab.root_record(&state).into_iter().collect();
-        if config.strap == Strap::Tree {
-            records.extend(ab.take_records());
+        if let Some(eval) = &eval {
+            let mover = state.current_player().expect("a player's turn");
+            let report = ab.report();
+            let mut leaf = state.clone();
+            for &a in &report.pv {
+                if leaf.is_terminal() || leaf.turn() == meeple_game::Turn::Chance || !leaf.is_legal(a) {
+                    break;
+                }
+                leaf.apply_unchecked(a);
+            }
+            let proven = report.value.abs() > meeple_search::alphabeta::WIN / 2.0;
+            let mut f = Vec::new();
+            if !proven && !leaf.is_terminal() {
+                eval.features(&leaf, mover, &mut f);
+            }
+            let v = if proven { config.win_value * report.value.signum() } else { report.value };
+            leaves[mover].push((v, f));
+            out.nodes += 1;
+        } else {
+            // The root is searched by its own loop: its record comes from the decision's value.
+            let mut records: Vec<NodeRecord> = ab.root_record(&state).into_iter().collect();
+            if config.strap == Strap::Tree {
+                records.extend(
+                    ab.take_records()
+                        .into_iter()
+                        .filter(|r| (config.proven_nodes || r.proven().is_none()) && r.depth >= config.min_depth),
+                );
+            }
+            sq += update(weights, &records, config.learning_rate, config.win_value);
+            out.nodes += records.len() as u64;
         }
-        sq += update(weights, &records, config.learning_rate, config.win_value);
-        out.nodes += records.len() as u64;
         state.apply(action)?;
         out.plies += 1;
     }
+    if config.strap == Strap::Leaf {
+        let returns = state.returns().expect("a finished game");
+        for (p, line) in leaves.iter().enumerate() {
+            let result = config.win_value * (2.0 * returns.as_slice()[p] - 1.0);
+            sq += td_leaf_update(weights, line, result, config.lambda, config.learning_rate);
+        }
+    }
     out.mse = if out.nodes > 0 { sq / out.nodes as f64 } else { 0.0 };
     Ok(out)
+}
+
+/// TD-Leaf(λ)'s step for one player's line of searches: `line[t]` its search value and the
+/// leaf's features (empty where the value was proven: no gradient), `result` the final value.
+/// `w += rate * sum_t f_t * sum_{j>=t} λ^(j-t) d_j`, `d_j = v_{j+1} - v_j` (`v_N` = the result).
+/// Gives the squared temporal differences.
+pub fn td_leaf_update(weights: &mut [f64], line: &[(f64, Vec<f64>)], result: f64, lambda: f64, rate: f64) -> f64 {
+    let n = line.len();
+    let mut step = vec![0.0; weights.len()];
+    let mut sq = 0.0;
+    // Backwards: trace = sum_{j>=t} λ^(j-t) d_j.
+    let mut trace = 0.0;
+    for t in (0..n).rev() {
+        let next = if t + 1 < n { line[t + 1].0 } else { result };
+        let d = next - line[t].0;
+        sq += d * d;
+        trace = d + lambda * trace;
+        for (s, f) in step.iter_mut().zip(&line[t].1) {
+            *s += rate * f * trace;
+        }
+    }
+    for (w, s) in weights.iter_mut().zip(&step) {
+        *w += s;
+    }
+    sq
 }
 
 /// The weights of evaluator `eval` as a file `weights=FILE` loads: one line of numbers, and a
@@ -201,7 +287,7 @@ mod tests {
 
     #[test]
     fn a_bound_only_pulls_values_that_break_it() {
-        let r = |value, bound| NodeRecord { features: vec![1.0], value, bound };
+        let r = |value, bound| NodeRecord { features: vec![1.0], value, bound, depth: 1 };
         let w = [2.0];
         let e = |r: &NodeRecord| error(r, &w, 10.0);
         assert_eq!(e(&r(3.0, Bound::Exact)), 1.0);
@@ -228,7 +314,7 @@ mod tests {
         for s in positions(400, 8) {
             let mut f = Vec::new();
             teacher.features(&s, 0, &mut f);
-            records.push(NodeRecord { features: f, value: teacher.evaluate(&s, 0), bound: Bound::Exact });
+            records.push(NodeRecord { features: f, value: teacher.evaluate(&s, 0), bound: Bound::Exact, depth: 1 });
         }
         let mut w = random_weights(8, 4);
         for _ in 0..20_000 {
@@ -237,5 +323,80 @@ mod tests {
         for (a, b) in w.iter().zip(&teacher.weights()) {
             assert!((a - b).abs() < 1e-3, "{w:?} vs {:?}", teacher.weights());
         }
+    }
+
+    /// TreeStrap(minimax) searches without pruning: every recorded node is exact, there are
+    /// more of them than alpha-beta visits, and the root's value is alpha-beta's.
+    #[test]
+    fn minimax_records_every_node_exactly() {
+        let game = meeple_games::santorini::Santorini::default();
+        let mut config = StrapConfig {
+            strap: Strap::Tree,
+            eval: "linear8".into(),
+            depth: 3,
+            learning_rate: 1e-4,
+            opening_plies: 0,
+            seed: 1,
+            win_value: 10.0,
+            proven_nodes: true,
+            minimax: false,
+            lambda: 0.7,
+            min_depth: 1,
+        };
+        let w = random_weights(8, 3);
+        for s in positions(6, 12).into_iter().skip(4) {
+            let mut ab = searcher(&game, &config, &w, 1).unwrap();
+            meeple_game::Agent::act(&mut ab, &s, &meeple_game::Budget::UNLIMITED).unwrap();
+            let (root, pruned) = (ab.root_record(&s).unwrap(), ab.take_records());
+            config.minimax = true;
+            let mut mm = searcher(&game, &config, &w, 1).unwrap();
+            meeple_game::Agent::act(&mut mm, &s, &meeple_game::Budget::UNLIMITED).unwrap();
+            let (mm_root, all) = (mm.root_record(&s).unwrap(), mm.take_records());
+            config.minimax = false;
+            assert!((root.value - mm_root.value).abs() < 1e-9, "{} vs {}", root.value, mm_root.value);
+            assert!(all.iter().all(|r| r.bound == Bound::Exact));
+            assert!(all.len() > pruned.len(), "{} minimax nodes, {} alpha-beta", all.len(), pruned.len());
+        }
+    }
+
+    #[test]
+    fn td_leaf_by_hand() {
+        // Two searches valued 1 and 2 with features (1) and (2); result 4; λ = 0.5, rate 0.1.
+        // d0 = 1, d1 = 2; trace1 = 2, trace0 = 1 + 0.5 * 2 = 2; step = 0.1 * (1 * 2 + 2 * 2) = 0.6.
+        let mut w = vec![0.0];
+        let sq = td_leaf_update(&mut w, &[(1.0, vec![1.0]), (2.0, vec![2.0])], 4.0, 0.5, 0.1);
+        assert!((w[0] - 0.6).abs() < 1e-12 && (sq - 5.0).abs() < 1e-12, "{w:?} {sq}");
+        // A proven search (no features) passes its difference on but takes no step itself.
+        let mut w = vec![0.0];
+        td_leaf_update(&mut w, &[(1.0, vec![1.0]), (10.0, vec![])], 10.0, 1.0, 0.1);
+        assert!((w[0] - 0.9).abs() < 1e-12, "{w:?}");
+    }
+
+    /// TD-Leaf on Santorini from random weights: a short run moves the weights, keeps them
+    /// finite, and its leaves are real positions (features of the right length).
+    #[test]
+    fn td_leaf_plays_and_learns() {
+        let game = meeple_games::santorini::Santorini::default();
+        let config = StrapConfig {
+            strap: Strap::Leaf,
+            eval: "linear8".into(),
+            depth: 2,
+            learning_rate: 1e-3,
+            opening_plies: 2,
+            seed: 5,
+            win_value: 10.0,
+            proven_nodes: false,
+            minimax: false,
+            lambda: 0.7,
+            min_depth: 1,
+        };
+        let start = random_weights(8, 9);
+        let mut w = start.clone();
+        for i in 0..3 {
+            let g = play_game(&game, &config, &mut w, i).unwrap();
+            assert!(g.nodes > 0 && g.plies > 2);
+        }
+        assert!(w.iter().all(|x| x.is_finite()));
+        assert_ne!(w, start);
     }
 }

@@ -1,0 +1,811 @@
+//! Value learning on afterstates: the one-ply value agent (`value:model=F`, and `catan-td` on
+//! Catan), the afterstate scorer it shares with the trainer, and TD(λ) self-play (report 002's
+//! Catan learner, generic over games).
+//!
+//! A value network here is meeple's policy-value network read for its value head only: each
+//! seat's expected return seen from the viewer (viewer first). The agent values every legal
+//! move by the position it leads to, seen from the mover; where chance follows the move (dice,
+//! a card drawn) it averages the network's values over the chance outcomes, weighted by their
+//! probabilities. All the positions of one decision, or of many games' decisions, go through
+//! the network in one forward pass.
+//!
+//! The trainer plays many games side by side, greedy on the network's afterstate values with a
+//! rare uniformly random move, records each mover's predictions, and after each game trains
+//! every prediction toward its λ-return: the mover's next prediction mixed with the ones after
+//! it and the game's result (TD(λ), forward view). A random move cuts the chain: the prediction
+//! before it learns the value of the move the network would have played, as in Watkins' Q(λ)
+//! (report 002 dropped the predictions before such a move).
+
+use crate::LearnError;
+use meeple_game::{Action, Agent, Budget, Error, Game, Player, Rng, State, Turn, rng_from_seed};
+use meeple_nn::{Batch, NetConfig, Network, Sidecar, TrainConfig, Trainer};
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Chance outcomes beyond which a move's afterstate is valued as it stands (before chance),
+/// not averaged: keeps one decision's batch bounded in games with wide chance.
+pub const MAX_OUTCOMES: usize = 64;
+
+/// Where a candidate's value comes from: a row of the network's batch or a game's result.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    Row(u32),
+    Result(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Leaf {
+    probability: f32,
+    /// The chance outcome that led here (none: the move's own afterstate).
+    outcome: Option<Action>,
+    source: Source,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    action: Action,
+    leaves: (u32, u32),
+}
+
+/// The afterstates of one or many decisions, gathered for one forward pass.
+#[derive(Default)]
+pub struct Scorer {
+    seats: usize,
+    input: usize,
+    obs: Vec<f32>,
+    rows: usize,
+    results: Vec<f32>,
+    leaves: Vec<Leaf>,
+    candidates: Vec<Candidate>,
+    /// Each candidate's value vector (viewer first), after [`Scorer::evaluate`].
+    values: Vec<f32>,
+    /// The network's outputs by row.
+    row_values: Vec<f32>,
+    buf: Vec<f32>,
+    outcomes: Vec<(Action, f64)>,
+}
+
+impl Scorer {
+    /// An empty scorer for a game of `seats` players and a network taking `input` values.
+    pub fn new(seats: usize, input: usize) -> Self {
+        Scorer { seats, input, ..Scorer::default() }
+    }
+
+    /// Forgets every decision.
+    pub fn clear(&mut self) {
+        self.obs.clear();
+        self.rows = 0;
+        self.results.clear();
+        self.leaves.clear();
+        self.candidates.clear();
+        self.values.clear();
+    }
+
+    /// Adds the afterstates of `actions` in `state` (`mover` to play); returns the range of
+    /// their candidates.
+    pub fn add<S: State>(&mut self, state: &S, mover: Player, actions: &[Action]) -> std::ops::Range<usize> {
+        let first = self.candidates.len();
+        for &action in actions {
+            let start = self.leaves.len() as u32;
+            let mut next = state.clone();
+            next.apply_unchecked(action);
+            let mut spread = false;
+            if next.turn() == Turn::Chance {
+                next.chance_outcomes(&mut self.outcomes);
+                if (1..=MAX_OUTCOMES).contains(&self.outcomes.len()) {
+                    spread = true;
+                    let outcomes = std::mem::take(&mut self.outcomes);
+                    for &(o, p) in &outcomes {
+                        let mut after = next.clone();
+                        after.apply_unchecked(o);
+                        self.leaf(&after, mover, p as f32, Some(o));
+                    }
+                    self.outcomes = outcomes;
+                }
+            }
+            if !spread {
+                self.leaf(&next, mover, 1.0, None);
+            }
+            self.candidates.push(Candidate { action, leaves: (start, self.leaves.len() as u32) });
+        }
+        first..self.candidates.len()
+    }
+
+    fn leaf<S: State>(&mut self, state: &S, mover: Player, probability: f32, outcome: Option<Action>) {
+        let source = match state.returns() {
+            Some(r) => {
+                let at = self.results.len() as u32;
+                let r = r.as_slice();
+                let n = r.len();
+                self.results.extend((0..self.seats).map(|k| if k < n { r[(mover + k) % n] as f32 } else { 0.0 }));
+                Source::Result(at)
+            }
+            None => {
+                state.observation(mover, &mut self.buf);
+                debug_assert_eq!(self.buf.len(), self.input);
+                self.obs.extend_from_slice(&self.buf);
+                self.rows += 1;
+                Source::Row(self.rows as u32 - 1)
+            }
+        };
+        self.leaves.push(Leaf { probability, outcome, source });
+    }
+
+    /// Positions waiting for the network.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Runs the network over every gathered position (one pass; on the calling thread where
+    /// `serial`) and values each candidate.
+    pub fn evaluate(&mut self, net: &Network, serial: bool) -> Result<(), LearnError> {
+        let seats = self.seats;
+        self.row_values.clear();
+        if self.rows > 0 {
+            let out =
+                if serial { net.evaluate_serial(&self.obs, self.rows) } else { net.evaluate(&self.obs, self.rows) }
+                    .map_err(|e| LearnError::Shape(e.to_string()))?;
+            self.row_values = out.values;
+        }
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
+        values.resize(self.candidates.len() * seats, 0.0);
+        for (c, candidate) in self.candidates.iter().enumerate() {
+            let out = &mut values[c * seats..(c + 1) * seats];
+            for leaf in &self.leaves[candidate.leaves.0 as usize..candidate.leaves.1 as usize] {
+                for (o, v) in out.iter_mut().zip(self.leaf_values(leaf)) {
+                    *o += leaf.probability * v;
+                }
+            }
+        }
+        self.values = values;
+        Ok(())
+    }
+
+    fn leaf_values(&self, leaf: &Leaf) -> &[f32] {
+        let s = self.seats;
+        match leaf.source {
+            Source::Row(r) => &self.row_values[r as usize * s..(r as usize + 1) * s],
+            Source::Result(at) => &self.results[at as usize..at as usize + s],
+        }
+    }
+
+    /// Candidate `c`'s action and value vector (mover first).
+    pub fn candidate(&self, c: usize) -> (Action, &[f32]) {
+        (self.candidates[c].action, &self.values[c * self.seats..(c + 1) * self.seats])
+    }
+
+    /// The candidate in `range` the mover values most (ties broken by `rng`).
+    pub fn best(&self, range: std::ops::Range<usize>, rng: &mut Rng) -> usize {
+        let mut best = range.start;
+        let mut ties = 0u32;
+        let mut top = f32::NEG_INFINITY;
+        for c in range {
+            let v = self.values[c * self.seats];
+            if v > top + 1e-7 {
+                (best, top, ties) = (c, v, 1);
+            } else if (v - top).abs() <= 1e-7 {
+                ties += 1;
+                if rng.random_range(0..ties) == 0 {
+                    best = c;
+                }
+            }
+        }
+        best
+    }
+
+    /// The observation and value vector of candidate `c`'s position after `outcome` (the chance
+    /// outcome that followed, none where the move's afterstate was valued whole); none for a
+    /// finished game or an outcome not among those scored.
+    pub fn position(&self, c: usize, outcome: Option<Action>) -> Option<(&[f32], &[f32])> {
+        let candidate = self.candidates[c];
+        let leaves = &self.leaves[candidate.leaves.0 as usize..candidate.leaves.1 as usize];
+        let leaf = if leaves.len() == 1 && leaves[0].outcome.is_none() {
+            &leaves[0]
+        } else {
+            leaves.iter().find(|l| l.outcome == outcome && outcome.is_some())?
+        };
+        match leaf.source {
+            Source::Row(r) => {
+                let r = r as usize;
+                Some((&self.obs[r * self.input..(r + 1) * self.input], self.leaf_values(leaf)))
+            }
+            Source::Result(_) => None,
+        }
+    }
+}
+
+/// The one-ply agent on a value network: plays the move whose afterstate the network values
+/// most for the mover, averaging over chance outcomes. Deterministic but for ties (`seed`).
+pub struct ValueAgent<S> {
+    name: String,
+    net: Arc<Network>,
+    model: String,
+    scorer: Scorer,
+    legal: Vec<Action>,
+    rng: Rng,
+    _state: std::marker::PhantomData<fn(&S)>,
+}
+
+impl<S: State> ValueAgent<S> {
+    /// The agent `name` (`value` or `catan-td`) on `net`, loaded from `model`.
+    pub fn new(name: &str, net: Arc<Network>, model: &str, seats: usize, seed: u64) -> Self {
+        let input = net.config().input_len();
+        ValueAgent {
+            name: name.to_string(),
+            net,
+            model: model.to_string(),
+            scorer: Scorer::new(seats, input),
+            legal: Vec::new(),
+            rng: rng_from_seed(seed),
+            _state: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<S: State> Agent<S> for ValueAgent<S> {
+    fn spec(&self) -> String {
+        format!("{}:model={}", self.name, self.model)
+    }
+
+    fn act(&mut self, state: &S, _budget: &Budget) -> Result<Action, Error> {
+        let mover = state.current_player().ok_or_else(|| Error::Invalid("no player to move".into()))?;
+        state.legal_actions(&mut self.legal);
+        match self.legal.len() {
+            0 => return Err(Error::Invalid("no legal move".into())),
+            1 => return Ok(self.legal[0]),
+            _ => {}
+        }
+        self.scorer.clear();
+        let range = self.scorer.add(state, mover, &self.legal);
+        self.scorer.evaluate(&self.net, false).map_err(Error::from)?;
+        Ok(self.scorer.candidate(self.scorer.best(range, &mut self.rng)).0)
+    }
+}
+
+/// λ-returns of one seat's predictions: `values[t]` (each `seats` long) the predictions in
+/// order, `cut[t]` the value to bootstrap from instead of continuing where the move after
+/// prediction `t` was a random one, `result` the game's result; `out` gets one target per
+/// prediction. `G[T-1] = result`, `G[t] = (1 - λ) V[t+1] + λ G[t+1]`, or `cut[t]` where given.
+pub fn lambda_returns(values: &[&[f32]], cut: &[Option<&[f32]>], result: &[f32], lambda: f32, out: &mut Vec<f32>) {
+    let s = result.len();
+    let n = values.len();
+    out.clear();
+    out.resize(n * s, 0.0);
+    if n == 0 {
+        return;
+    }
+    out[(n - 1) * s..].copy_from_slice(result);
+    for t in (0..n - 1).rev() {
+        let (head, tail) = out.split_at_mut((t + 1) * s);
+        let target = &mut head[t * s..];
+        match cut[t] {
+            Some(c) => target.copy_from_slice(c),
+            None => {
+                for k in 0..s {
+                    target[k] = (1.0 - lambda) * values[t + 1][k] + lambda * tail[k];
+                }
+            }
+        }
+    }
+}
+
+/// A TD(λ) run's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TdConfig {
+    /// The game spec.
+    pub game: String,
+    /// The network spec (`resmlp:blocks=4,width=500` is report 002's).
+    pub net: String,
+    /// λ of the λ-returns (0: each prediction learns the next; 1: the result).
+    pub lambda: f64,
+    /// Chance of a uniformly random move at each decision (report 002: 1/1000).
+    pub epsilon: f64,
+    /// Factor applied to `epsilon` after each finished game (1: constant; report 004 decays
+    /// it).
+    #[serde(default = "one")]
+    pub epsilon_decay: f64,
+    /// The agent the learner plays against (report 004's ANN and CNN: `random`), in every seat
+    /// but the learner's, which alternates from game to game; none: self-play, every seat
+    /// learning.
+    #[serde(default)]
+    pub opponent: Option<String>,
+    /// The target of every seat when a game ends undecided (a turn limit, a draw); none: the
+    /// game's own returns. Catan's turn limit is no real ending: 0 for all teaches that
+    /// stalling loses, where the even split (1/3 each) can make doing nothing look safe.
+    #[serde(default)]
+    pub undecided: Option<f64>,
+    /// Share of each seat's final target given by its score against the best score (the
+    /// rest by the result): a denser signal than win or lose, as report 002 trained toward
+    /// finishing places. 0: the result alone.
+    #[serde(default)]
+    pub score_weight: f64,
+    /// Games played side by side (their afterstates share a forward pass).
+    pub parallel: usize,
+    /// Finished games per training round (report 002: 1, then 2, then 4).
+    pub batch_games: usize,
+    /// Positions per optimiser step within a round.
+    pub minibatch: usize,
+    /// AdamW settings, Huber threshold and gradient clipping.
+    pub train: TrainConfig,
+    pub seed: u64,
+    pub threads: usize,
+}
+
+impl TdConfig {
+    /// Report 002's recipe for `game`: the 4x500 residual MLP, λ 0 (each prediction learns
+    /// the next), a random move one time in 1,000, Huber loss, clipping at 0.1, AdamW at 5e-5.
+    pub fn report(game: &str) -> Self {
+        TdConfig {
+            game: game.to_string(),
+            net: "resmlp:blocks=4,width=500".into(),
+            lambda: 0.0,
+            epsilon: 1e-3,
+            epsilon_decay: 1.0,
+            opponent: None,
+            undecided: None,
+            score_weight: 0.0,
+            parallel: 32,
+            batch_games: 1,
+            minibatch: 1 << 16,
+            train: TrainConfig {
+                lr: 5e-5,
+                weight_decay: 1e-2,
+                clip_norm: 0.1,
+                warmup: 1,
+                decay: u64::MAX / 4,
+                value_weight: 1.0,
+                ownership_weight: 0.0,
+                huber: Some(0.5),
+            },
+            seed: 1,
+            threads: 1,
+        }
+    }
+
+    /// Checks ranges; names what is wrong.
+    pub fn check(&self) -> Result<(), LearnError> {
+        let bad = |what: String| Err(LearnError::Config(what));
+        if !(0.0..=1.0).contains(&self.lambda) {
+            return bad(format!("lambda {} must be within 0..=1", self.lambda));
+        }
+        if !(0.0..=1.0).contains(&self.score_weight) {
+            return bad(format!("score weight {} must be within 0..=1", self.score_weight));
+        }
+        if self.undecided.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
+            return bad("the undecided value must be within 0..=1".into());
+        }
+        if !(0.0..=1.0).contains(&self.epsilon_decay) {
+            return bad(format!("epsilon decay {} must be within 0..=1", self.epsilon_decay));
+        }
+        if !(0.0..=1.0).contains(&self.epsilon) {
+            return bad(format!("epsilon {} must be within 0..=1", self.epsilon));
+        }
+        if !(1..=4096).contains(&self.parallel) {
+            return bad(format!("parallel {} must be within 1..=4096", self.parallel));
+        }
+        if !(1..=1024).contains(&self.batch_games) {
+            return bad(format!("batch games {} must be within 1..=1024", self.batch_games));
+        }
+        if self.minibatch == 0 {
+            return bad("minibatch must be at least 1".into());
+        }
+        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
+            return bad(format!("learning rate {} must be a positive number", self.train.lr));
+        }
+        if self.train.huber.is_some_and(|h| !(h.is_finite() && h > 0.0)) {
+            return bad("the Huber threshold must be a positive number".into());
+        }
+        Ok(())
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The progress of a TD run, kept in its checkpoint's sidecar.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TdProgress {
+    pub games: u64,
+    /// The exploration rate reached (decayed per game).
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+    pub positions: u64,
+    pub steps: u64,
+    pub seconds: f64,
+}
+
+/// One round's figures: games finished, their mean length and dice rolls (where the game
+/// counts them), the loss.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TdRound {
+    pub games: u64,
+    pub positions: u64,
+    pub loss: f64,
+    pub mean_plies: f64,
+    /// The game's own metrics averaged over the round's games (Catan: `dice_rolls`).
+    pub metrics: Vec<(String, f64)>,
+    /// Share of games a decisive result ended (not a draw or turn limit).
+    pub decided: f64,
+    pub positions_per_second: f64,
+}
+
+/// One prediction made during a game.
+struct Record {
+    seat: Player,
+    obs: Vec<f32>,
+    values: Vec<f32>,
+    /// Where the move after this seat's previous prediction was random: the greedy value.
+    greedy: Option<Vec<f32>>,
+}
+
+/// A finished game: its records, final targets (by seat), plies, the game's metrics, and
+/// whether a result decided it.
+type Finished = (Vec<Record>, Vec<f64>, u64, Vec<(&'static str, f64)>, bool);
+
+struct Slot<S> {
+    state: S,
+    /// The learner's seat where it plays an opponent.
+    learner: Option<Player>,
+    opponent: Option<meeple_game::BoxedAgent<S>>,
+    plies: u64,
+    records: Vec<Record>,
+    /// Per seat: the greedy value vector of its latest random move, to attach to its
+    /// previous prediction.
+    pending_cut: Vec<Option<Vec<f32>>>,
+}
+
+/// Self-play and training: the trainer and the state of the games in flight.
+pub struct TdRun<G: Game> {
+    game: G,
+    config: TdConfig,
+    pub trainer: Trainer,
+    net: Arc<Network>,
+    slots: Vec<Slot<G::State>>,
+    scorer: Scorer,
+    rng: Rng,
+    finished: Vec<Finished>,
+    legal: Vec<Action>,
+    outcomes: Vec<(Action, f64)>,
+    pub progress: TdProgress,
+    targets: Vec<f32>,
+    epsilon: f64,
+    /// Games started (seeds the opponents and picks the learner's seat).
+    started: u64,
+}
+
+impl<G: Game> TdRun<G> {
+    /// A fresh run (a new network from the config's seed), or the one whose checkpoint is
+    /// `resume`.
+    pub fn new(game: G, config: TdConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
+        config.check()?;
+        let seats = game.num_players();
+        let shape = game.observation_shape();
+        let (trainer, progress) = match resume {
+            None => {
+                let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), seats, None)
+                    .map_err(|e| LearnError::Config(e.to_string()))?;
+                (Trainer::new(net, config.train.clone(), config.seed, config.threads), TdProgress::default())
+            }
+            Some(path) => {
+                let r = Trainer::resume(path, &game.spec().to_string(), config.train.clone(), config.threads)
+                    .map_err(|e| LearnError::Config(e.to_string()))?;
+                let progress = serde_json::from_value(r.sidecar.run.get("progress").cloned().unwrap_or_default())
+                    .map_err(|e| LearnError::Data(format!("the checkpoint has no TD progress: {e}")))?;
+                (r.trainer, progress)
+            }
+        };
+        let input = trainer.config().input_len();
+        let net = Arc::new(trainer.network(config.threads));
+        let rng = rng_from_seed(config.seed ^ progress.games.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut run = TdRun {
+            slots: Vec::new(),
+            scorer: Scorer::new(seats, input),
+            rng,
+            finished: Vec::new(),
+            legal: Vec::new(),
+            outcomes: Vec::new(),
+            targets: Vec::new(),
+            epsilon: 0.0,
+            started: 0,
+            trainer,
+            net,
+            game,
+            config,
+            progress,
+        };
+        run.epsilon = run.progress.epsilon.unwrap_or(run.config.epsilon);
+        run.started = run.progress.games;
+        for _ in 0..run.config.parallel {
+            let slot = run.fresh_slot()?;
+            run.slots.push(slot);
+        }
+        Ok(run)
+    }
+
+    fn fresh_slot(&mut self) -> Result<Slot<G::State>, LearnError> {
+        let n = self.game.num_players();
+        self.started += 1;
+        let (learner, opponent) = match &self.config.opponent {
+            None => (None, None),
+            Some(spec) => {
+                let seed = self.config.seed.wrapping_mul(31).wrapping_add(self.started);
+                let agent = crate::make_agent(&self.game, spec, seed)?;
+                (Some((self.started as usize) % n), Some(agent))
+            }
+        };
+        Ok(Slot {
+            learner,
+            opponent,
+            state: self.game.initial_state(),
+            plies: 0,
+            records: Vec::new(),
+            pending_cut: vec![None; n],
+        })
+    }
+
+    /// The sidecar of a checkpoint of this run.
+    pub fn sidecar(&self) -> Sidecar {
+        Sidecar {
+            format: meeple_nn::SIDECAR_FORMAT,
+            net: self.trainer.config().clone(),
+            game: self.game.spec().to_string(),
+            step: self.trainer.step(),
+            run: serde_json::json!({
+                "trainer": "td",
+                "config": self.config,
+                "progress": self.progress,
+                "value_only": true,
+            }),
+        }
+    }
+
+    /// Plays until `batch_games` games have finished, then trains on them: one round.
+    pub fn round(&mut self) -> Result<TdRound, LearnError> {
+        let started = std::time::Instant::now();
+        let positions_before = self.progress.positions;
+        while self.finished.len() < self.config.batch_games {
+            self.step()?;
+        }
+        let games = std::mem::take(&mut self.finished);
+        let mut round = TdRound { games: games.len() as u64, ..TdRound::default() };
+        let mut batch = Batch::default();
+        let seats = self.game.num_players();
+        let mut sums: Vec<(&'static str, f64)> = Vec::new();
+        for (records, result, plies, metrics, decided) in &games {
+            round.mean_plies += *plies as f64 / games.len() as f64;
+            round.decided += *decided as u8 as f64 / games.len() as f64;
+            for &(name, v) in metrics {
+                match sums.iter_mut().find(|(n, _)| *n == name) {
+                    Some(s) => s.1 += v / games.len() as f64,
+                    None => sums.push((name, v / games.len() as f64)),
+                }
+            }
+            for seat in 0..seats {
+                // Against an opponent only the learner's seat recorded anything.
+                let mine: Vec<&Record> = records.iter().filter(|r| r.seat == seat).collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                let values: Vec<&[f32]> = mine.iter().map(|r| &r.values[..]).collect();
+                // A record's cut is the greedy value of the random move that followed it:
+                // stored on the next record of the seat.
+                let cut: Vec<Option<&[f32]>> =
+                    (0..mine.len()).map(|t| mine.get(t + 1).and_then(|r| r.greedy.as_deref())).collect();
+                let view: Vec<f32> = (0..seats).map(|k| result[(seat + k) % seats] as f32).collect();
+                lambda_returns(&values, &cut, &view, self.config.lambda as f32, &mut self.targets);
+                for (r, target) in mine.iter().zip(self.targets.chunks(seats)) {
+                    batch.obs.extend_from_slice(&r.obs);
+                    batch.value.extend_from_slice(target);
+                    batch.size += 1;
+                }
+            }
+        }
+        round.metrics = sums.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
+        round.positions = batch.size as u64;
+        round.loss = self.train(&batch)?;
+        round.positions_per_second =
+            (self.progress.positions - positions_before) as f64 / started.elapsed().as_secs_f64();
+        self.progress.games += round.games;
+        self.progress.steps = self.trainer.step();
+        Ok(round)
+    }
+
+    /// Minibatch steps over `batch` in a shuffled order; the mean loss.
+    fn train(&mut self, batch: &Batch) -> Result<f64, LearnError> {
+        let n = batch.size;
+        if n == 0 {
+            return Ok(0.0);
+        }
+        let (input, seats, actions) =
+            (self.trainer.config().input_len(), self.game.num_players(), self.game.num_actions());
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = self.rng.random_range(0..=i);
+            order.swap(i, j);
+        }
+        let mut total = 0.0;
+        let mut steps = 0;
+        for chunk in order.chunks(self.config.minibatch) {
+            let b = chunk.len();
+            let mut mb = Batch {
+                size: b,
+                obs: Vec::with_capacity(b * input),
+                legal: vec![0.0; b * actions],
+                policy: vec![0.0; b * actions],
+                policy_weight: vec![0.0; b],
+                value: Vec::with_capacity(b * seats),
+                ..Batch::default()
+            };
+            for &i in chunk {
+                mb.obs.extend_from_slice(&batch.obs[i * input..(i + 1) * input]);
+                mb.value.extend_from_slice(&batch.value[i * seats..(i + 1) * seats]);
+            }
+            let losses = self.trainer.train_step(&mb).map_err(|e| LearnError::Shape(e.to_string()))?;
+            total += losses.value;
+            steps += 1;
+        }
+        self.net = Arc::new(self.trainer.network(self.config.threads));
+        Ok(total / steps as f64)
+    }
+
+    /// One decision in every game in flight (chance resolved first), all afterstates in one
+    /// forward pass.
+    fn step(&mut self) -> Result<(), LearnError> {
+        self.scorer.clear();
+        let mut ranges = Vec::with_capacity(self.slots.len());
+        for i in 0..self.slots.len() {
+            // Chance first, then a finished game is replaced.
+            loop {
+                let slot = &mut self.slots[i];
+                match slot.state.turn() {
+                    Turn::Chance => {
+                        let o = sample(&slot.state, &mut self.outcomes, &mut self.rng);
+                        slot.state.apply_unchecked(o);
+                    }
+                    Turn::Terminal => {
+                        let fresh = self.fresh_slot()?;
+                        let done = std::mem::replace(&mut self.slots[i], fresh);
+                        self.finish(done);
+                    }
+                    Turn::Player(p) if slot.learner.is_some_and(|l| l != p) => {
+                        let agent = slot.opponent.as_mut().expect("an opponent where the learner has a seat");
+                        let a = agent.act(&slot.state, &Budget::default())?;
+                        slot.state.apply(a)?;
+                        slot.plies += 1;
+                    }
+                    Turn::Player(_) => break,
+                }
+            }
+            let slot = &self.slots[i];
+            let mover = slot.state.current_player().expect("a player's turn");
+            slot.state.legal_actions(&mut self.legal);
+            ranges.push((mover, self.scorer.add(&slot.state, mover, &self.legal)));
+        }
+        self.scorer.evaluate(&self.net, false)?;
+        for (i, (mover, range)) in ranges.into_iter().enumerate() {
+            let greedy = self.scorer.best(range.clone(), &mut self.rng);
+            let random = range.len() > 1 && self.rng.random_bool(self.epsilon);
+            let chosen = if random { self.rng.random_range(range.clone()) } else { greedy };
+            let slot = &mut self.slots[i];
+            let (action, _) = self.scorer.candidate(chosen);
+            slot.state.apply_unchecked(action);
+            slot.plies += 1;
+            if random && chosen != greedy {
+                slot.pending_cut[mover] = Some(self.scorer.candidate(greedy).1.to_vec());
+            }
+            let mut outcome = None;
+            if slot.state.turn() == Turn::Chance {
+                let o = sample(&slot.state, &mut self.outcomes, &mut self.rng);
+                slot.state.apply_unchecked(o);
+                outcome = Some(o);
+            }
+            if let Some((obs, values)) = self.scorer.position(chosen, outcome) {
+                let greedy = slot.pending_cut[mover].take();
+                slot.records.push(Record { seat: mover, obs: obs.to_vec(), values: values.to_vec(), greedy });
+                self.progress.positions += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, slot: Slot<G::State>) {
+        let returns = slot.state.returns().expect("a finished game");
+        let result: Vec<f64> = returns.as_slice().to_vec();
+        let n = result.len() as f64;
+        let decided = result.iter().any(|&r| (r - 1.0 / n).abs() > 1e-9);
+        let mut result = match self.config.undecided {
+            Some(v) if !decided => vec![v; result.len()],
+            _ => result,
+        };
+        let s = self.config.score_weight;
+        if s > 0.0 {
+            let scores = slot.state.scores();
+            let scores = scores.as_slice();
+            let best = scores.iter().cloned().fold(f64::MIN, f64::max);
+            if best > 0.0 {
+                for (r, &score) in result.iter_mut().zip(scores) {
+                    *r = (1.0 - s) * *r + s * (score / best).clamp(0.0, 1.0);
+                }
+            }
+        }
+        self.epsilon *= self.config.epsilon_decay;
+        self.progress.epsilon = Some(self.epsilon);
+        self.finished.push((slot.records, result, slot.plies, slot.state.metrics(), decided));
+    }
+
+    /// The current network (for evaluation).
+    pub fn network(&self) -> Arc<Network> {
+        self.net.clone()
+    }
+}
+
+fn sample<S: State>(state: &S, outcomes: &mut Vec<(Action, f64)>, rng: &mut Rng) -> Action {
+    state.chance_outcomes(outcomes);
+    let mut x: f64 = rng.random();
+    for &(a, p) in outcomes.iter() {
+        if x < p {
+            return a;
+        }
+        x -= p;
+    }
+    outcomes.last().expect("a chance node has outcomes").0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sutton and Barto's random walk: states 1..=5 between two ends, right end pays 1; true
+    /// values k/6. Tabular TD(λ) through the same λ-returns the trainer uses converges there.
+    #[test]
+    fn td_lambda_on_a_random_walk_converges_to_the_true_values() {
+        for lambda in [0.0f32, 0.5, 0.9] {
+            let mut v = [0.5f32; 7];
+            let mut rng = rng_from_seed(3);
+            let mut targets = Vec::new();
+            for episode in 0..20_000 {
+                let alpha = 0.05 / (1.0 + episode as f32 / 2000.0);
+                let mut s = 3usize;
+                let mut visited = vec![s];
+                while s != 0 && s != 6 {
+                    s = if rng.random_bool(0.5) { s + 1 } else { s - 1 };
+                    if s != 0 && s != 6 {
+                        visited.push(s);
+                    }
+                }
+                let result = [if s == 6 { 1.0f32 } else { 0.0 }];
+                let values: Vec<[f32; 1]> = visited.iter().map(|&k| [v[k]]).collect();
+                let refs: Vec<&[f32]> = values.iter().map(|x| &x[..]).collect();
+                let cut = vec![None; refs.len()];
+                lambda_returns(&refs, &cut, &result, lambda, &mut targets);
+                for (&k, &g) in visited.iter().zip(&targets) {
+                    v[k] += alpha * (g - v[k]);
+                }
+            }
+            for (k, value) in v.iter().enumerate().take(6).skip(1) {
+                let truth = k as f32 / 6.0;
+                assert!((value - truth).abs() < 0.04, "λ {lambda}: state {k} valued {value} (true {truth})");
+            }
+        }
+    }
+
+    #[test]
+    fn lambda_returns_by_hand() {
+        let values: [&[f32]; 3] = [&[0.2, 0.8], &[0.4, 0.6], &[0.6, 0.4]];
+        let mut out = Vec::new();
+        lambda_returns(&values, &[None, None, None], &[1.0, 0.0], 0.5, &mut out);
+        // G2 = z = (1, 0); G1 = 0.5 * V2 + 0.5 * G2 = (0.8, 0.2); G0 = 0.5 * V1 + 0.5 * G1 = (0.6, 0.4).
+        let want = [0.6, 0.4, 0.8, 0.2, 1.0, 0.0];
+        assert!(out.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{out:?}");
+        // A random move after prediction 0 cuts it off: it learns the greedy value given.
+        lambda_returns(&values, &[Some(&[0.9, 0.1]), None, None], &[1.0, 0.0], 0.5, &mut out);
+        assert!((out[0] - 0.9).abs() < 1e-6 && (out[2] - 0.8).abs() < 1e-6, "{out:?}");
+        // λ = 0: each prediction learns the next one (report 002's targets).
+        lambda_returns(&values, &[None, None, None], &[1.0, 0.0], 0.0, &mut out);
+        assert_eq!(&out[..4], &[0.4, 0.6, 0.6, 0.4]);
+    }
+}
