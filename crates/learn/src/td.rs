@@ -808,4 +808,67 @@ mod tests {
         lambda_returns(&values, &[None, None, None], &[1.0, 0.0], 0.0, &mut out);
         assert_eq!(&out[..4], &[0.4, 0.6, 0.6, 0.4]);
     }
+
+    fn dice_net() -> Network {
+        let config = NetConfig::from_spec("mlp:layers=1,width=8", &[8], 2, 2, None).unwrap();
+        Network::new(config, 1, 1)
+    }
+
+    /// The last decision of the dice game: every afterstate ends the game or rolls a die that
+    /// does, so the values are exact: staying on 3 against 5 loses, rerolling wins on a 6 and
+    /// ties on a 5 (1.5 / 6); on 5 against 5 staying ties (0.5) and rerolling is worth 0.25.
+    #[test]
+    fn the_one_ply_agent_averages_chance_outcomes() {
+        use meeple_game::testing::{Dice, DiceState};
+        let game = Dice::default();
+        let net = dice_net();
+        let mut scorer = Scorer::new(2, 8);
+        let mut rng = rng_from_seed(1);
+        for (dice, stay, reroll, best) in [([5, 3], 0.0, 0.25, 1), ([5, 5], 0.5, 0.25, 0)] {
+            let s = DiceState::with_dice(&game, &dice, 1);
+            scorer.clear();
+            let range = scorer.add(&s, 1, &[0, 1]);
+            assert_eq!(scorer.rows(), 0, "every leaf is a result");
+            scorer.evaluate(&net, true).unwrap();
+            let (a, v) = scorer.candidate(range.start);
+            assert_eq!(a, 0);
+            assert!((v[0] - stay).abs() < 1e-6 && (v[1] - (1.0 - stay)).abs() < 1e-6, "{v:?}");
+            let (_, v) = scorer.candidate(range.start + 1);
+            assert!((v[0] - reroll).abs() < 1e-6 && (v[1] - (1.0 - reroll)).abs() < 1e-6, "{v:?}");
+            assert_eq!(scorer.candidate(scorer.best(range, &mut rng)).0, best);
+        }
+    }
+
+    /// A value net trained by TD self-play loads as `eval=(net:model=F)` with the value the
+    /// trainer's network gives (as a logit), and as the `value` agent.
+    #[test]
+    fn a_trained_value_net_loads_as_evaluator_and_agent() {
+        use meeple_game::testing::{Dice, DiceState};
+        let game = Dice::default();
+        let mut config = TdConfig::report("dice:players=2");
+        config.net = "mlp:layers=1,width=8".into();
+        config.parallel = 4;
+        config.train.lr = 1e-2;
+        let mut run = TdRun::new(game.clone(), config, None).unwrap();
+        for _ in 0..5 {
+            run.round().unwrap();
+        }
+        let dir = std::env::temp_dir().join(format!("meeple-td-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("net.safetensors");
+        run.trainer.save(&path, run.sidecar()).unwrap();
+        let s = DiceState::with_dice(&game, &[4, 2], 0);
+        let mut obs = Vec::new();
+        s.observation(0, &mut obs);
+        let v = run.network().evaluate(&obs, 1).unwrap().values[0] as f64;
+        let spec = format!("net:model={}", path.display());
+        let eval = meeple_search::make_evaluator_with(&game, &spec, &crate::extension()).unwrap();
+        let logit = eval.evaluate(&s, 0);
+        assert!((logit - (v / (1.0 - v)).ln()).abs() < 1e-4, "{logit} against the trainer's {v}");
+        let mut agent = crate::make_agent(&game, &format!("value:model={}", path.display()), 1).unwrap();
+        let a = agent.act(&s, &Budget::default()).unwrap();
+        assert!(a < 2);
+        assert!(crate::make_agent(&game, &format!("catan-td:model={}", path.display()), 1).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
