@@ -9,6 +9,19 @@ pub trait Evaluator<S: State>: Send + Sync {
     /// them to rewards through a logistic curve (`1 / (1 + e^(-v / eval_scale))`).
     fn evaluate(&self, state: &S, player: Player) -> f64;
 
+    /// [`Evaluator::evaluate`] of each of `states` for `player`, written to `out` (cleared
+    /// first): one call for many positions, which a network answers in one forward pass.
+    fn evaluate_many(&self, states: &[S], player: Player, out: &mut Vec<f64>) {
+        out.clear();
+        out.extend(states.iter().map(|s| self.evaluate(s, player)));
+    }
+
+    /// Whether [`Evaluator::evaluate_many`] is much cheaper than one call per position (a
+    /// network): alpha-beta then values the leaves below a node in one call.
+    fn prefers_batches(&self) -> bool {
+        false
+    }
+
     /// Search priority of a legal `action` of the player to move: higher is tried first by
     /// alpha-beta (after its table move and killers) and added first by MCTS with progressive
     /// widening. Called once per move per node, so keep it cheap. Only used when

@@ -513,6 +513,32 @@ impl<S: State> NetValue<S> {
 }
 
 impl<S: State> GameEvaluator<S> for NetValue<S> {
+    fn evaluate_many(&self, states: &[S], player: Player, out: &mut Vec<f64>) {
+        out.clear();
+        let seats = self.net.seats();
+        let n = self.net.input_len();
+        let mut obs = Vec::with_capacity(states.len() * n);
+        let mut one = Vec::new();
+        for s in states {
+            s.observation(s.current_player().unwrap_or(player), &mut one);
+            obs.extend_from_slice(&one);
+        }
+        match Evaluator::evaluate(self.net.as_ref(), &obs, states.len()) {
+            Ok(o) => out.extend(states.iter().enumerate().map(|(i, s)| {
+                let seat = s.current_player().unwrap_or(player);
+                let v =
+                    o.values.get(i * seats + (player + seats - seat % seats) % seats).copied().unwrap_or(0.5) as f64;
+                let v = v.clamp(1e-6, 1.0 - 1e-6);
+                (v / (1.0 - v)).ln()
+            })),
+            Err(_) => out.resize(states.len(), 0.0),
+        }
+    }
+
+    fn prefers_batches(&self) -> bool {
+        true
+    }
+
     fn evaluate(&self, state: &S, player: Player) -> f64 {
         let seats = self.net.seats();
         // From the mover's view (the asked seat's at a chance node).

@@ -549,6 +549,9 @@ impl<S: State> AlphaBeta<S> {
             }
         }
         let (alpha0, beta0) = (alpha, beta);
+        if depth == 1 && self.eval.prefers_batches() {
+            return self.batched_frontier(state, ply, mover, maximize, key);
+        }
         let killers = self.killers[ply.min(MAX_DEPTH as usize + 1)];
         let lmr = self.config.lmr && !plain;
         let mut best = if maximize { -INF } else { INF };
@@ -618,6 +621,48 @@ impl<S: State> AlphaBeta<S> {
         }
         if self.recording {
             self.record(state, best, bound, depth);
+        }
+        best
+    }
+
+    /// A node one ply above the horizon whose evaluator prefers batches (a network): every
+    /// child valued in one call, the best kept (no cut-off saves a call that is already
+    /// made); stored and recorded like any node.
+    fn batched_frontier(&mut self, state: &S, ply: usize, mover: Player, maximize: bool, key: u64) -> f64 {
+        self.ordered_moves(state, ply, mover, Action::MAX, false);
+        let moves = std::mem::take(&mut self.moves[ply]);
+        let mut best = if maximize { -INF } else { INF };
+        let mut best_move = Action::MAX;
+        let mut children = Vec::with_capacity(moves.len());
+        let mut open = Vec::with_capacity(moves.len());
+        for &a in &moves {
+            let mut child = state.clone();
+            child.apply_unchecked(a);
+            self.nodes += 1;
+            if child.is_terminal() {
+                let v = self.terminal_value(&child, ply + 1);
+                if (maximize && v > best) || (!maximize && v < best) {
+                    (best, best_move) = (v, a);
+                }
+            } else {
+                children.push(child);
+                open.push(a);
+            }
+        }
+        let mut values = Vec::new();
+        self.eval.evaluate_many(&children, self.root_player, &mut values);
+        for (&a, &v) in open.iter().zip(&values) {
+            if (maximize && v > best) || (!maximize && v < best) {
+                (best, best_move) = (v, a);
+            }
+        }
+        self.moves[ply] = moves;
+        // Every child was valued: the value is exact whatever the window.
+        if !self.config.plain {
+            self.tt.store(key, to_tt(best, ply), best_move, 1, Bound::Exact);
+        }
+        if self.recording {
+            self.record(state, best, Bound::Exact, 1);
         }
         best
     }

@@ -143,3 +143,45 @@ fn searches_block_a_climb_to_level_three() {
         assert_eq!(s.action_to_string(a), "c4-d5-e5", "{spec}");
     }
 }
+
+/// An evaluator that prefers batches (as a network does), counting its batched calls.
+struct Batching {
+    inner: Linear8,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Evaluator<SantoriniState> for Batching {
+    fn evaluate(&self, state: &SantoriniState, player: usize) -> f64 {
+        self.inner.evaluate(state, player)
+    }
+
+    fn evaluate_many(&self, states: &[SantoriniState], player: usize, out: &mut Vec<f64>) {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        out.clear();
+        out.extend(states.iter().map(|s| self.inner.evaluate(s, player)));
+    }
+
+    fn prefers_batches(&self) -> bool {
+        true
+    }
+}
+
+/// An evaluator that prefers batches gets the leaves below each frontier node in one call, and
+/// the search's values stay minimax's.
+#[test]
+fn batched_leaves_keep_the_minimax_value() {
+    let eval = Linear8::default();
+    let batching = std::sync::Arc::new(Batching { inner: Linear8::default(), calls: Default::default() });
+    for spec in ["alphabeta:depth=3", "alphabeta:depth=3,plain=true"] {
+        let config = AlphaBetaConfig::from_spec(&spec.parse().unwrap()).unwrap();
+        let mut ab = AlphaBeta::with_evaluator(&Santorini::default(), config, batching.clone(), 1);
+        for s in positions(12) {
+            let root = s.current_player().unwrap();
+            ab.act(&s, &Budget::default()).unwrap();
+            let want = minimax(&s, 3, root, &eval);
+            let got = ab.report().value;
+            assert!((got - want).abs() < 1e-9 || (got.abs() > 9e5 && want.abs() > 9e5), "{spec}: {got} against {want}");
+        }
+    }
+    assert!(batching.calls.load(std::sync::atomic::Ordering::Relaxed) > 0);
+}
