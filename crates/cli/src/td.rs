@@ -158,9 +158,20 @@ pub fn drive<G: Game>(game: &G, config: TdConfig, args: &Drive<'_>) -> Result<()
     } else if last.exists() || metrics_path.exists() {
         bail!("'{}' holds a run already: give --resume to continue it, or another --out", args.out.display());
     }
+    config.check()?;
     std::fs::create_dir_all(args.out.join("ckpt"))?;
     let mut run = TdRun::new(game.clone(), config, args.resume.then_some(last.as_path()))?;
-    let mut ladder = if args.eval_minutes > 0.0 {
+    // The ladder rates two-player games (a pairwise round robin); with more seats the run's own
+    // figures (Catan: dice rolls per game) show progress, and the arena measures a checkpoint.
+    let ladder_fits = game.num_players() == 2;
+    if args.eval_minutes > 0.0 && !ladder_fits {
+        eprintln!(
+            "note: no ladder evaluation for {} players (the ladder rates two-player games); measure checkpoints with \
+             meeple arena",
+            game.num_players()
+        );
+    }
+    let mut ladder = if args.eval_minutes > 0.0 && ladder_fits {
         let mut c = LadderConfig::new(game, "value:model={model}", threads, args.seed);
         if !args.opponents.is_empty() {
             c.opponents = args.opponents.to_vec();
