@@ -630,20 +630,7 @@ impl<G: Game> TdRun<G> {
         let mut total = 0.0;
         let mut steps = 0;
         for chunk in order.chunks(self.config.minibatch) {
-            let b = chunk.len();
-            let mut mb = Batch {
-                size: b,
-                obs: Vec::with_capacity(b * input),
-                legal: vec![0.0; b * actions],
-                policy: vec![0.0; b * actions],
-                policy_weight: vec![0.0; b],
-                value: Vec::with_capacity(b * seats),
-                ..Batch::default()
-            };
-            for &i in chunk {
-                mb.obs.extend_from_slice(&batch.obs[i * input..(i + 1) * input]);
-                mb.value.extend_from_slice(&batch.value[i * seats..(i + 1) * seats]);
-            }
+            let mb = crate::value::value_batch(&batch.obs, &batch.value, (input, seats, actions), chunk);
             let losses = self.trainer.train_step(&mb).map_err(|e| LearnError::Shape(e.to_string()))?;
             total += losses.value;
             steps += 1;

@@ -157,6 +157,31 @@ fn play_one<G: Game>(game: &G, config: &SearchDataConfig, index: u64, out: &mut 
     }
 }
 
+/// A value-only training batch of the positions `idx` of `obs` and `value` (`input` and `seats`
+/// values each; `actions`: the network's policy size, whose targets stay empty).
+pub(crate) fn value_batch(
+    obs: &[f32],
+    value: &[f32],
+    (input, seats, actions): (usize, usize, usize),
+    idx: &[usize],
+) -> Batch {
+    let b = idx.len();
+    let mut mb = Batch {
+        size: b,
+        obs: Vec::with_capacity(b * input),
+        legal: vec![0.0; b * actions],
+        policy: vec![0.0; b * actions],
+        policy_weight: vec![0.0; b],
+        value: Vec::with_capacity(b * seats),
+        ..Batch::default()
+    };
+    for &i in idx {
+        mb.obs.extend_from_slice(&obs[i * input..(i + 1) * input]);
+        mb.value.extend_from_slice(&value[i * seats..(i + 1) * seats]);
+    }
+    mb
+}
+
 /// Figures of one epoch of fitting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Epoch {
@@ -187,23 +212,7 @@ pub fn fit(
     let mut rng = rng_from_seed(seed);
     let mut order: Vec<usize> = (0..train_n).collect();
     let mut out = Vec::new();
-    let make = |idx: &[usize]| {
-        let b = idx.len();
-        let mut mb = Batch {
-            size: b,
-            obs: Vec::with_capacity(b * input),
-            legal: vec![0.0; b * actions],
-            policy: vec![0.0; b * actions],
-            policy_weight: vec![0.0; b],
-            value: Vec::with_capacity(b * seats),
-            ..Batch::default()
-        };
-        for &i in idx {
-            mb.obs.extend_from_slice(&samples.obs[i * input..(i + 1) * input]);
-            mb.value.extend_from_slice(&samples.value[i * seats..(i + 1) * seats]);
-        }
-        mb
-    };
+    let make = |idx: &[usize]| value_batch(&samples.obs, &samples.value, (input, seats, actions), idx);
     for epoch in 1..=epochs {
         for i in (1..train_n).rev() {
             let j = rng.random_range(0..=i);
