@@ -235,7 +235,7 @@ pub fn drive<G: Game>(game: &G, config: TdConfig, args: &Drive<'_>) -> Result<()
         }
         line.stats.insert("positions_per_second".into(), round.positions_per_second);
         line.stats.insert("round_positions".into(), round.positions as f64);
-        writeln!(log, "{}", serde_json::to_string(&line)?)?;
+        writeln!(log, "{}", line.to_line())?;
         let extra: String = round.metrics.iter().map(|(n, v)| format!(" {n} {v:.1}")).collect();
         bar.set_message(format!(
             "{} games, {} steps, loss {:.4}, {:.0} plies{extra}, {:.0} positions/s",
@@ -260,7 +260,7 @@ pub fn drive<G: Game>(game: &G, config: TdConfig, args: &Drive<'_>) -> Result<()
                 run.progress.seconds,
                 evaluation,
             );
-            writeln!(log, "{}", serde_json::to_string(&line)?)?;
+            writeln!(log, "{}", line.to_line())?;
             let scores: Vec<String> = line
                 .evaluation
                 .iter()

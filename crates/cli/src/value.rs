@@ -135,8 +135,8 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
         bail!("--resume continues a selfplay run; a search run gathers its data again");
     }
     let last = args.out.join("last.safetensors");
-    if last.exists() {
-        bail!("'{}' holds a network already: give another --out", args.out.display());
+    if last.exists() || args.out.join("metrics.jsonl").exists() {
+        bail!("'{}' holds a run already: give another --out", args.out.display());
     }
     std::fs::create_dir_all(&args.out)?;
     let net = NetConfig::from_spec(&args.net, &game.observation_shape(), game.num_actions(), game.num_players(), None)?;
@@ -200,7 +200,7 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
         println!("epoch {}: train {:.4}, held out {:.4}", e.epoch, e.train_loss, e.holdout_loss);
         // No held-out share (NaN): every epoch is kept, the last one stays.
         let kept = e.holdout_loss.is_nan() || e.holdout_loss < best;
-        let written = serde_json::to_string(&line).map_err(anyhow::Error::from).and_then(|l| Ok(writeln!(log, "{l}")?));
+        let written = writeln!(log, "{}", line.to_line()).map_err(anyhow::Error::from);
         let saved = if kept {
             best = e.holdout_loss;
             t.save(&last, sidecar(t, &seen)).map_err(anyhow::Error::from)
