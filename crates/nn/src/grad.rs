@@ -198,10 +198,15 @@ impl Model {
 
     /// The weights as a burn model on `device`.
     pub(crate) fn to_burn(&self, device: &Device) -> PolicyValueNet {
+        self.to_burn_with(&self.theta, device)
+    }
+
+    /// The model with `theta` (laid out like its own) in place of its weights, as a burn model.
+    pub(crate) fn to_burn_with(&self, theta: &[f32], device: &Device) -> PolicyValueNet {
         let mut model = self.config.build(device);
         let conv = |c: &Conv, into: &mut Conv2d| {
             let (k, cin, cout) = (c.k, c.cin, c.cout);
-            let w = c.w.of(&self.theta);
+            let w = c.w.of(theta);
             let mut burn = vec![0.0; w.len()];
             for o in 0..cout {
                 for i in 0..cin {
@@ -214,12 +219,12 @@ impl Model {
             }
             into.weight = Param::from_tensor(Tensor::from_data(TensorData::new(burn, [cout, cin, k, k]), device));
             if let (Some(b), Some(into)) = (c.bias, into.bias.as_mut()) {
-                *into = Param::from_tensor(tensor1(b.of(&self.theta), device));
+                *into = Param::from_tensor(tensor1(b.of(theta), device));
             }
         };
         let norm = |n: &Norm, cout: usize, into: &mut BatchNorm| {
-            into.gamma = Param::from_tensor(tensor1(n.gamma.of(&self.theta), device));
-            into.beta = Param::from_tensor(tensor1(n.beta.of(&self.theta), device));
+            into.gamma = Param::from_tensor(tensor1(n.gamma.of(theta), device));
+            into.beta = Param::from_tensor(tensor1(n.beta.of(theta), device));
             into.running_mean = RunningState::new(tensor1(&self.running[n.stats..n.stats + cout], device));
             into.running_var = RunningState::new(tensor1(&self.running[n.stats + cout..n.stats + 2 * cout], device));
         };
@@ -229,10 +234,10 @@ impl Model {
         };
         let dense = |d: &Dense, into: &mut Linear| {
             into.weight = Param::from_tensor(Tensor::from_data(
-                TensorData::new(d.w.of(&self.theta).to_vec(), [d.inputs, d.outputs]),
+                TensorData::new(d.w.of(theta).to_vec(), [d.inputs, d.outputs]),
                 device,
             ));
-            into.bias = Some(Param::from_tensor(tensor1(d.b.of(&self.theta), device)));
+            into.bias = Some(Param::from_tensor(tensor1(d.b.of(theta), device)));
         };
         if let (Some(c), Some(into)) = (&self.stem, model.stem.as_mut()) {
             conv_bn(c, into);
@@ -777,40 +782,85 @@ impl Model {
     /// `policy + weights.value * value + weights.ownership * ownership` in `work.grad` (laid
     /// out like `theta`).
     pub(crate) fn gradients(&mut self, batch: &Batch, weights: Weights, work: &mut Work) -> Losses {
-        let config = self.config.clone();
-        let (b, a, seats) = (batch.size, config.actions, config.seats);
-        sized(&mut work.grad, self.theta.len());
-        let board = match config.trunk {
-            Trunk::Resnet { .. } => Some(Board { batch: b, rows: config.input[1], cols: config.input[2] }),
-            Trunk::Mlp { .. } | Trunk::Resmlp { .. } => None,
-        };
+        let (a, seats, cells) = (self.config.actions, self.config.seats, self.config.ownership_cells());
+        let value_in = self.forward_train(&batch.obs, batch.size, work);
+        let losses = loss_gradients(batch, a, seats, cells, weights, work);
+        self.backward(&batch.obs, batch.size, &value_in, work);
+        losses
+    }
+
+    /// One forward and backward pass for a loss of the caller's: `objective(logits, values,
+    /// dlogits, dvalues)` sees the network's outputs (values after their sigmoid) and writes the
+    /// loss's gradient at them into the zeroed `dlogits` and `dvalues`; the gradient of the
+    /// parameters lands in `work.grad`. An ownership head, if any, gets no gradient.
+    pub(crate) fn gradients_with(
+        &mut self,
+        obs: &[f32],
+        b: usize,
+        work: &mut Work,
+        objective: &mut dyn FnMut(&[f32], &[f32], &mut [f32], &mut [f32]),
+    ) {
+        let (a, seats, cells) = (self.config.actions, self.config.seats, self.config.ownership_cells());
+        let value_in = self.forward_train(obs, b, work);
+        let dl = sized(&mut work.dlogits, b * a);
+        dl.fill(0.0);
+        let dv = sized(&mut work.dvalues, b * seats);
+        dv.fill(0.0);
+        objective(&work.logits[..b * a], &work.values[..b * seats], &mut work.dlogits[..b * a], &mut work.dvalues[..b * seats]);
+        // Through the sigmoid: dv/du = v (1 - v).
+        for (d, v) in work.dvalues.iter_mut().zip(&work.values) {
+            *d *= v * (1.0 - v);
+        }
+        if cells > 0 {
+            sized(&mut work.downed, b * cells).fill(0.0);
+        }
+        self.backward(obs, b, &value_in, work);
+    }
+
+    /// The forward pass in training mode: logits in `work.logits`, values in `work.values`
+    /// (after the sigmoid); returns the value head's input.
+    fn forward_train(&mut self, obs: &[f32], b: usize, work: &mut Work) -> Vec<f32> {
+        let board = self.board(b);
         // The trunk and the policy head; the value head's input: [b, cells] (tower) or [b, width]
         // (MLP).
         let value_in = match board {
-            Some(board) => self.tower_forward(batch, board, work),
-            None => self.mlp_forward(batch, work),
+            Some(board) => self.tower_forward(obs, board, work),
+            None => self.mlp_forward(obs, b, work),
         };
         self.value_head_forward(&value_in, b, work);
-        let losses = loss_gradients(batch, a, seats, config.ownership_cells(), weights, work);
+        value_in
+    }
+
+    /// The backward pass from `work.dlogits`, `work.dvalues` (before the sigmoid) and
+    /// `work.downed` into `work.grad`.
+    fn backward(&mut self, obs: &[f32], b: usize, value_in: &[f32], work: &mut Work) {
+        let board = self.board(b);
+        sized(&mut work.grad, self.theta.len());
         let mut grad = std::mem::take(&mut work.grad);
-        let dvalue_in = self.value_head_backward(&value_in, b, work, &mut grad);
+        let dvalue_in = self.value_head_backward(value_in, b, work, &mut grad);
         match board {
             Some(board) => self.tower_backward(board, &dvalue_in, work, &mut grad),
-            None => self.mlp_backward(batch, &value_in, &dvalue_in, work, &mut grad),
+            None => self.mlp_backward(obs, b, value_in, &dvalue_in, work, &mut grad),
         }
         work.grad = grad;
-        losses
+    }
+
+    fn board(&self, b: usize) -> Option<Board> {
+        match self.config.trunk {
+            Trunk::Resnet { .. } => Some(Board { batch: b, rows: self.config.input[1], cols: self.config.input[2] }),
+            Trunk::Mlp { .. } | Trunk::Resmlp { .. } => None,
+        }
     }
 
     /// The tower's forward pass with its heads' convolutions (each layer's output kept in
     /// `work.saved`), the policy logits in `work.logits` and the ownership in `work.owned`;
     /// returns the value head's input.
-    fn tower_forward(&mut self, batch: &Batch, board: Board, work: &mut Work) -> Vec<f32> {
+    fn tower_forward(&mut self, obs: &[f32], board: Board, work: &mut Work) -> Vec<f32> {
         let config = self.config.clone();
-        let (b, a, planes) = (batch.size, config.actions, config.input[0]);
+        let (b, a, planes) = (board.batch, config.actions, config.input[0]);
         let cells = board.cells();
         // Planes-first observations to rows of (sample, cell) with the planes side by side.
-        to_cells_first(&batch.obs, b, cells, planes, sized(&mut work.input, board.m() * planes));
+        to_cells_first(obs, b, cells, planes, sized(&mut work.input, board.m() * planes));
         // The stem, the blocks, the policy's, the value's, the plane head's last and the
         // ownership head's convolutions.
         let convs = 1 + 2 * self.blocks.len() + 4;
@@ -869,14 +919,13 @@ impl Model {
 
     /// The MLP's forward pass (each layer's output kept in `work.saved`) and the policy logits in
     /// `work.logits`; returns the trunk's output, the value head's input.
-    fn mlp_forward(&mut self, batch: &Batch, work: &mut Work) -> Vec<f32> {
-        let b = batch.size;
+    fn mlp_forward(&mut self, obs: &[f32], b: usize, work: &mut Work) -> Vec<f32> {
         work.saved.resize_with(self.mlp.len(), Saved::default);
         let mut saved = std::mem::take(&mut work.saved);
         let residual = matches!(self.config.trunk, Trunk::Resmlp { .. });
         for (i, layer) in self.mlp.iter().enumerate() {
             let (before, after) = saved.split_at_mut(i);
-            let input = if i == 0 { &batch.obs[..] } else { &before[i - 1].out[..] };
+            let input = if i == 0 { obs } else { &before[i - 1].out[..] };
             // In a residual MLP, layers 2, 4, ... close a block: their block's input (layer
             // i - 2's output) is added before the ReLU.
             let closes = residual && i >= 2 && i % 2 == 0;
@@ -1005,8 +1054,7 @@ impl Model {
 
     /// The MLP backwards: the policy head and the value head's input gradient into the trunk's
     /// output, then the layers, last first.
-    fn mlp_backward(&self, batch: &Batch, value_in: &[f32], dvalue_in: &[f32], work: &mut Work, grad: &mut [f32]) {
-        let b = batch.size;
+    fn mlp_backward(&self, obs: &[f32], b: usize, value_in: &[f32], dvalue_in: &[f32], work: &mut Work, grad: &mut [f32]) {
         let saved = std::mem::take(&mut work.saved);
         let fc = self.policy_fc.expect("a dense head");
         // The trunk's output feeds both heads.
@@ -1026,7 +1074,7 @@ impl Model {
                 skip.clear();
                 skip.extend_from_slice(&dx);
             }
-            let input = if i == 0 { &batch.obs[..] } else { &saved[i - 1].out[..] };
+            let input = if i == 0 { obs } else { &saved[i - 1].out[..] };
             let wants = (i > 0).then_some(&mut dnext);
             self.dense_backward(layer, input, b, &dx, grad, wants);
             if residual && i % 2 == 1 {

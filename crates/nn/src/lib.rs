@@ -546,6 +546,71 @@ impl Trainer {
         Ok(losses)
     }
 
+    /// One optimiser step on a loss of the caller's over `batch` observations laid end to end:
+    /// `objective(logits, values, dlogits, dvalues)` gets the network's outputs on them in
+    /// training mode (`logits[b * actions + a]`, `values[b * seats + s]` after the sigmoid) and
+    /// writes the gradient of its loss (a mean over the batch, as the caller defines it) at
+    /// those outputs into `dlogits` and `dvalues`, which come zeroed. An ownership head gets no
+    /// gradient. Returns the learning rate used. DQN's and PPO's losses come in this way, so
+    /// every learner shares the one backward pass and AdamW.
+    pub fn train_step_with(
+        &mut self,
+        obs: &[f32],
+        batch: usize,
+        mut objective: impl FnMut(&[f32], &[f32], &mut [f32], &mut [f32]) + Send,
+    ) -> Result<f64, NnError> {
+        let n = self.config.input_len();
+        if batch == 0 || obs.len() != batch * n {
+            return Err(NnError::Shape(format!(
+                "{} values for {batch} observations of {n} (the network's input {:?})",
+                obs.len(),
+                self.config.input
+            )));
+        }
+        let lr = self.train.lr_with_horizon(self.step, self.horizon);
+        let Trainer { model, optim, work, tensors, train, .. } = self;
+        self.pool.install(|| {
+            model.gradients_with(obs, batch, work, &mut objective);
+            optim.step(
+                &mut model.theta,
+                &mut work.grad,
+                tensors,
+                lr as f32,
+                train.weight_decay as f32,
+                train.clip_norm as f32,
+            );
+        });
+        self.step += 1;
+        Ok(lr)
+    }
+
+    /// Every trainable weight in one flat vector (a target network keeps a copy of it).
+    pub fn parameters(&self) -> &[f32] {
+        &self.model.theta
+    }
+
+    /// An inference network with `theta` (a copy of [`Trainer::parameters`], e.g. a target
+    /// network's moving average) in place of the current weights; BatchNorm statistics are the
+    /// trainer's.
+    pub fn network_with(&self, theta: &[f32], threads: usize) -> Result<Network, NnError> {
+        if theta.len() != self.model.theta.len() {
+            return Err(NnError::Shape(format!(
+                "{} weights for a network of {}",
+                theta.len(),
+                self.model.theta.len()
+            )));
+        }
+        Ok(Network::from_model(self.config.clone(), self.model.to_burn_with(theta, &Device::flex()), threads))
+    }
+
+    /// Saves `theta` (laid out like [`Trainer::parameters`]) as this network's checkpoint.
+    pub fn save_with(&self, theta: &[f32], path: &Path, mut sidecar: Sidecar) -> Result<(), NnError> {
+        let network = self.network_with(theta, 1)?;
+        sidecar.net = self.config.clone();
+        sidecar.step = self.step;
+        network.save(path, &sidecar)
+    }
+
     /// The current weights as an inference network.
     pub fn network(&self, threads: usize) -> Network {
         Network::from_model(self.config.clone(), self.model.to_burn(&Device::flex()), threads)
