@@ -12,6 +12,7 @@ pub mod strap;
 pub mod td;
 pub mod train;
 pub mod value;
+pub mod vecenv;
 
 pub use agents::{AGENTS, EVALUATORS, NetValue, agent_infos, evaluator_infos, extension, make_agent};
 pub use search::{Root, Search, SearchConfig, SearchResult, Step};

@@ -10,7 +10,7 @@ use meeple_learn::{agent_infos, extension, make_agent};
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::vecenv::{DynVecEnv, VecEnvConfig, VecEnvImpl};
+use meeple_learn::vecenv::{DynVecEnv, VecEnvConfig, VecEnvImpl};
 
 /// A game of any type.
 pub trait DynGame: Send + Sync {

@@ -7,7 +7,6 @@
 //! (agents thinking, matches, vector steps) runs with the interpreter released.
 
 mod dynamic;
-mod vecenv;
 
 use dynamic::{DynAgent, DynGame, DynState, check_threads, make_game};
 use meeple_arena::MatchConfig;
@@ -19,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use vecenv::{DynVecEnv, VecEnvConfig};
+use meeple_learn::vecenv::{self, DynVecEnv, VecEnvConfig};
 
 /// `current_player` at a chance node (as in OpenSpiel).
 const CHANCE: i64 = -1;

@@ -1,8 +1,10 @@
-//! The vector environment: many games stepped together in Rust, across a thread pool, into flat
-//! buffers that become numpy arrays.
+//! The vector environment: many games stepped together, across a thread pool, into flat
+//! buffers. One implementation serves both sides: the Python package turns the buffers into
+//! numpy arrays (`meeple.VecEnv`), and the Rust learners (DQN, PPO) read them directly, so a
+//! learner's whole batch of observations goes through the network in one forward pass.
 
+use crate::make_agent;
 use meeple_game::{Action, BoxedAgent, Budget, Error, Game, Player, Rng, State, Turn, derive_seed, rng_from_seed};
-use meeple_learn::make_agent;
 use rand::RngExt;
 use rayon::prelude::*;
 
@@ -26,7 +28,11 @@ pub struct VecEnvConfig {
 /// The most games one vector environment holds.
 pub const MAX_ENVS: usize = 1 << 24;
 
-/// Buffers one step or reset writes, laid out `[env, ...]`.
+/// Buffers one step or reset writes, laid out `[env, ...]`: each game's observation from the
+/// seat to move (`obs`), its legal actions (`mask`), that seat (`player`), every seat's reward
+/// in the step (`rewards`: the result mapped to -1..1 when a game ends, 0 otherwise), and
+/// whether the game ended (`terminated`) or was cut off (`truncated`) before it restarted.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outputs {
     pub obs: Vec<f32>,
     pub mask: Vec<bool>,
@@ -38,8 +44,23 @@ pub struct Outputs {
 
 /// A vector environment of any game.
 pub trait DynVecEnv: Send {
-    fn reset(&mut self) -> Result<Outputs, Error>;
-    fn step(&mut self, actions: &[i64]) -> Result<Outputs, Error>;
+    /// Starts every game (episode 0 of each) into fresh buffers.
+    fn reset(&mut self) -> Result<Outputs, Error> {
+        let mut out = Outputs::default();
+        self.reset_into(&mut out)?;
+        Ok(out)
+    }
+    /// Plays `actions[i]` in game `i` into fresh buffers.
+    fn step(&mut self, actions: &[i64]) -> Result<Outputs, Error> {
+        let mut out = Outputs::default();
+        self.step_into(actions, &mut out)?;
+        Ok(out)
+    }
+    /// [`DynVecEnv::reset`] into the caller's buffers, reused from call to call.
+    fn reset_into(&mut self, out: &mut Outputs) -> Result<(), Error>;
+    /// [`DynVecEnv::step`] into the caller's buffers, reused from call to call. An illegal action
+    /// leaves every game and the buffers as they were.
+    fn step_into(&mut self, actions: &[i64], out: &mut Outputs) -> Result<(), Error>;
     /// The observation each game ended on, as seen by the seat that moved last (`[env, ...]`;
     /// rows of games that did not end in the last step hold older values).
     fn final_observation(&self) -> &[f32];
@@ -151,16 +172,20 @@ impl<G: Game> VecEnvImpl<G> {
         Ok(VecEnvImpl { final_obs: vec![0.0; n * obs_len], game, config, slots, pool, obs_len, started: false })
     }
 
-    fn outputs(&self) -> Outputs {
+    /// Sizes `out` for this environment and clears what a step writes in part (masks, rewards,
+    /// flags); the observations are written whole.
+    fn clear(&self, out: &mut Outputs) {
         let n = self.slots.len();
         let p = self.game.num_players();
-        Outputs {
-            obs: vec![0.0; n * self.obs_len],
-            mask: vec![false; n * self.game.num_actions()],
-            player: vec![0; n],
-            rewards: vec![0.0; n * p],
-            terminated: vec![false; n],
-            truncated: vec![false; n],
+        out.obs.resize(n * self.obs_len, 0.0);
+        out.rewards.clear();
+        out.rewards.resize(n * p, 0.0);
+        out.mask.clear();
+        out.mask.resize(n * self.game.num_actions(), false);
+        out.player.resize(n, 0);
+        for v in [&mut out.terminated, &mut out.truncated] {
+            v.clear();
+            v.resize(n, false);
         }
     }
 
@@ -258,7 +283,7 @@ impl<S: State> Slot<S> {
         self.state.observation(mover, &mut self.view);
         row.obs.copy_from_slice(&self.view);
         self.state.legal_actions(&mut self.legal);
-        // The row comes zeroed from `outputs`.
+        // The row comes cleared from `clear`.
         for &a in &self.legal {
             row.mask[a as usize] = true;
         }
@@ -267,21 +292,21 @@ impl<S: State> Slot<S> {
 }
 
 impl<G: Game> DynVecEnv for VecEnvImpl<G> {
-    fn reset(&mut self) -> Result<Outputs, Error> {
-        let mut out = self.outputs();
+    fn reset_into(&mut self, out: &mut Outputs) -> Result<(), Error> {
+        self.clear(out);
         let initial = self.game.initial_state();
         let (base, envs, seat) = (self.config.seed, self.slots.len(), self.config.seat);
-        self.each(&mut out, false, |slot, mut row, i| {
+        self.each(out, false, |slot, mut row, i| {
             slot.episode = 0;
             slot.start(base, i, envs, seat, &initial)?;
             slot.write(&mut row);
             Ok(())
         })?;
         self.started = true;
-        Ok(out)
+        Ok(())
     }
 
-    fn step(&mut self, actions: &[i64]) -> Result<Outputs, Error> {
+    fn step_into(&mut self, actions: &[i64], out: &mut Outputs) -> Result<(), Error> {
         if !self.started {
             return Err(Error::Invalid("step() before reset(): call reset() first".into()));
         }
@@ -308,10 +333,10 @@ impl<G: Game> DynVecEnv for VecEnvImpl<G> {
                 )));
             }
         }
-        let mut out = self.outputs();
+        self.clear(out);
         let initial = self.game.initial_state();
         let (base, envs, seat, max_turns) = (self.config.seed, n, self.config.seat, self.config.max_turns);
-        self.each(&mut out, true, |slot, mut row, i| {
+        self.each(out, true, |slot, mut row, i| {
             let mover = slot.state.current_player().unwrap_or(0);
             slot.state.apply_unchecked(actions[i] as Action);
             slot.turns += 1;
@@ -335,7 +360,7 @@ impl<G: Game> DynVecEnv for VecEnvImpl<G> {
             slot.write(&mut row);
             Ok(())
         })?;
-        Ok(out)
+        Ok(())
     }
 
     fn final_observation(&self) -> &[f32] {
