@@ -21,6 +21,10 @@ use burn::nn::{BatchNorm, Linear};
 use burn::tensor::{Device, Tensor, TensorData};
 use rayon::prelude::*;
 
+/// A caller's loss at the network's outputs: `(logits, values, dlogits, dvalues)`, writing the
+/// loss's gradient at the outputs into the zeroed `dlogits` and `dvalues`.
+pub(crate) type Objective<'a> = dyn FnMut(&[f32], &[f32], &mut [f32], &mut [f32]) + 'a;
+
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().convert::<f32>().try_into_vec::<f32>().expect("f32 weights")
 }
@@ -789,24 +793,23 @@ impl Model {
         losses
     }
 
-    /// One forward and backward pass for a loss of the caller's: `objective(logits, values,
+    /// One forward and backward pass for a loss of the caller's (see [`Objective`]): `objective(logits, values,
     /// dlogits, dvalues)` sees the network's outputs (values after their sigmoid) and writes the
     /// loss's gradient at them into the zeroed `dlogits` and `dvalues`; the gradient of the
     /// parameters lands in `work.grad`. An ownership head, if any, gets no gradient.
-    pub(crate) fn gradients_with(
-        &mut self,
-        obs: &[f32],
-        b: usize,
-        work: &mut Work,
-        objective: &mut dyn FnMut(&[f32], &[f32], &mut [f32], &mut [f32]),
-    ) {
+    pub(crate) fn gradients_with(&mut self, obs: &[f32], b: usize, work: &mut Work, objective: &mut Objective<'_>) {
         let (a, seats, cells) = (self.config.actions, self.config.seats, self.config.ownership_cells());
         let value_in = self.forward_train(obs, b, work);
         let dl = sized(&mut work.dlogits, b * a);
         dl.fill(0.0);
         let dv = sized(&mut work.dvalues, b * seats);
         dv.fill(0.0);
-        objective(&work.logits[..b * a], &work.values[..b * seats], &mut work.dlogits[..b * a], &mut work.dvalues[..b * seats]);
+        objective(
+            &work.logits[..b * a],
+            &work.values[..b * seats],
+            &mut work.dlogits[..b * a],
+            &mut work.dvalues[..b * seats],
+        );
         // Through the sigmoid: dv/du = v (1 - v).
         for (d, v) in work.dvalues.iter_mut().zip(&work.values) {
             *d *= v * (1.0 - v);
@@ -1054,7 +1057,15 @@ impl Model {
 
     /// The MLP backwards: the policy head and the value head's input gradient into the trunk's
     /// output, then the layers, last first.
-    fn mlp_backward(&self, obs: &[f32], b: usize, value_in: &[f32], dvalue_in: &[f32], work: &mut Work, grad: &mut [f32]) {
+    fn mlp_backward(
+        &self,
+        obs: &[f32],
+        b: usize,
+        value_in: &[f32],
+        dvalue_in: &[f32],
+        work: &mut Work,
+        grad: &mut [f32],
+    ) {
         let saved = std::mem::take(&mut work.saved);
         let fc = self.policy_fc.expect("a dense head");
         // The trunk's output feeds both heads.

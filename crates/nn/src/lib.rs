@@ -594,11 +594,7 @@ impl Trainer {
     /// trainer's.
     pub fn network_with(&self, theta: &[f32], threads: usize) -> Result<Network, NnError> {
         if theta.len() != self.model.theta.len() {
-            return Err(NnError::Shape(format!(
-                "{} weights for a network of {}",
-                theta.len(),
-                self.model.theta.len()
-            )));
+            return Err(NnError::Shape(format!("{} weights for a network of {}", theta.len(), self.model.theta.len())));
         }
         Ok(Network::from_model(self.config.clone(), self.model.to_burn_with(theta, &Device::flex()), threads))
     }

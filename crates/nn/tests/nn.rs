@@ -369,12 +369,8 @@ fn a_callers_loss_trains_as_the_built_in_one() {
                 })
                 .unwrap();
         }
-        let worst = built_in
-            .parameters()
-            .iter()
-            .zip(by_hand.parameters())
-            .map(|(x, y)| (x - y).abs())
-            .fold(0.0f32, f32::max);
+        let worst =
+            built_in.parameters().iter().zip(by_hand.parameters()).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
         assert!(worst < 1e-5, "{config:?}: weights apart by {worst}");
         assert_ne!(Trainer::new(config.clone(), TrainConfig::default(), 5, 1).parameters(), by_hand.parameters());
         // A target network built from a copy of the weights answers as the trainer's own.
