@@ -12,7 +12,7 @@
 //! A proven win or loss in the tree is a target of `±win_value` (the search's own win scores are
 //! far beyond any weighted sum): this is where the game's result teaches the weights.
 
-use meeple_game::{Error, Game, State, derive_seed, rng_from_seed};
+use meeple_game::{Action, Error, Evaluator, Game, Player, State, derive_seed, rng_from_seed};
 use meeple_search::alphabeta::{Bound, NodeRecord};
 use meeple_search::{AlphaBeta, AlphaBetaConfig};
 use rand::RngExt;
@@ -64,6 +64,13 @@ pub struct StrapConfig {
     /// TreeStrap: only nodes searched at least this many plies deep teach (1: every interior
     /// node, as the paper).
     pub min_depth: u32,
+    /// TreeStrap: fit a side-to-move term beside the evaluator's weights (the last of the
+    /// weights the trainer keeps; never part of the evaluator). Every node's value is the root
+    /// player's, so nodes with the root player to move search higher than their static value and
+    /// the others lower; without a term for that swing, the fit bends the evaluator's weights
+    /// to explain it. At a fixed depth every leaf has the same side to move, so the term is a
+    /// constant there and the search needs none.
+    pub tempo: bool,
 }
 
 /// What one self-play game taught.
@@ -87,15 +94,88 @@ pub fn eval_spec(eval: &str, weights: &[f64]) -> String {
     format!("{eval}:weights=({})", w.join(","))
 }
 
+impl StrapConfig {
+    /// How many weights the trainer keeps for an evaluator of `features` weights: one more for
+    /// the side-to-move term with [`StrapConfig::tempo`].
+    pub fn trained_len(&self, features: usize) -> usize {
+        features + usize::from(self.tempo && self.strap == Strap::Tree)
+    }
+}
+
+/// The evaluator's weights among the trainer's (without a side-to-move term).
+pub fn evaluator_weights<'a>(config: &StrapConfig, weights: &'a [f64]) -> &'a [f64] {
+    let extra = config.trained_len(0);
+    &weights[..weights.len() - extra]
+}
+
+/// A linear evaluator with one more feature: +1/2 when the player valued is to move, -1/2
+/// otherwise, so its weight is the whole swing between the two. TreeStrap's searches use it, so
+/// the values they find and the model they fit are one and the same.
+pub struct Tempo<S: State> {
+    inner: std::sync::Arc<dyn Evaluator<S>>,
+    weight: f64,
+}
+
+impl<S: State> Tempo<S> {
+    pub fn new(inner: std::sync::Arc<dyn Evaluator<S>>, weight: f64) -> Self {
+        Tempo { inner, weight }
+    }
+
+    fn feature(state: &S, player: Player) -> f64 {
+        if state.current_player() == Some(player) { 0.5 } else { -0.5 }
+    }
+}
+
+impl<S: State> Evaluator<S> for Tempo<S> {
+    fn evaluate(&self, state: &S, player: Player) -> f64 {
+        self.inner.evaluate(state, player) + self.weight * Self::feature(state, player)
+    }
+
+    fn move_priority(&self, state: &S, action: Action) -> i32 {
+        self.inner.move_priority(state, action)
+    }
+
+    fn move_priorities(&self, state: &S, actions: &[Action], out: &mut Vec<i32>) {
+        self.inner.move_priorities(state, actions, out);
+    }
+
+    fn has_move_priority(&self) -> bool {
+        self.inner.has_move_priority()
+    }
+
+    fn features(&self, state: &S, player: Player, out: &mut Vec<f64>) -> bool {
+        let linear = self.inner.features(state, player, out);
+        out.push(Self::feature(state, player));
+        linear
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        let mut w = self.inner.weights();
+        w.push(self.weight);
+        w
+    }
+
+    fn filter(&self, state: &S, actions: &mut Vec<Action>) {
+        self.inner.filter(state, actions);
+    }
+}
+
 fn searcher<G: Game>(game: &G, config: &StrapConfig, weights: &[f64], seed: u64) -> Result<AlphaBeta<G::State>, Error> {
     let spec = format!(
         "alphabeta:depth={},tt=1mb,eval=({}){}",
         config.depth,
-        eval_spec(&config.eval, weights),
+        eval_spec(&config.eval, evaluator_weights(config, weights)),
         if config.minimax { ",minimax=true" } else { "" }
     );
     let parsed: meeple_game::Spec = spec.parse()?;
-    let mut ab = AlphaBeta::new(game, AlphaBetaConfig::from_spec(&parsed)?, seed)?;
+    let config_ab = AlphaBetaConfig::from_spec(&parsed)?;
+    let mut ab = if config.trained_len(0) == 1 {
+        let inner = meeple_search::make_evaluator(game, &eval_spec(&config.eval, evaluator_weights(config, weights)))?;
+        let tempo = std::sync::Arc::new(Tempo::new(inner, weights[weights.len() - 1]));
+        AlphaBeta::with_evaluator(game, config_ab, tempo, seed)
+    } else {
+        AlphaBeta::new(game, config_ab, seed)?
+    };
     ab.record_nodes(config.strap != Strap::Root);
     Ok(ab)
 }
@@ -129,7 +209,9 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
     // TD-Leaf: per player, each search's value (the mover's) and its leaf's features.
     let mut leaves: Vec<Vec<(f64, Vec<f64>)>> = vec![Vec::new(); game.num_players()];
     let eval = match config.strap {
-        Strap::Leaf => Some(meeple_search::make_evaluator(game, &eval_spec(&config.eval, weights))?),
+        Strap::Leaf => {
+            Some(meeple_search::make_evaluator(game, &eval_spec(&config.eval, evaluator_weights(config, weights)))?)
+        }
         _ => None,
     };
     while !state.is_terminal() {
@@ -342,6 +424,7 @@ mod tests {
             minimax: false,
             lambda: 0.7,
             min_depth: 1,
+            tempo: false,
         };
         let w = random_weights(8, 3);
         for s in positions(6, 12).into_iter().skip(4) {
@@ -357,6 +440,41 @@ mod tests {
             assert!(all.iter().all(|r| r.bound == Bound::Exact));
             assert!(all.len() > pruned.len(), "{} minimax nodes, {} alpha-beta", all.len(), pruned.len());
         }
+    }
+
+    /// Values that swing with the side to move (the teacher's value plus 1.5 with the valued
+    /// player to move, minus 1.5 otherwise) are fitted exactly by the weights and the
+    /// side-to-move feature, whose weight finds the swing (3); the weights alone cannot fit them.
+    #[test]
+    fn the_side_to_move_term_takes_the_tempo_swing() {
+        let game = meeple_games::santorini::Santorini::default();
+        let teacher = meeple_search::make_evaluator(&game, "linear8").unwrap();
+        let tempo = Tempo::new(teacher.clone(), 3.0);
+        let fit = |with_tempo: bool| {
+            let mut records = Vec::new();
+            for (i, s) in positions(400, 8).into_iter().enumerate() {
+                let (mut f, player) = (Vec::new(), i % 2);
+                let value = tempo.evaluate(&s, player);
+                if with_tempo {
+                    tempo.features(&s, player, &mut f);
+                } else {
+                    teacher.features(&s, player, &mut f);
+                }
+                records.push(NodeRecord { features: f, value, bound: Bound::Exact, depth: 1 });
+            }
+            let mut w = random_weights(8 + usize::from(with_tempo), 4);
+            for _ in 0..20_000 {
+                update(&mut w, &records, 0.5 / records.len() as f64, 10.0);
+            }
+            let mse = update(&mut w.clone(), &records, 0.0, 10.0) / records.len() as f64;
+            (w, mse)
+        };
+        let (w, mse) = fit(true);
+        assert!(mse < 1e-6, "{mse}");
+        assert!((w[8] - 3.0).abs() < 1e-3, "{w:?}");
+        assert_eq!(tempo.weights(), [teacher.weights(), vec![3.0]].concat());
+        let (_, mse) = fit(false);
+        assert!(mse > 1.0, "{mse}");
     }
 
     #[test]
@@ -389,6 +507,7 @@ mod tests {
             minimax: false,
             lambda: 0.7,
             min_depth: 1,
+            tempo: false,
         };
         let start = random_weights(8, 9);
         let mut w = start.clone();
