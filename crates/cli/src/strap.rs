@@ -7,7 +7,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_game::Game;
-use meeple_learn::strap::{Strap, StrapConfig, evaluator_weights, play_game, random_weights, weights_file};
+use meeple_learn::strap::{Strap, StrapConfig, play_game, random_weights, weights_file};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,12 +50,16 @@ pub struct StrapArgs {
     /// node, as the paper; shallow nodes' values are little more than the evaluator's own).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=12))]
     min_depth: u32,
-    /// TreeStrap: fit a side-to-move term beside the weights (kept in the weights file's header,
-    /// never part of the evaluator). Every node's value is the root player's, so the nodes with
-    /// the root player to move search higher than the others; the term takes that swing, which
-    /// the evaluator's weights would otherwise be bent to explain.
+    /// Two-player games: every node also teaches the other player's view, the negated value
+    /// (a zero-sum game). Pins the offset an evaluator has when its features sum to a constant
+    /// (Santorini's worker levels), which bootstrapped targets otherwise leave free to drift.
     #[arg(long)]
-    tempo: bool,
+    zero_sum: bool,
+    /// Two-player games: read the evaluator from the side to move, in training and in play
+    /// (`eval=(mover:eval=(E:weights=FILE))`): the mover's features times the weights, negated
+    /// for the other player, so values carry whose turn it is.
+    #[arg(long)]
+    mover: bool,
     /// TD-Leaf: λ of the temporal differences (KnightCap: 0.7).
     #[arg(long, default_value_t = 0.7)]
     lambda: f64,
@@ -116,41 +120,38 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         minimax: args.minimax,
         lambda: args.lambda,
         min_depth: args.min_depth,
-        tempo: args.tempo,
+        zero_sum: args.zero_sum,
+        mover: args.mover,
     };
-    if args.tempo && strap != Strap::Tree {
-        bail!("--tempo is a TreeStrap option");
-    }
+    // How the weights are played: read from the side to move where they were learned so.
+    let loads = if args.mover {
+        format!("(mover:eval=({}:weights={}))", args.eval, args.out.display())
+    } else {
+        format!("({}:weights={})", args.eval, args.out.display())
+    };
     let metrics = PathBuf::from(format!("{}.metrics.jsonl", args.out.display()));
     meeple_arena::files::check_new_output(&args.out, "weights file", args.resume || args.force, true)
         .map_err(|e| anyhow!(e))?;
     let (mut weights, mut done) = if args.resume {
-        let mut weights = parse_weights(&args.out.display().to_string())
+        let weights = parse_weights(&args.out.display().to_string())
             .with_context(|| format!("cannot resume from '{}'", args.out.display()))?;
-        if args.tempo {
-            weights.push(read_tempo(&args.out)?);
-        }
         let lines = std::fs::read_to_string(&metrics).unwrap_or_default();
         (weights, lines.lines().filter(|l| !l.trim().is_empty()).count() as u64)
     } else {
-        let mut w = match &args.init {
+        let w = match &args.init {
             Some(i) => parse_weights(i)?,
             None => random_weights(n, args.seed),
         };
-        // The side-to-move term starts at 0: no swing assumed.
-        if args.tempo {
-            w.push(0.0);
-        }
         if metrics.exists() {
             std::fs::remove_file(&metrics)?;
         }
         (w, 0)
     };
-    if weights.len() != config.trained_len(n) {
-        bail!("{} weights given; {} takes {n}", weights.len() + n - config.trained_len(n), args.eval);
+    if weights.len() != n {
+        bail!("{} weights given; {} takes {n}", weights.len(), args.eval);
     }
     let command = format!(
-        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {} --out {}",
+        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {} --out {}",
         strap.name(),
         args.game,
         args.eval,
@@ -160,7 +161,8 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         args.win_value,
         if args.proven_nodes { " --proven-nodes" } else { "" },
         if args.minimax { " --minimax" } else { "" },
-        if args.tempo { " --tempo" } else { "" },
+        if args.zero_sum { " --zero-sum" } else { "" },
+        if args.mover { " --mover" } else { "" },
         args.min_depth,
         args.lambda,
         args.opening_plies,
@@ -190,11 +192,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
             bail!("the weights diverged at game {done}: give a smaller --lr");
         }
         done += 1;
-        let mut file = weights_file(evaluator_weights(&config, &weights), &command);
-        if args.tempo {
-            file.insert_str(0, &format!("{TEMPO}{}\n", weights[n]));
-        }
-        meeple_arena::files::write_atomic(&args.out, file.as_bytes())?;
+        meeple_arena::files::write_atomic(&args.out, weights_file(&weights, &command, &loads).as_bytes())?;
         let line = serde_json::json!({
             "schema": 1, "event": "generation", "trainer": strap.name(), "generation": done, "episodes": done,
             "positions": g.nodes, "wall_seconds": t.elapsed().as_secs_f64(),
@@ -207,26 +205,9 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     }
     bar.finish();
     println!(
-        "{done} games; weights in {} ({}){}",
+        "{done} games; weights in {} ({}); play them with eval={loads}",
         args.out.display(),
-        weights[..n].iter().map(|w| format!("{w:.4}")).collect::<Vec<_>>().join(","),
-        if args.tempo { format!("; side-to-move term {:.4}", weights[n]) } else { String::new() }
+        weights.iter().map(|w| format!("{w:.4}")).collect::<Vec<_>>().join(","),
     );
     Ok(())
-}
-
-/// The header line that keeps TreeStrap's side-to-move term in the weights file (a comment to
-/// `weights=`).
-const TEMPO: &str = "# side-to-move term: ";
-
-/// The side-to-move term a `--tempo` run kept in its weights file.
-fn read_tempo(path: &std::path::Path) -> Result<f64> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot resume from '{}'", path.display()))?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(TEMPO))
-        .and_then(|t| t.trim().parse::<f64>().ok())
-        .filter(|t| t.is_finite())
-        .ok_or_else(|| {
-            anyhow!("cannot resume from '{}': it keeps no side-to-move term (was it a --tempo run?)", path.display())
-        })
 }

@@ -12,7 +12,7 @@
 //! A proven win or loss in the tree is a target of `±win_value` (the search's own win scores are
 //! far beyond any weighted sum): this is where the game's result teaches the weights.
 
-use meeple_game::{Action, Error, Evaluator, Game, Player, State, derive_seed, rng_from_seed};
+use meeple_game::{Error, Evaluator, Game, State, derive_seed, rng_from_seed};
 use meeple_search::alphabeta::{Bound, NodeRecord};
 use meeple_search::{AlphaBeta, AlphaBetaConfig};
 use rand::RngExt;
@@ -64,13 +64,16 @@ pub struct StrapConfig {
     /// TreeStrap: only nodes searched at least this many plies deep teach (1: every interior
     /// node, as the paper).
     pub min_depth: u32,
-    /// TreeStrap: fit a side-to-move term beside the evaluator's weights (the last of the
-    /// weights the trainer keeps; never part of the evaluator). Every node's value is the root
-    /// player's, so nodes with the root player to move search higher than their static value and
-    /// the others lower; without a term for that swing, the fit bends the evaluator's weights
-    /// to explain it. At a fixed depth every leaf has the same side to move, so the term is a
-    /// constant there and the search needs none.
-    pub tempo: bool,
+    /// Two-player games: every node also teaches the other player's view of it, the negated
+    /// value within the mirrored bound (a zero-sum game). An evaluator whose features always
+    /// sum to a constant (Santorini's worker levels) has an offset that every bootstrapped
+    /// target shares and only proven results pin down; the other view pins it too.
+    pub zero_sum: bool,
+    /// Two-player games: the evaluator is read from the side to move (`mover:eval=(E)`), in
+    /// training and in play: a node's value is the mover's features times the weights, negated
+    /// for the other player. Values for a fixed player cannot tell whose turn it is, and the
+    /// mover's chances to improve are worth something the other's are not.
+    pub mover: bool,
 }
 
 /// What one self-play game taught.
@@ -94,88 +97,32 @@ pub fn eval_spec(eval: &str, weights: &[f64]) -> String {
     format!("{eval}:weights=({})", w.join(","))
 }
 
-impl StrapConfig {
-    /// How many weights the trainer keeps for an evaluator of `features` weights: one more for
-    /// the side-to-move term with [`StrapConfig::tempo`].
-    pub fn trained_len(&self, features: usize) -> usize {
-        features + usize::from(self.tempo && self.strap == Strap::Tree)
-    }
+/// The spec of the evaluator the searches use: `eval` with the evaluator's weights, read from the
+/// side to move with [`StrapConfig::mover`].
+fn search_eval_spec(config: &StrapConfig, weights: &[f64]) -> String {
+    let spec = eval_spec(&config.eval, weights);
+    if config.mover { format!("mover:eval=({spec})") } else { spec }
 }
 
-/// The evaluator's weights among the trainer's (without a side-to-move term).
-pub fn evaluator_weights<'a>(config: &StrapConfig, weights: &'a [f64]) -> &'a [f64] {
-    let extra = config.trained_len(0);
-    &weights[..weights.len() - extra]
-}
-
-/// A linear evaluator with one more feature: +1/2 when the player valued is to move, -1/2
-/// otherwise, so its weight is the whole swing between the two. TreeStrap's searches use it, so
-/// the values they find and the model they fit are one and the same.
-pub struct Tempo<S: State> {
-    inner: std::sync::Arc<dyn Evaluator<S>>,
-    weight: f64,
-}
-
-impl<S: State> Tempo<S> {
-    pub fn new(inner: std::sync::Arc<dyn Evaluator<S>>, weight: f64) -> Self {
-        Tempo { inner, weight }
-    }
-
-    fn feature(state: &S, player: Player) -> f64 {
-        if state.current_player() == Some(player) { 0.5 } else { -0.5 }
-    }
-}
-
-impl<S: State> Evaluator<S> for Tempo<S> {
-    fn evaluate(&self, state: &S, player: Player) -> f64 {
-        self.inner.evaluate(state, player) + self.weight * Self::feature(state, player)
-    }
-
-    fn move_priority(&self, state: &S, action: Action) -> i32 {
-        self.inner.move_priority(state, action)
-    }
-
-    fn move_priorities(&self, state: &S, actions: &[Action], out: &mut Vec<i32>) {
-        self.inner.move_priorities(state, actions, out);
-    }
-
-    fn has_move_priority(&self) -> bool {
-        self.inner.has_move_priority()
-    }
-
-    fn features(&self, state: &S, player: Player, out: &mut Vec<f64>) -> bool {
-        let linear = self.inner.features(state, player, out);
-        out.push(Self::feature(state, player));
-        linear
-    }
-
-    fn weights(&self) -> Vec<f64> {
-        let mut w = self.inner.weights();
-        w.push(self.weight);
-        w
-    }
-
-    fn filter(&self, state: &S, actions: &mut Vec<Action>) {
-        self.inner.filter(state, actions);
-    }
+/// The evaluator the searches use: the model being fitted.
+fn evaluator<G: Game>(
+    game: &G,
+    config: &StrapConfig,
+    weights: &[f64],
+) -> Result<std::sync::Arc<dyn Evaluator<G::State>>, Error> {
+    meeple_search::make_evaluator(game, &search_eval_spec(config, weights))
 }
 
 fn searcher<G: Game>(game: &G, config: &StrapConfig, weights: &[f64], seed: u64) -> Result<AlphaBeta<G::State>, Error> {
     let spec = format!(
         "alphabeta:depth={},tt=1mb,eval=({}){}",
         config.depth,
-        eval_spec(&config.eval, evaluator_weights(config, weights)),
+        search_eval_spec(config, weights),
         if config.minimax { ",minimax=true" } else { "" }
     );
     let parsed: meeple_game::Spec = spec.parse()?;
-    let config_ab = AlphaBetaConfig::from_spec(&parsed)?;
-    let mut ab = if config.trained_len(0) == 1 {
-        let inner = meeple_search::make_evaluator(game, &eval_spec(&config.eval, evaluator_weights(config, weights)))?;
-        let tempo = std::sync::Arc::new(Tempo::new(inner, weights[weights.len() - 1]));
-        AlphaBeta::with_evaluator(game, config_ab, tempo, seed)
-    } else {
-        AlphaBeta::new(game, config_ab, seed)?
-    };
+    let mut ab =
+        AlphaBeta::with_evaluator(game, AlphaBetaConfig::from_spec(&parsed)?, evaluator(game, config, weights)?, seed);
     ab.record_nodes(config.strap != Strap::Root);
     Ok(ab)
 }
@@ -209,9 +156,7 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
     // TD-Leaf: per player, each search's value (the mover's) and its leaf's features.
     let mut leaves: Vec<Vec<(f64, Vec<f64>)>> = vec![Vec::new(); game.num_players()];
     let eval = match config.strap {
-        Strap::Leaf => {
-            Some(meeple_search::make_evaluator(game, &eval_spec(&config.eval, evaluator_weights(config, weights)))?)
-        }
+        Strap::Leaf => Some(evaluator(game, config, weights)?),
         _ => None,
     };
     while !state.is_terminal() {
@@ -257,6 +202,10 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
                         .filter(|r| (config.proven_nodes || r.proven().is_none()) && r.depth >= config.min_depth),
                 );
             }
+            if config.zero_sum {
+                let mirrored: Vec<NodeRecord> = records.iter().filter_map(mirror).collect();
+                records.extend(mirrored);
+            }
             sq += update(weights, &records, config.learning_rate, config.win_value);
             out.nodes += records.len() as u64;
         }
@@ -299,11 +248,27 @@ pub fn td_leaf_update(weights: &mut [f64], line: &[(f64, Vec<f64>)], result: f64
     sq
 }
 
-/// The weights of evaluator `eval` as a file `weights=FILE` loads: one line of numbers, and a
-/// comment line naming how they were made.
-pub fn weights_file(weights: &[f64], made_by: &str) -> String {
+/// The weights of evaluator `eval` as a file `weights=FILE` loads: one line of numbers, after
+/// comment lines naming how they were made and the evaluator spec that plays them.
+pub fn weights_file(weights: &[f64], made_by: &str, plays_as: &str) -> String {
     let w: Vec<String> = weights.iter().map(|x| format!("{x}")).collect();
-    format!("# {made_by}\n{}\n", w.join(","))
+    format!("# {made_by}\n# play: eval={plays_as}\n{}\n", w.join(","))
+}
+
+/// The other player's view of a two-player node: its features, the negated value, the bound
+/// mirrored (at most v for one is at least -v for the other); `None` without its features.
+pub fn mirror(r: &NodeRecord) -> Option<NodeRecord> {
+    (!r.opponent.is_empty()).then(|| NodeRecord {
+        features: r.opponent.clone(),
+        value: -r.value,
+        bound: match r.bound {
+            Bound::Exact => Bound::Exact,
+            Bound::Upper => Bound::Lower,
+            Bound::Lower => Bound::Upper,
+        },
+        depth: r.depth,
+        opponent: Vec::new(),
+    })
 }
 
 /// Moves `weights` by the summed TreeStrap step over `records`; gives the records' squared
@@ -369,7 +334,7 @@ mod tests {
 
     #[test]
     fn a_bound_only_pulls_values_that_break_it() {
-        let r = |value, bound| NodeRecord { features: vec![1.0], value, bound, depth: 1 };
+        let r = |value, bound| NodeRecord { features: vec![1.0], value, bound, depth: 1, opponent: Vec::new() };
         let w = [2.0];
         let e = |r: &NodeRecord| error(r, &w, 10.0);
         assert_eq!(e(&r(3.0, Bound::Exact)), 1.0);
@@ -396,7 +361,13 @@ mod tests {
         for s in positions(400, 8) {
             let mut f = Vec::new();
             teacher.features(&s, 0, &mut f);
-            records.push(NodeRecord { features: f, value: teacher.evaluate(&s, 0), bound: Bound::Exact, depth: 1 });
+            records.push(NodeRecord {
+                features: f,
+                value: teacher.evaluate(&s, 0),
+                bound: Bound::Exact,
+                depth: 1,
+                opponent: Vec::new(),
+            });
         }
         let mut w = random_weights(8, 4);
         for _ in 0..20_000 {
@@ -424,7 +395,8 @@ mod tests {
             minimax: false,
             lambda: 0.7,
             min_depth: 1,
-            tempo: false,
+            zero_sum: false,
+            mover: false,
         };
         let w = random_weights(8, 3);
         for s in positions(6, 12).into_iter().skip(4) {
@@ -442,39 +414,26 @@ mod tests {
         }
     }
 
-    /// Values that swing with the side to move (the teacher's value plus 1.5 with the valued
-    /// player to move, minus 1.5 otherwise) are fitted exactly by the weights and the
-    /// side-to-move feature, whose weight finds the swing (3); the weights alone cannot fit them.
+    /// The other player's view of a node: its features, the negated value, the bound mirrored;
+    /// a node whose bound already holds for one view holds for the other.
     #[test]
-    fn the_side_to_move_term_takes_the_tempo_swing() {
-        let game = meeple_games::santorini::Santorini::default();
-        let teacher = meeple_search::make_evaluator(&game, "linear8").unwrap();
-        let tempo = Tempo::new(teacher.clone(), 3.0);
-        let fit = |with_tempo: bool| {
-            let mut records = Vec::new();
-            for (i, s) in positions(400, 8).into_iter().enumerate() {
-                let (mut f, player) = (Vec::new(), i % 2);
-                let value = tempo.evaluate(&s, player);
-                if with_tempo {
-                    tempo.features(&s, player, &mut f);
-                } else {
-                    teacher.features(&s, player, &mut f);
-                }
-                records.push(NodeRecord { features: f, value, bound: Bound::Exact, depth: 1 });
-            }
-            let mut w = random_weights(8 + usize::from(with_tempo), 4);
-            for _ in 0..20_000 {
-                update(&mut w, &records, 0.5 / records.len() as f64, 10.0);
-            }
-            let mse = update(&mut w.clone(), &records, 0.0, 10.0) / records.len() as f64;
-            (w, mse)
+    fn the_mirrored_view_negates_the_value_and_flips_the_bound() {
+        let r = NodeRecord {
+            features: vec![1.0, 0.0],
+            value: 2.0,
+            bound: Bound::Upper,
+            depth: 2,
+            opponent: vec![0.0, 1.0],
         };
-        let (w, mse) = fit(true);
-        assert!(mse < 1e-6, "{mse}");
-        assert!((w[8] - 3.0).abs() < 1e-3, "{w:?}");
-        assert_eq!(tempo.weights(), [teacher.weights(), vec![3.0]].concat());
-        let (_, mse) = fit(false);
-        assert!(mse > 1.0, "{mse}");
+        let m = mirror(&r).unwrap();
+        assert_eq!((m.features.as_slice(), m.value, m.bound, m.depth), ([0.0, 1.0].as_slice(), -2.0, Bound::Lower, 2));
+        // Antisymmetric weights: h = 1.5 for the player (at most 2: kept), -1.5 for the other (at
+        // least -2: kept); 3 and -3 break both bounds by 1.
+        for (w, e) in [([1.5, -1.5], 0.0), ([3.0, -3.0], -1.0)] {
+            assert_eq!(error(&r, &w, 10.0), e);
+            assert_eq!(error(&m, &w, 10.0), -e);
+        }
+        assert!(mirror(&NodeRecord { opponent: Vec::new(), ..r }).is_none());
     }
 
     #[test]
@@ -507,7 +466,8 @@ mod tests {
             minimax: false,
             lambda: 0.7,
             min_depth: 1,
-            tempo: false,
+            zero_sum: false,
+            mover: false,
         };
         let start = random_weights(8, 9);
         let mut w = start.clone();

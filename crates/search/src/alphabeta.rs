@@ -222,6 +222,9 @@ pub struct NodeRecord {
     pub bound: Bound,
     /// Plies searched below the node (the root: the search's depth).
     pub depth: u32,
+    /// In a two-player game, the features for the other player, whose value of the node is the
+    /// negation (a zero-sum game): a learner can fit both views. Empty otherwise.
+    pub opponent: Vec<f64>,
 }
 
 /// Values beyond this are proven results (wins, losses), which no evaluator's value reaches.
@@ -277,6 +280,7 @@ pub struct AlphaBeta<S: State> {
     /// Nodes recorded for learners, when asked ([`AlphaBeta::record_nodes`]).
     recording: bool,
     records: Vec<NodeRecord>,
+    players: usize,
 }
 
 impl<S: State> AlphaBeta<S> {
@@ -334,6 +338,7 @@ impl<S: State> AlphaBeta<S> {
             report: SearchReport::default(),
             recording: false,
             records: Vec::new(),
+            players: game.num_players(),
             config,
         }
     }
@@ -356,19 +361,30 @@ impl<S: State> AlphaBeta<S> {
         let player = state.current_player()?;
         let mut features = Vec::new();
         let value = self.report.value;
-        self.eval.features(state, player, &mut features).then_some(NodeRecord {
+        self.eval.features(state, player, &mut features).then(|| NodeRecord {
             features,
             value,
             bound: Bound::Exact,
             depth: self.report.depth,
+            opponent: self.opponent_features(state, player),
         })
     }
 
     fn record(&mut self, state: &S, value: f64, bound: Bound, depth: u32) {
         let mut features = Vec::new();
         if self.eval.features(state, self.root_player, &mut features) {
-            self.records.push(NodeRecord { features, value, bound, depth });
+            let opponent = self.opponent_features(state, self.root_player);
+            self.records.push(NodeRecord { features, value, bound, depth, opponent });
         }
+    }
+
+    /// The features for the other player of a two-player game; empty otherwise.
+    fn opponent_features(&self, state: &S, player: Player) -> Vec<f64> {
+        let mut f = Vec::new();
+        if self.players == 2 {
+            self.eval.features(state, 1 - player, &mut f);
+        }
+        f
     }
 
     /// Statistics of the last decision.

@@ -13,7 +13,7 @@ mod simple;
 mod tt;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig};
-pub use evaluators::{evaluator_infos, make_evaluator, make_evaluator_with};
+pub use evaluators::{Mover, evaluator_infos, make_evaluator, make_evaluator_with};
 pub use ismcts::Ismcts;
 pub use mcts::{Mcts, MctsConfig};
 pub use playout::random_playout;

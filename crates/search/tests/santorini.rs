@@ -185,3 +185,34 @@ fn batched_leaves_keep_the_minimax_value() {
     }
     assert!(batching.calls.load(std::sync::atomic::Ordering::Relaxed) > 0);
 }
+
+/// `mover:eval=(E)` reads a linear evaluator from the side to move: the mover's value, its
+/// negation for the other player, both still features times weights (TreeStrap learns through
+/// it); with weights that are not antisymmetric it differs from `E` itself for the other player.
+#[test]
+fn the_mover_view_is_linear_and_zero_sum() {
+    let game = Santorini::default();
+    let w = "0.3,1.2,2.5,-0.7,0.4,-1.1,-3.2,0.9";
+    let plain = meeple_search::make_evaluator(&game, &format!("linear8:weights=({w})")).unwrap();
+    let mover = meeple_search::make_evaluator(&game, &format!("mover:eval=(linear8:weights=({w}))")).unwrap();
+    let weights = mover.weights();
+    assert_eq!(weights, plain.weights());
+    let (mut f, mut differs) = (Vec::new(), 0);
+    for s in positions(200) {
+        let Some(m) = s.current_player() else { continue };
+        assert_eq!(mover.evaluate(&s, m), plain.evaluate(&s, m));
+        assert_eq!(mover.evaluate(&s, 1 - m), -plain.evaluate(&s, m));
+        differs += usize::from((plain.evaluate(&s, 1 - m) + plain.evaluate(&s, m)).abs() > 1e-9);
+        for p in 0..2 {
+            assert!(mover.features(&s, p, &mut f));
+            let dot: f64 = f.iter().zip(&weights).map(|(a, b)| a * b).sum();
+            assert!((dot - mover.evaluate(&s, p)).abs() < 1e-9);
+        }
+    }
+    assert!(differs > 100, "{differs}");
+    // Only two-player games, and the inner spec is checked.
+    assert!(meeple_search::make_evaluator(&game, "mover:eval=(nothing)").is_err());
+    let catan = <meeple_games::catan::Catan as Game>::from_spec(&"catan:players=3".parse().unwrap()).unwrap();
+    let err = meeple_search::make_evaluator(&catan, "mover:eval=zero").err().unwrap().to_string();
+    assert!(err.contains("two-player"), "{err}");
+}
