@@ -35,6 +35,10 @@ pub enum TrainCommand {
     /// opponent; MCTS_ANN, MCTS_CNN and combined from a search's values); plays as
     /// `value:model=F`, evaluates as `eval=(net:model=F)`.
     Value(crate::value::ValueArgs),
+    /// DQN (report 001): double DQN, prioritized or uniform replay, n-step returns, ε-greedy
+    /// or Boltzmann exploration, self-play or play against a fixed agent; plays as
+    /// `dqn:model=F`.
+    Dqn(crate::rl::DqnArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -146,6 +150,7 @@ pub fn run(command: &TrainCommand) -> Result<()> {
         }
         TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| crate::td::run(&game, args))?,
         TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| crate::value::run(&game, args))?,
+        TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| crate::rl::dqn(&game, args))?,
     }
 }
 

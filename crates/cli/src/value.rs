@@ -117,7 +117,8 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
         config.parallel = args.parallel;
         config.batch_games = 1;
         config.opponent = (args.opponent != "self").then(|| args.opponent.clone());
-        let drive = crate::td::Drive {
+        config.check()?;
+        let drive = crate::learner::Drive {
             out: &args.out,
             resume: args.resume,
             minutes: args.minutes,
@@ -126,9 +127,12 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
             eval_games: None,
             opponents: &[],
             seed: args.seed,
-            trainer: "value",
+            threads,
+            trainer: Some("value"),
         };
-        return crate::td::drive(game, config, &drive);
+        return crate::learner::drive(game, &drive, |resume| {
+            meeple_learn::td::TdRun::new(game.clone(), config, resume)
+        });
     }
     config.check()?;
     if args.resume {

@@ -101,8 +101,29 @@ pub(crate) const CATAN_TD_INFO: AgentInfo = AgentInfo {
     params: &[MODEL, THREADS],
 };
 
+pub(crate) const DQN_INFO: AgentInfo = AgentInfo {
+    name: "dqn",
+    about: "a DQN network (meeple train dqn): the legal move of largest Q-value, no search",
+    params: &[MODEL, THREADS],
+};
+
+pub(crate) const PPO_INFO: AgentInfo = AgentInfo {
+    name: "ppo",
+    about: "a PPO policy network (meeple train ppo): its most likely legal move, or sampled with a temperature",
+    params: &[
+        MODEL,
+        ParamInfo {
+            name: "temperature",
+            default: "0",
+            accepts: "number >= 0",
+            help: "0 plays the most likely move; 1 samples the trained policy as it is",
+        },
+        THREADS,
+    ],
+};
+
 /// The learned agents, in the order `meeple agents` lists them.
-pub const AGENTS: &[AgentInfo] = &[AZ_INFO, POLICY_INFO, VALUE_INFO, CATAN_TD_INFO];
+pub const AGENTS: &[AgentInfo] = &[AZ_INFO, POLICY_INFO, VALUE_INFO, CATAN_TD_INFO, DQN_INFO, PPO_INFO];
 
 pub(crate) const NET_INFO: AgentInfo = AgentInfo {
     name: "net",
@@ -128,7 +149,9 @@ impl<G: Game> Extension<G> for Learned {
     fn agent(&self, game: &G, spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<G::State>, Error>> {
         match spec.name.as_str() {
             "az" => Some(AzAgent::from_spec(game, spec, seed).map(|a| Box::new(a) as BoxedAgent<G::State>)),
-            "policy" => Some(PolicyAgent::from_spec(game, spec, seed).map(|a| Box::new(a) as BoxedAgent<G::State>)),
+            "policy" => Some(PolicyAgent::from_spec(game, spec, seed, &POLICY_INFO).map(|a| Box::new(a) as _)),
+            "dqn" => Some(PolicyAgent::from_spec(game, spec, seed, &DQN_INFO).map(|a| Box::new(a) as _)),
+            "ppo" => Some(PolicyAgent::from_spec(game, spec, seed, &PPO_INFO).map(|a| Box::new(a) as _)),
             "value" | "catan-td" => Some(value_agent(game, spec, seed)),
             _ => None,
         }
@@ -418,8 +441,10 @@ impl<S: State> Agent<S> for AzAgent<S> {
     }
 }
 
-/// The network's policy alone.
+/// The network's policy alone (`policy`; `dqn` reads the same head as Q-values, `ppo` as its
+/// trained policy).
 pub struct PolicyAgent {
+    name: &'static str,
     net: Arc<Network>,
     temperature: f64,
     rng: Rng,
@@ -429,14 +454,17 @@ pub struct PolicyAgent {
 }
 
 impl PolicyAgent {
-    fn from_spec<G: Game>(game: &G, spec: &Spec, seed: u64) -> Result<Self, Error> {
-        let o = spec.options("agent policy", POLICY_INFO.params)?;
-        let temperature: f64 = o.get("temperature")?;
+    fn from_spec<G: Game>(game: &G, spec: &Spec, seed: u64, info: &AgentInfo) -> Result<Self, Error> {
+        let name = info.name;
+        let o = spec.options(&format!("agent {name}"), info.params)?;
+        let temperature: f64 =
+            if info.params.iter().any(|p| p.name == "temperature") { o.get("temperature")? } else { 0.0 };
         if !(temperature.is_finite() && temperature >= 0.0) {
             return Err(o.bad_value("temperature", &temperature.to_string()));
         }
         Ok(PolicyAgent {
-            net: load_network(game, &model_path(&o, "policy")?, threads(&o, "policy")?)?,
+            name,
+            net: load_network(game, &model_path(&o, name)?, threads(&o, name)?)?,
             temperature,
             rng: rng_from_seed(seed),
             spec: spec.to_string(),
@@ -453,7 +481,7 @@ impl<S: State> Agent<S> for PolicyAgent {
 
     fn act(&mut self, state: &S, _budget: &Budget) -> Result<Action, Error> {
         let Some(mover) = state.current_player() else {
-            return Err(Error::Agent { agent: "policy".into(), reason: "no decision to make in this state".into() });
+            return Err(Error::Agent { agent: self.name.into(), reason: "no decision to make in this state".into() });
         };
         state.legal_actions(&mut self.legal);
         state.observation(mover, &mut self.obs);
@@ -465,7 +493,7 @@ impl<S: State> Agent<S> for PolicyAgent {
                 .iter()
                 .copied()
                 .max_by(|&a, &b| logit(a).total_cmp(&logit(b)))
-                .ok_or_else(|| Error::Agent { agent: "policy".into(), reason: "no legal action".into() });
+                .ok_or_else(|| Error::Agent { agent: self.name.into(), reason: "no legal action".into() });
         }
         let max = self.legal.iter().map(|&a| logit(a)).fold(f64::NEG_INFINITY, f64::max);
         let weights: Vec<f64> = self.legal.iter().map(|&a| ((logit(a) - max) / self.temperature).exp()).collect();

@@ -4,8 +4,11 @@
 //! search crate never knows a network.
 
 pub mod agents;
+pub mod dqn;
 pub mod ladder;
 pub mod metrics;
+pub mod replay;
+pub mod rl;
 pub mod search;
 pub mod selfplay;
 pub mod strap;

@@ -730,6 +730,55 @@ impl<G: Game> TdRun<G> {
     }
 }
 
+impl<G: Game> crate::rl::Learner for TdRun<G> {
+    fn name(&self) -> &'static str {
+        "td"
+    }
+
+    fn agent(&self) -> String {
+        "value:model={model}".into()
+    }
+
+    fn round(&mut self) -> Result<crate::rl::Round, LearnError> {
+        let r = TdRun::round(self)?;
+        let mut round = crate::rl::Round::default();
+        round.loss("value", r.loss);
+        round.figure("plies", r.mean_plies);
+        round.figure("decided", r.decided);
+        if let Some(e) = self.progress.epsilon {
+            round.figure("epsilon", e);
+        }
+        for (name, v) in &r.metrics {
+            round.figure(name, *v);
+        }
+        round.stat("positions_per_second", r.positions_per_second);
+        round.stat("round_positions", r.positions as f64);
+        Ok(round)
+    }
+
+    fn progress(&self) -> crate::rl::Progress {
+        crate::rl::Progress {
+            episodes: self.progress.games,
+            decisions: self.progress.positions,
+            steps: self.progress.steps,
+            seconds: self.progress.seconds,
+        }
+    }
+
+    fn set_seconds(&mut self, seconds: f64) {
+        self.progress.seconds = seconds;
+    }
+
+    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
+        if resumable {
+            self.trainer.save_resumable(path, self.sidecar())?;
+        } else {
+            self.trainer.save(path, self.sidecar())?;
+        }
+        Ok(())
+    }
+}
+
 fn sample<S: State>(state: &S, outcomes: &mut Vec<(Action, f64)>, rng: &mut Rng) -> Action {
     state.chance_outcomes(outcomes);
     let mut x: f64 = rng.random();

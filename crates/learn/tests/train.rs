@@ -2,10 +2,13 @@
 //! perfectly enough never to lose to random; the same seed gives the same checkpoint; a run
 //! resumes.
 
-use meeple_game::{Game, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Game, State, derive_seed, rng_from_seed};
 use meeple_games::TicTacToe;
 use meeple_learn::train::{AzConfig, GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
 use std::path::{Path, PathBuf};
+
+mod common;
+use common::match_against_random;
 
 struct Quiet {
     generations: Vec<GenerationMetrics>,
@@ -50,48 +53,6 @@ fn small(seed: u64) -> AzConfig {
     c.train.decay = 2_000;
     c.eval_every = 0;
     c
-}
-
-/// Plays `agent` against `random` over `seeds` seeds in both seats; returns (wins, draws, losses).
-fn match_against_random(agent: &str, seeds: u64) -> (u32, u32, u32) {
-    let game = TicTacToe;
-    let mut wdl = (0, 0, 0);
-    for seed in 0..seeds {
-        for seat in 0..2 {
-            let mut players = [
-                meeple_learn::make_agent(&game, agent, derive_seed(seed, 1)).unwrap(),
-                meeple_learn::make_agent(&game, "random", derive_seed(seed, 2)).unwrap(),
-            ];
-            if seat == 1 {
-                players.swap(0, 1);
-            }
-            let mut s = game.initial_state();
-            let mut rng = rng_from_seed(seed);
-            let mut outcomes = Vec::new();
-            loop {
-                match s.turn() {
-                    Turn::Terminal => break,
-                    Turn::Chance => {
-                        s.chance_outcomes(&mut outcomes);
-                        s.apply_unchecked(sample_chance(&outcomes, &mut rng));
-                    }
-                    Turn::Player(p) => {
-                        let a = players[p].act(&s, &meeple_game::Budget::UNLIMITED).unwrap();
-                        s.apply(a).unwrap();
-                    }
-                }
-            }
-            let r = s.returns().unwrap()[seat];
-            if r == 1.0 {
-                wdl.0 += 1;
-            } else if r == 0.5 {
-                wdl.1 += 1;
-            } else {
-                wdl.2 += 1;
-            }
-        }
-    }
-    wdl
 }
 
 #[test]

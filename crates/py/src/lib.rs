@@ -12,13 +12,13 @@ use dynamic::{DynAgent, DynGame, DynState, check_threads, make_game};
 use meeple_arena::MatchConfig;
 use meeple_arena::records::{Entry, ReadOptions};
 use meeple_game::{Action, Budget, Error, GameRecord, Turn, limits, parse_duration, rng_from_seed};
+use meeple_learn::vecenv::{self, DynVecEnv, VecEnvConfig};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use meeple_learn::vecenv::{self, DynVecEnv, VecEnvConfig};
 
 /// `current_player` at a chance node (as in OpenSpiel).
 const CHANCE: i64 = -1;

@@ -1,0 +1,183 @@
+//! `meeple train dqn|ppo GAME`: report 001's model-free learners on any two-player game, driven
+//! by the shared learner loop (progress, metrics, ladder, Ctrl-C checkpoint, `--resume`).
+
+use crate::learner::{Drive, drive};
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use meeple_game::{Game, limits};
+use meeple_learn::dqn::{DqnConfig, DqnRun, Exploration};
+use meeple_learn::replay::Priorities;
+use meeple_learn::rl::Anneal;
+use std::path::PathBuf;
+
+/// What every learner's run takes: limits, evaluation, output, seed and threads.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Stop after this many games (episodes, this session and earlier ones together).
+    #[arg(long, value_name = "N")]
+    pub games: Option<u64>,
+    /// Stop after this many minutes (this session and earlier ones together).
+    #[arg(long, value_name = "M")]
+    pub minutes: Option<f64>,
+    /// Evaluate against the ladder (and keep a checkpoint in ckpt/) every this many minutes;
+    /// 0 never.
+    #[arg(long, default_value_t = 10.0)]
+    pub eval_minutes: f64,
+    /// Games against each ladder opponent per evaluation, a multiple of the seatings.
+    #[arg(long)]
+    pub eval_games: Option<usize>,
+    /// Ladder opponents (repeat; default: random and the game's own ladder agents).
+    #[arg(long = "ladder", value_name = "SPEC")]
+    pub ladder: Vec<String>,
+    /// The run directory (last.safetensors with its sidecar and optimiser state,
+    /// metrics.jsonl, ckpt/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue the run in --out from its last checkpoint.
+    #[arg(long)]
+    pub resume: bool,
+    /// Seed of the initial weights, the games and the exploration.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Network threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+}
+
+impl RunArgs {
+    fn drive<'a>(&'a self, out: &'a std::path::Path, threads: usize) -> Drive<'a> {
+        Drive {
+            out,
+            resume: self.resume,
+            minutes: self.minutes,
+            games: self.games,
+            eval_minutes: self.eval_minutes,
+            eval_games: self.eval_games,
+            opponents: &self.ladder,
+            seed: self.seed,
+            threads,
+            trainer: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum ExploreArg {
+    Epsilon,
+    Boltzmann,
+}
+
+#[derive(Args, Debug)]
+pub struct DqnArgs {
+    /// Game spec (two players), e.g. `cathedral:size=8` or `connect4`.
+    game: String,
+    /// The Q-network: `mlp:layers=L,width=W` or `resnet:blocks=B,channels=C`.
+    #[arg(long, value_name = "SPEC", default_value = "mlp:layers=2,width=256")]
+    net: String,
+    /// How the learner explores: ε-greedy or Boltzmann (softmax of Q / T).
+    #[arg(long, value_enum, default_value_t = ExploreArg::Boltzmann)]
+    explore: ExploreArg,
+    /// ε or temperature at the start, annealed as report 001: end + (start - end) exp(-episode / decay).
+    #[arg(long, default_value_t = 1.0)]
+    rate_start: f64,
+    /// ε or temperature it anneals toward.
+    #[arg(long, default_value_t = 0.02)]
+    rate_end: f64,
+    /// Episodes for the gap to shrink by a factor e.
+    #[arg(long, default_value_t = 400.0)]
+    rate_decay: f64,
+    /// Sample the replay memory uniformly instead of by priority.
+    #[arg(long)]
+    uniform: bool,
+    /// Priority exponent α of prioritized replay.
+    #[arg(long, default_value_t = 0.6)]
+    alpha: f64,
+    /// Importance-sampling exponent β at the start (annealed to 1 over --beta-steps).
+    #[arg(long, default_value_t = 0.4)]
+    beta: f64,
+    /// Optimiser steps over which β reaches 1.
+    #[arg(long, default_value_t = 100_000)]
+    beta_steps: u64,
+    /// Discount per decision (report 001: 0.95).
+    #[arg(long, default_value_t = 0.95)]
+    gamma: f64,
+    /// Decisions summed before bootstrapping (n-step returns).
+    #[arg(long, default_value_t = 1)]
+    n_step: u32,
+    /// Transitions the replay memory holds.
+    #[arg(long, default_value_t = 40_000)]
+    buffer: usize,
+    /// Transitions per optimiser step.
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+    /// Decisions played per optimiser step.
+    #[arg(long, default_value_t = 4)]
+    train_every: usize,
+    /// Transitions in memory before training starts.
+    #[arg(long, default_value_t = 1000)]
+    learning_starts: usize,
+    /// Optimiser steps between target-network updates.
+    #[arg(long, default_value_t = 30)]
+    target_every: u64,
+    /// Share of the online weights mixed into the target at each update (1: copy).
+    #[arg(long, default_value_t = 1.0)]
+    tau: f64,
+    /// Plain DQN targets (the target network picks and values the next move).
+    #[arg(long)]
+    no_double: bool,
+    /// Games played side by side.
+    #[arg(long, default_value_t = 16)]
+    parallel: usize,
+    /// Play this fixed agent instead of self-play (e.g. `random`).
+    #[arg(long, value_name = "SPEC")]
+    opponent: Option<String>,
+    /// AdamW's learning rate (report 001: 1e-3).
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+    /// Huber threshold of the TD error.
+    #[arg(long, default_value_t = 1.0)]
+    huber: f64,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+impl DqnArgs {
+    pub fn game(&self) -> &String {
+        &self.game
+    }
+}
+
+pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
+    let threads = limits::check_threads("--threads", args.run.threads)?;
+    let mut c = DqnConfig::report(&game.spec().to_string());
+    c.net = args.net.clone();
+    c.exploration = match args.explore {
+        ExploreArg::Epsilon => Exploration::Epsilon,
+        ExploreArg::Boltzmann => Exploration::Boltzmann,
+    };
+    c.rate = Anneal { start: args.rate_start, end: args.rate_end, decay: args.rate_decay };
+    c.priorities = (!args.uniform).then_some(Priorities {
+        alpha: args.alpha,
+        beta: args.beta,
+        beta_steps: args.beta_steps,
+        ..Priorities::default()
+    });
+    c.gamma = args.gamma;
+    c.n_step = args.n_step;
+    c.buffer = args.buffer;
+    c.batch = args.batch;
+    c.train_every = args.train_every;
+    c.learning_starts = args.learning_starts;
+    c.target_every = args.target_every;
+    c.tau = args.tau;
+    c.double = !args.no_double;
+    c.parallel = args.parallel;
+    c.opponent = args.opponent.clone();
+    c.train.lr = args.lr;
+    c.train.huber = Some(args.huber);
+    c.seed = args.run.seed;
+    c.threads = threads;
+    c.check()?;
+    let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/dqn"));
+    drive(game, &args.run.drive(&out, threads), |resume| DqnRun::new(game.clone(), c, resume))
+}

@@ -1,0 +1,480 @@
+//! DQN for two-player games (report 001's learner): double DQN with a target network (hard or
+//! soft updates), uniform or prioritized replay, n-step returns, ε-greedy or Boltzmann
+//! exploration annealed per episode, illegal actions masked when acting and in the target's
+//! max; self-play with both seats learning, or play against a fixed agent.
+//!
+//! The Q-values are the network's policy-head outputs, one per action id, for the seat to move,
+//! on the scale of the result (-1 loss, 1 win). Two-player games alternate movers, so a target
+//! is `r + d · Q_target(s', argmax_a' Q(s', a'))` with `d = -γ^n` when the opponent moves at
+//! `s'` (`+γ^n` when the same seat does; 0 after the game's end): see [`crate::replay`].
+
+use crate::LearnError;
+use crate::replay::{NStep, Priorities, Replay, Sample};
+use crate::rl::{Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, random_legal, sample};
+use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
+use meeple_game::{Game, Rng, rng_from_seed};
+use meeple_nn::{NetConfig, Network, Sidecar, TrainConfig, Trainer};
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How the learner explores while it plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exploration {
+    /// A uniformly random legal move with probability ε, the best otherwise.
+    Epsilon,
+    /// A move drawn from the softmax of Q / T over the legal moves.
+    Boltzmann,
+}
+
+/// A DQN run's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DqnConfig {
+    pub game: String,
+    /// The network spec (`mlp:layers=2,width=256`, `resnet:blocks=2,channels=32`, ...).
+    pub net: String,
+    /// Discount per decision (report 001: 0.95).
+    pub gamma: f64,
+    /// Decisions summed before bootstrapping (1: one-step Q-learning).
+    pub n_step: u32,
+    /// Transitions the replay memory holds (report 001: 40,000).
+    pub buffer: usize,
+    /// Transitions per optimiser step (report 001: 64).
+    pub batch: usize,
+    /// Prioritized replay; none samples uniformly.
+    pub priorities: Option<Priorities>,
+    pub exploration: Exploration,
+    /// ε (for `epsilon`) or the temperature (for `boltzmann`) over the episodes.
+    pub rate: Anneal,
+    /// Optimiser steps between target updates (report 001: 30).
+    pub target_every: u64,
+    /// Share of the online weights mixed into the target at each update (1: a hard copy).
+    pub tau: f64,
+    /// Double DQN: the online network picks the next move, the target values it.
+    pub double: bool,
+    /// Decisions played per optimiser step.
+    pub train_every: usize,
+    /// Transitions in memory before training starts.
+    pub learning_starts: usize,
+    /// Games played side by side (one forward pass chooses all their moves).
+    pub parallel: usize,
+    /// The fixed agent the learner plays (every other seat, the learner's drawn per game);
+    /// none: self-play, both seats learning.
+    pub opponent: Option<String>,
+    /// AdamW settings; `huber` is the TD error's Huber threshold.
+    pub train: TrainConfig,
+    pub seed: u64,
+    pub threads: usize,
+}
+
+impl DqnConfig {
+    /// Report 001's recipe: γ 0.95, batch 64, learning rate 1e-3, a 40,000-transition memory,
+    /// the target copied every 30 steps, Boltzmann exploration with prioritized replay (its
+    /// best pair), double DQN.
+    pub fn report(game: &str) -> Self {
+        DqnConfig {
+            game: game.to_string(),
+            net: "mlp:layers=2,width=256".into(),
+            gamma: 0.95,
+            n_step: 1,
+            buffer: 40_000,
+            batch: 64,
+            priorities: Some(Priorities::default()),
+            exploration: Exploration::Boltzmann,
+            rate: Anneal { start: 1.0, end: 0.02, decay: 400.0 },
+            target_every: 30,
+            tau: 1.0,
+            double: true,
+            train_every: 4,
+            learning_starts: 1_000,
+            parallel: 16,
+            opponent: None,
+            train: TrainConfig {
+                lr: 1e-3,
+                weight_decay: 0.0,
+                clip_norm: 10.0,
+                warmup: 1,
+                decay: u64::MAX / 4,
+                value_weight: 0.0,
+                ownership_weight: 0.0,
+                huber: Some(1.0),
+            },
+            seed: 1,
+            threads: 1,
+        }
+    }
+
+    pub fn check(&self) -> Result<(), LearnError> {
+        let bad = |what: String| Err(LearnError::Config(what));
+        if !(self.gamma.is_finite() && (0.0..=1.0).contains(&self.gamma)) {
+            return bad(format!("gamma {} must be within 0..=1", self.gamma));
+        }
+        if !(1..=64).contains(&self.n_step) {
+            return bad(format!("n-step {} must be within 1..=64", self.n_step));
+        }
+        if !(1..=65_536).contains(&self.batch) {
+            return bad(format!("batch {} must be within 1..=65536", self.batch));
+        }
+        if !(1..=4096).contains(&self.parallel) {
+            return bad(format!("parallel {} must be within 1..=4096", self.parallel));
+        }
+        if self.train_every == 0 || self.target_every == 0 {
+            return bad("train-every and target-every must be at least 1".into());
+        }
+        if !(self.tau > 0.0 && self.tau <= 1.0) {
+            return bad(format!("tau {} must be within 0 (excluded) and 1", self.tau));
+        }
+        if let Some(p) = &self.priorities
+            && !(p.alpha.is_finite()
+                && (0.0..=1.0).contains(&p.alpha)
+                && (0.0..=1.0).contains(&p.beta)
+                && p.epsilon > 0.0)
+        {
+            return bad(format!("priorities {p:?}: alpha and beta within 0..=1, epsilon above 0"));
+        }
+        let most = if self.exploration == Exploration::Epsilon { 1.0 } else { 1e3 };
+        self.rate.check(if self.exploration == Exploration::Epsilon { "epsilon" } else { "temperature" }, most)?;
+        if self.exploration == Exploration::Boltzmann && self.rate.end <= 0.0 {
+            return bad("the Boltzmann temperature must stay above 0 (give an end above 0)".into());
+        }
+        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
+            return bad(format!("learning rate {} must be a positive number", self.train.lr));
+        }
+        Ok(())
+    }
+}
+
+/// Self-play (or play against a fixed agent) and training.
+pub struct DqnRun<G: Game> {
+    game: G,
+    config: DqnConfig,
+    pub trainer: Trainer,
+    acting: Arc<Network>,
+    target_theta: Vec<f32>,
+    target: Network,
+    env: VecEnvImpl<G>,
+    out: Outputs,
+    next: Outputs,
+    replay: Replay,
+    nstep: NStep,
+    rng: Rng,
+    sample: Sample,
+    progress: Progress,
+    actions: Vec<i64>,
+    probs: Vec<f32>,
+    /// Decisions played since the last optimiser step, in units of `train_every`.
+    owed: usize,
+    /// Decisions of each game's current episode.
+    plies: Vec<u32>,
+}
+
+impl<G: Game> DqnRun<G> {
+    /// A fresh run, or the one whose checkpoint is `resume` (weights, optimiser, progress and
+    /// the exploration schedule; the replay memory starts empty, and the target from the
+    /// online weights).
+    pub fn new(game: G, config: DqnConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
+        config.check()?;
+        if game.num_players() != 2 {
+            return Err(LearnError::Config(format!(
+                "DQN learns two-player games; {} has {} players",
+                game.spec(),
+                game.num_players()
+            )));
+        }
+        let shape = game.observation_shape();
+        let (trainer, progress) = match resume {
+            None => {
+                let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), 2, None)
+                    .map_err(|e| LearnError::Config(e.to_string()))?;
+                (Trainer::new(net, config.train.clone(), config.seed, config.threads), Progress::default())
+            }
+            Some(path) => resumed(path, &game, &config.train, config.threads, "dqn")?,
+        };
+        let obs_len = trainer.config().input_len();
+        let env_seed = config.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(progress.episodes);
+        let env = VecEnvImpl::new(
+            game.clone(),
+            VecEnvConfig {
+                num_envs: config.parallel,
+                seed: env_seed,
+                threads: 1,
+                opponents: config.opponent.iter().cloned().collect(),
+                seat: None,
+                max_turns: None,
+            },
+        )?;
+        let replay = Replay::new(config.buffer, obs_len, game.num_actions(), config.priorities)?;
+        let theta = trainer.parameters().to_vec();
+        let target = trainer.network_with(&theta, config.threads)?;
+        let mut run = DqnRun {
+            acting: Arc::new(trainer.network(config.threads)),
+            target_theta: theta,
+            target,
+            env,
+            out: Outputs::default(),
+            next: Outputs::default(),
+            replay,
+            nstep: NStep::new(config.parallel, config.n_step, config.gamma as f32),
+            rng: rng_from_seed(env_seed ^ 0x5851_f42d_4c95_7f2d),
+            sample: Sample::default(),
+            progress,
+            actions: vec![0; config.parallel],
+            probs: vec![0.0; game.num_actions()],
+            owed: 0,
+            plies: vec![0; config.parallel],
+            trainer,
+            game,
+            config,
+        };
+        run.env.reset_into(&mut run.out)?;
+        Ok(run)
+    }
+
+    /// The exploration rate (ε or temperature) at the current episode.
+    pub fn rate(&self) -> f64 {
+        self.config.rate.at(self.progress.episodes)
+    }
+
+    pub fn network(&self) -> Arc<Network> {
+        self.acting.clone()
+    }
+
+    fn sidecar(&self) -> Sidecar {
+        Sidecar {
+            format: meeple_nn::SIDECAR_FORMAT,
+            net: self.trainer.config().clone(),
+            game: self.game.spec().to_string(),
+            step: self.trainer.step(),
+            run: serde_json::json!({ "trainer": "dqn", "config": self.config, "progress": self.progress }),
+        }
+    }
+
+    /// Every game makes one decision; finished transitions go to memory; training follows.
+    /// Returns the episodes finished, the learner's summed reward in them (against a fixed
+    /// agent), their plies, and the mean of the greedy Q-values seen.
+    fn step(&mut self, stats: &mut Stats) -> Result<(), LearnError> {
+        let n = self.config.parallel;
+        let (o, a) = (self.trainer.config().input_len(), self.game.num_actions());
+        let q = self.acting.evaluate(&self.out.obs, n)?.logits;
+        let rate = self.rate() as f32;
+        for i in 0..n {
+            let mask = &self.out.mask[i * a..(i + 1) * a];
+            let qi = &q[i * a..(i + 1) * a];
+            let greedy = masked_argmax(qi, mask).ok_or_else(|| LearnError::Data("a game with no legal move".into()))?;
+            stats.q += qi[greedy] as f64;
+            stats.decisions += 1;
+            let choice = match self.config.exploration {
+                Exploration::Epsilon if self.rng.random::<f32>() < rate => {
+                    random_legal(mask, &mut self.rng).unwrap_or(greedy)
+                }
+                Exploration::Epsilon => greedy,
+                Exploration::Boltzmann => {
+                    masked_softmax(qi, mask, rate, &mut self.probs);
+                    sample(&self.probs, &mut self.rng)
+                }
+            };
+            self.actions[i] = choice as i64;
+            self.nstep.decide(i, &self.out.obs[i * o..(i + 1) * o], choice as u32, self.out.player[i] as usize);
+        }
+        self.env.step_into(&self.actions, &mut self.next)?;
+        let seats = self.game.num_players();
+        for i in 0..n {
+            let (ended, cut) = (self.next.terminated[i], self.next.truncated[i]);
+            let rewards = &self.next.rewards[i * seats..(i + 1) * seats];
+            let replay = &mut self.replay;
+            self.nstep.step(
+                i,
+                rewards,
+                ended,
+                cut,
+                self.next.player[i] as usize,
+                &self.next.obs[i * o..(i + 1) * o],
+                &self.next.mask[i * a..(i + 1) * a],
+                |t| replay.push(t),
+            );
+            self.plies[i] += 1;
+            if ended || cut {
+                stats.episodes += 1;
+                stats.plies += self.plies[i] as u64;
+                self.plies[i] = 0;
+                if self.config.opponent.is_some() {
+                    stats.reward += rewards[self.out.player[i] as usize] as f64;
+                }
+            }
+        }
+        std::mem::swap(&mut self.out, &mut self.next);
+        self.progress.decisions += n as u64;
+        self.progress.episodes += stats.episodes_new();
+        self.owed += n;
+        let mut trained = false;
+        while self.owed >= self.config.train_every && self.replay.len() >= self.config.learning_starts.max(1) {
+            self.owed -= self.config.train_every;
+            let loss = self.train_step()?;
+            stats.loss += loss;
+            stats.steps += 1;
+            trained = true;
+        }
+        if self.replay.len() < self.config.learning_starts.max(1) {
+            self.owed = 0;
+        }
+        if trained {
+            self.acting = Arc::new(self.trainer.network(self.config.threads));
+        }
+        Ok(())
+    }
+
+    /// One optimiser step on a sampled batch; returns its mean weighted Huber loss.
+    fn train_step(&mut self) -> Result<f64, LearnError> {
+        let (b, a) = (self.config.batch, self.game.num_actions());
+        self.replay.sample(b, self.trainer.step(), &mut self.rng, &mut self.sample);
+        let s = &self.sample;
+        let target_q = self.target.evaluate(&s.next_obs, b)?.logits;
+        let pick_q = if self.config.double { Some(self.acting.evaluate(&s.next_obs, b)?.logits) } else { None };
+        let mut y = vec![0.0f32; b];
+        for i in 0..b {
+            y[i] = s.rewards[i];
+            if s.discounts[i] != 0.0 {
+                let mask = &s.next_mask[i * a..(i + 1) * a];
+                let chooser = pick_q.as_ref().unwrap_or(&target_q);
+                if let Some(best) = masked_argmax(&chooser[i * a..(i + 1) * a], mask) {
+                    y[i] += s.discounts[i] * target_q[i * a + best];
+                }
+            }
+            // Returns lie within -1..1; so do the values a target may bootstrap from.
+            y[i] = y[i].clamp(-1.0, 1.0);
+        }
+        let delta = self.config.train.huber.unwrap_or(1.0) as f32;
+        let mut errors = vec![0.0f32; b];
+        let mut loss = 0.0f64;
+        let (actions, weights) = (&s.actions, &s.weights);
+        self.trainer.train_step_with(&s.obs, b, |logits, _values, dl, _dv| {
+            for i in 0..b {
+                let k = i * a + actions[i] as usize;
+                let e = logits[k] - y[i];
+                errors[i] = e;
+                let (l, g) = if e.abs() <= delta {
+                    (0.5 * e * e, e)
+                } else {
+                    (delta * (e.abs() - 0.5 * delta), delta * e.signum())
+                };
+                loss += (weights[i] * l) as f64;
+                dl[k] = weights[i] * g / b as f32;
+            }
+        })?;
+        let indices = std::mem::take(&mut self.sample.indices);
+        self.replay.update(&indices, &errors);
+        self.sample.indices = indices;
+        self.progress.steps = self.trainer.step();
+        if self.trainer.step().is_multiple_of(self.config.target_every) {
+            let tau = self.config.tau as f32;
+            for (t, &w) in self.target_theta.iter_mut().zip(self.trainer.parameters()) {
+                *t = tau * w + (1.0 - tau) * *t;
+            }
+            self.target = self.trainer.network_with(&self.target_theta, self.config.threads)?;
+        }
+        Ok(loss / b as f64)
+    }
+}
+
+/// Reads a checkpoint to continue: the trainer and the run's progress.
+pub(crate) fn resumed<G: Game>(
+    path: &Path,
+    game: &G,
+    train: &TrainConfig,
+    threads: usize,
+    trainer: &str,
+) -> Result<(Trainer, Progress), LearnError> {
+    let r = Trainer::resume(path, &game.spec().to_string(), train.clone(), threads)
+        .map_err(|e| LearnError::Config(e.to_string()))?;
+    let found = r.sidecar.run.get("trainer").and_then(|t| t.as_str()).unwrap_or("");
+    if found != trainer {
+        return Err(LearnError::Config(format!(
+            "'{}' was written by the {} trainer, not {trainer}",
+            path.display(),
+            if found.is_empty() { "an unknown" } else { found }
+        )));
+    }
+    let progress = serde_json::from_value(r.sidecar.run.get("progress").cloned().unwrap_or_default())
+        .map_err(|e| LearnError::Data(format!("'{}' has no {trainer} progress: {e}", path.display())))?;
+    Ok((r.trainer, progress))
+}
+
+/// Figures gathered over a round.
+#[derive(Default)]
+struct Stats {
+    episodes: u64,
+    counted: u64,
+    plies: u64,
+    reward: f64,
+    q: f64,
+    decisions: u64,
+    loss: f64,
+    steps: u64,
+}
+
+impl Stats {
+    /// Episodes finished since the last call.
+    fn episodes_new(&mut self) -> u64 {
+        let new = self.episodes - self.counted;
+        self.counted = self.episodes;
+        new
+    }
+}
+
+impl<G: Game> Learner for DqnRun<G> {
+    fn name(&self) -> &'static str {
+        "dqn"
+    }
+
+    fn agent(&self) -> String {
+        "dqn:model={model}".into()
+    }
+
+    fn round(&mut self) -> Result<Round, LearnError> {
+        let started = Instant::now();
+        let mut stats = Stats::default();
+        let rate = self.rate();
+        // A round: about one finished game per parallel slot, and at most 64 decisions each.
+        let mut moves = 0;
+        while stats.episodes < self.config.parallel as u64 && moves < 64 {
+            self.step(&mut stats)?;
+            moves += 1;
+        }
+        let seconds = started.elapsed().as_secs_f64().max(1e-9);
+        let mut round = Round::default();
+        if stats.steps > 0 {
+            round.loss("q", stats.loss / stats.steps as f64);
+        }
+        round.figure(if self.config.exploration == Exploration::Epsilon { "epsilon" } else { "temperature" }, rate);
+        round.figure("mean_q", stats.q / stats.decisions.max(1) as f64);
+        if stats.episodes > 0 {
+            round.figure("plies", stats.plies as f64 / stats.episodes as f64);
+            if self.config.opponent.is_some() {
+                round.figure("reward", stats.reward / stats.episodes as f64);
+            }
+        }
+        round.stat("decisions_per_second", stats.decisions as f64 / seconds);
+        round.stat("replay", self.replay.len() as f64);
+        Ok(round)
+    }
+
+    fn progress(&self) -> Progress {
+        self.progress.clone()
+    }
+
+    fn set_seconds(&mut self, seconds: f64) {
+        self.progress.seconds = seconds;
+    }
+
+    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
+        if resumable {
+            self.trainer.save_resumable(path, self.sidecar())?;
+        } else {
+            self.trainer.save(path, self.sidecar())?;
+        }
+        Ok(())
+    }
+}

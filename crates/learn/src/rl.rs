@@ -1,0 +1,161 @@
+//! What the model-free learners (DQN, PPO) share: the loop a front end drives ([`Learner`]),
+//! their progress, exploration schedules, and masked choices over a network's outputs.
+
+use crate::LearnError;
+use meeple_game::Rng;
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// How far a run has come; kept in its checkpoints' sidecars so `--resume` goes on from there.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Finished games (episodes).
+    pub episodes: u64,
+    /// Decisions of the learner played (positions seen).
+    pub decisions: u64,
+    /// Optimiser steps.
+    pub steps: u64,
+    pub seconds: f64,
+}
+
+/// One round's figures, named as the metrics log names them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Round {
+    pub losses: Vec<(String, f64)>,
+    pub figures: Vec<(String, f64)>,
+    pub stats: Vec<(String, f64)>,
+}
+
+impl Round {
+    pub fn loss(&mut self, name: &str, v: f64) {
+        self.losses.push((name.to_string(), v));
+    }
+
+    pub fn figure(&mut self, name: &str, v: f64) {
+        self.figures.push((name.to_string(), v));
+    }
+
+    pub fn stat(&mut self, name: &str, v: f64) {
+        self.stats.push((name.to_string(), v));
+    }
+
+    /// The value named `name` among the losses, figures and statistics.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.figures.iter().chain(&self.losses).chain(&self.stats).find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    /// One line for a progress bar: every figure, short.
+    pub fn summary(&self) -> String {
+        self.losses
+            .iter()
+            .map(|(n, v)| format!("{n} loss {v:.4}"))
+            .chain(self.figures.iter().map(|(n, v)| format!("{n} {v:.3}")))
+            .chain(
+                self.stats
+                    .iter()
+                    .filter(|(n, _)| n.ends_with("per_second"))
+                    .map(|(n, v)| format!("{v:.0} {}", n.replace('_', " ").replace(" per second", "/s"))),
+            )
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A learner a front end drives round by round, with checkpoints and a ladder in between.
+pub trait Learner {
+    /// The trainer's name in metrics and sidecars (`dqn`, `ppo`).
+    fn name(&self) -> &'static str;
+    /// The agent spec that plays a checkpoint, `{model}` where its path goes.
+    fn agent(&self) -> String;
+    /// Plays and trains one round.
+    fn round(&mut self) -> Result<Round, LearnError>;
+    fn progress(&self) -> Progress;
+    /// Sets the seconds trained (this session and earlier ones), kept in checkpoints.
+    fn set_seconds(&mut self, seconds: f64);
+    /// Writes the network (with what `--resume` needs beside it where `resumable`).
+    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError>;
+}
+
+/// A rate annealed from `start` toward `end` with the episodes played, as report 001 anneals
+/// ε and the Boltzmann temperature: `end + (start - end) · exp(-episode / decay)`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Anneal {
+    pub start: f64,
+    pub end: f64,
+    /// Episodes for the gap to shrink by a factor e (0: `end` from the start).
+    pub decay: f64,
+}
+
+impl Anneal {
+    pub fn at(&self, episode: u64) -> f64 {
+        if self.decay <= 0.0 {
+            return self.end;
+        }
+        self.end + (self.start - self.end) * (-(episode as f64) / self.decay).exp()
+    }
+
+    pub(crate) fn check(&self, what: &str, most: f64) -> Result<(), LearnError> {
+        let ok = |v: f64| v.is_finite() && (0.0..=most).contains(&v);
+        if !(ok(self.start) && ok(self.end) && self.decay.is_finite() && self.decay >= 0.0) {
+            return Err(LearnError::Config(format!(
+                "{what}: start {} and end {} must be within 0..={most}, decay {} at least 0",
+                self.start, self.end, self.decay
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The legal action with the largest output (the first of equals); `None` when none is legal.
+pub fn masked_argmax(outputs: &[f32], mask: &[bool]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (a, (&q, &legal)) in outputs.iter().zip(mask).enumerate() {
+        if legal && best.is_none_or(|b| q > outputs[b]) {
+            best = Some(a);
+        }
+    }
+    best
+}
+
+/// The softmax of `outputs / temperature` over the legal actions into `probs` (0 elsewhere);
+/// the log-sum-exp of the scaled legal outputs is returned. Needs a legal action.
+pub fn masked_softmax(outputs: &[f32], mask: &[bool], temperature: f32, probs: &mut [f32]) -> f32 {
+    let t = temperature.max(1e-6);
+    let max = outputs.iter().zip(mask).filter(|(_, l)| **l).map(|(q, _)| *q / t).fold(f32::NEG_INFINITY, f32::max);
+    let mut total = 0.0f32;
+    for ((p, &q), &legal) in probs.iter_mut().zip(outputs).zip(mask) {
+        *p = if legal { (q / t - max).exp() } else { 0.0 };
+        total += *p;
+    }
+    for p in probs.iter_mut() {
+        *p /= total;
+    }
+    max + total.ln()
+}
+
+/// An action drawn from `probs` (which sum to 1 over legal actions; 0 elsewhere).
+pub fn sample(probs: &[f32], rng: &mut Rng) -> usize {
+    let mut x = rng.random::<f32>();
+    let mut last = 0;
+    for (a, &p) in probs.iter().enumerate() {
+        if p > 0.0 {
+            last = a;
+            x -= p;
+            if x < 0.0 {
+                return a;
+            }
+        }
+    }
+    last
+}
+
+/// A uniformly random legal action.
+pub fn random_legal(mask: &[bool], rng: &mut Rng) -> Option<usize> {
+    let n = mask.iter().filter(|l| **l).count();
+    if n == 0 {
+        return None;
+    }
+    let k = rng.random_range(0..n);
+    mask.iter().enumerate().filter(|(_, l)| **l).nth(k).map(|(a, _)| a)
+}
