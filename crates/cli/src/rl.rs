@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use meeple_game::{Game, limits};
 use meeple_learn::dqn::{DqnConfig, DqnRun, Exploration};
+use meeple_learn::ppo::{Opponents, PoolSampling, PpoConfig, PpoRun, SoftUpdate};
 use meeple_learn::replay::Priorities;
 use meeple_learn::rl::Anneal;
 use std::path::PathBuf;
@@ -180,4 +181,136 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.check()?;
     let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/dqn"));
     drive(game, &args.run.drive(&out, threads), |resume| DqnRun::new(game.clone(), c, resume))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum SelfPlayArg {
+    /// One older self whose weights follow the learner's softly (report 001).
+    Soft,
+    /// A pool of earlier snapshots.
+    Pool,
+    /// Both seats are the learner, both learn.
+    Mirror,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum SamplingArg {
+    Recency,
+    WinRate,
+}
+
+#[derive(Args, Debug)]
+pub struct PpoArgs {
+    /// Game spec (two players), e.g. `cathedral:size=8` or `connect4`.
+    game: String,
+    /// The actor-critic network: `mlp:layers=L,width=W` or `resnet:blocks=B,channels=C`.
+    #[arg(long, value_name = "SPEC", default_value = "mlp:layers=2,width=256")]
+    net: String,
+    /// Discount per decision of the learner (report 001: 0.97).
+    #[arg(long, default_value_t = 0.97)]
+    gamma: f64,
+    /// GAE's λ (report 001: 0.95).
+    #[arg(long, default_value_t = 0.95)]
+    lambda: f64,
+    /// Clipping range ε of the probability ratio (report 001: 0.2).
+    #[arg(long, default_value_t = 0.2)]
+    clip: f64,
+    /// Weight of the entropy bonus (report 001: 0.01).
+    #[arg(long, default_value_t = 0.01)]
+    entropy: f64,
+    /// Weight of the value loss.
+    #[arg(long, default_value_t = 0.5)]
+    value_weight: f64,
+    /// Clip each value's change from its rollout value to this much (off by default).
+    #[arg(long, value_name = "X")]
+    value_clip: Option<f64>,
+    /// Passes over each rollout.
+    #[arg(long, default_value_t = 4)]
+    epochs: usize,
+    /// Decisions per optimiser step.
+    #[arg(long, default_value_t = 64)]
+    minibatch: usize,
+    /// Learner episodes per rollout (one update each).
+    #[arg(long, default_value_t = 32)]
+    rollout: usize,
+    /// Games played side by side.
+    #[arg(long, default_value_t = 16)]
+    parallel: usize,
+    /// Play this fixed agent instead of self-play (e.g. `random`).
+    #[arg(long, value_name = "SPEC", conflicts_with = "self_play")]
+    opponent: Option<String>,
+    /// Self-play against: `soft` (one older self following the learner: report 001), `pool`
+    /// (earlier snapshots) or `mirror` (both seats learn).
+    #[arg(long, value_enum, default_value_t = SelfPlayArg::Soft)]
+    self_play: SelfPlayArg,
+    /// Soft updates: share of the learner's weights mixed into the older self each time.
+    #[arg(long, default_value_t = 0.3)]
+    soft_tau: f64,
+    /// Soft updates: episodes between them.
+    #[arg(long, default_value_t = 10)]
+    soft_every: u64,
+    /// Soft updates: episodes between full copies.
+    #[arg(long, default_value_t = 100)]
+    soft_full_every: u64,
+    /// Pool: snapshots kept.
+    #[arg(long, default_value_t = 8)]
+    pool_size: usize,
+    /// Pool: episodes between snapshots.
+    #[arg(long, default_value_t = 200)]
+    pool_every: u64,
+    /// Pool: draw opponents by recency (newer more often) or by how often they beat the learner.
+    #[arg(long, value_enum, default_value_t = SamplingArg::Recency)]
+    pool_sampling: SamplingArg,
+    /// AdamW's learning rate.
+    #[arg(long, default_value_t = 3e-4)]
+    lr: f64,
+    /// Largest gradient norm (clipped above).
+    #[arg(long, default_value_t = 0.5)]
+    clip_norm: f64,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+impl PpoArgs {
+    pub fn game(&self) -> &String {
+        &self.game
+    }
+}
+
+pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
+    let threads = limits::check_threads("--threads", args.run.threads)?;
+    let mut c = PpoConfig::report(&game.spec().to_string());
+    c.net = args.net.clone();
+    c.gamma = args.gamma;
+    c.lambda = args.lambda;
+    c.clip = args.clip;
+    c.entropy = args.entropy;
+    c.value_weight = args.value_weight;
+    c.value_clip = args.value_clip;
+    c.epochs = args.epochs;
+    c.minibatch = args.minibatch;
+    c.rollout = args.rollout;
+    c.parallel = args.parallel;
+    c.opponents = match (&args.opponent, args.self_play) {
+        (Some(spec), _) => Opponents::Agent(spec.clone()),
+        (None, SelfPlayArg::Soft) => {
+            Opponents::Soft(SoftUpdate { tau: args.soft_tau, every: args.soft_every, full_every: args.soft_full_every })
+        }
+        (None, SelfPlayArg::Pool) => Opponents::Pool {
+            size: args.pool_size,
+            every: args.pool_every,
+            sampling: match args.pool_sampling {
+                SamplingArg::Recency => PoolSampling::Recency,
+                SamplingArg::WinRate => PoolSampling::WinRate,
+            },
+        },
+        (None, SelfPlayArg::Mirror) => Opponents::Mirror,
+    };
+    c.train.lr = args.lr;
+    c.train.clip_norm = args.clip_norm;
+    c.seed = args.run.seed;
+    c.threads = threads;
+    c.check()?;
+    let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/ppo"));
+    drive(game, &args.run.drive(&out, threads), |resume| PpoRun::new(game.clone(), c, resume))
 }

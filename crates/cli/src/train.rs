@@ -39,6 +39,10 @@ pub enum TrainCommand {
     /// or Boltzmann exploration, self-play or play against a fixed agent; plays as
     /// `dqn:model=F`.
     Dqn(crate::rl::DqnArgs),
+    /// PPO (report 001): clipped objective, GAE, entropy bonus, minibatch epochs; self-play
+    /// against a softly updated older self, a pool of snapshots or itself, or play against a
+    /// fixed agent; plays as `ppo:model=F`.
+    Ppo(crate::rl::PpoArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -151,6 +155,7 @@ pub fn run(command: &TrainCommand) -> Result<()> {
         TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| crate::td::run(&game, args))?,
         TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| crate::value::run(&game, args))?,
         TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| crate::rl::dqn(&game, args))?,
+        TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| crate::rl::ppo(&game, args))?,
     }
 }
 

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod dqn;
 pub mod ladder;
 pub mod metrics;
+pub mod ppo;
 pub mod replay;
 pub mod rl;
 pub mod search;

@@ -159,3 +159,50 @@ pub fn random_legal(mask: &[bool], rng: &mut Rng) -> Option<usize> {
     let k = rng.random_range(0..n);
     mask.iter().enumerate().filter(|(_, l)| **l).nth(k).map(|(a, _)| a)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meeple_game::rng_from_seed;
+
+    /// Masked choices never pick an illegal action, even where its output is the largest.
+    #[test]
+    fn masked_actions_are_never_chosen() {
+        let mut rng = rng_from_seed(9);
+        let mut probs = vec![0.0f32; 12];
+        for _ in 0..2000 {
+            let outputs: Vec<f32> = (0..12).map(|_| rng.random_range(-5.0..5.0)).collect();
+            let mut mask: Vec<bool> = (0..12).map(|_| rng.random_bool(0.3)).collect();
+            if !mask.iter().any(|&l| l) {
+                assert_eq!(masked_argmax(&outputs, &mask), None);
+                assert_eq!(random_legal(&mask, &mut rng), None);
+                mask[rng.random_range(0..12)] = true;
+            }
+            // The illegal actions get the largest outputs of all.
+            let outputs: Vec<f32> = outputs.iter().zip(&mask).map(|(&q, &l)| if l { q } else { q + 100.0 }).collect();
+            let best = masked_argmax(&outputs, &mask).unwrap();
+            assert!(mask[best]);
+            assert!(mask.iter().zip(&outputs).all(|(&l, &q)| !l || q <= outputs[best]));
+            assert!(mask[random_legal(&mask, &mut rng).unwrap()]);
+            for t in [0.01f32, 1.0, 50.0] {
+                let lse = masked_softmax(&outputs, &mask, t, &mut probs);
+                assert!(lse.is_finite());
+                assert!((probs.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+                assert!(probs.iter().zip(&mask).all(|(&p, &l)| l || p == 0.0));
+                assert!(mask[sample(&probs, &mut rng)]);
+            }
+        }
+    }
+
+    #[test]
+    fn the_schedule_anneals_from_start_to_end() {
+        let a = Anneal { start: 1.0, end: 0.1, decay: 100.0 };
+        assert_eq!(a.at(0), 1.0);
+        assert!((a.at(100) - (0.1 + 0.9 / std::f64::consts::E)).abs() < 1e-12);
+        assert!((a.at(10_000) - 0.1).abs() < 1e-9);
+        assert_eq!(Anneal { decay: 0.0, ..a }.at(0), 0.1);
+        assert!(a.check("epsilon", 1.0).is_ok());
+        assert!(Anneal { start: 2.0, ..a }.check("epsilon", 1.0).is_err());
+        assert!(Anneal { decay: f64::NAN, ..a }.check("epsilon", 1.0).is_err());
+    }
+}

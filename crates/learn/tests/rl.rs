@@ -3,6 +3,7 @@
 
 use meeple_games::TicTacToe;
 use meeple_learn::dqn::{DqnConfig, DqnRun, Exploration};
+use meeple_learn::ppo::{Opponents, PpoConfig, PpoRun};
 use meeple_learn::rl::Learner;
 use std::path::PathBuf;
 
@@ -63,5 +64,24 @@ fn dqn_learns_to_beat_random() {
         let (before, after) = before_and_after(run, "dqn", 2_000, "dqn");
         eprintln!("{exploration:?}: untrained {before:.3}, trained {after:.3}");
         assert!(after >= 0.85 && after > before + 0.3, "{exploration:?}: untrained {before}, trained {after}");
+    }
+}
+
+#[test]
+fn ppo_learns_to_beat_random() {
+    // Self-play with both seats learning, and play against random itself. (The softly updated
+    // older self learns here too, more slowly: its update is tested in the module.)
+    for opponents in [Opponents::Mirror, Opponents::Agent("random".into())] {
+        let mut c = PpoConfig::report("tictactoe");
+        c.net = "mlp:layers=2,width=64".into();
+        c.train.lr = 1e-3;
+        c.entropy = 0.05;
+        c.epochs = 8;
+        c.opponents = opponents.clone();
+        c.seed = 3;
+        let run = PpoRun::new(TicTacToe, c, None).unwrap();
+        let (before, after) = before_and_after(run, "ppo", 4_000, "ppo");
+        eprintln!("{opponents:?}: untrained {before:.3}, trained {after:.3}");
+        assert!(after >= 0.75 && after > before + 0.3, "{opponents:?}: untrained {before}, trained {after}");
     }
 }
