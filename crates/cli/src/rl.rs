@@ -138,6 +138,10 @@ pub struct DqnArgs {
     /// Huber threshold of the TD error.
     #[arg(long, default_value_t = 1.0)]
     huber: f64,
+    /// Read observations through this autoencoder (from `meeple train vae`), frozen: the
+    /// network sees its latent means.
+    #[arg(long, value_name = "FILE")]
+    encoder: Option<String>,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -176,6 +180,7 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.opponent = args.opponent.clone();
     c.train.lr = args.lr;
     c.train.huber = Some(args.huber);
+    c.encoder = args.encoder.clone();
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;
@@ -267,6 +272,10 @@ pub struct PpoArgs {
     /// Largest gradient norm (clipped above).
     #[arg(long, default_value_t = 0.5)]
     clip_norm: f64,
+    /// Read observations through this autoencoder (from `meeple train vae`), frozen: the
+    /// network sees its latent means (report 001's PPO on VAE features).
+    #[arg(long, value_name = "FILE")]
+    encoder: Option<String>,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -308,9 +317,168 @@ pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
     };
     c.train.lr = args.lr;
     c.train.clip_norm = args.clip_norm;
+    c.encoder = args.encoder.clone();
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;
     let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/ppo"));
     drive(game, &args.run.drive(&out, threads), |resume| PpoRun::new(game.clone(), c, resume))
+}
+
+#[derive(Args, Debug)]
+pub struct VaeArgs {
+    /// Game spec, e.g. `cathedral:size=8`.
+    game: String,
+    /// Agents whose games give the positions, taking turns game by game (repeat; report 001:
+    /// half random, half a trained PPO agent).
+    #[arg(long = "players", value_name = "SPEC", default_value = "random")]
+    players: Vec<String>,
+    /// Games played for positions (report 001: 4,000).
+    #[arg(long, default_value_t = 4000)]
+    games: u64,
+    /// Size of the latent code (report 001: 32).
+    #[arg(long, default_value_t = 32)]
+    latent: usize,
+    /// Width of the encoder's and decoder's hidden layer.
+    #[arg(long, default_value_t = 256)]
+    hidden: usize,
+    /// Passes over the training positions (report 001: 300).
+    #[arg(long, default_value_t = 30)]
+    epochs: u64,
+    /// Positions per optimiser step.
+    #[arg(long, default_value_t = 256)]
+    batch: usize,
+    /// AdamW's learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+    /// Share of the positions held out to measure the reconstruction.
+    #[arg(long, default_value_t = 0.1)]
+    held_out: f64,
+    /// Seed of the games, the weights and the noise.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The autoencoder file (with its .json sidecar); metrics go to FILE.metrics.jsonl.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Continue the run in --out (the same positions, the epochs not yet done).
+    #[arg(long)]
+    resume: bool,
+    /// Replace an existing --out.
+    #[arg(long, conflicts_with = "resume")]
+    force: bool,
+}
+
+impl VaeArgs {
+    pub fn game(&self) -> &String {
+        &self.game
+    }
+}
+
+/// `meeple train vae`: positions from games of the given agents, then epochs of the ELBO, the
+/// reconstruction on held-out positions after each; the file is rewritten after every epoch.
+pub fn vae<G: Game>(game: &G, args: &VaeArgs) -> Result<()> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use meeple_nn::{Vae, VaeConfig};
+    use rand::RngExt;
+    use std::io::Write;
+    if !(args.lr.is_finite() && args.lr > 0.0) {
+        anyhow::bail!("--lr {} must be a positive number", args.lr);
+    }
+    if !(args.held_out > 0.0 && args.held_out < 1.0) {
+        anyhow::bail!("--held-out {} must be within 0 and 1 (excluded)", args.held_out);
+    }
+    if !(1..=65_536).contains(&args.batch) || args.games == 0 || args.games > 10_000_000 {
+        anyhow::bail!("--batch {} (1..=65536) and --games {} (1..=10000000)", args.batch, args.games);
+    }
+    meeple_arena::files::check_new_output(&args.out, "autoencoder", args.resume || args.force, true)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let spec = game.spec().to_string();
+    let n: usize = game.observation_shape().iter().product();
+    let config = VaeConfig { input: n, hidden: args.hidden, latent: args.latent };
+    let metrics = PathBuf::from(format!("{}.metrics.jsonl", args.out.display()));
+    let (mut vae, mut epoch) = if args.resume {
+        let (vae, side) = Vae::load(&args.out, Some(&spec))?;
+        if side.vae != config {
+            anyhow::bail!("--resume: '{}' is a VAE of {:?}, not {config:?}", args.out.display(), side.vae);
+        }
+        (vae, side.run.get("epochs").and_then(|e| e.as_u64()).unwrap_or(0))
+    } else {
+        if metrics.exists() {
+            std::fs::remove_file(&metrics)?;
+        }
+        (Vae::new(config, args.seed)?, 0)
+    };
+    eprintln!("playing {} games of {spec} for positions ({})", args.games, args.players.join(", "));
+    let data = meeple_learn::vae::positions(game, &args.players, args.games, args.seed)?;
+    let rows = data.len() / n;
+    // The held-out positions are whole games' worth at the end (the last games played).
+    let test_rows = ((rows as f64 * args.held_out) as usize).max(1).min(rows.saturating_sub(1));
+    let train_rows = rows - test_rows;
+    if train_rows == 0 {
+        anyhow::bail!("{rows} positions: too few to hold some out; play more --games");
+    }
+    let (train, test) = data.split_at(train_rows * n);
+    eprintln!("{rows} positions: {train_rows} to train on, {test_rows} held out");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let _ = ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed));
+    }
+    let bar = ProgressBar::new(args.epochs);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} epochs {elapsed_precise} {msg}").expect("template"),
+    );
+    bar.set_position(epoch);
+    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics)?;
+    let mut rng = meeple_game::rng_from_seed(meeple_game::derive_seed(args.seed, 0x7a3));
+    let mut order: Vec<usize> = (0..train_rows).collect();
+    let mut batch = Vec::with_capacity(args.batch * n);
+    let started = std::time::Instant::now();
+    while epoch < args.epochs && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.random_range(0..=i));
+        }
+        let (mut recon, mut kl, mut steps) = (0.0, 0.0, 0u64);
+        for chunk in order.chunks(args.batch) {
+            batch.clear();
+            for &r in chunk {
+                batch.extend_from_slice(&train[r * n..(r + 1) * n]);
+            }
+            let l = vae.train_step(&batch, chunk.len(), args.lr as f32)?;
+            recon += l.reconstruction;
+            kl += l.kl;
+            steps += 1;
+        }
+        epoch += 1;
+        let held = vae.reconstruction(test, test_rows);
+        let run = serde_json::json!({
+            "trainer": "vae", "epochs": epoch, "games": args.games, "players": args.players,
+            "positions": rows, "held_out": test_rows, "reconstruction": held,
+        });
+        vae.save(&args.out, &spec, run)?;
+        let line = serde_json::json!({
+            "schema": meeple_learn::metrics::SCHEMA, "event": "generation", "trainer": "vae", "generation": epoch,
+            "steps": vae.step(), "positions": train_rows, "wall_seconds": started.elapsed().as_secs_f64(),
+            "losses": { "reconstruction": recon / steps as f64, "kl": kl / steps as f64 },
+            "figures": { "accuracy": held.accuracy, "on_accuracy": held.on_accuracy },
+        });
+        writeln!(log, "{line}")?;
+        bar.set_position(epoch);
+        bar.set_message(format!(
+            "loss {:.3} + kl {:.3}; held out: {:.2}% of inputs, {:.2}% of those on",
+            recon / steps as f64,
+            kl / steps as f64,
+            100.0 * held.accuracy,
+            100.0 * held.on_accuracy
+        ));
+    }
+    bar.finish();
+    let held = vae.reconstruction(test, test_rows);
+    println!(
+        "{epoch} epochs; held-out reconstruction {:.2}% of inputs ({:.2}% of those on); autoencoder in {}",
+        100.0 * held.accuracy,
+        100.0 * held.on_accuracy,
+        args.out.display()
+    );
+    Ok(())
 }

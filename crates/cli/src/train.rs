@@ -43,6 +43,9 @@ pub enum TrainCommand {
     /// against a softly updated older self, a pool of snapshots or itself, or play against a
     /// fixed agent; plays as `ppo:model=F`.
     Ppo(crate::rl::PpoArgs),
+    /// An observation autoencoder (report 001's VAE): positions from games of given agents,
+    /// the reconstruction measured on held-out ones; DQN and PPO read it with `--encoder`.
+    Vae(crate::rl::VaeArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -156,6 +159,7 @@ pub fn run(command: &TrainCommand) -> Result<()> {
         TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| crate::value::run(&game, args))?,
         TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| crate::rl::dqn(&game, args))?,
         TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| crate::rl::ppo(&game, args))?,
+        TrainCommand::Vae(args) => with_game!(args.game().as_str(), |game| crate::rl::vae(&game, args))?,
     }
 }
 

@@ -441,11 +441,51 @@ impl<S: State> Agent<S> for AzAgent<S> {
     }
 }
 
+/// The encoder a checkpoint's run trained behind (its sidecar's `run.config.encoder`), if any.
+fn encoder_named(checkpoint: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(meeple_nn::sidecar_path(checkpoint)).ok()?;
+    let side: serde_json::Value = serde_json::from_str(&text).ok()?;
+    side.pointer("/run/config/encoder")?.as_str().map(str::to_string)
+}
+
+/// A network that reads an encoder's latent means, and the encoder (found beside the checkpoint
+/// or where its sidecar says, under the same file policy as the model).
+fn load_encoded<G: Game>(
+    game: &G,
+    path: &Path,
+    named: &str,
+    threads: usize,
+) -> Result<(Arc<Network>, Option<crate::vae::Encoder>), Error> {
+    let file = crate::vae::encoder_path(path, named);
+    let file = meeple_game::access::agent_file(&file.display().to_string(), "encoder")?;
+    let encoder = crate::vae::Encoder::load(game, &file, named).map_err(|e| Error::Invalid(e.to_string()))?;
+    let spec = game.spec().to_string();
+    let (net, _) = Network::load(path, Some(&spec), threads).map_err(|e| Error::Invalid(e.to_string()))?;
+    let c = net.config();
+    if c.input != [encoder.latent()] || c.actions != game.num_actions() || c.seats != game.num_players() {
+        return Err(Error::Invalid(format!(
+            "checkpoint '{}': its network takes {:?} and gives {} actions and {} values; behind its encoder {} needs \
+             [{}], {}, {}",
+            path.display(),
+            c.input,
+            c.actions,
+            c.seats,
+            spec,
+            encoder.latent(),
+            game.num_actions(),
+            game.num_players()
+        )));
+    }
+    Ok((Arc::new(net), Some(encoder)))
+}
+
 /// The network's policy alone (`policy`; `dqn` reads the same head as Q-values, `ppo` as its
 /// trained policy).
 pub struct PolicyAgent {
     name: &'static str,
     net: Arc<Network>,
+    /// The frozen observation encoder a DQN or PPO run trained behind, if any.
+    encoder: Option<crate::vae::Encoder>,
     temperature: f64,
     rng: Rng,
     spec: String,
@@ -462,9 +502,16 @@ impl PolicyAgent {
         if !(temperature.is_finite() && temperature >= 0.0) {
             return Err(o.bad_value("temperature", &temperature.to_string()));
         }
+        let path = model_path(&o, name)?;
+        let threads = threads(&o, name)?;
+        let (net, encoder) = match encoder_named(&path) {
+            None => (load_network(game, &path, threads)?, None),
+            Some(named) => load_encoded(game, &path, &named, threads)?,
+        };
         Ok(PolicyAgent {
             name,
-            net: load_network(game, &model_path(&o, name)?, threads(&o, name)?)?,
+            net,
+            encoder,
             temperature,
             rng: rng_from_seed(seed),
             spec: spec.to_string(),
@@ -485,6 +532,9 @@ impl<S: State> Agent<S> for PolicyAgent {
         };
         state.legal_actions(&mut self.legal);
         state.observation(mover, &mut self.obs);
+        if let Some(e) = &mut self.encoder {
+            e.encode_in_place(&mut self.obs, 1);
+        }
         let out = Evaluator::evaluate(self.net.as_ref(), &self.obs, 1)?;
         let logit = |a: Action| out.logits[a as usize] as f64;
         if self.temperature == 0.0 {

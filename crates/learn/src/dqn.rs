@@ -11,6 +11,7 @@
 use crate::LearnError;
 use crate::replay::{NStep, Priorities, Replay, Sample};
 use crate::rl::{Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, random_legal, sample};
+use crate::vae::Encoder;
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
 use meeple_nn::{NetConfig, Network, Sidecar, TrainConfig, Trainer};
@@ -68,6 +69,10 @@ pub struct DqnConfig {
     pub train: TrainConfig,
     pub seed: u64,
     pub threads: usize,
+    /// An observation autoencoder (`meeple train vae`) whose latent means the network reads
+    /// instead of the observations, frozen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<String>,
 }
 
 impl DqnConfig {
@@ -104,6 +109,7 @@ impl DqnConfig {
             },
             seed: 1,
             threads: 1,
+            encoder: None,
         }
     }
 
@@ -169,6 +175,7 @@ pub struct DqnRun<G: Game> {
     owed: usize,
     /// Decisions of each game's current episode.
     plies: Vec<u32>,
+    encoder: Option<Encoder>,
 }
 
 impl<G: Game> DqnRun<G> {
@@ -184,7 +191,8 @@ impl<G: Game> DqnRun<G> {
                 game.num_players()
             )));
         }
-        let shape = game.observation_shape();
+        let encoder = config.encoder.as_ref().map(|e| Encoder::load(&game, Path::new(e), e)).transpose()?;
+        let shape = encoder.as_ref().map_or_else(|| game.observation_shape(), |e| vec![e.latent()]);
         let (trainer, progress) = match resume {
             None => {
                 let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), 2, None)
@@ -225,11 +233,15 @@ impl<G: Game> DqnRun<G> {
             probs: vec![0.0; game.num_actions()],
             owed: 0,
             plies: vec![0; config.parallel],
+            encoder,
             trainer,
             game,
             config,
         };
         run.env.reset_into(&mut run.out)?;
+        if let Some(e) = &mut run.encoder {
+            e.encode_in_place(&mut run.out.obs, run.config.parallel);
+        }
         Ok(run)
     }
 
@@ -280,6 +292,9 @@ impl<G: Game> DqnRun<G> {
             self.nstep.decide(i, &self.out.obs[i * o..(i + 1) * o], choice as u32, self.out.player[i] as usize);
         }
         self.env.step_into(&self.actions, &mut self.next)?;
+        if let Some(e) = &mut self.encoder {
+            e.encode_in_place(&mut self.next.obs, n);
+        }
         let seats = self.game.num_players();
         for i in 0..n {
             let (ended, cut) = (self.next.terminated[i], self.next.truncated[i]);

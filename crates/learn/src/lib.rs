@@ -15,6 +15,7 @@ pub mod selfplay;
 pub mod strap;
 pub mod td;
 pub mod train;
+pub mod vae;
 pub mod value;
 pub mod vecenv;
 

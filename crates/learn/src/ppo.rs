@@ -12,6 +12,7 @@
 use crate::LearnError;
 use crate::dqn::resumed;
 use crate::rl::{Learner, Progress, Round, masked_softmax, sample};
+use crate::vae::Encoder;
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
 use meeple_nn::{NetConfig, Network, Sidecar, TrainConfig, Trainer};
@@ -88,6 +89,10 @@ pub struct PpoConfig {
     pub train: TrainConfig,
     pub seed: u64,
     pub threads: usize,
+    /// An observation autoencoder (`meeple train vae`) whose latent means the network reads
+    /// instead of the observations, frozen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<String>,
 }
 
 impl PpoConfig {
@@ -120,6 +125,7 @@ impl PpoConfig {
             },
             seed: 1,
             threads: 1,
+            encoder: None,
         }
     }
 
@@ -267,6 +273,7 @@ pub struct PpoRun<G: Game> {
     results: (f64, u64, u64),
     /// Moves the networks made in each game's episode (a fixed agent's are not seen).
     moves: Vec<u32>,
+    encoder: Option<Encoder>,
 }
 
 impl<G: Game> PpoRun<G> {
@@ -281,9 +288,11 @@ impl<G: Game> PpoRun<G> {
                 game.num_players()
             )));
         }
+        let encoder = config.encoder.as_ref().map(|e| Encoder::load(&game, Path::new(e), e)).transpose()?;
+        let shape = encoder.as_ref().map_or_else(|| game.observation_shape(), |e| vec![e.latent()]);
         let (trainer, progress) = match resume {
             None => {
-                let net = NetConfig::from_spec(&config.net, &game.observation_shape(), game.num_actions(), 2, None)
+                let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), 2, None)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
                 (Trainer::new(net, config.train.clone(), config.seed, config.threads), Progress::default())
             }
@@ -323,6 +332,7 @@ impl<G: Game> PpoRun<G> {
             episodes_since_snapshot: 0,
             results: (0.0, 0, 0),
             moves: vec![0; n],
+            encoder,
             trainer,
             game,
             config,
@@ -331,6 +341,9 @@ impl<G: Game> PpoRun<G> {
             run.snapshot()?;
         }
         run.env.reset_into(&mut run.out)?;
+        if let Some(e) = &mut run.encoder {
+            e.encode_in_place(&mut run.out.obs, n);
+        }
         for i in 0..n {
             run.start_episode(i);
         }
@@ -459,6 +472,9 @@ impl<G: Game> PpoRun<G> {
         }
         self.env.step_into(&actions, &mut self.next)?;
         std::mem::swap(&mut self.out, &mut self.next);
+        if let Some(e) = &mut self.encoder {
+            e.encode_in_place(&mut self.out.obs, n);
+        }
         for i in 0..n {
             self.moves[i] += 1;
             // Rewards land on each seat's last decision (the game may end on the rival's move).

@@ -85,3 +85,46 @@ fn ppo_learns_to_beat_random() {
         assert!(after >= 0.75 && after > before + 0.3, "{opponents:?}: untrained {before}, trained {after}");
     }
 }
+
+/// A learner behind a frozen autoencoder: its checkpoint names the encoder, the agent reads
+/// observations through it (found beside the checkpoint once both are moved), and an encoder
+/// for another game is refused.
+#[test]
+fn learners_read_observations_through_a_frozen_encoder() {
+    use meeple_game::Game;
+    let d = dir("encoder");
+    let n: usize = TicTacToe.observation_shape().iter().product();
+    let mut vae = meeple_nn::Vae::new(meeple_nn::VaeConfig { input: n, hidden: 32, latent: 8 }, 1).unwrap();
+    let data = meeple_learn::vae::positions(&TicTacToe, &["random".to_string()], 200, 1).unwrap();
+    for chunk in data.chunks(64 * n) {
+        vae.train_step(chunk, chunk.len() / n, 1e-3).unwrap();
+    }
+    let vae_path = d.join("vae.safetensors");
+    vae.save(&vae_path, &TicTacToe.spec().to_string(), serde_json::json!({})).unwrap();
+    let mut c = PpoConfig::report("tictactoe");
+    c.net = "mlp:layers=1,width=32".into();
+    c.encoder = Some(vae_path.display().to_string());
+    let mut run = PpoRun::new(TicTacToe, c, None).unwrap();
+    while run.progress().episodes < 100 {
+        run.round().unwrap();
+    }
+    assert_eq!(run.trainer.config().input, [8]);
+    let model = d.join("ppo.safetensors");
+    run.save(&model, false).unwrap();
+    let (w, dr, l) = match_against_random(&format!("ppo:model={}", model.display()), 5);
+    assert_eq!(w + dr + l, 10);
+    // Both moved together elsewhere: the encoder is found beside the checkpoint.
+    let moved = d.join("moved");
+    std::fs::create_dir_all(&moved).unwrap();
+    for f in ["ppo.safetensors", "ppo.json", "vae.safetensors", "vae.json"] {
+        std::fs::rename(d.join(f), moved.join(f)).unwrap();
+    }
+    let agent = format!("ppo:model={}", moved.join("ppo.safetensors").display());
+    assert!(meeple_learn::make_agent(&TicTacToe, &agent, 1).is_ok());
+    // A DQN run refuses an encoder of another game.
+    let mut c = DqnConfig::report("connect4");
+    c.encoder = Some(moved.join("vae.safetensors").display().to_string());
+    let err = DqnRun::new(meeple_games::Connect4::default(), c, None).err().unwrap().to_string();
+    assert!(err.contains("not connect4"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 /// loss's gradient at the outputs into the zeroed `dlogits` and `dvalues`.
 pub(crate) type Objective<'a> = dyn FnMut(&[f32], &[f32], &mut [f32], &mut [f32]) + 'a;
 
-fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+pub(crate) fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().convert::<f32>().try_into_vec::<f32>().expect("f32 weights")
 }
 
@@ -163,7 +163,7 @@ impl Reader {
     }
 }
 
-fn tensor1(v: &[f32], device: &Device) -> Tensor<1> {
+pub(crate) fn tensor1(v: &[f32], device: &Device) -> Tensor<1> {
     Tensor::from_data(TensorData::new(v.to_vec(), [v.len()]), device)
 }
 
@@ -280,7 +280,7 @@ impl Model {
 }
 
 /// The matrix kernels run on burn tensors.
-fn matrix(v: Vec<f32>, rows: usize, cols: usize) -> Tensor<2> {
+pub(crate) fn matrix(v: Vec<f32>, rows: usize, cols: usize) -> Tensor<2> {
     Tensor::from_data(TensorData::new(v, [rows, cols]), &Device::flex())
 }
 
@@ -297,7 +297,7 @@ fn chunk_rows(m: usize) -> usize {
 
 /// `out[m, n] = a[m, k] . b` (`b` a `[k, n]` tensor or a transposed view), chunks of rows side
 /// by side.
-fn product(a: &[f32], m: usize, k: usize, b: &Tensor<2>, out: &mut [f32]) {
+pub(crate) fn product(a: &[f32], m: usize, k: usize, b: &Tensor<2>, out: &mut [f32]) {
     let n = b.dims()[1];
     if m == 0 {
         return;
@@ -311,7 +311,7 @@ fn product(a: &[f32], m: usize, k: usize, b: &Tensor<2>, out: &mut [f32]) {
 }
 
 /// `g[k, n] += a[m, k]^T . d[m, n]`: the partial products of row chunks, added in order.
-fn product_tn(a: &[f32], d: &[f32], m: usize, k: usize, n: usize, g: &mut [f32]) {
+pub(crate) fn product_tn(a: &[f32], d: &[f32], m: usize, k: usize, n: usize, g: &mut [f32]) {
     if m == 0 {
         return;
     }
@@ -332,7 +332,7 @@ fn product_tn(a: &[f32], d: &[f32], m: usize, k: usize, n: usize, g: &mut [f32])
 }
 
 /// Sums of `d[m, n]`'s columns added to `g`.
-fn column_sums(d: &[f32], n: usize, g: &mut [f32]) {
+pub(crate) fn column_sums(d: &[f32], n: usize, g: &mut [f32]) {
     for row in d.chunks_exact(n) {
         for (g, v) in g.iter_mut().zip(row) {
             *g += v;
@@ -1126,7 +1126,7 @@ fn to_cells_first(src: &[f32], b: usize, cells: usize, c: usize, dst: &mut [f32]
 }
 
 /// Zeroes the gradient where the ReLU's output was zero.
-fn relu_mask(d: &mut [f32], out: &[f32]) {
+pub(crate) fn relu_mask(d: &mut [f32], out: &[f32]) {
     for (d, o) in d.iter_mut().zip(out) {
         if *o <= 0.0 {
             *d = 0.0;

@@ -13,8 +13,10 @@
 mod fast;
 mod grad;
 mod net;
+mod vae;
 
 pub use net::{Head, NetConfig, Trunk};
+pub use vae::{Reconstruction, Vae, VaeConfig, VaeLosses, VaeSidecar};
 
 use burn::module::Module;
 use burn::store::{ModuleSnapshot, SafetensorsStore};
@@ -205,18 +207,27 @@ fn save(model: &PolicyValueNet, config: &NetConfig, path: &Path, sidecar: &Sidec
     if sidecar.net != *config {
         return Err(checkpoint_error(path, "the sidecar describes another network"));
     }
-    // Both files are written whole beside their targets and renamed over them, so an
-    // interruption leaves the old checkpoint or the new one, never half of one.
+    let json = serde_json::to_string_pretty(sidecar).expect("sidecars serialise");
+    write_checkpoint(path, &json, |store| model.save_into(store).map_err(|e| e.to_string()))
+}
+
+/// Writes a checkpoint: the weights (`write` fills the store) and the sidecar JSON, each
+/// written whole beside its target and renamed over it, so an interruption leaves the old
+/// checkpoint or the new one, never half of one.
+pub(crate) fn write_checkpoint(
+    path: &Path,
+    sidecar_json: &str,
+    write: impl FnOnce(&mut SafetensorsStore) -> Result<(), String>,
+) -> Result<(), NnError> {
     let tmp_weights = path.with_extension(format!("safetensors.{}.tmp", std::process::id()));
     let mut store = SafetensorsStore::from_file(&tmp_weights).overwrite(true);
-    if let Err(e) = model.save_into(&mut store) {
+    if let Err(e) = write(&mut store) {
         let _ = std::fs::remove_file(&tmp_weights);
         return Err(checkpoint_error(path, format!("cannot write the weights: {e}")));
     }
-    let json = serde_json::to_string_pretty(sidecar).expect("sidecars serialise") + "\n";
     let side = sidecar_path(path);
     let tmp = side.with_extension(format!("json.{}.tmp", std::process::id()));
-    let written = std::fs::write(&tmp, json)
+    let written = std::fs::write(&tmp, format!("{sidecar_json}\n"))
         .and_then(|()| readable(&tmp_weights))
         .and_then(|()| std::fs::rename(&tmp_weights, path))
         .and_then(|()| std::fs::rename(&tmp, &side));
