@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct TdArgs {
-    /// Game spec, e.g. `catan:players=3` or `catan:players=3,board=shuffled`.
+    /// Game spec, e.g. `catan:players=3` or `catan:players=3,board=random` (shuffled boards).
     game: String,
     /// The value network: `resmlp:blocks=B,width=W` (report 002: blocks=4,width=500, the
     /// default), `mlp:layers=L,width=W`, or `resnet:...` for board planes.
@@ -77,6 +77,11 @@ pub struct TdArgs {
     /// Continue the run in --out from its last checkpoint.
     #[arg(long)]
     resume: bool,
+    /// Start from this checkpoint's weights instead of fresh ones: a value network of the same
+    /// shape, perhaps trained on another variant (the beginner board's for shuffled boards).
+    /// Its --net is the checkpoint's.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    init: Option<String>,
     /// Seed of the network's initial weights and of the games.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -106,6 +111,7 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
     config.train.huber = (args.huber > 0.0).then_some(args.huber);
     config.seed = args.seed;
     config.threads = threads;
+    config.init = args.init.clone();
     config.undecided = args.undecided;
     config.score_weight = args.score_weight;
     if !(args.clip.is_finite() && args.clip > 0.0) {

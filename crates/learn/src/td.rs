@@ -332,6 +332,11 @@ pub struct TdConfig {
     pub train: TrainConfig,
     pub seed: u64,
     pub threads: usize,
+    /// Start from this checkpoint's weights (a value network of the same shape, trained on
+    /// another variant of the game: the beginner board's for shuffled boards) instead of fresh
+    /// ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<String>,
 }
 
 impl TdConfig {
@@ -362,6 +367,7 @@ impl TdConfig {
             },
             seed: 1,
             threads: 1,
+            init: None,
         }
     }
 
@@ -480,17 +486,34 @@ pub struct TdRun<G: Game> {
 impl<G: Game> TdRun<G> {
     /// A fresh run (a new network from the config's seed), or the one whose checkpoint is
     /// `resume`.
-    pub fn new(game: G, config: TdConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
+    pub fn new(game: G, mut config: TdConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
         config.check()?;
         let seats = game.num_players();
         let shape = game.observation_shape();
-        let (trainer, progress) = match resume {
-            None => {
+        let (trainer, progress) = match (resume, &config.init) {
+            (None, Some(init)) => {
+                let (trainer, side) = Trainer::warm_start(Path::new(init), config.train.clone(), config.threads)
+                    .map_err(|e| LearnError::Config(e.to_string()))?;
+                let c = trainer.config();
+                if c.input != shape || c.actions != game.num_actions() || c.seats != seats {
+                    return Err(LearnError::Config(format!(
+                        "--init '{init}': a network for {} ({:?} in, {} actions, {} seats) does not fit {}",
+                        side.game,
+                        c.input,
+                        c.actions,
+                        c.seats,
+                        game.spec()
+                    )));
+                }
+                config.net = c.spec();
+                (trainer, TdProgress::default())
+            }
+            (None, None) => {
                 let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), seats, None)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
                 (Trainer::new(net, config.train.clone(), config.seed, config.threads), TdProgress::default())
             }
-            Some(path) => {
+            (Some(path), _) => {
                 let r = Trainer::resume(path, &game.spec().to_string(), config.train.clone(), config.threads)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
                 let progress = serde_json::from_value(r.sidecar.run.get("progress").cloned().unwrap_or_default())

@@ -487,6 +487,14 @@ impl Trainer {
         Ok(Resumed { trainer, sidecar, restored })
     }
 
+    /// A trainer that starts from another run's weights (a network of the same shape, perhaps
+    /// trained on another variant of the game): step 0, fresh optimiser moments. Gives the
+    /// trainer and the checkpoint's sidecar.
+    pub fn warm_start(path: &Path, train: TrainConfig, threads: usize) -> Result<(Self, Sidecar), NnError> {
+        let (model, sidecar) = load(path, None, &Device::flex())?;
+        Ok((Self::from_model(sidecar.net.clone(), train, &model, 0, threads), sidecar))
+    }
+
     fn from_model(config: NetConfig, train: TrainConfig, model: &PolicyValueNet, step: u64, threads: usize) -> Self {
         let model = grad::Model::from_burn(model, &config);
         let tensors = model.tensor_lengths();

@@ -381,3 +381,22 @@ fn a_callers_loss_trains_as_the_built_in_one() {
         assert!(by_hand.network_with(&copy[1..], 1).is_err());
     }
 }
+
+/// A warm start takes another run's weights (whatever game its sidecar names) at step 0 with
+/// fresh optimiser moments; the network it gives answers as the checkpoint does.
+#[test]
+fn a_warm_start_takes_the_weights_and_starts_at_step_zero() {
+    let d = dir("warm");
+    let config = NetConfig::from_spec("resmlp:blocks=1,width=16", &[12], 5, 3, None).unwrap();
+    let mut trained = Trainer::new(config.clone(), TrainConfig::default(), 3, 1);
+    trained.train_step(&target_batch(&config, 8)).unwrap();
+    let path = d.join("from.safetensors");
+    trained.save_resumable(&path, Sidecar { game: "another:variant=1".into(), ..sidecar(&config) }).unwrap();
+    let (warm, side) = Trainer::warm_start(&path, TrainConfig::default(), 1).unwrap();
+    assert_eq!((warm.step(), side.game.as_str()), (0, "another:variant=1"));
+    assert_eq!(warm.parameters(), trained.parameters());
+    let obs = observations(&config, 4);
+    assert_eq!(warm.network(1).evaluate(&obs, 4).unwrap(), trained.network(1).evaluate(&obs, 4).unwrap());
+    assert!(Trainer::warm_start(&d.join("missing.safetensors"), TrainConfig::default(), 1).is_err());
+    let _ = std::fs::remove_dir_all(&d);
+}
