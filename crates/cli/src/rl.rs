@@ -138,10 +138,14 @@ pub struct DqnArgs {
     /// Huber threshold of the TD error.
     #[arg(long, default_value_t = 1.0)]
     huber: f64,
-    /// Read observations through this autoencoder (from `meeple train vae`), frozen: the
-    /// network sees its latent means.
+    /// Read observations through this autoencoder (from `meeple train vae`): the network sees
+    /// its latent means. Frozen unless --fine-tune-encoder.
     #[arg(long, value_name = "FILE")]
     encoder: Option<String>,
+    /// Fine-tune the --encoder with the network at this learning rate (it is saved beside
+    /// each checkpoint, `NAME.encoder.safetensors`).
+    #[arg(long, value_name = "LR", requires = "encoder")]
+    fine_tune_encoder: Option<f64>,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -181,6 +185,7 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.train.lr = args.lr;
     c.train.huber = Some(args.huber);
     c.encoder = args.encoder.clone();
+    c.fine_tune_encoder = args.fine_tune_encoder;
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;
@@ -272,10 +277,14 @@ pub struct PpoArgs {
     /// Largest gradient norm (clipped above).
     #[arg(long, default_value_t = 0.5)]
     clip_norm: f64,
-    /// Read observations through this autoencoder (from `meeple train vae`), frozen: the
-    /// network sees its latent means (report 001's PPO on VAE features).
+    /// Read observations through this autoencoder (from `meeple train vae`): the network sees
+    /// its latent means (report 001's PPO on VAE features). Frozen unless --fine-tune-encoder.
     #[arg(long, value_name = "FILE")]
     encoder: Option<String>,
+    /// Fine-tune the --encoder with the network at this learning rate (it is saved beside
+    /// each checkpoint, `NAME.encoder.safetensors`).
+    #[arg(long, value_name = "LR", requires = "encoder")]
+    fine_tune_encoder: Option<f64>,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -318,6 +327,7 @@ pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
     c.train.lr = args.lr;
     c.train.clip_norm = args.clip_norm;
     c.encoder = args.encoder.clone();
+    c.fine_tune_encoder = args.fine_tune_encoder;
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;

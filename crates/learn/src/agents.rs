@@ -441,13 +441,6 @@ impl<S: State> Agent<S> for AzAgent<S> {
     }
 }
 
-/// The encoder a checkpoint's run trained behind (its sidecar's `run.config.encoder`), if any.
-fn encoder_named(checkpoint: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(meeple_nn::sidecar_path(checkpoint)).ok()?;
-    let side: serde_json::Value = serde_json::from_str(&text).ok()?;
-    side.pointer("/run/config/encoder")?.as_str().map(str::to_string)
-}
-
 /// A network that reads an encoder's latent means, and the encoder (found beside the checkpoint
 /// or where its sidecar says, under the same file policy as the model).
 fn load_encoded<G: Game>(
@@ -458,7 +451,7 @@ fn load_encoded<G: Game>(
 ) -> Result<(Arc<Network>, Option<crate::vae::Encoder>), Error> {
     let file = crate::vae::encoder_path(path, named);
     let file = meeple_game::access::agent_file(&file.display().to_string(), "encoder")?;
-    let encoder = crate::vae::Encoder::load(game, &file, named).map_err(|e| Error::Invalid(e.to_string()))?;
+    let encoder = crate::vae::Encoder::load(game, &file, named, None).map_err(|e| Error::Invalid(e.to_string()))?;
     let spec = game.spec().to_string();
     let (net, _) = Network::load(path, Some(&spec), threads).map_err(|e| Error::Invalid(e.to_string()))?;
     let c = net.config();
@@ -504,7 +497,7 @@ impl PolicyAgent {
         }
         let path = model_path(&o, name)?;
         let threads = threads(&o, name)?;
-        let (net, encoder) = match encoder_named(&path) {
+        let (net, encoder) = match crate::vae::encoder_named(&path) {
             None => (load_network(game, &path, threads)?, None),
             Some(named) => load_encoded(game, &path, &named, threads)?,
         };

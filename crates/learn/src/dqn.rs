@@ -11,7 +11,7 @@
 use crate::LearnError;
 use crate::replay::{NStep, Priorities, Replay, Sample};
 use crate::rl::{Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, random_legal, sample};
-use crate::vae::Encoder;
+use crate::vae::{Encoder, learner_encoder, net_input, save_encoder, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
 use meeple_nn::{NetConfig, Network, Sidecar, TrainConfig, Trainer};
@@ -70,9 +70,12 @@ pub struct DqnConfig {
     pub seed: u64,
     pub threads: usize,
     /// An observation autoencoder (`meeple train vae`) whose latent means the network reads
-    /// instead of the observations, frozen.
+    /// instead of the observations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoder: Option<String>,
+    /// Fine-tune the encoder with the network at this learning rate (none: frozen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine_tune_encoder: Option<f64>,
 }
 
 impl DqnConfig {
@@ -110,6 +113,7 @@ impl DqnConfig {
             seed: 1,
             threads: 1,
             encoder: None,
+            fine_tune_encoder: None,
         }
     }
 
@@ -191,7 +195,7 @@ impl<G: Game> DqnRun<G> {
                 game.num_players()
             )));
         }
-        let encoder = config.encoder.as_ref().map(|e| Encoder::load(&game, Path::new(e), e)).transpose()?;
+        let encoder = learner_encoder(&game, config.encoder.as_ref(), config.fine_tune_encoder, resume)?;
         let shape = encoder.as_ref().map_or_else(|| game.observation_shape(), |e| vec![e.latent()]);
         let (trainer, progress) = match resume {
             None => {
@@ -201,7 +205,9 @@ impl<G: Game> DqnRun<G> {
             }
             Some(path) => resumed(path, &game, &config.train, config.threads, "dqn")?,
         };
-        let obs_len = trainer.config().input_len();
+        // Memory keeps observations; an encoder in front reads them when they are used, so a
+        // fine-tuned one always sees them as they are.
+        let obs_len: usize = game.observation_shape().iter().product();
         let env_seed = config.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(progress.episodes);
         let env = VecEnvImpl::new(
             game.clone(),
@@ -239,9 +245,6 @@ impl<G: Game> DqnRun<G> {
             config,
         };
         run.env.reset_into(&mut run.out)?;
-        if let Some(e) = &mut run.encoder {
-            e.encode_in_place(&mut run.out.obs, run.config.parallel);
-        }
         Ok(run)
     }
 
@@ -254,14 +257,22 @@ impl<G: Game> DqnRun<G> {
         self.acting.clone()
     }
 
-    fn sidecar(&self) -> Sidecar {
+    /// The sidecar of a checkpoint, `encoder` the name its agent finds the encoder by.
+    fn sidecar(&self, encoder: Option<String>) -> Sidecar {
         Sidecar {
             format: meeple_nn::SIDECAR_FORMAT,
             net: self.trainer.config().clone(),
             game: self.game.spec().to_string(),
             step: self.trainer.step(),
-            run: serde_json::json!({ "trainer": "dqn", "config": self.config, "progress": self.progress }),
+            run: serde_json::json!({
+                "trainer": "dqn", "config": self.config, "progress": self.progress, "encoder": encoder,
+            }),
         }
+    }
+
+    /// The length of the observations the environment gives (before any encoder).
+    fn obs_len(&self) -> usize {
+        self.game.observation_shape().iter().product()
     }
 
     /// Every game makes one decision; finished transitions go to memory; training follows.
@@ -269,8 +280,8 @@ impl<G: Game> DqnRun<G> {
     /// agent), their plies, and the mean of the greedy Q-values seen.
     fn step(&mut self, stats: &mut Stats) -> Result<(), LearnError> {
         let n = self.config.parallel;
-        let (o, a) = (self.trainer.config().input_len(), self.game.num_actions());
-        let q = self.acting.evaluate(&self.out.obs, n)?.logits;
+        let (o, a) = (self.obs_len(), self.game.num_actions());
+        let q = self.acting.evaluate(&net_input(&mut self.encoder, &self.out.obs, n), n)?.logits;
         let rate = self.rate() as f32;
         for i in 0..n {
             let mask = &self.out.mask[i * a..(i + 1) * a];
@@ -292,9 +303,6 @@ impl<G: Game> DqnRun<G> {
             self.nstep.decide(i, &self.out.obs[i * o..(i + 1) * o], choice as u32, self.out.player[i] as usize);
         }
         self.env.step_into(&self.actions, &mut self.next)?;
-        if let Some(e) = &mut self.encoder {
-            e.encode_in_place(&mut self.next.obs, n);
-        }
         let seats = self.game.num_players();
         for i in 0..n {
             let (ended, cut) = (self.next.terminated[i], self.next.truncated[i]);
@@ -346,8 +354,9 @@ impl<G: Game> DqnRun<G> {
         let (b, a) = (self.config.batch, self.game.num_actions());
         self.replay.sample(b, self.trainer.step(), &mut self.rng, &mut self.sample);
         let s = &self.sample;
-        let target_q = self.target.evaluate(&s.next_obs, b)?.logits;
-        let pick_q = if self.config.double { Some(self.acting.evaluate(&s.next_obs, b)?.logits) } else { None };
+        let next = net_input(&mut self.encoder, &s.next_obs, b);
+        let target_q = self.target.evaluate(&next, b)?.logits;
+        let pick_q = if self.config.double { Some(self.acting.evaluate(&next, b)?.logits) } else { None };
         let mut y = vec![0.0f32; b];
         for i in 0..b {
             y[i] = s.rewards[i];
@@ -365,7 +374,7 @@ impl<G: Game> DqnRun<G> {
         let mut errors = vec![0.0f32; b];
         let mut loss = 0.0f64;
         let (actions, weights) = (&s.actions, &s.weights);
-        self.trainer.train_step_with(&s.obs, b, |logits, _values, dl, _dv| {
+        train_through(&mut self.trainer, &mut self.encoder, &s.obs, b, |logits, _values, dl, _dv| {
             for i in 0..b {
                 let k = i * a + actions[i] as usize;
                 let e = logits[k] - y[i];
@@ -485,10 +494,11 @@ impl<G: Game> Learner for DqnRun<G> {
     }
 
     fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
+        let sidecar = self.sidecar(save_encoder(&self.game, &self.encoder, path)?);
         if resumable {
-            self.trainer.save_resumable(path, self.sidecar())?;
+            self.trainer.save_resumable(path, sidecar)?;
         } else {
-            self.trainer.save(path, self.sidecar())?;
+            self.trainer.save(path, sidecar)?;
         }
         Ok(())
     }

@@ -12,7 +12,7 @@
 use crate::LearnError;
 use crate::dqn::resumed;
 use crate::rl::{Learner, Progress, Round, masked_softmax, sample};
-use crate::vae::Encoder;
+use crate::vae::{Encoder, learner_encoder, net_input, save_encoder, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
 use meeple_nn::{NetConfig, Network, Sidecar, TrainConfig, Trainer};
@@ -90,9 +90,12 @@ pub struct PpoConfig {
     pub seed: u64,
     pub threads: usize,
     /// An observation autoencoder (`meeple train vae`) whose latent means the network reads
-    /// instead of the observations, frozen.
+    /// instead of the observations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoder: Option<String>,
+    /// Fine-tune the encoder with the network at this learning rate (none: frozen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine_tune_encoder: Option<f64>,
 }
 
 impl PpoConfig {
@@ -126,6 +129,7 @@ impl PpoConfig {
             seed: 1,
             threads: 1,
             encoder: None,
+            fine_tune_encoder: None,
         }
     }
 
@@ -288,7 +292,7 @@ impl<G: Game> PpoRun<G> {
                 game.num_players()
             )));
         }
-        let encoder = config.encoder.as_ref().map(|e| Encoder::load(&game, Path::new(e), e)).transpose()?;
+        let encoder = learner_encoder(&game, config.encoder.as_ref(), config.fine_tune_encoder, resume)?;
         let shape = encoder.as_ref().map_or_else(|| game.observation_shape(), |e| vec![e.latent()]);
         let (trainer, progress) = match resume {
             None => {
@@ -341,23 +345,28 @@ impl<G: Game> PpoRun<G> {
             run.snapshot()?;
         }
         run.env.reset_into(&mut run.out)?;
-        if let Some(e) = &mut run.encoder {
-            e.encode_in_place(&mut run.out.obs, n);
-        }
         for i in 0..n {
             run.start_episode(i);
         }
         Ok(run)
     }
 
-    fn sidecar(&self) -> Sidecar {
+    /// The sidecar of a checkpoint, `encoder` the name its agent finds the encoder by.
+    fn sidecar(&self, encoder: Option<String>) -> Sidecar {
         Sidecar {
             format: meeple_nn::SIDECAR_FORMAT,
             net: self.trainer.config().clone(),
             game: self.game.spec().to_string(),
             step: self.trainer.step(),
-            run: serde_json::json!({ "trainer": "ppo", "config": self.config, "progress": self.progress }),
+            run: serde_json::json!({
+                "trainer": "ppo", "config": self.config, "progress": self.progress, "encoder": encoder,
+            }),
         }
+    }
+
+    /// The length of the observations the environment gives (before any encoder).
+    fn obs_len(&self) -> usize {
+        self.game.observation_shape().iter().product()
     }
 
     /// Adds the learner's weights to the pool (the oldest goes past the pool's size); for the
@@ -423,7 +432,7 @@ impl<G: Game> PpoRun<G> {
     /// theirs); finished games are turned into training data.
     fn step(&mut self) -> Result<(), LearnError> {
         let n = self.config.parallel;
-        let (o, a) = (self.trainer.config().input_len(), self.game.num_actions());
+        let (o, a) = (self.obs_len(), self.game.num_actions());
         let mut actions = vec![0i64; n];
         // Rows grouped by who decides: the learner (usize::MAX) or a pool member.
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -441,7 +450,7 @@ impl<G: Game> PpoRun<G> {
                 batch.extend_from_slice(&self.out.obs[i * o..(i + 1) * o]);
             }
             let net = if *who == usize::MAX { &self.acting } else { &self.pool[*who].net };
-            let answer = net.evaluate(&batch, rows.len())?;
+            let answer = net.evaluate(&net_input(&mut self.encoder, &batch, rows.len()), rows.len())?;
             for (r, &i) in rows.iter().enumerate() {
                 let mask = &self.out.mask[i * a..(i + 1) * a];
                 let logits = &answer.logits[r * a..(r + 1) * a];
@@ -472,9 +481,6 @@ impl<G: Game> PpoRun<G> {
         }
         self.env.step_into(&actions, &mut self.next)?;
         std::mem::swap(&mut self.out, &mut self.next);
-        if let Some(e) = &mut self.encoder {
-            e.encode_in_place(&mut self.out.obs, n);
-        }
         for i in 0..n {
             self.moves[i] += 1;
             // Rewards land on each seat's last decision (the game may end on the rival's move).
@@ -546,7 +552,7 @@ impl<G: Game> PpoRun<G> {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let (o, a) = (self.trainer.config().input_len(), self.game.num_actions());
+        let (o, a) = (self.obs_len(), self.game.num_actions());
         // Advantages normalised over the rollout.
         let mean = self.rollout.advantages.iter().sum::<f32>() / n as f32;
         let var = self.rollout.advantages.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / n as f32;
@@ -573,7 +579,7 @@ impl<G: Game> PpoRun<G> {
                 let b = rows.len();
                 let r = &self.rollout;
                 let mut stats = [0.0f64; 6];
-                self.trainer.train_step_with(&obs, b, |logits, values, dl, dv| {
+                train_through(&mut self.trainer, &mut self.encoder, &obs, b, |logits, values, dl, dv| {
                     for (j, &k) in rows.iter().enumerate() {
                         let mask = &r.mask[k * a..(k + 1) * a];
                         let l = &logits[j * a..(j + 1) * a];
@@ -717,10 +723,11 @@ impl<G: Game> Learner for PpoRun<G> {
     }
 
     fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
+        let sidecar = self.sidecar(save_encoder(&self.game, &self.encoder, path)?);
         if resumable {
-            self.trainer.save_resumable(path, self.sidecar())?;
+            self.trainer.save_resumable(path, sidecar)?;
         } else {
-            self.trainer.save(path, self.sidecar())?;
+            self.trainer.save(path, sidecar)?;
         }
         Ok(())
     }

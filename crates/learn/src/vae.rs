@@ -6,7 +6,6 @@ use crate::{LearnError, make_agent};
 use meeple_game::{Game, State, Turn, derive_seed, rng_from_seed, sample_chance};
 use meeple_nn::Vae;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Observations of the player to move at every decision of `games` games: game `i` is played
 /// by `players[i % players.len()]` in every seat (report 001: half of the games by random
@@ -46,18 +45,21 @@ pub fn positions<G: Game>(game: &G, players: &[String], games: u64, seed: u64) -
     Ok(out)
 }
 
-/// A frozen encoder in front of a learner's network: observations become latent means.
-#[derive(Clone)]
+/// An autoencoder's encoder in front of a learner's network: observations become latent means.
+/// Frozen, or fine-tuned with the network (it then learns from the network's loss through the
+/// gradient at its means).
 pub struct Encoder {
-    vae: Arc<Vae>,
-    /// The file it was read from, as given (kept in the learner's sidecar).
+    vae: Vae,
+    /// The file it was read from, as given.
     pub path: String,
+    /// The learning rate when fine-tuned; `None`: frozen.
+    fine_tune: Option<f32>,
     scratch: Vec<f32>,
 }
 
 impl Encoder {
     /// Reads an autoencoder checkpoint for `game` (its observations must be the game's).
-    pub fn load<G: Game>(game: &G, path: &Path, given: &str) -> Result<Self, LearnError> {
+    pub fn load<G: Game>(game: &G, path: &Path, given: &str, fine_tune: Option<f64>) -> Result<Self, LearnError> {
         let (vae, _) =
             Vae::load(path, Some(&game.spec().to_string())).map_err(|e| LearnError::Config(e.to_string()))?;
         let n: usize = game.observation_shape().iter().product();
@@ -68,7 +70,12 @@ impl Encoder {
                 game.spec()
             )));
         }
-        Ok(Encoder { vae: Arc::new(vae), path: given.to_string(), scratch: Vec::new() })
+        if let Some(lr) = fine_tune
+            && !(lr.is_finite() && lr > 0.0)
+        {
+            return Err(LearnError::Config(format!("the encoder's learning rate {lr} must be a positive number")));
+        }
+        Ok(Encoder { vae, path: given.to_string(), fine_tune: fine_tune.map(|x| x as f32), scratch: Vec::new() })
     }
 
     /// The latent size (the learner network's input).
@@ -76,11 +83,95 @@ impl Encoder {
         self.vae.config().latent
     }
 
+    /// Whether it learns with the network.
+    pub fn fine_tuned(&self) -> bool {
+        self.fine_tune.is_some()
+    }
+
+    /// The latent means of `rows` observations.
+    pub fn encode(&mut self, obs: &[f32], rows: usize) -> &[f32] {
+        self.vae.encode(obs, rows, &mut self.scratch);
+        &self.scratch
+    }
+
     /// Replaces `rows` observations in `obs` by their latent means.
     pub fn encode_in_place(&mut self, obs: &mut Vec<f32>, rows: usize) {
         self.vae.encode(obs, rows, &mut self.scratch);
         std::mem::swap(obs, &mut self.scratch);
     }
+
+    /// Fine-tuning: one step of the encoder on the network's loss gradient `dlatent` at the
+    /// means of `rows` observations; nothing when frozen.
+    pub fn learn(&mut self, obs: &[f32], rows: usize, dlatent: &[f32]) {
+        if let Some(lr) = self.fine_tune {
+            self.vae.encoder_step(obs, rows, dlatent, lr);
+        }
+    }
+
+    /// Writes the encoder as it is now (an autoencoder checkpoint) to `path`.
+    pub fn save<G: Game>(&self, game: &G, path: &Path) -> Result<(), LearnError> {
+        let run = serde_json::json!({ "fine_tuned_from": self.path });
+        self.vae.save(path, &game.spec().to_string(), run).map_err(|e| LearnError::Data(e.to_string()))
+    }
+}
+
+/// The network's input for `rows` observations: their latent means where an encoder is in front,
+/// the observations themselves otherwise.
+pub fn net_input<'a>(encoder: &mut Option<Encoder>, obs: &'a [f32], rows: usize) -> std::borrow::Cow<'a, [f32]> {
+    match encoder {
+        Some(e) => std::borrow::Cow::Owned(e.encode(obs, rows).to_vec()),
+        None => std::borrow::Cow::Borrowed(obs),
+    }
+}
+
+/// Where a learner keeps a fine-tuned encoder beside its checkpoint `path`
+/// (`last.safetensors`: `last.encoder.safetensors`).
+pub fn fine_tuned_path(path: &Path) -> PathBuf {
+    path.with_extension("encoder.safetensors")
+}
+
+/// The encoder a learner's checkpoint names (its sidecar's `run.encoder`): the fine-tuned one
+/// beside it, or the frozen one its run read.
+pub fn encoder_named(checkpoint: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(meeple_nn::sidecar_path(checkpoint)).ok()?;
+    let side: serde_json::Value = serde_json::from_str(&text).ok()?;
+    side.pointer("/run/encoder")?.as_str().map(str::to_string)
+}
+
+/// Reads the encoder for a learner run: from beside the checkpoint being resumed when it was
+/// fine-tuned (the run goes on with the encoder as it had become), else from `given`.
+pub fn learner_encoder<G: Game>(
+    game: &G,
+    given: Option<&String>,
+    fine_tune: Option<f64>,
+    resume: Option<&Path>,
+) -> Result<Option<Encoder>, LearnError> {
+    let Some(given) = given else { return Ok(None) };
+    let tuned = resume.map(fine_tuned_path).filter(|p| fine_tune.is_some() && p.is_file());
+    match tuned {
+        Some(p) => {
+            let mut e = Encoder::load(game, &p, given, fine_tune)?;
+            e.path = given.clone();
+            Ok(Some(e))
+        }
+        None => Encoder::load(game, Path::new(given), given, fine_tune).map(Some),
+    }
+}
+
+/// What a learner's sidecar says of its encoder: the name to find it by (the fine-tuned copy's
+/// file name, or the frozen file as given), written beside the checkpoint first where fine-tuned.
+pub fn save_encoder<G: Game>(
+    game: &G,
+    encoder: &Option<Encoder>,
+    checkpoint: &Path,
+) -> Result<Option<String>, LearnError> {
+    let Some(e) = encoder else { return Ok(None) };
+    if !e.fine_tuned() {
+        return Ok(Some(e.path.clone()));
+    }
+    let path = fine_tuned_path(checkpoint);
+    e.save(game, &path)?;
+    Ok(path.file_name().map(|f| f.to_string_lossy().into_owned()))
 }
 
 /// Where a learner's sidecar names its encoder: a file of that name beside the checkpoint
@@ -90,5 +181,27 @@ pub fn encoder_path(checkpoint: &Path, named: &str) -> PathBuf {
     match beside {
         Some(p) if p.is_file() => p,
         _ => PathBuf::from(named),
+    }
+}
+
+/// One optimiser step of `trainer` on `rows` observations (as the environment gives them),
+/// through the encoder where there is one; a fine-tuned encoder takes its step too, on the
+/// gradient at its means.
+pub fn train_through(
+    trainer: &mut meeple_nn::Trainer,
+    encoder: &mut Option<Encoder>,
+    obs: &[f32],
+    rows: usize,
+    objective: impl FnMut(&[f32], &[f32], &mut [f32], &mut [f32]) + Send,
+) -> Result<f64, LearnError> {
+    match encoder {
+        Some(e) if e.fine_tuned() => {
+            let input = e.encode(obs, rows).to_vec();
+            let mut dlatent = Vec::new();
+            let lr = trainer.train_step_with_input_grad(&input, rows, objective, &mut dlatent)?;
+            e.learn(obs, rows, &dlatent);
+            Ok(lr)
+        }
+        _ => Ok(trainer.train_step_with(&net_input(encoder, obs, rows), rows, objective)?),
     }
 }

@@ -121,6 +121,30 @@ fn learners_read_observations_through_a_frozen_encoder() {
     }
     let agent = format!("ppo:model={}", moved.join("ppo.safetensors").display());
     assert!(meeple_learn::make_agent(&TicTacToe, &agent, 1).is_ok());
+    // Fine-tuned: the encoder learns with the network, is saved beside the checkpoint and read
+    // from there.
+    let mut c = DqnConfig::report("tictactoe");
+    c.net = "mlp:layers=1,width=32".into();
+    c.learning_starts = 50;
+    c.encoder = Some(moved.join("vae.safetensors").display().to_string());
+    c.fine_tune_encoder = Some(1e-3);
+    let mut run = DqnRun::new(TicTacToe, c, None).unwrap();
+    while run.progress().episodes < 100 {
+        run.round().unwrap();
+    }
+    let tuned = moved.join("dqn.safetensors");
+    run.save(&tuned, false).unwrap();
+    let beside = moved.join("dqn.encoder.safetensors");
+    let (before, after) = (
+        meeple_nn::Vae::load(&moved.join("vae.safetensors"), None).unwrap().0,
+        meeple_nn::Vae::load(&beside, None).unwrap().0,
+    );
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    before.encode(&data[..20 * n], 20, &mut a);
+    after.encode(&data[..20 * n], 20, &mut b);
+    assert_ne!(a, b, "the fine-tuned encoder moved");
+    let (w, dr, l) = match_against_random(&format!("dqn:model={}", tuned.display()), 5);
+    assert_eq!(w + dr + l, 10);
     // A DQN run refuses an encoder of another game.
     let mut c = DqnConfig::report("connect4");
     c.encoder = Some(moved.join("vae.safetensors").display().to_string());

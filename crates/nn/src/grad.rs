@@ -502,6 +502,10 @@ pub(crate) struct Work {
     downed: Vec<f32>,
     /// The gradient, laid out like `theta`.
     pub(crate) grad: Vec<f32>,
+    /// Whether the backward pass also gives the gradient at the input (a dense trunk's), into
+    /// `dinput`: an encoder in front of the network learns from it.
+    pub(crate) want_input: bool,
+    pub(crate) dinput: Vec<f32>,
 }
 
 /// How much the value and ownership losses count beside the policy's.
@@ -1086,7 +1090,7 @@ impl Model {
                 skip.extend_from_slice(&dx);
             }
             let input = if i == 0 { obs } else { &saved[i - 1].out[..] };
-            let wants = (i > 0).then_some(&mut dnext);
+            let wants = (i > 0 || work.want_input).then_some(&mut dnext);
             self.dense_backward(layer, input, b, &dx, grad, wants);
             if residual && i % 2 == 1 {
                 for (d, s) in dnext.iter_mut().zip(&skip) {
@@ -1094,6 +1098,11 @@ impl Model {
                 }
             }
             std::mem::swap(&mut dx, &mut dnext);
+        }
+        if work.want_input {
+            // The last swap left the first layer's input gradient in `dx`.
+            work.dinput.clear();
+            work.dinput.extend_from_slice(&dx[..b * self.config.input_len()]);
         }
         work.grad_a = dx;
         work.grad_b = dnext;

@@ -603,6 +603,30 @@ impl Trainer {
         Ok(lr)
     }
 
+    /// [`Trainer::train_step_with`], also giving the loss's gradient at the observations in
+    /// `dobs` (`batch` x input): what an encoder in front of the network learns from. Dense
+    /// trunks only (`mlp`, `resmlp`).
+    pub fn train_step_with_input_grad(
+        &mut self,
+        obs: &[f32],
+        batch: usize,
+        objective: impl FnMut(&[f32], &[f32], &mut [f32], &mut [f32]) + Send,
+        dobs: &mut Vec<f32>,
+    ) -> Result<f64, NnError> {
+        if matches!(self.config.trunk, Trunk::Resnet { .. }) {
+            return Err(NnError::Spec(format!(
+                "net '{}': an encoder learns through a dense trunk (mlp or resmlp)",
+                self.config.spec()
+            )));
+        }
+        self.work.want_input = true;
+        let lr = self.train_step_with(obs, batch, objective);
+        self.work.want_input = false;
+        dobs.clear();
+        dobs.extend_from_slice(&self.work.dinput);
+        lr
+    }
+
     /// Every trainable weight in one flat vector (a target network keeps a copy of it).
     pub fn parameters(&self) -> &[f32] {
         &self.model.theta

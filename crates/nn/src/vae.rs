@@ -140,6 +140,9 @@ pub struct Vae {
     theta: Vec<f32>,
     layers: [Layer; 5],
     adam: AdamW,
+    /// The encoder's own optimiser when a learner fine-tunes it (its two layers lead the
+    /// weights).
+    encoder_adam: Option<AdamW>,
     step: u64,
     rng: rand::rngs::Xoshiro256PlusPlus,
     pass: Pass,
@@ -178,6 +181,7 @@ impl Vae {
         let layers = layout(&config);
         Vae {
             adam: AdamW::new(theta.len()),
+            encoder_adam: None,
             grad: vec![0.0; theta.len()],
             config,
             theta,
@@ -219,6 +223,26 @@ impl Vae {
         let mut h = Vec::new();
         self.dense(self.layers[ENC], &obs[..rows * self.config.input], rows, true, &mut h);
         self.dense(self.layers[MEAN], &h, rows, false, out);
+    }
+
+    /// Fine-tuning: one AdamW step of the encoder's two layers (hidden and mean) on a learner's
+    /// gradient `dmean` at the means of `rows` observations (AdamW at `lr`, gradients clipped to
+    /// norm 1 per tensor). The decoder and the variance layer stay as they are.
+    pub fn encoder_step(&mut self, obs: &[f32], rows: usize, dmean: &[f32], lr: f32) {
+        let (enc, mean) = (self.layers[ENC], self.layers[MEAN]);
+        let prefix = enc.len() + mean.len();
+        let mut h = Vec::new();
+        self.dense(enc, &obs[..rows * self.config.input], rows, true, &mut h);
+        let mut grad = std::mem::take(&mut self.grad);
+        grad[..prefix].fill(0.0);
+        let mut dh = Vec::new();
+        self.backward(mean, &h, rows, &dmean[..rows * self.config.latent], &mut grad, Some(&mut dh));
+        relu_mask(&mut dh, &h);
+        self.backward(enc, obs, rows, &dh, &mut grad, None);
+        let adam = self.encoder_adam.get_or_insert_with(|| AdamW::new(prefix));
+        let tensors = [enc.inputs * enc.outputs, enc.outputs, mean.inputs * mean.outputs, mean.outputs];
+        adam.step(&mut self.theta[..prefix], &mut grad[..prefix], &tensors, lr, 0.0, 1.0);
+        self.grad = grad;
     }
 
     /// The decoder's logits for latent codes.
@@ -485,6 +509,28 @@ mod tests {
         }
         assert!(kinks * 10 < vae.theta.len(), "{kinks} of {} parameters at a kink", vae.theta.len());
         assert!(worst < 5e-3, "worst relative difference {worst}");
+    }
+
+    /// A learner's gradient at the means moves the encoder: minimising the means' squared size
+    /// shrinks them; the decoder does not move.
+    #[test]
+    fn the_encoder_learns_from_a_gradient_at_its_means() {
+        let mut vae = Vae::new(VaeConfig { input: 12, hidden: 16, latent: 4 }, 6).unwrap();
+        let obs = data(32, 12, 2);
+        let size = |vae: &Vae| {
+            let mut m = Vec::new();
+            vae.encode(&obs, 32, &mut m);
+            m.iter().map(|x| (x * x) as f64).sum::<f64>()
+        };
+        let (start, decoder) = (size(&vae), vae.theta[vae.layers[DEC].at..].to_vec());
+        for _ in 0..50 {
+            let mut m = Vec::new();
+            vae.encode(&obs, 32, &mut m);
+            let d: Vec<f32> = m.iter().map(|x| 2.0 * x / 32.0).collect();
+            vae.encoder_step(&obs, 32, &d, 1e-2);
+        }
+        assert!(size(&vae) < 0.1 * start, "{start} -> {}", size(&vae));
+        assert_eq!(vae.theta[vae.layers[DEC].at..], decoder[..]);
     }
 
     /// On inputs made of two hidden bits, a 2-number code learns to give them back; saved and

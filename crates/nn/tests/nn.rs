@@ -400,3 +400,48 @@ fn a_warm_start_takes_the_weights_and_starts_at_step_zero() {
     assert!(Trainer::warm_start(&d.join("missing.safetensors"), TrainConfig::default(), 1).is_err());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The gradient at the observations an encoder learns from equals finite differences of the
+/// same loss through the network before the step (dense trunks; a tower says it has none).
+#[test]
+fn the_input_gradient_matches_finite_differences() {
+    for spec in ["mlp:layers=2,width=16", "resmlp:blocks=1,width=16"] {
+        let config = NetConfig::from_spec(spec, &[6], 4, 2, None).unwrap();
+        let mut t = Trainer::new(config.clone(), TrainConfig::default(), 7, 1);
+        let before = t.network(1);
+        let (b, n) = (3, 6);
+        let obs = observations(&config, b);
+        // The loss: sum of logits times c plus values times d.
+        let c: Vec<f32> = (0..b * 4).map(|i| (i as f32 * 0.37).sin()).collect();
+        let d: Vec<f32> = (0..b * 2).map(|i| (i as f32 * 0.91).cos()).collect();
+        let loss = |o: &[f32]| {
+            let out = before.evaluate(o, b).unwrap();
+            let l: f64 = out.logits.iter().zip(&c).map(|(x, y)| (x * y) as f64).sum();
+            l + out.values.iter().zip(&d).map(|(x, y)| (x * y) as f64).sum::<f64>()
+        };
+        let mut dobs = Vec::new();
+        t.train_step_with_input_grad(
+            &obs,
+            b,
+            |_, _, dl, dv| {
+                dl.copy_from_slice(&c);
+                dv.copy_from_slice(&d);
+            },
+            &mut dobs,
+        )
+        .unwrap();
+        assert_eq!(dobs.len(), b * n);
+        let mut worst = 0.0f64;
+        for k in 0..b * n {
+            let (mut up, mut down) = (obs.clone(), obs.clone());
+            up[k] += 1e-2;
+            down[k] -= 1e-2;
+            let numeric = (loss(&up) - loss(&down)) / 2e-2;
+            worst = worst.max((numeric - dobs[k] as f64).abs() / (1.0 + numeric.abs()));
+        }
+        assert!(worst < 2e-2, "{spec}: {worst}");
+    }
+    let mut t = Trainer::new(tower(), TrainConfig::default(), 7, 1);
+    let obs = observations(&tower(), 1);
+    assert!(t.train_step_with_input_grad(&obs, 1, |_, _, _, _| {}, &mut Vec::new()).is_err());
+}
