@@ -24,6 +24,16 @@ pub struct PlotArgs {
     /// Image format(s) to write.
     #[arg(long, value_enum, default_value_t = Format::Both)]
     format: Format,
+    /// A training run's curves against wall-clock minutes, or against its progress (episodes;
+    /// generations for `train az`, epochs for `train vae`).
+    #[arg(long, value_enum, default_value_t = Axis::Minutes)]
+    x: Axis,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum Axis {
+    Minutes,
+    Progress,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -53,7 +63,7 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     };
     let mut written = Vec::new();
     if is_metrics(&args.file)? {
-        let run = read_metrics(&args.file)?;
+        let run = read_metrics(&args.file, args.x)?;
         written.extend(draw(&prefix, "learning", args.format, &Chart::Learning(&run))?);
     } else if let Ok(summary) = serde_json::from_str::<MatchSummary>(&text) {
         check_summary(&summary).with_context(|| format!("'{}' cannot be plotted", args.file.display()))?;
@@ -372,6 +382,8 @@ struct Metrics {
     anchor: Option<String>,
     /// The ladder's own ratings, by opponent index, when the run recorded them.
     ladder: Vec<(usize, f64)>,
+    /// What the x axis counts.
+    x_label: String,
 }
 
 /// Whether the file's first non-blank line is a training metrics line (`{"event": ...}`).
@@ -390,10 +402,23 @@ fn is_metrics(path: &Path) -> Result<bool> {
     Ok(false)
 }
 
-fn read_metrics(path: &Path) -> Result<Metrics> {
-    let mut m = Metrics::default();
+fn read_metrics(path: &Path, axis: Axis) -> Result<Metrics> {
+    let mut m = Metrics { x_label: "minutes".into(), ..Metrics::default() };
     for line in meeple_learn::metrics::read(path)? {
-        let minutes = line.wall_seconds / 60.0;
+        // Every line (an evaluation's too) carries the run's progress in `generation`: episodes
+        // for the model-free and TD learners, generations for AlphaZero, epochs for the VAE.
+        let minutes = match axis {
+            Axis::Minutes => line.wall_seconds / 60.0,
+            Axis::Progress => {
+                m.x_label = match line.trainer.as_str() {
+                    "az" => "generations",
+                    "vae" => "epochs",
+                    _ => "episodes",
+                }
+                .into();
+                line.generation as f64
+            }
+        };
         match line.event {
             // A generation cut short before it trained logs zero losses: no point of the curves.
             Event::Generation if !line.trained => {}
@@ -479,7 +504,7 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
         ),
     ] {
         let (lo, hi) = span(&mut series.values().flatten().map(|p| p.1));
-        let mut chart = minutes_panel(panel, caption, end, lo.min(0.0)..hi)?;
+        let mut chart = minutes_panel(panel, caption, (end, &m.x_label), lo.min(0.0)..hi)?;
         for (k, (name, points)) in series.iter().enumerate() {
             let colour = Palette99::pick(k).to_rgba();
             chart
@@ -494,7 +519,8 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     }
     // Evaluation scores.
     {
-        let mut chart = minutes_panel(&panels[2], "score against the ladder (95% interval)", end, 0.0..1.0)?;
+        let mut chart =
+            minutes_panel(&panels[2], "score against the ladder (95% interval)", (end, &m.x_label), 0.0..1.0)?;
         for (k, name) in m.opponents.iter().enumerate() {
             let colour = Palette99::pick(k).to_rgba();
             let points: Vec<_> = m.scores.iter().filter(|s| s.1 == k).collect();
@@ -521,7 +547,7 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     {
         let (lo, hi) = span(&mut m.elo.iter().flat_map(|e| [e.2, e.3]).chain(m.ladder.iter().map(|l| l.1)));
         let anchor = m.anchor.as_deref().unwrap_or("the anchor");
-        let mut chart = minutes_panel(&panels[3], format!("Elo ({anchor} = 0)"), end, lo.min(0.0)..hi)?;
+        let mut chart = minutes_panel(&panels[3], format!("Elo ({anchor} = 0)"), (end, &m.x_label), lo.min(0.0)..hi)?;
         // The ladder's own ratings as level lines in the colours of the score panel.
         for &(k, e) in &m.ladder {
             let colour = Palette99::pick(k).to_rgba();
@@ -535,11 +561,11 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     root.present().map_err(err)
 }
 
-/// One panel of the learning curves: a caption, minutes along x, a mesh.
+/// One panel of the learning curves: a caption, minutes (or the run's progress) along x, a mesh.
 fn minutes_panel<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     caption: impl AsRef<str>,
-    end: f64,
+    (end, x_label): (f64, &str),
     y: std::ops::Range<f64>,
 ) -> Result<
     ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
@@ -551,7 +577,7 @@ fn minutes_panel<'a, DB: DrawingBackend>(
         .y_label_area_size(50)
         .build_cartesian_2d(0.0..end, y)
         .map_err(err)?;
-    chart.configure_mesh().x_desc("minutes").draw().map_err(err)?;
+    chart.configure_mesh().x_desc(x_label).draw().map_err(err)?;
     Ok(chart)
 }
 
@@ -578,10 +604,30 @@ mod tests {
         let path = std::env::temp_dir().join(format!("meeple-plot-{}-metrics.jsonl", std::process::id()));
         let lines = [line(1, 900.0, 2.0), line(2, 0.0, 0.0), line(3, 800.0, 1.5), line(4, 700.0, 1.25)];
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let m = read_metrics(&path).unwrap();
+        let m = read_metrics(&path, Axis::Minutes).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(m.losses["policy"], [(1.0, 2.0), (3.0, 1.5), (4.0, 1.25)]);
         assert_eq!(m.losses["value"].len(), 3);
         assert_eq!(m.figures.keys().collect::<Vec<_>>(), ["entropy"]);
+    }
+
+    /// A learner's curves against its episodes: x is each line's progress, labelled by trainer.
+    #[test]
+    fn curves_follow_the_runs_progress_when_asked() {
+        let line = |episodes: u64, seconds: f64, q: f64| {
+            format!(
+                r#"{{"schema":1,"event":"generation","trainer":"dqn","generation":{episodes},"episodes":{episodes},"wall_seconds":{seconds},"trained":true,"losses":{{"q":{q}}}}}"#
+            )
+        };
+        let path = std::env::temp_dir().join(format!("meeple-plot-{}-progress.jsonl", std::process::id()));
+        std::fs::write(&path, [line(10, 30.0, 0.5), line(20, 90.0, 0.25)].join("\n") + "\n").unwrap();
+        let by_time = read_metrics(&path, Axis::Minutes).unwrap();
+        let by_progress = read_metrics(&path, Axis::Progress).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!((by_time.losses["q"].clone(), by_time.x_label.as_str()), (vec![(0.5, 0.5), (1.5, 0.25)], "minutes"));
+        assert_eq!(
+            (by_progress.losses["q"].clone(), by_progress.x_label.as_str()),
+            (vec![(10.0, 0.5), (20.0, 0.25)], "episodes")
+        );
     }
 }
