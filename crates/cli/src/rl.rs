@@ -62,6 +62,20 @@ impl RunArgs {
     }
 }
 
+/// An autoencoder in front of a learner's network.
+#[derive(Args, Debug)]
+pub struct EncoderArgs {
+    /// Read observations through this autoencoder (from `meeple train vae`): the network sees
+    /// its latent means (report 001's learners on VAE features). Frozen unless
+    /// --fine-tune-encoder.
+    #[arg(long = "encoder", value_name = "FILE")]
+    file: Option<String>,
+    /// Fine-tune the --encoder with the network at this learning rate (it is saved beside
+    /// each checkpoint, `NAME.encoder.safetensors`).
+    #[arg(long = "fine-tune-encoder", value_name = "LR", requires = "file")]
+    fine_tune: Option<f64>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
 enum ExploreArg {
     Epsilon,
@@ -138,14 +152,8 @@ pub struct DqnArgs {
     /// Huber threshold of the TD error.
     #[arg(long, default_value_t = 1.0)]
     huber: f64,
-    /// Read observations through this autoencoder (from `meeple train vae`): the network sees
-    /// its latent means. Frozen unless --fine-tune-encoder.
-    #[arg(long, value_name = "FILE")]
-    encoder: Option<String>,
-    /// Fine-tune the --encoder with the network at this learning rate (it is saved beside
-    /// each checkpoint, `NAME.encoder.safetensors`).
-    #[arg(long, value_name = "LR", requires = "encoder")]
-    fine_tune_encoder: Option<f64>,
+    #[command(flatten)]
+    encoder: EncoderArgs,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -184,8 +192,7 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.opponent = args.opponent.clone();
     c.train.lr = args.lr;
     c.train.huber = Some(args.huber);
-    c.encoder = args.encoder.clone();
-    c.fine_tune_encoder = args.fine_tune_encoder;
+    (c.encoder, c.fine_tune_encoder) = (args.encoder.file.clone(), args.encoder.fine_tune);
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;
@@ -277,14 +284,8 @@ pub struct PpoArgs {
     /// Largest gradient norm (clipped above).
     #[arg(long, default_value_t = 0.5)]
     clip_norm: f64,
-    /// Read observations through this autoencoder (from `meeple train vae`): the network sees
-    /// its latent means (report 001's PPO on VAE features). Frozen unless --fine-tune-encoder.
-    #[arg(long, value_name = "FILE")]
-    encoder: Option<String>,
-    /// Fine-tune the --encoder with the network at this learning rate (it is saved beside
-    /// each checkpoint, `NAME.encoder.safetensors`).
-    #[arg(long, value_name = "LR", requires = "encoder")]
-    fine_tune_encoder: Option<f64>,
+    #[command(flatten)]
+    encoder: EncoderArgs,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -326,8 +327,7 @@ pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
     };
     c.train.lr = args.lr;
     c.train.clip_norm = args.clip_norm;
-    c.encoder = args.encoder.clone();
-    c.fine_tune_encoder = args.fine_tune_encoder;
+    (c.encoder, c.fine_tune_encoder) = (args.encoder.file.clone(), args.encoder.fine_tune);
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;

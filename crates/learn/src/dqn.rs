@@ -10,11 +10,13 @@
 
 use crate::LearnError;
 use crate::replay::{NStep, Priorities, Replay, Sample};
-use crate::rl::{Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, random_legal, sample};
-use crate::vae::{Encoder, learner_encoder, net_input, save_encoder, train_through};
+use crate::rl::{
+    Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, random_legal, sample, save_checkpoint, start,
+};
+use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
-use meeple_nn::{NetConfig, Network, Sidecar, TrainConfig, Trainer};
+use meeple_nn::{Network, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -188,23 +190,16 @@ impl<G: Game> DqnRun<G> {
     /// online weights).
     pub fn new(game: G, config: DqnConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
         config.check()?;
-        if game.num_players() != 2 {
-            return Err(LearnError::Config(format!(
-                "DQN learns two-player games; {} has {} players",
-                game.spec(),
-                game.num_players()
-            )));
-        }
-        let encoder = learner_encoder(&game, config.encoder.as_ref(), config.fine_tune_encoder, resume)?;
-        let shape = encoder.as_ref().map_or_else(|| game.observation_shape(), |e| vec![e.latent()]);
-        let (trainer, progress) = match resume {
-            None => {
-                let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), 2, None)
-                    .map_err(|e| LearnError::Config(e.to_string()))?;
-                (Trainer::new(net, config.train.clone(), config.seed, config.threads), Progress::default())
-            }
-            Some(path) => resumed(path, &game, &config.train, config.threads, "dqn")?,
-        };
+        let (encoder, trainer, progress) = start(
+            &game,
+            "dqn",
+            &config.net,
+            &config.train,
+            (config.seed, config.threads),
+            config.encoder.as_ref(),
+            config.fine_tune_encoder,
+            resume,
+        )?;
         // Memory keeps observations; an encoder in front reads them when they are used, so a
         // fine-tuned one always sees them as they are.
         let obs_len: usize = game.observation_shape().iter().product();
@@ -255,19 +250,6 @@ impl<G: Game> DqnRun<G> {
 
     pub fn network(&self) -> Arc<Network> {
         self.acting.clone()
-    }
-
-    /// The sidecar of a checkpoint, `encoder` the name its agent finds the encoder by.
-    fn sidecar(&self, encoder: Option<String>) -> Sidecar {
-        Sidecar {
-            format: meeple_nn::SIDECAR_FORMAT,
-            net: self.trainer.config().clone(),
-            game: self.game.spec().to_string(),
-            step: self.trainer.step(),
-            run: serde_json::json!({
-                "trainer": "dqn", "config": self.config, "progress": self.progress, "encoder": encoder,
-            }),
-        }
     }
 
     /// The length of the observations the environment gives (before any encoder).
@@ -403,29 +385,6 @@ impl<G: Game> DqnRun<G> {
     }
 }
 
-/// Reads a checkpoint to continue: the trainer and the run's progress.
-pub(crate) fn resumed<G: Game>(
-    path: &Path,
-    game: &G,
-    train: &TrainConfig,
-    threads: usize,
-    trainer: &str,
-) -> Result<(Trainer, Progress), LearnError> {
-    let r = Trainer::resume(path, &game.spec().to_string(), train.clone(), threads)
-        .map_err(|e| LearnError::Config(e.to_string()))?;
-    let found = r.sidecar.run.get("trainer").and_then(|t| t.as_str()).unwrap_or("");
-    if found != trainer {
-        return Err(LearnError::Config(format!(
-            "'{}' was written by the {} trainer, not {trainer}",
-            path.display(),
-            if found.is_empty() { "an unknown" } else { found }
-        )));
-    }
-    let progress = serde_json::from_value(r.sidecar.run.get("progress").cloned().unwrap_or_default())
-        .map_err(|e| LearnError::Data(format!("'{}' has no {trainer} progress: {e}", path.display())))?;
-    Ok((r.trainer, progress))
-}
-
 /// Figures gathered over a round.
 #[derive(Default)]
 struct Stats {
@@ -494,12 +453,7 @@ impl<G: Game> Learner for DqnRun<G> {
     }
 
     fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
-        let sidecar = self.sidecar(save_encoder(&self.game, &self.encoder, path)?);
-        if resumable {
-            self.trainer.save_resumable(path, sidecar)?;
-        } else {
-            self.trainer.save(path, sidecar)?;
-        }
-        Ok(())
+        let run = serde_json::json!({ "trainer": "dqn", "config": self.config, "progress": self.progress });
+        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, resumable, run)
     }
 }

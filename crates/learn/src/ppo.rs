@@ -10,12 +10,11 @@
 //! trained toward the negation (a zero-sum game).
 
 use crate::LearnError;
-use crate::dqn::resumed;
-use crate::rl::{Learner, Progress, Round, masked_softmax, sample};
-use crate::vae::{Encoder, learner_encoder, net_input, save_encoder, train_through};
+use crate::rl::{Learner, Progress, Round, masked_softmax, sample, save_checkpoint, start};
+use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
-use meeple_nn::{NetConfig, Network, Sidecar, TrainConfig, Trainer};
+use meeple_nn::{Network, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -285,23 +284,16 @@ impl<G: Game> PpoRun<G> {
     /// pool starts again from the resumed weights).
     pub fn new(game: G, config: PpoConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
         config.check()?;
-        if game.num_players() != 2 {
-            return Err(LearnError::Config(format!(
-                "PPO learns two-player games; {} has {} players",
-                game.spec(),
-                game.num_players()
-            )));
-        }
-        let encoder = learner_encoder(&game, config.encoder.as_ref(), config.fine_tune_encoder, resume)?;
-        let shape = encoder.as_ref().map_or_else(|| game.observation_shape(), |e| vec![e.latent()]);
-        let (trainer, progress) = match resume {
-            None => {
-                let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), 2, None)
-                    .map_err(|e| LearnError::Config(e.to_string()))?;
-                (Trainer::new(net, config.train.clone(), config.seed, config.threads), Progress::default())
-            }
-            Some(path) => resumed(path, &game, &config.train, config.threads, "ppo")?,
-        };
+        let (encoder, trainer, progress) = start(
+            &game,
+            "ppo",
+            &config.net,
+            &config.train,
+            (config.seed, config.threads),
+            config.encoder.as_ref(),
+            config.fine_tune_encoder,
+            resume,
+        )?;
         let env_seed = config.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(progress.episodes);
         let opponents = match &config.opponents {
             Opponents::Agent(spec) => vec![spec.clone()],
@@ -349,19 +341,6 @@ impl<G: Game> PpoRun<G> {
             run.start_episode(i);
         }
         Ok(run)
-    }
-
-    /// The sidecar of a checkpoint, `encoder` the name its agent finds the encoder by.
-    fn sidecar(&self, encoder: Option<String>) -> Sidecar {
-        Sidecar {
-            format: meeple_nn::SIDECAR_FORMAT,
-            net: self.trainer.config().clone(),
-            game: self.game.spec().to_string(),
-            step: self.trainer.step(),
-            run: serde_json::json!({
-                "trainer": "ppo", "config": self.config, "progress": self.progress, "encoder": encoder,
-            }),
-        }
     }
 
     /// The length of the observations the environment gives (before any encoder).
@@ -723,13 +702,8 @@ impl<G: Game> Learner for PpoRun<G> {
     }
 
     fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
-        let sidecar = self.sidecar(save_encoder(&self.game, &self.encoder, path)?);
-        if resumable {
-            self.trainer.save_resumable(path, sidecar)?;
-        } else {
-            self.trainer.save(path, sidecar)?;
-        }
-        Ok(())
+        let run = serde_json::json!({ "trainer": "ppo", "config": self.config, "progress": self.progress });
+        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, resumable, run)
     }
 }
 

@@ -2,7 +2,9 @@
 //! their progress, exploration schedules, and masked choices over a network's outputs.
 
 use crate::LearnError;
-use meeple_game::Rng;
+use crate::vae::{Encoder, learner_encoder, save_encoder};
+use meeple_game::{Game, Rng};
+use meeple_nn::{NetConfig, Sidecar, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -75,6 +77,90 @@ pub trait Learner {
     fn set_seconds(&mut self, seconds: f64);
     /// Writes the network (with what `--resume` needs beside it where `resumable`).
     fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError>;
+}
+
+/// What a model-free learner of two-player games starts from: its encoder (if any), the trainer
+/// (a fresh `net`, or the checkpoint `resume` written by the trainer `name`) and the progress so
+/// far.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start<G: Game>(
+    game: &G,
+    name: &str,
+    net: &str,
+    train: &TrainConfig,
+    (seed, threads): (u64, usize),
+    encoder: Option<&String>,
+    fine_tune: Option<f64>,
+    resume: Option<&Path>,
+) -> Result<(Option<Encoder>, Trainer, Progress), LearnError> {
+    if game.num_players() != 2 {
+        return Err(LearnError::Config(format!(
+            "{} learns two-player games; {} has {} players",
+            name.to_uppercase(),
+            game.spec(),
+            game.num_players()
+        )));
+    }
+    let encoder = learner_encoder(game, encoder, fine_tune, resume)?;
+    let shape = encoder.as_ref().map_or_else(|| game.observation_shape(), |e| vec![e.latent()]);
+    let (trainer, progress) = match resume {
+        None => {
+            let net = NetConfig::from_spec(net, &shape, game.num_actions(), 2, None)
+                .map_err(|e| LearnError::Config(e.to_string()))?;
+            (Trainer::new(net, train.clone(), seed, threads), Progress::default())
+        }
+        Some(path) => resumed(path, game, train, threads, name)?,
+    };
+    Ok((encoder, trainer, progress))
+}
+
+/// Reads a checkpoint to continue: the trainer and the run's progress.
+fn resumed<G: Game>(
+    path: &Path,
+    game: &G,
+    train: &TrainConfig,
+    threads: usize,
+    trainer: &str,
+) -> Result<(Trainer, Progress), LearnError> {
+    let r = Trainer::resume(path, &game.spec().to_string(), train.clone(), threads)
+        .map_err(|e| LearnError::Config(e.to_string()))?;
+    let found = r.sidecar.run.get("trainer").and_then(|t| t.as_str()).unwrap_or("");
+    if found != trainer {
+        return Err(LearnError::Config(format!(
+            "'{}' was written by the {} trainer, not {trainer}",
+            path.display(),
+            if found.is_empty() { "an unknown" } else { found }
+        )));
+    }
+    let progress = serde_json::from_value(r.sidecar.run.get("progress").cloned().unwrap_or_default())
+        .map_err(|e| LearnError::Data(format!("'{}' has no {trainer} progress: {e}", path.display())))?;
+    Ok((r.trainer, progress))
+}
+
+/// Writes a learner's checkpoint: the network, its encoder where fine-tuned (beside it), and a
+/// sidecar whose `run` is `run` with the name the agent finds the encoder by.
+pub(crate) fn save_checkpoint<G: Game>(
+    game: &G,
+    trainer: &Trainer,
+    encoder: &Option<Encoder>,
+    path: &Path,
+    resumable: bool,
+    mut run: serde_json::Value,
+) -> Result<(), LearnError> {
+    run["encoder"] = serde_json::json!(save_encoder(game, encoder, path)?);
+    let sidecar = Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: trainer.config().clone(),
+        game: game.spec().to_string(),
+        step: trainer.step(),
+        run,
+    };
+    if resumable {
+        trainer.save_resumable(path, sidecar)?;
+    } else {
+        trainer.save(path, sidecar)?;
+    }
+    Ok(())
 }
 
 /// A rate annealed from `start` toward `end` with the episodes played, as report 001 anneals
