@@ -25,6 +25,8 @@ pub struct Drive<'a> {
     pub eval_minutes: f64,
     pub eval_games: Option<usize>,
     pub opponents: &'a [String],
+    /// The equal-time opponent ("none": without one).
+    pub equal_time: &'a str,
     pub seed: u64,
     pub threads: usize,
     /// The trainer's name in the metrics (default: the learner's own).
@@ -73,6 +75,7 @@ pub fn drive<G: Game, L: Learner>(
         if let Some(g) = args.eval_games {
             c.games = g;
         }
+        c.equal_time = equal_time(args.equal_time);
         Some(Ladder::new(game, c, args.out)?)
     } else {
         None
@@ -156,4 +159,9 @@ pub fn drive<G: Game, L: Learner>(
     let p = run.progress();
     println!("{} games ({rounds} rounds this session), {} steps; network in {}", p.episodes, p.steps, last.display());
     Ok(())
+}
+
+/// `--equal-time`'s value: an agent spec, or "none".
+pub fn equal_time(spec: &str) -> Option<String> {
+    (!spec.trim().eq_ignore_ascii_case("none")).then(|| spec.trim().to_string())
 }

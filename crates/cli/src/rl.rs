@@ -30,6 +30,10 @@ pub struct RunArgs {
     /// Ladder opponents (repeat; default: random and the game's own ladder agents).
     #[arg(long = "ladder", value_name = "SPEC")]
     pub ladder: Vec<String>,
+    /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
+    /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
+    #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
+    pub equal_time: String,
     /// The run directory (last.safetensors with its sidecar and optimiser state,
     /// metrics.jsonl, ckpt/).
     #[arg(long, value_name = "DIR")]
@@ -55,6 +59,7 @@ impl RunArgs {
             eval_minutes: self.eval_minutes,
             eval_games: self.eval_games,
             opponents: &self.ladder,
+            equal_time: &self.equal_time,
             seed: self.seed,
             threads,
             trainer: None,

@@ -70,6 +70,10 @@ pub struct TdArgs {
     /// Ladder opponents (repeat; default: random and the game's own ladder agents).
     #[arg(long = "opponent", value_name = "SPEC")]
     opponents: Vec<String>,
+    /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
+    /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
+    #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
+    equal_time: String,
     /// The run directory (last.safetensors with its sidecar and optimiser state,
     /// metrics.jsonl, ckpt/).
     #[arg(long, value_name = "DIR", default_value = "runs/td")]
@@ -126,6 +130,7 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
         eval_minutes: args.eval_minutes,
         eval_games: args.eval_games,
         opponents: &args.opponents,
+        equal_time: &args.equal_time,
         seed: args.seed,
         threads,
         trainer: None,

@@ -141,6 +141,10 @@ pub struct AzArgs {
     /// alpha-beta with the game's evaluator where it has one).
     #[arg(long = "opponent", value_name = "SPEC")]
     opponents: Vec<String>,
+    /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
+    /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
+    #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
+    equal_time: String,
 }
 
 pub fn run(command: &TrainCommand) -> Result<()> {
@@ -224,6 +228,7 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         }
         c.games = args.eval_games.unwrap_or(c.games);
         c.opening_plies = args.eval_opening_plies;
+        c.equal_time = crate::learner::equal_time(&args.equal_time);
         Some(Ladder::new(game, c, &args.out).map_err(|e| anyhow!(e))?)
     } else {
         None

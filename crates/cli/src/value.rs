@@ -126,6 +126,7 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
             eval_minutes: 0.0,
             eval_games: None,
             opponents: &[],
+            equal_time: "none",
             seed: args.seed,
             threads,
             trainer: Some("value"),

@@ -8,7 +8,7 @@
 //! same whatever else happened).
 
 use crate::LearnError;
-use meeple_arena::{MatchConfig, agent_labels, run_match, seatings};
+use meeple_arena::{MatchConfig, PlayedGame, agent_labels, run_match, seatings};
 use meeple_game::{Game, derive_seed};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -33,6 +33,33 @@ pub struct LadderConfig {
     pub threads: usize,
     /// Seed of the evaluations (each checkpoint's from it and its generation).
     pub seed: u64,
+    /// An opponent given the evaluated agent's own mean time a move (an agent spec without
+    /// `time=`, which each evaluation sets), so the curves show strength at equal cost. It is
+    /// not rated on the ladder's Elo scale: its strength moves with the checkpoint's speed.
+    #[serde(default)]
+    pub equal_time: Option<String>,
+}
+
+/// The equal-time opponent every ladder has unless told otherwise.
+pub const DEFAULT_EQUAL_TIME: &str = "mcts";
+
+/// `spec` given `time` a move (whole microseconds, at least 1).
+pub fn with_time(spec: &str, time: std::time::Duration) -> Result<String, LearnError> {
+    let mut s: meeple_game::Spec =
+        spec.parse().map_err(|e| LearnError::Config(format!("equal-time opponent '{spec}': {e}")))?;
+    if s.get("time").is_some() {
+        return Err(LearnError::Config(format!(
+            "equal-time opponent '{spec}' names its own time; give it without time= (each evaluation sets it to the \
+             evaluated agent's mean time a move)"
+        )));
+    }
+    s.options.push(("time".into(), format!("{}us", time.as_micros().max(1))));
+    Ok(s.to_string())
+}
+
+/// How an equal-time opponent is named in evaluations and plots, whatever its time.
+pub fn equal_time_label(spec: &str) -> String {
+    format!("{spec} at equal time")
 }
 
 impl LadderConfig {
@@ -46,6 +73,7 @@ impl LadderConfig {
             opening_plies: 2,
             threads,
             seed,
+            equal_time: Some(DEFAULT_EQUAL_TIME.to_string()),
         }
     }
 }
@@ -84,6 +112,10 @@ pub struct Rung {
     pub agent_ms: f64,
     #[serde(default)]
     pub opponent_ms: f64,
+    /// The spec that played, where `opponent` is a label (the equal-time opponent, whose time
+    /// each evaluation sets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
 }
 
 /// A checkpoint's evaluation. Fields an older log lacks read as their defaults.
@@ -155,6 +187,11 @@ impl<G: Game> Ladder<G> {
         }
         for o in &config.opponents {
             crate::make_agent(game, o, 0).map_err(|e| LearnError::Config(format!("ladder opponent '{o}': {e}")))?;
+        }
+        if let Some(o) = &config.equal_time {
+            let timed = with_time(o, std::time::Duration::from_millis(1))?;
+            crate::make_agent(game, &timed, 0)
+                .map_err(|e| LearnError::Config(format!("equal-time opponent '{o}': {e}")))?;
         }
         Ok(Ladder { game: game.clone(), config, path: dir.join("ladder.json"), ratings: None })
     }
@@ -239,29 +276,37 @@ impl<G: Game> Ladder<G> {
                 return evaluation;
             }
         };
-        let labels = m.labels();
-        for p in &summary.pairwise {
-            let Some(k) = labels.iter().position(|l| *l == p.b) else { continue };
-            // Each side's mean move time in the games of this pairing.
-            let (mut sums, mut counts) = ([0.0f64; 2], [0usize; 2]);
-            for g in played.iter().filter(|g| g.seating.contains(&k)) {
-                for (&ms, &seat) in g.move_ms.iter().zip(&g.move_seats) {
-                    let side = usize::from(g.seating[seat] != 0);
-                    sums[side] += ms;
-                    counts[side] += 1;
-                }
-            }
-            let mean = |i: usize| if counts[i] > 0 { sums[i] / counts[i] as f64 } else { 0.0 };
-            evaluation.opponents.push(Rung {
-                opponent: self.config.opponents[k - 1].clone(),
-                score: p.score,
-                ci: p.ci,
-                wins: p.wins,
-                draws: p.draws,
-                losses: p.losses,
-                agent_ms: mean(0),
-                opponent_ms: mean(1),
+        evaluation.opponents = rungs(&m, &summary, &played)
+            .into_iter()
+            .map(|(k, r)| Rung { opponent: c.opponents[k - 1].clone(), ..r })
+            .collect();
+        if let Some(o) = c.equal_time.clone() {
+            // The agent's mean time over every move it made in the gauntlet.
+            let (total, moves) = evaluation.opponents.iter().fold((0.0, 0.0), |(t, n), r| {
+                let k = (r.wins + r.draws + r.losses) as f64;
+                (t + r.agent_ms * k, n + k)
             });
+            let mean_ms = if moves > 0.0 { total / moves } else { 0.0 };
+            let timed = with_time(&o, std::time::Duration::from_secs_f64(mean_ms.max(0.0) / 1e3));
+            let played = timed.map_err(|e| e.to_string()).and_then(|spec| {
+                let m = MatchConfig {
+                    anchor: None,
+                    ..self.match_config(vec![evaluation.agent.clone(), spec.clone()], 0xe9a1 + generation)
+                };
+                let (summary, played) =
+                    run_match(&self.game, &crate::extension(), &m, |_| {}).map_err(|e| e.to_string())?;
+                Ok((spec, rungs(&m, &summary, &played)))
+            });
+            match played {
+                Ok((spec, mut r)) if !r.is_empty() => {
+                    let (_, mut rung) = r.remove(0);
+                    rung.opponent = equal_time_label(&o);
+                    rung.spec = Some(spec);
+                    evaluation.opponents.push(rung);
+                }
+                Ok(_) => {}
+                Err(e) => evaluation.error = Some(format!("equal-time match: {e}")),
+            }
         }
         match self.ratings() {
             Ok(ladder) => {
@@ -283,4 +328,39 @@ impl<G: Game> Ladder<G> {
         }
         evaluation
     }
+}
+
+/// The first agent's results against each other agent `k` of a gauntlet match `m` (named by its
+/// label), with each side's mean move time.
+fn rungs(m: &MatchConfig, summary: &meeple_arena::MatchSummary, played: &[PlayedGame]) -> Vec<(usize, Rung)> {
+    let labels = m.labels();
+    let mut out = Vec::new();
+    for (k, label) in labels.iter().enumerate().skip(1) {
+        let Some(p) = summary.pairwise.iter().find(|p| p.a == labels[0] && p.b == *label) else { continue };
+        // Each side's mean move time in the games of this pairing.
+        let (mut sums, mut counts) = ([0.0f64; 2], [0usize; 2]);
+        for g in played.iter().filter(|g| g.seating.contains(&k) && g.seating.contains(&0)) {
+            for (&ms, &seat) in g.move_ms.iter().zip(&g.move_seats) {
+                let side = usize::from(g.seating[seat] != 0);
+                sums[side] += ms;
+                counts[side] += 1;
+            }
+        }
+        let mean = |i: usize| if counts[i] > 0 { sums[i] / counts[i] as f64 } else { 0.0 };
+        out.push((
+            k,
+            Rung {
+                opponent: label.clone(),
+                score: p.score,
+                ci: p.ci,
+                wins: p.wins,
+                draws: p.draws,
+                losses: p.losses,
+                agent_ms: mean(0),
+                opponent_ms: mean(1),
+                spec: None,
+            },
+        ));
+    }
+    out
 }
