@@ -46,6 +46,9 @@ struct NetBench {
     selfplay_evals_per_sec: f64,
     selfplay_sims: u32,
     train_samples_per_sec: f64,
+    /// Training's arithmetic rate: a step's forward and backward products are three times the
+    /// forward pass's multiply-adds, two flops each.
+    train_gflops: f64,
     gflops_batch64: f64,
     matmul_peak_gflops: f64,
 }
@@ -106,7 +109,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 "  self-play        {:>12.2} games/s  {:>10.0} positions/s  {:>10.0} evaluations/s ({} simulations)",
                 n.selfplay_games_per_sec, n.selfplay_positions_per_sec, n.selfplay_evals_per_sec, n.selfplay_sims
             );
-            println!("  training         {:>12.0} samples/s (batch 256)", n.train_samples_per_sec);
+            println!(
+                "  training         {:>12.0} samples/s (batch 256, {:.1} GFLOP/s; matrix-multiply peak {:.1})",
+                n.train_samples_per_sec, n.train_gflops, n.matmul_peak_gflops
+            );
         }
     }
     Ok(())
@@ -173,6 +179,7 @@ fn bench_network<G: Game>(game: &G, args: &BenchArgs) -> Result<Option<NetBench>
         selfplay_evals_per_sec: evals as f64 / sp_seconds,
         selfplay_sims: sp.search.sims,
         train_samples_per_sec: train,
+        train_gflops: train * config.macs() as f64 * 6.0 / 1e9,
         gflops_batch64: b64 * config.macs() as f64 * 2.0 / 1e9,
         matmul_peak_gflops: meeple_nn::matmul_gflops(1024, threads, seconds.min(2.0)),
     }))
