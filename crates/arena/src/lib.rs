@@ -19,7 +19,7 @@ pub mod tune;
 mod tests;
 
 pub use config::{MatchConfig, MatchSettings, agent_labels, validate};
-pub use play::{SPRT_BATCH, play_game, run_match, run_match_from, run_sprt};
+pub use play::{Merged, SPRT_BATCH, merge_games, play_game, play_games, run_match, run_match_from, run_sprt};
 pub use records::PlayedGame;
 pub use schedule::{pairings, seatings, total_games};
 pub use stats::{Z95, wilson};

@@ -114,8 +114,19 @@ pub fn run_match_from<G: Game>(
         let a = &s.agents[0];
         decision = sprt.decide(a.wins as f64, a.draws as f64, a.losses as f64);
     }
+    Ok((sprt_summary(game, config, sprt, decision, &mut played), played))
+}
+
+/// The summary of an SPRT match over `played` (sorted here), with the test's report.
+fn sprt_summary<G: Game>(
+    game: &G,
+    config: &MatchConfig,
+    sprt: ratings::Sprt,
+    decision: ratings::SprtDecision,
+    played: &mut [PlayedGame],
+) -> MatchSummary {
     played.sort_by_key(|g| g.index);
-    let mut summary = summarize(game.spec().to_string(), 2, config, &played);
+    let mut summary = summarize(game.spec().to_string(), 2, config, played);
     let a = &summary.agents[0];
     let (lower, upper) = sprt.bounds();
     summary.sprt = Some(SprtReport {
@@ -133,7 +144,95 @@ pub fn run_match_from<G: Game>(
         }
         .into(),
     });
-    Ok((summary, played))
+    summary
+}
+
+/// Plays exactly the games `indices` of a match (each as [`run_match`] would play it: the
+/// same seats, seeds and openings), for a caller that splits a match across processes or
+/// machines and merges the games with [`merge_games`]. Indices must be distinct and below the
+/// match's game count.
+pub fn play_games<G: Game>(
+    game: &G,
+    agents: &Ext<G>,
+    config: &MatchConfig,
+    indices: &[usize],
+    on_game: impl Fn(&PlayedGame) + Sync,
+) -> Result<Vec<PlayedGame>, Error> {
+    validate(game, agents, config)?;
+    let total = total_games(game.num_players(), config);
+    let mut seen = std::collections::BTreeSet::new();
+    for &i in indices {
+        if i >= total {
+            return Err(Error::Invalid(format!(
+                "game index {i} is beyond the match's {total} games (0 to {})",
+                total - 1
+            )));
+        }
+        if !seen.insert(i) {
+            return Err(Error::Invalid(format!("game index {i} is asked for twice")));
+        }
+    }
+    play_indices(game, agents, config, indices, &on_game)
+}
+
+/// Where a match split across processes stands, from the games played so far.
+#[derive(Debug)]
+pub enum Merged {
+    /// Every game the match needs is in: its summary (an SPRT match's once the test decided,
+    /// counting only the games up to that point).
+    Done(Box<MatchSummary>),
+    /// The games still to play before the summary can be given: all that are missing, or for an
+    /// SPRT match those of the next batches (from the first missing game, `SPRT_BATCH` at a time).
+    Missing(Vec<usize>),
+}
+
+/// Merges the games of a match played in pieces ([`play_games`]): each is checked as a resumed
+/// game is (the same match, seat and seed, and it replays through the rules to its result) and
+/// counted once (a game given twice is an error). With everything in, the summary is the one
+/// [`run_match`] gives for the same match.
+pub fn merge_games<G: Game>(
+    game: &G,
+    agents: &Ext<G>,
+    config: &MatchConfig,
+    played: Vec<PlayedGame>,
+) -> Result<Merged, Error> {
+    validate(game, agents, config)?;
+    let total = total_games(game.num_players(), config);
+    let settings = config.settings();
+    let mut have = vec![false; total];
+    for g in &played {
+        check_resumed(game, config, &settings, g, total)?;
+        if std::mem::replace(&mut have[g.index], true) {
+            return Err(Error::Record(format!("game {} appears twice", g.index)));
+        }
+    }
+    let Some(sprt) = config.sprt else {
+        let missing: Vec<usize> = (0..total).filter(|&i| !have[i]).collect();
+        if !missing.is_empty() {
+            return Ok(Merged::Missing(missing));
+        }
+        let mut played = played;
+        played.sort_by_key(|g| g.index);
+        return Ok(Merged::Done(Box::new(summarize(game.spec().to_string(), game.num_players(), config, &played))));
+    };
+    let mut by_index: std::collections::BTreeMap<usize, PlayedGame> =
+        played.into_iter().map(|g| (g.index, g)).collect();
+    let mut counted = Vec::new();
+    let mut start = 0;
+    let mut decision = ratings::SprtDecision::Continue;
+    while start < config.games && decision == ratings::SprtDecision::Continue {
+        let end = (start + SPRT_BATCH).min(config.games);
+        let missing: Vec<usize> = (start..end).filter(|&i| !have[i]).collect();
+        if !missing.is_empty() {
+            return Ok(Merged::Missing(missing));
+        }
+        counted.extend((start..end).filter_map(|i| by_index.remove(&i)));
+        start = end;
+        let s = summarize(game.spec().to_string(), 2, config, &counted);
+        let a = &s.agents[0];
+        decision = sprt.decide(a.wins as f64, a.draws as f64, a.losses as f64);
+    }
+    Ok(Merged::Done(Box::new(sprt_summary(game, config, sprt, decision, &mut counted))))
 }
 
 fn play_indices<G: Game>(

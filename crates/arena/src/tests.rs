@@ -246,6 +246,79 @@ mod resume_tests {
     }
 
     #[test]
+    fn a_match_played_in_pieces_merges_to_the_whole() {
+        let game = Connect4::default();
+        let agents = vec!["random".to_string(), "first".to_string(), "mcts:iters=20".to_string()];
+        let c = MatchConfig { threads: Some(1), ..MatchConfig::new(agents, 8, 7) };
+        let (full, all) = run_match(&game, &None, &c, |_| {}).unwrap();
+        let total = all.len();
+        // Out of order, in uneven pieces, as workers on other machines would return them.
+        let pieces: [Vec<usize>; 3] =
+            [(10..total).collect(), vec![3, 0, 7], (0..10).filter(|i| ![0, 3, 7].contains(i)).collect()];
+        let mut merged = Vec::new();
+        for (k, piece) in pieces.iter().enumerate() {
+            match merge_games(&game, &None, &c, merged.clone()).unwrap() {
+                Merged::Missing(m) => assert_eq!(m.len(), total - merged.len(), "piece {k}"),
+                Merged::Done(_) => panic!("done before piece {k}"),
+            }
+            merged.extend(play_games(&game, &None, &c, piece, |_| {}).unwrap());
+        }
+        let Merged::Done(s) = merge_games(&game, &None, &c, merged.clone()).unwrap() else { panic!("not done") };
+        // The same summary, move times aside.
+        let results = |s: &MatchSummary| {
+            let agents: Vec<_> = s.agents.iter().map(|a| (a.name.clone(), a.wins, a.draws, a.losses, a.elo)).collect();
+            let pairs: Vec<_> =
+                s.pairwise.iter().map(|p| (p.a.clone(), p.b.clone(), p.wins, p.draws, p.losses)).collect();
+            (agents, pairs)
+        };
+        assert_eq!(results(&s), results(&full));
+        // Each game is the one the whole match played.
+        merged.sort_by_key(|g| g.index);
+        for (a, b) in merged.iter().zip(&all) {
+            assert_eq!((a.index, &a.seating, &a.record), (b.index, &b.seating, &b.record));
+        }
+        // A game given twice, an index outside the match or asked for twice, another match's game.
+        let mut twice = merged.clone();
+        twice.push(merged[4].clone());
+        assert!(merge_games(&game, &None, &c, twice).unwrap_err().to_string().contains("twice"));
+        let err = play_games(&game, &None, &c, &[total], |_| {}).unwrap_err().to_string();
+        assert!(err.contains(&format!("index {total} is beyond")), "{err}");
+        assert!(play_games(&game, &None, &c, &[2, 2], |_| {}).unwrap_err().to_string().contains("twice"));
+        let other = MatchConfig { seed: 8, ..c.clone() };
+        assert!(merge_games(&game, &None, &other, merged).unwrap_err().to_string().contains("--seed 7"));
+    }
+
+    #[test]
+    fn an_sprt_played_in_pieces_stops_where_one_process_stops() {
+        let sprt = ratings::Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
+        let c = MatchConfig {
+            sprt: Some(sprt),
+            ..MatchConfig::new(vec!["mcts:iters=300".into(), "random".into()], 1000, 7)
+        };
+        let game = Connect4::default();
+        let (full, all) = run_match(&game, &None, &c, |_| {}).unwrap();
+        // Waves of three batches, as a driver with three workers asks for them.
+        let mut merged = Vec::new();
+        let summary = loop {
+            match merge_games(&game, &None, &c, merged.clone()).unwrap() {
+                Merged::Done(s) => break s,
+                Merged::Missing(m) => {
+                    let first = m[0];
+                    let wave: Vec<usize> = (first..(first + 3 * SPRT_BATCH).min(1000)).collect();
+                    merged.extend(play_games(&game, &None, &c, &wave, |_| {}).unwrap());
+                }
+            }
+        };
+        assert_eq!(summary.sprt, full.sprt);
+        assert_eq!(
+            summary.agents.iter().map(|a| a.wins).collect::<Vec<_>>(),
+            full.agents.iter().map(|a| a.wins).collect::<Vec<_>>()
+        );
+        // Games played past the decision are not counted.
+        assert!(merged.len() >= all.len());
+    }
+
+    #[test]
     fn an_sprt_resumes_where_it_stopped() {
         let sprt = ratings::Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
         let c = MatchConfig {

@@ -2,7 +2,7 @@
 //! game. Each is implemented once, generically, over meeple's `Game`/`State`; the Python layer
 //! only sees these traits.
 
-use meeple_arena::{MatchConfig, run_match_from, total_games, validate};
+use meeple_arena::{MatchConfig, Merged, PlayedGame, merge_games, play_games, run_match_from, total_games, validate};
 use meeple_game::{
     Action, Budget, Error, Game, GameRecord, Player, State, Turn, limits, replay, rng_from_seed, sample_chance,
 };
@@ -28,6 +28,13 @@ pub trait DynGame: Send + Sync {
     /// A match's summary as JSON; with `records`, its games written there (`resume`: the file's
     /// finished games kept, checked and replayed, and only the missing ones played).
     fn arena(&self, config: &MatchConfig, records: Option<&std::path::Path>, resume: bool) -> Result<String, Error>;
+    /// The games of a match (every seed in every seating, or a round robin's pairings).
+    fn arena_total(&self, config: &MatchConfig) -> Result<usize, Error>;
+    /// Plays exactly these games of a match; their records file lines, in the order asked.
+    fn arena_games(&self, config: &MatchConfig, indices: &[usize]) -> Result<Vec<String>, Error>;
+    /// Merges record lines of a match played in pieces: the summary as JSON once every game it
+    /// needs is in, else the games still missing.
+    fn arena_merge(&self, config: &MatchConfig, lines: &[String]) -> Result<Result<String, Vec<usize>>, Error>;
     /// Replays a record, checking every move; every state from the first to the last.
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error>;
     fn vec_env(&self, config: VecEnvConfig) -> Result<Box<dyn DynVecEnv>, Error>;
@@ -115,6 +122,23 @@ impl<G: Game> DynGame for GameBox<G> {
         })?;
         writer.map(meeple_arena::records::Writer::finish).transpose()?;
         Ok(serde_json::to_string(&summary).expect("summaries serialise"))
+    }
+    fn arena_total(&self, config: &MatchConfig) -> Result<usize, Error> {
+        validate(&self.0, &extension(), config)?;
+        Ok(total_games(self.0.num_players(), config))
+    }
+    fn arena_games(&self, config: &MatchConfig, indices: &[usize]) -> Result<Vec<String>, Error> {
+        let mut games = play_games(&self.0, &extension(), config, indices, |_| {})?;
+        let order: std::collections::HashMap<usize, usize> = indices.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+        games.sort_by_key(|g| order[&g.index]);
+        Ok(games.iter().map(PlayedGame::to_line).collect())
+    }
+    fn arena_merge(&self, config: &MatchConfig, lines: &[String]) -> Result<Result<String, Vec<usize>>, Error> {
+        let played = lines.iter().map(|l| PlayedGame::from_line(l)).collect::<Result<Vec<_>, _>>()?;
+        Ok(match merge_games(&self.0, &extension(), config, played)? {
+            Merged::Done(summary) => Ok(serde_json::to_string(&summary).expect("summaries serialise")),
+            Merged::Missing(m) => Err(m),
+        })
     }
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error> {
         Ok(replay(&self.0, record)?.into_iter().map(|s| Box::new(s) as Box<dyn DynState>).collect())

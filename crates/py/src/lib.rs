@@ -440,14 +440,15 @@ fn game_arg(game: &Bound<'_, PyAny>) -> PyResult<Arc<dyn DynGame>> {
 }
 
 /// Plays a match between `agents` (one spec per seat, or more for a round robin in two-player
-/// games) and returns its summary: the dict `meeple arena --json` writes. `records`: a file
+/// games) and returns its summary: the dict `meeple arena --json` writes. `sprt=(elo0, elo1)` or
+/// `(elo0, elo1, alpha, beta)` stops a two-agent match once the test decides. `records`: a file
 /// for the games (one checked JSON line each, as `meeple arena --records` writes); it is not
 /// replaced unless `force`, and `resume` keeps its finished games (checked and replayed) and
 /// plays only the missing ones, whether this function or `meeple arena` started the match.
 #[pyfunction]
 #[pyo3(signature = (
     game, agents, games = 100, seed = 0, threads = None, opening_plies = 0, move_time = None,
-    records = None, resume = false, force = false
+    records = None, resume = false, force = false, sprt = None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn arena<'py>(
@@ -462,14 +463,10 @@ fn arena<'py>(
     records: Option<std::path::PathBuf>,
     resume: bool,
     force: bool,
+    sprt: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let game = game_arg(game)?;
-    let mut config = MatchConfig::new(agents, games, seed);
-    config.threads = check_threads(threads).map_err(value_error)?;
-    config.opening_plies = opening_plies;
-    if let Some(t) = move_time {
-        config.budget = Budget::time(duration_arg(t, "move_time")?);
-    }
+    let config = match_config(agents, games, seed, threads, opening_plies, move_time, sprt)?;
     if resume && records.is_none() {
         return Err(PyValueError::new_err("resume=True needs records=PATH: the file of the match to go on with"));
     }
@@ -487,6 +484,160 @@ fn arena<'py>(
     }
     let text = py.detach(|| game.arena(&config, records.as_deref(), resume)).map_err(value_error)?;
     json_loads(py, &text)
+}
+
+/// A match's settings from the keyword arguments the arena functions share.
+#[allow(clippy::too_many_arguments)]
+fn match_config(
+    agents: Vec<String>,
+    games: usize,
+    seed: u64,
+    threads: Option<usize>,
+    opening_plies: usize,
+    move_time: Option<&Bound<'_, PyAny>>,
+    sprt: Option<Vec<f64>>,
+) -> PyResult<MatchConfig> {
+    let mut config = MatchConfig::new(agents, games, seed);
+    config.threads = check_threads(threads).map_err(value_error)?;
+    config.opening_plies = opening_plies;
+    if let Some(t) = move_time {
+        config.budget = Budget::time(duration_arg(t, "move_time")?);
+    }
+    config.sprt = match sprt.as_deref() {
+        None => None,
+        Some(&[elo0, elo1]) => Some(meeple_arena::ratings::Sprt { elo0, elo1, alpha: 0.05, beta: 0.05 }),
+        Some(&[elo0, elo1, alpha, beta]) => Some(meeple_arena::ratings::Sprt { elo0, elo1, alpha, beta }),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "sprt: expected (elo0, elo1) or (elo0, elo1, alpha, beta), got {} numbers",
+                other.len()
+            )));
+        }
+    };
+    Ok(config)
+}
+
+/// The number of games a match plays (`games` seeds times the seatings, or a round robin's
+/// pairings), after checking the match as `arena` does.
+#[pyfunction]
+#[pyo3(signature = (game, agents, games = 100, seed = 0, threads = None, opening_plies = 0, move_time = None, sprt = None))]
+#[allow(clippy::too_many_arguments)]
+fn arena_total(
+    game: &Bound<'_, PyAny>,
+    agents: Vec<String>,
+    games: usize,
+    seed: u64,
+    threads: Option<usize>,
+    opening_plies: usize,
+    move_time: Option<&Bound<'_, PyAny>>,
+    sprt: Option<Vec<f64>>,
+) -> PyResult<usize> {
+    let game = game_arg(game)?;
+    let config = match_config(agents, games, seed, threads, opening_plies, move_time, sprt)?;
+    game.arena_total(&config).map_err(value_error)
+}
+
+/// Plays exactly the games `indices` of the match the other arguments describe, each as
+/// `arena` would play it (same seats, seeds and openings), and returns their records-file
+/// lines in the order asked: the piece of a match one worker plays (`meeple.distributed`).
+#[pyfunction]
+#[pyo3(signature = (game, agents, indices, games = 100, seed = 0, threads = None, opening_plies = 0, move_time = None, sprt = None))]
+#[allow(clippy::too_many_arguments)]
+fn arena_games(
+    py: Python<'_>,
+    game: &Bound<'_, PyAny>,
+    agents: Vec<String>,
+    indices: Vec<usize>,
+    games: usize,
+    seed: u64,
+    threads: Option<usize>,
+    opening_plies: usize,
+    move_time: Option<&Bound<'_, PyAny>>,
+    sprt: Option<Vec<f64>>,
+) -> PyResult<Vec<String>> {
+    let game = game_arg(game)?;
+    let config = match_config(agents, games, seed, threads, opening_plies, move_time, sprt)?;
+    py.detach(|| game.arena_games(&config, &indices)).map_err(value_error)
+}
+
+/// Merges the records-file lines of a match played in pieces: `("done", summary)` (the dict
+/// `arena` returns) once every game the match needs is in, else `("missing", indices)`: all
+/// games not yet played, or for an SPRT match those of its next batch. Each line is checked
+/// (checksum, the same match, and a replay through the rules); a game given twice is an error.
+#[pyfunction]
+#[pyo3(signature = (game, agents, lines, games = 100, seed = 0, threads = None, opening_plies = 0, move_time = None, sprt = None))]
+#[allow(clippy::too_many_arguments)]
+fn arena_merge<'py>(
+    py: Python<'py>,
+    game: &Bound<'py, PyAny>,
+    agents: Vec<String>,
+    lines: Vec<String>,
+    games: usize,
+    seed: u64,
+    threads: Option<usize>,
+    opening_plies: usize,
+    move_time: Option<&Bound<'py, PyAny>>,
+    sprt: Option<Vec<f64>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let game = game_arg(game)?;
+    let config = match_config(agents, games, seed, threads, opening_plies, move_time, sprt)?;
+    match py.detach(|| game.arena_merge(&config, &lines)).map_err(value_error)? {
+        Ok(summary) => PyTuple::new(py, [PyString::new(py, "done").into_any(), json_loads(py, &summary)?]),
+        Err(missing) => {
+            PyTuple::new(py, [PyString::new(py, "missing").into_any(), PyList::new(py, missing)?.into_any()])
+        }
+    }
+}
+
+/// The finished games of an interrupted records file, as lines to pass to `arena_merge` (a
+/// last line cut off mid-write is cut from the file); none if the file does not exist.
+#[pyfunction]
+fn resume_records(path: std::path::PathBuf, max_games: usize) -> PyResult<Vec<String>> {
+    let (games, _) = meeple_arena::records::resume(&path, max_games.min(limits::MAX_GAMES)).map_err(value_error)?;
+    Ok(games.iter().map(meeple_arena::PlayedGame::to_line).collect())
+}
+
+/// Writes a match's records file as games arrive, in game order whatever order they arrive in
+/// (one flushed line each, so an interrupted run keeps every finished game): `RecordsWriter(path,
+/// kept)` starts a new file, or with `kept` (the lines `resume_records` gave) appends to it.
+#[pyclass(module = "meeple._meeple", frozen)]
+struct RecordsWriter {
+    inner: Mutex<Option<meeple_arena::records::Writer>>,
+}
+
+#[pymethods]
+impl RecordsWriter {
+    #[new]
+    #[pyo3(signature = (path, kept = None))]
+    fn new(path: std::path::PathBuf, kept: Option<Vec<String>>) -> PyResult<Self> {
+        let resume = kept.is_some();
+        let kept = kept
+            .unwrap_or_default()
+            .iter()
+            .map(|l| meeple_arena::PlayedGame::from_line(l))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(value_error)?;
+        let w = meeple_arena::records::Writer::open(&path, resume, &kept).map_err(value_error)?;
+        Ok(RecordsWriter { inner: Mutex::new(Some(w)) })
+    }
+
+    /// Adds finished games (record lines).
+    fn push(&self, lines: Vec<String>) -> PyResult<()> {
+        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let w = guard.as_ref().ok_or_else(|| PyValueError::new_err("the records writer is closed"))?;
+        for l in &lines {
+            w.push(&meeple_arena::PlayedGame::from_line(l).map_err(value_error)?);
+        }
+        Ok(())
+    }
+
+    /// Reports the first write error, if any; the writer takes no more games.
+    fn close(&self) -> PyResult<()> {
+        match self.inner.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(w) => w.finish().map_err(value_error),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Reads a records file (`meeple arena --records`): one dict per game, each checked against
@@ -677,10 +828,16 @@ fn _meeple(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CHANCE", CHANCE)?;
     m.add("TERMINAL", TERMINAL)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SPRT_BATCH", meeple_arena::SPRT_BATCH)?;
     m.add_function(wrap_pyfunction!(games, m)?)?;
     m.add_function(wrap_pyfunction!(game_infos, m)?)?;
     m.add_function(wrap_pyfunction!(arena, m)?)?;
     m.add_function(wrap_pyfunction!(read_records, m)?)?;
+    m.add_function(wrap_pyfunction!(arena_total, m)?)?;
+    m.add_function(wrap_pyfunction!(arena_games, m)?)?;
+    m.add_function(wrap_pyfunction!(arena_merge, m)?)?;
+    m.add_function(wrap_pyfunction!(resume_records, m)?)?;
+    m.add_class::<RecordsWriter>()?;
     m.add_class::<Game>()?;
     m.add_class::<State>()?;
     m.add_class::<Rng>()?;

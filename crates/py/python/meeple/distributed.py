@@ -1,0 +1,276 @@
+"""Matches across processes and machines on Ray.
+
+``python -m meeple.distributed arena GAME AGENT AGENT... --games N --seed S`` plays the match
+``meeple arena`` would play, with the same options and the same summary, split into batches of
+game indices that Ray tasks play through the Rust arena (``_meeple.arena_games``). Each game
+depends only on the seed and its index, so the per-game results are those of one process for
+any number of workers. Batches come back in any order; the records file is written in game
+order through the arena's records module, and the summary is merged from the games themselves
+(``_meeple.arena_merge`` checks each one, and a game can only be counted once). A batch whose
+worker dies is retried by Ray; one that still fails stops the match with its error, and
+``--resume`` goes on from the records file.
+
+``--address`` joins a running Ray cluster (``ray start --head`` on one machine, ``ray start
+--address HEAD:6379`` on the others); without it a local Ray instance is started with
+``--workers`` CPUs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+
+from . import _meeple
+
+__all__ = ["arena", "main"]
+
+
+def _play_batch(game, agents, indices, match, kill_once=None):
+    """A Ray task: the record lines of games ``indices``.
+
+    ``kill_once`` is fault injection for tests: ``(marker, index)`` ends this worker's process
+    before playing, once (the marker file records that it happened), when the batch holds
+    game ``index``, so Ray's retry of a lost worker is exercised.
+    """
+    if kill_once is not None:
+        marker, index = kill_once
+        if index in indices and not os.path.exists(marker):
+            with open(marker, "w") as f:
+                f.write(f"killed the worker playing games {indices[0]}..{indices[-1]}\n")
+            os._exit(1)
+    return _meeple.arena_games(game, agents, indices, **match)
+
+
+def _spec(game) -> str:
+    if isinstance(game, _meeple.Game):
+        return game.spec
+    if isinstance(game, str):
+        return _meeple.Game(game).spec
+    raise TypeError("game: expected a meeple.Game or a game spec string like 'connect4'")
+
+
+def _write_json(path: str, summary: dict, force: bool) -> None:
+    """Writes the summary whole or not at all (a temporary file renamed over the target)."""
+    if os.path.exists(path) and not force:
+        raise ValueError(f"'{path}' exists; pass --force to replace it")
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".meeple-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(summary, f)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def arena(
+    game,
+    agents,
+    games: int = 100,
+    seed: int = 0,
+    *,
+    workers: int | None = None,
+    batch: int | None = None,
+    address: str | None = None,
+    threads: int = 1,
+    opening_plies: int = 0,
+    move_time=None,
+    sprt=None,
+    records: str | None = None,
+    resume: bool = False,
+    force: bool = False,
+    max_retries: int = 3,
+    progress=None,
+    _kill_once=None,
+) -> dict:
+    """Plays a match on Ray and returns the summary ``meeple.arena`` gives for the same match.
+
+    ``workers``: CPUs of the local Ray instance started when none is running and no
+    ``address`` is given (default: all). ``batch``: games per task (default: the match split
+    into about four tasks per CPU, at most 64 games each). ``threads``: arena threads inside
+    each task (each task asks Ray for that many CPUs). ``records``, ``resume``, ``force``,
+    ``opening_plies``, ``move_time`` and ``sprt`` are ``meeple.arena``'s. ``max_retries``: how
+    often Ray replays a batch whose worker died. ``progress(done, total)`` is called as batches
+    finish.
+    """
+    import ray
+
+    spec = _spec(game)
+    agents = [str(a) for a in agents]
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers={workers}: give at least 1")
+    if batch is not None and batch < 1:
+        raise ValueError(f"batch={batch}: give at least 1 game per task")
+    if threads < 1:
+        raise ValueError(f"threads={threads}: give at least 1")
+    if max_retries < 0:
+        raise ValueError(f"max_retries={max_retries}: give 0 or more")
+    if resume and records is None:
+        raise ValueError("resume=True needs records=PATH: the file of the match to go on with")
+    if records is not None and os.path.exists(records) and not (resume or force):
+        raise ValueError(f"records file '{records}' exists; pass resume=True to go on with it or force=True to replace it")
+    match = dict(games=games, seed=seed, threads=threads, opening_plies=opening_plies, move_time=move_time, sprt=sprt)
+    total = _meeple.arena_total(spec, agents, **match)
+
+    started = False
+    if not ray.is_initialized():
+        if address is None:
+            # Workers import meeple the way this process did.
+            env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+            ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                     runtime_env={"env_vars": env})
+        else:
+            ray.init(address=address, log_to_driver=False)
+        started = True
+    try:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        size = batch or max(1, min(64, math.ceil(total / (4 * max(1, cpus // threads)))))
+        task = ray.remote(num_cpus=threads, max_retries=max_retries, retry_exceptions=False)(_play_batch)
+
+        done = _meeple.resume_records(records, total) if (records is not None and resume) else []
+        writer = _meeple.RecordsWriter(records, done if resume else None) if records is not None else None
+        try:
+            while True:
+                state, value = _meeple.arena_merge(spec, agents, done, **match)
+                if state == "done":
+                    summary = value
+                    break
+                wanted = value
+                if sprt is not None:
+                    # The next batches of the test, one wave for the whole cluster: games past
+                    # the point where it decides are played but not counted.
+                    have = set()
+                    for line in done:
+                        have.add(json.loads(line)["index"])
+                    first = wanted[0]
+                    wave = max(1, cpus // threads) * _meeple.SPRT_BATCH
+                    wanted = [i for i in range(first, min(first + wave, games)) if i not in have]
+                pending = {}
+                for k in range(0, len(wanted), size):
+                    piece = wanted[k:k + size]
+                    pending[task.remote(spec, agents, piece, match, _kill_once)] = piece
+                while pending:
+                    ready, _ = ray.wait(list(pending), num_returns=1)
+                    piece = pending.pop(ready[0])
+                    try:
+                        lines = ray.get(ready[0])
+                    except ray.exceptions.RayError as e:
+                        for ref in pending:
+                            ray.cancel(ref)
+                        raise RuntimeError(
+                            f"games {piece[0]}..{piece[-1]} failed after {max_retries} retries "
+                            f"(the records file keeps every finished game; resume=True goes on): {e}"
+                        ) from e
+                    if writer is not None:
+                        writer.push(lines)
+                    done.extend(lines)
+                    if progress is not None:
+                        progress(len(done), total)
+        finally:
+            if writer is not None:
+                writer.close()
+    finally:
+        if started:
+            ray.shutdown()
+    return summary
+
+
+def _print_summary(s: dict, out=None) -> None:
+    out = out or sys.stdout
+    print(f"{s['game']}: {s['games']} games, seed {s['seed']}", file=out)
+    width = max(len(a["name"]) for a in s["agents"])
+    print(f"{'agent':<{width}}  {'games':>6} {'wins':>6} {'draws':>6} {'losses':>6}  {'score':>6}  "
+          f"{'95% interval':<18} {'Elo':>6}  ms/move", file=out)
+    for a in s["agents"]:
+        games = a["wins"] + a["draws"] + a["losses"]
+        lo, hi = a["ci"]
+        elo = "" if a.get("elo") is None else f"{a['elo']:6.0f}"
+        print(f"{a['name']:<{width}}  {games:>6} {a['wins']:>6} {a['draws']:>6} {a['losses']:>6}  "
+              f"{100 * a['score']:5.1f}%  [{100 * lo:5.1f}%, {100 * hi:5.1f}%]  {elo:>6}  "
+              f"{a.get('mean_move_ms', 0.0):.3f}", file=out)
+    if len(s.get("pairwise", [])) > 1:
+        print("\npairwise (first agent's score):", file=out)
+        for p in s["pairwise"]:
+            print(f"  {p['a']} vs {p['b']}: +{p['wins']} ={p['draws']} -{p['losses']}  {100 * p['score']:.1f}% "
+                  f"[{100 * p['ci'][0]:.1f}%, {100 * p['ci'][1]:.1f}%]", file=out)
+    if s.get("sprt"):
+        r = s["sprt"]
+        print(f"\nSPRT elo0 {r['elo0']} elo1 {r['elo1']}: LLR {r['llr']:.2f} in [{r['lower']:.2f}, {r['upper']:.2f}]: "
+              f"{r['decision']}", file=out)
+
+
+def _sprt_arg(text: str):
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA") from None
+    if len(values) not in (2, 4):
+        raise argparse.ArgumentTypeError(f"'{text}': expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA")
+    return values
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m meeple.distributed",
+        description="meeple's arena across processes and machines on Ray: the same options, games and summary as "
+                    "`meeple arena`, the games split into batches that Ray tasks play.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("arena", help="play a match on Ray (as `meeple arena`)",
+                       description="Play a match on Ray: the summary `meeple arena` gives for the same arguments.")
+    a.add_argument("game", help="game spec, e.g. connect4")
+    a.add_argument("agents", nargs="+", metavar="AGENT", help="agent specs: one per seat, or more for a round robin")
+    a.add_argument("--games", type=int, default=100, help="seeds, each played in every seating (default 100)")
+    a.add_argument("--seed", type=int, default=0, help="base seed of the match (default 0)")
+    a.add_argument("--address", help="a running Ray cluster (default: start a local Ray instance)")
+    a.add_argument("--workers", type=int, help="CPUs of the local Ray instance (default: all)")
+    a.add_argument("--batch", type=int, help="games per Ray task (default: about four tasks per CPU, at most 64)")
+    a.add_argument("--threads", type=int, default=1, help="arena threads inside each task (default 1)")
+    a.add_argument("--opening-plies", type=int, default=0, help="uniformly random plies opening each game")
+    a.add_argument("--move-time", help="time a move for agents that take one, like 100ms")
+    a.add_argument("--sprt", type=_sprt_arg, metavar="ELO0,ELO1[,ALPHA,BETA]",
+                   help="stop a two-agent match once the sequential test decides")
+    a.add_argument("--json", metavar="FILE", help="write the summary as JSON (as `meeple arena --json`)")
+    a.add_argument("--records", metavar="FILE", help="write every game, in game order (as `meeple arena --records`)")
+    a.add_argument("--resume", action="store_true", help="go on with the match in --records, playing only missing games")
+    a.add_argument("--force", action="store_true", help="replace existing --json and --records files")
+    a.add_argument("--max-retries", type=int, default=3, help="replays of a batch whose worker died (default 3)")
+    args = parser.parse_args(argv)
+
+    if args.json and os.path.exists(args.json) and not args.force:
+        parser.error(f"--json '{args.json}' exists; pass --force to replace it")
+    tty = sys.stderr.isatty()
+
+    def progress(done, total):
+        if tty:
+            print(f"\r{done}/{total} games", end="", file=sys.stderr, flush=True)
+
+    try:
+        summary = arena(
+            args.game, args.agents, args.games, args.seed, workers=args.workers, batch=args.batch,
+            address=args.address, threads=args.threads, opening_plies=args.opening_plies,
+            move_time=args.move_time, sprt=args.sprt, records=args.records, resume=args.resume,
+            force=args.force, max_retries=args.max_retries, progress=progress,
+        )
+    except (ValueError, TypeError, RuntimeError) as e:
+        if tty:
+            print(file=sys.stderr)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if tty:
+        print(file=sys.stderr)
+    _print_summary(summary)
+    if args.json:
+        _write_json(args.json, summary, args.force)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
