@@ -607,20 +607,7 @@ fn load_window<G: Game>(
     let mut total = 0;
     for g in generations {
         let mut part = VecDeque::new();
-        meeple_game::limits::read_lines(
-            &run.shard(g),
-            meeple_game::limits::MAX_RECORD_LINE,
-            "self-play shard",
-            |line| {
-                if line.text.trim().is_empty() || !line.ended {
-                    return Ok(());
-                }
-                let record: SelfPlayGame = serde_json::from_str(line.text)
-                    .map_err(|e| meeple_game::Error::Record(format!("self-play shard line {}: {e}", line.number)))?;
-                add_game(game, &record, config.value_mix, &mut part).map_err(meeple_game::Error::from)?;
-                Ok(())
-            },
-        )?;
+        read_shard(game, &run.shard(g), config.value_mix, &mut part)?;
         total += part.len();
         loaded.push(part);
         if total >= config.window {
@@ -634,6 +621,51 @@ fn load_window<G: Game>(
         window.pop_front();
     }
     Ok(())
+}
+
+/// Adds the positions of a self-play shard's games to `window` (a line cut off mid-write is
+/// left out: its game is not whole).
+fn read_shard<G: Game>(
+    game: &G,
+    path: &Path,
+    value_mix: f64,
+    window: &mut VecDeque<Sample<G::State>>,
+) -> Result<(), LearnError> {
+    meeple_game::limits::read_lines(path, meeple_game::limits::MAX_RECORD_LINE, "self-play shard", |line| {
+        if line.text.trim().is_empty() || !line.ended {
+            return Ok(());
+        }
+        let record: SelfPlayGame = serde_json::from_str(line.text)
+            .map_err(|e| meeple_game::Error::Record(format!("self-play shard line {}: {e}", line.number)))?;
+        add_game(game, &record, value_mix, window).map_err(meeple_game::Error::from)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// A training batch of `size` positions drawn from self-play shard files as `train az` draws
+/// its batches from its window (uniformly, each under a random symmetry; value targets mixing
+/// the result and the root value by `value_mix`), for a trainer outside this process (the
+/// PyTorch one). The same seed gives the same batch.
+pub fn batch_from_shards<G: Game>(
+    game: &G,
+    shards: &[PathBuf],
+    net: &NetConfig,
+    value_mix: f64,
+    size: usize,
+    seed: u64,
+) -> Result<Batch, LearnError> {
+    if !(0.0..=1.0).contains(&value_mix) {
+        return Err(LearnError::Config(format!("value mix {value_mix} is outside 0 to 1")));
+    }
+    let mut window = VecDeque::new();
+    for path in shards {
+        read_shard(game, path, value_mix, &mut window)?;
+    }
+    if window.is_empty() {
+        return Err(LearnError::Data("the shards hold no finished game".into()));
+    }
+    Ok(sample_batch(&window, net, size, &mut rng_from_seed(seed)))
 }
 
 /// A training batch drawn uniformly from the window, each position under a random symmetry

@@ -37,6 +37,15 @@ pub trait DynGame: Send + Sync {
     fn arena_merge(&self, config: &MatchConfig, lines: &[String]) -> Result<Result<String, Vec<usize>>, Error>;
     /// Replays a record, checking every move; every state from the first to the last.
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error>;
+    /// A training batch from self-play shards, as `train az` draws one.
+    fn shard_batch(
+        &self,
+        shards: &[std::path::PathBuf],
+        net: &meeple_nn::NetConfig,
+        value_mix: f64,
+        size: usize,
+        seed: u64,
+    ) -> Result<meeple_nn::Batch, String>;
     fn vec_env(&self, config: VecEnvConfig) -> Result<Box<dyn DynVecEnv>, Error>;
 }
 
@@ -139,6 +148,16 @@ impl<G: Game> DynGame for GameBox<G> {
             Merged::Done(summary) => Ok(serde_json::to_string(&summary).expect("summaries serialise")),
             Merged::Missing(m) => Err(m),
         })
+    }
+    fn shard_batch(
+        &self,
+        shards: &[std::path::PathBuf],
+        net: &meeple_nn::NetConfig,
+        value_mix: f64,
+        size: usize,
+        seed: u64,
+    ) -> Result<meeple_nn::Batch, String> {
+        meeple_learn::train::batch_from_shards(&self.0, shards, net, value_mix, size, seed).map_err(|e| e.to_string())
     }
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error> {
         Ok(replay(&self.0, record)?.into_iter().map(|s| Box::new(s) as Box<dyn DynState>).collect())

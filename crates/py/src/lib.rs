@@ -640,6 +640,124 @@ impl RecordsWriter {
     }
 }
 
+/// A float32 matrix for Python.
+type Matrix<'py> = Bound<'py, numpy::PyArray2<f32>>;
+
+/// A saved network's outputs, as meeple's agents compute them: `(logits, values)` for a batch
+/// of observations (`obs`: `[batch, *input]` float32, or one observation without the batch
+/// axis), logits `[batch, actions]` and values `[batch, seats]` (after the sigmoid, mover first).
+/// For checking another implementation of the same network (`meeple.netfile`, `meeple.torch`).
+#[pyfunction]
+fn evaluate<'py>(
+    py: Python<'py>,
+    model: std::path::PathBuf,
+    obs: numpy::PyReadonlyArrayDyn<'py, f32>,
+) -> PyResult<(Matrix<'py>, Matrix<'py>)> {
+    let (net, _) = meeple_nn::Network::load(&model, None, 1).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let config = net.config().clone();
+    let n = config.input_len();
+    let data: Vec<f32> = obs.as_array().iter().copied().collect();
+    if n == 0 || !data.len().is_multiple_of(n) {
+        return Err(PyValueError::new_err(format!(
+            "obs holds {} values: not a whole number of observations of {n} (the network's input {:?})",
+            data.len(),
+            config.input
+        )));
+    }
+    let batch = data.len() / n;
+    let out = py.detach(|| net.evaluate(&data, batch)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let shape = |v: Vec<f32>, cols: usize| PyArray1::from_vec(py, v).reshape([batch, cols]);
+    Ok((shape(out.logits, config.actions)?, shape(out.values, config.seats)?))
+}
+
+/// Most positions a batch from shards may hold.
+const MAX_SHARD_BATCH: usize = 1 << 16;
+
+/// A training batch of `size` positions drawn from self-play shard files (`RUN/selfplay/gen-*.jsonl`)
+/// as `meeple train az` draws one (uniformly, each under a random symmetry; value targets mixing
+/// the result and the root value by `value_mix`), for the network whose sidecar `"net"` is
+/// `net` (JSON): a dict of float32 arrays `obs [size, *input]`, `legal`, `policy [size, actions]`,
+/// `policy_weight [size]`, `value [size, seats]` (mover first), and `ownership [size, cells]`,
+/// `ownership_weight [size]` where the network has an ownership head. The same seed gives the
+/// same batch.
+#[pyfunction]
+fn shard_batch<'py>(
+    py: Python<'py>,
+    game: &Bound<'py, PyAny>,
+    shards: Vec<std::path::PathBuf>,
+    net: &str,
+    size: usize,
+    seed: u64,
+    value_mix: f64,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let game = game_arg(game)?;
+    let net: meeple_nn::NetConfig =
+        serde_json::from_str(net).map_err(|e| PyValueError::new_err(format!("net: not a network description: {e}")))?;
+    if size == 0 || size > MAX_SHARD_BATCH {
+        return Err(PyValueError::new_err(format!("size {size}: give 1 to {MAX_SHARD_BATCH} positions")));
+    }
+    let batch = py.detach(|| game.shard_batch(&shards, &net, value_mix, size, seed)).map_err(PyValueError::new_err)?;
+    batch_dict(py, &batch, &net)
+}
+
+fn batch_dict<'py>(
+    py: Python<'py>,
+    b: &meeple_nn::Batch,
+    net: &meeple_nn::NetConfig,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let d = pyo3::types::PyDict::new(py);
+    let n = b.size;
+    let mut shape = vec![n];
+    shape.extend(&net.input);
+    d.set_item("obs", PyArray1::from_slice(py, &b.obs).reshape(shape)?)?;
+    d.set_item("legal", PyArray1::from_slice(py, &b.legal).reshape([n, net.actions])?)?;
+    d.set_item("policy", PyArray1::from_slice(py, &b.policy).reshape([n, net.actions])?)?;
+    d.set_item("policy_weight", PyArray1::from_slice(py, &b.policy_weight))?;
+    d.set_item("value", PyArray1::from_slice(py, &b.value).reshape([n, net.seats])?)?;
+    if net.ownership_cells() > 0 {
+        d.set_item("ownership", PyArray1::from_slice(py, &b.ownership).reshape([n, net.ownership_cells()])?)?;
+        d.set_item("ownership_weight", PyArray1::from_slice(py, &b.ownership_weight))?;
+    }
+    Ok(d)
+}
+
+/// meeple's own training losses at a checkpoint's weights on a batch (`shard_batch`'s dict):
+/// `{"policy", "value", "ownership"}` from one forward pass in training mode (BatchNorm on the
+/// batch's statistics), as `meeple train az` computes them before its step. For checking another
+/// trainer's loss against meeple's.
+#[pyfunction]
+fn shard_loss<'py>(
+    py: Python<'py>,
+    model: std::path::PathBuf,
+    batch: &Bound<'py, pyo3::types::PyDict>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let get = |k: &str| -> PyResult<Vec<f32>> {
+        match batch.get_item(k)? {
+            Some(v) => Ok(v.extract::<numpy::PyReadonlyArrayDyn<'py, f32>>()?.as_array().iter().copied().collect()),
+            None => Ok(Vec::new()),
+        }
+    };
+    let mut b = meeple_nn::Batch {
+        obs: get("obs")?,
+        legal: get("legal")?,
+        policy: get("policy")?,
+        policy_weight: get("policy_weight")?,
+        value: get("value")?,
+        ownership: get("ownership")?,
+        ownership_weight: get("ownership_weight")?,
+        ..Default::default()
+    };
+    b.size = b.policy_weight.len();
+    let (mut trainer, _) = meeple_nn::Trainer::warm_start(&model, meeple_nn::TrainConfig::default(), 1)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let losses = py.detach(|| trainer.train_step(&b)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("policy", losses.policy)?;
+    d.set_item("value", losses.value)?;
+    d.set_item("ownership", losses.ownership)?;
+    Ok(d)
+}
+
 /// Reads a records file (`meeple arena --records`): one dict per game, each checked against
 /// its checksum; an error names the line that is not a record. `Game(record["game"]).replay(record)`
 /// gives its states.
@@ -837,6 +955,9 @@ fn _meeple(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arena_games, m)?)?;
     m.add_function(wrap_pyfunction!(arena_merge, m)?)?;
     m.add_function(wrap_pyfunction!(resume_records, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(shard_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(shard_loss, m)?)?;
     m.add_class::<RecordsWriter>()?;
     m.add_class::<Game>()?;
     m.add_class::<State>()?;

@@ -1,0 +1,265 @@
+"""meeple's networks in PyTorch, for training them on a GPU while meeple searches on CPUs.
+
+``Net(sidecar["net"])`` builds the network a checkpoint's sidecar describes (residual tower,
+MLP or residual MLP; dense or plane policy head; ownership head; BatchNorm with its running
+statistics) with meeple-nn's layer names, so ``load(path)`` reads a meeple checkpoint into it and
+``save(path, net, sidecar)`` writes one that meeple loads (``az:model=PATH``): the two give the
+same outputs within 1e-4 on the same inputs (``crates/py/tests/test_torch.py``).
+
+``loss(net, batch)`` is meeple's training loss (the policy's cross-entropy over the legal
+actions, weighted per position; the squared error of each seat's value; the ownership head's
+squared error per cell where the target is known), on the arrays ``meeple._meeple.shard_batch``
+draws from self-play shards, and ``python -m meeple.torch train`` trains a checkpoint from a
+run's shards with AdamW on any device PyTorch has.
+
+Needs ``torch`` (not a dependency of the package: ``pip install torch``); ``meeple.netfile`` does
+the same reading and writing with numpy alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import netfile
+
+__all__ = ["Net", "load", "save", "loss", "train", "main"]
+
+
+class ConvBn(nn.Module):
+    def __init__(self, cin, cout, k):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, padding=k // 2, bias=False)
+        self.norm = nn.BatchNorm2d(cout, eps=netfile.EPSILON, momentum=0.1)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+
+
+class Block(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.first = ConvBn(channels, channels, 3)
+        self.second = ConvBn(channels, channels, 3)
+
+    def forward(self, x):
+        return torch.relu(x + self.second(torch.relu(self.first(x))))
+
+
+class Net(nn.Module):
+    """The network a sidecar's ``"net"`` describes; ``forward`` gives logits, values (sigmoid,
+    mover first) and the ownership head's tanh (or ``None``)."""
+
+    def __init__(self, net: dict):
+        super().__init__()
+        self.spec = net
+        trunk = net["trunk"]
+        self.kind = trunk["kind"]
+        actions, seats = net["actions"], net["seats"]
+        head = net.get("head", {"kind": "dense"})
+        if self.kind == "resnet":
+            planes, rows, cols = net["input"]
+            c = trunk["channels"]
+            pf, vf = net.get("policy_filters", 2), net.get("value_filters", 1)
+            self.stem = ConvBn(planes, c, 3)
+            self.blocks = nn.ModuleList([Block(c) for _ in range(trunk["blocks"])])
+            self.value_conv = ConvBn(c, vf, 1)
+            if head.get("kind") == "planes":
+                # The plane head: a 1x1 block keeping the tower's channels, then a 3x3
+                # convolution to one plane per action kind, read at each action's cell.
+                index = head["index"]
+                index = [int(i) for i in index.split()] if isinstance(index, str) else index
+                self.policy_conv = ConvBn(c, c, 1)
+                self.policy_planes = nn.Conv2d(c, head["planes"], 3, padding=1)
+                self.register_buffer("index", torch.tensor(index, dtype=torch.long), persistent=False)
+            else:
+                self.policy_conv = ConvBn(c, pf, 1)
+                self.policy_fc = nn.Linear(pf * rows * cols, actions)
+            self.ownership = nn.Conv2d(c, 1, 1) if net.get("ownership") else None
+            value_in = vf * rows * cols
+        else:
+            size = int(np.prod(net["input"]))
+            width = trunk["width"]
+            layers = trunk["layers"] if self.kind == "mlp" else 1 + 2 * trunk["blocks"]
+            self.mlp = nn.ModuleList(
+                [nn.Linear(size if i == 0 else width, width) for i in range(layers)])
+            self.policy_fc = nn.Linear(width, actions)
+            self.ownership = None
+            value_in = width
+        self.value_fc = nn.Linear(value_in, 64)
+        self.value_out = nn.Linear(64, seats)
+
+    def forward(self, obs):
+        batch = obs.shape[0]
+        own = None
+        if self.kind == "resnet":
+            x = torch.relu(self.stem(obs.reshape(batch, *self.spec["input"])))
+            for b in self.blocks:
+                x = b(x)
+            if self.ownership is not None:
+                own = torch.tanh(self.ownership(x)).reshape(batch, -1)
+            p = torch.relu(self.policy_conv(x))
+            v = torch.relu(self.value_conv(x))
+            if hasattr(self, "policy_planes"):
+                logits = self.policy_planes(p).reshape(batch, -1)[:, self.index]
+            else:
+                logits = self.policy_fc(p.reshape(batch, -1))
+            value_in = v.reshape(batch, -1)
+        elif self.kind == "resmlp":
+            x = torch.relu(self.mlp[0](obs.reshape(batch, -1)))
+            for i in range(1, len(self.mlp), 2):
+                x = torch.relu(x + self.mlp[i + 1](torch.relu(self.mlp[i](x))))
+            logits, value_in = self.policy_fc(x), x
+        else:
+            x = obs.reshape(batch, -1)
+            for layer in self.mlp:
+                x = torch.relu(layer(x))
+            logits, value_in = self.policy_fc(x), x
+        values = torch.sigmoid(self.value_out(torch.relu(self.value_fc(value_in))))
+        return logits, values, own
+
+
+def _names(net: Net):
+    """(meeple name, tensor, transpose) for every parameter and BatchNorm statistic."""
+    out = []
+    for name, t in list(net.named_parameters()) + list(net.named_buffers()):
+        if name == "index" or name.endswith("num_batches_tracked"):
+            continue
+        parts = name.split(".")
+        leaf = parts[-1]
+        # PyTorch's BatchNorm names against burn's.
+        leaf = {"weight": "gamma", "bias": "beta"}.get(leaf, leaf) if ".norm." in f".{name}" else leaf
+        meeple = ".".join(parts[:-1] + [leaf])
+        linear = isinstance(net.get_submodule(".".join(parts[:-1])), nn.Linear) and leaf == "weight"
+        out.append((meeple, t, linear))
+    return out
+
+
+def from_params(params: dict, net_spec: dict) -> Net:
+    """A ``Net`` holding meeple's tensors (``meeple.netfile.load``'s ``params``)."""
+    net = Net(net_spec)
+    seen = set()
+    with torch.no_grad():
+        for meeple, t, linear in _names(net):
+            if meeple not in params:
+                raise ValueError(f"the checkpoint has no tensor '{meeple}' for a {net_spec['trunk']['kind']} network")
+            a = torch.from_numpy(np.asarray(params[meeple], dtype=np.float32))
+            a = a.t() if linear else a
+            if tuple(a.shape) != tuple(t.shape):
+                raise ValueError(f"tensor '{meeple}': shape {list(a.shape)} where the network has {list(t.shape)}")
+            t.copy_(a)
+            seen.add(meeple)
+    extra = set(params) - seen
+    if extra:
+        raise ValueError(f"the checkpoint has tensors this network lacks: {sorted(extra)[:5]}")
+    return net
+
+
+def to_params(net: Net) -> dict:
+    """meeple's tensors of a ``Net`` (numpy, meeple's names and layouts)."""
+    out = {}
+    for meeple, t, linear in _names(net):
+        a = t.detach().to("cpu", torch.float32)
+        out[meeple] = (a.t() if linear else a).contiguous().numpy()
+    return out
+
+
+def load(path: str, device="cpu"):
+    """``(net, sidecar)``: a meeple checkpoint as a ``Net`` in evaluation mode."""
+    params, sidecar = netfile.load(path)
+    net = from_params(params, sidecar["net"]).to(device)
+    net.eval()
+    return net, sidecar
+
+
+def save(path: str, net: Net, sidecar: dict) -> None:
+    """Writes a checkpoint meeple loads (weights, then the sidecar beside them)."""
+    netfile.save(path, to_params(net), sidecar)
+
+
+def loss(net: Net, batch: dict, value_weight: float = 1.0, ownership_weight: float = 1.0, device="cpu"):
+    """meeple's training loss on a batch (the dict ``_meeple.shard_batch`` returns); returns the
+    total and its parts (policy, value, ownership) as floats."""
+    t = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if isinstance(v, np.ndarray)}
+    logits, values, own = net(t["obs"])
+    legal = t["legal"] > 0
+    masked = logits.masked_fill(~legal, float("-inf"))
+    logp = torch.log_softmax(masked, dim=1).masked_fill(~legal, 0.0)
+    w = t["policy_weight"]
+    policy = -(w[:, None] * t["policy"] * logp).sum() / w.sum().clamp(min=1.0)
+    value = ((values - t["value"]) ** 2).sum(dim=1).mean()
+    total = policy + value_weight * value
+    owned = torch.zeros((), device=device)
+    if own is not None and "ownership" in t and t["ownership"].numel():
+        ow = t["ownership_weight"]
+        owned = (ow[:, None] * (own - t["ownership"]) ** 2).sum() / (ow.sum().clamp(min=1.0) * own.shape[1])
+        total = total + ownership_weight * owned
+    return total, (policy.item(), value.item(), owned.item())
+
+
+def train(net: Net, batches, steps: int, lr: float = 2e-3, weight_decay: float = 1e-4, value_weight: float = 1.0,
+          ownership_weight: float = 1.0, device="cpu", log=None):
+    """``steps`` AdamW steps on batches from the callable ``batches(step)``; returns samples/s."""
+    net.train()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+    samples, start = 0, time.perf_counter()
+    for step in range(steps):
+        batch = batches(step)
+        total, parts = loss(net, batch, value_weight, ownership_weight, device)
+        opt.zero_grad()
+        total.backward()
+        opt.step()
+        samples += len(batch["obs"])
+        if log is not None:
+            log(step, parts)
+    if device != "cpu":
+        torch.cuda.synchronize()
+    net.eval()
+    return samples / (time.perf_counter() - start)
+
+
+def main(argv=None) -> int:
+    from . import _meeple
+
+    p = argparse.ArgumentParser(prog="python -m meeple.torch",
+                                description="Train a meeple network in PyTorch from a run's self-play shards.")
+    sub = p.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="train a checkpoint from self-play shards and write one meeple loads")
+    t.add_argument("init", help="the checkpoint to start from (its sidecar names the game and the network)")
+    t.add_argument("--shards", nargs="+", required=True, help="self-play shard files (RUN/selfplay/gen-*.jsonl)")
+    t.add_argument("--out", required=True, help="the checkpoint to write (.safetensors; its sidecar beside it)")
+    t.add_argument("--steps", type=int, default=100)
+    t.add_argument("--batch", type=int, default=256)
+    t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--value-mix", type=float, default=0.5, help="share of the root search value in value targets")
+    t.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    t.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    torch.manual_seed(a.seed)
+    net, sidecar = load(a.init, a.device)
+    game = sidecar["game"]
+
+    def batches(step):
+        return _meeple.shard_batch(game, a.shards, json.dumps(sidecar["net"]), a.batch, a.seed + step, a.value_mix)
+
+    def log(step, parts):
+        if step % 10 == 0 or step == a.steps - 1:
+            print(f"step {step}: policy {parts[0]:.4f} value {parts[1]:.4f} ownership {parts[2]:.4f}", file=sys.stderr)
+
+    speed = train(net, batches, a.steps, lr=a.lr, device=a.device, log=log)
+    sidecar = dict(sidecar, step=int(sidecar.get("step", 0)) + a.steps)
+    sidecar["run"] = dict(sidecar.get("run") or {}, torch={"steps": a.steps, "batch": a.batch, "lr": a.lr,
+                                                          "device": a.device, "samples_per_second": speed})
+    save(a.out, net.to("cpu"), sidecar)
+    print(f"{a.steps} steps at {speed:.0f} samples/s on {a.device}; wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

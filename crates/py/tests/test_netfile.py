@@ -1,0 +1,80 @@
+"""meeple's network files outside Rust: the numpy forward pass gives meeple's outputs for every
+trunk and head, and a checkpoint written from Python loads in meeple and plays (both directions
+of the round trip, within 1e-4)."""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import meeple
+from meeple import _meeple, netfile
+
+TOLERANCE = 1e-4
+
+
+def observations(net, batch, seed):
+    rng = np.random.default_rng(seed)
+    # 0/1 planes as the games write them, with some other values for the dense nets.
+    return (rng.random((batch, *net["input"])) < 0.3).astype(np.float32) + 0.1 * rng.standard_normal(
+        (batch, *net["input"])).astype(np.float32)
+
+
+def check(path, seed=0):
+    params, sidecar = netfile.load(path)
+    obs = observations(sidecar["net"], 5, seed)
+    logits, values = _meeple.evaluate(path, obs)
+    mine_logits, mine_values = netfile.forward(params, sidecar["net"], obs)
+    assert logits.shape == mine_logits.shape and values.shape == mine_values.shape
+    assert np.abs(logits - mine_logits).max() < TOLERANCE * max(1.0, np.abs(logits).max())
+    assert np.abs(values - mine_values).max() < TOLERANCE
+    return params, sidecar, obs
+
+
+@pytest.mark.parametrize("model", ["connect4-az", "cathedral-az", "cathedral8-ppo", "catan-td", "santorini-value-cnn"])
+def test_numpy_forward_equals_meeple(repo_root, model):
+    check(str(repo_root / "models" / f"{model}.safetensors"))
+
+
+def test_the_plane_head(tmp_path, meeple_cli):
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary to train a plane-head network")
+    out = tmp_path / "planes"
+    subprocess.run([meeple_cli, "train", "az", "cathedral:size=8", "--net", "resnet:blocks=1,channels=8,head=planes",
+                    "--steps", "1", "--games", "2", "--sims", "4", "--batch", "8", "--eval-every", "0",
+                    "--out", str(out), "--threads", "1"], check=True, capture_output=True)
+    check(str(out / "ckpt" / "last.safetensors"))
+
+
+def test_a_checkpoint_written_in_python_loads_and_plays(repo_root, tmp_path):
+    params, sidecar, obs = check(str(repo_root / "models" / "connect4-az.safetensors"))
+    rng = np.random.default_rng(1)
+    moved = {k: v + 0.05 * rng.standard_normal(v.shape).astype(np.float32) for k, v in params.items()}
+    moved = {k: (np.abs(v) + 0.5 if k.endswith("running_var") else v) for k, v in moved.items()}
+    path = str(tmp_path / "moved.safetensors")
+    netfile.save(path, moved, sidecar)
+    logits, values = _meeple.evaluate(path, obs)
+    mine_logits, mine_values = netfile.forward(moved, sidecar["net"], obs)
+    assert np.abs(logits - mine_logits).max() < TOLERANCE * max(1.0, np.abs(logits).max())
+    assert np.abs(values - mine_values).max() < TOLERANCE
+    assert np.abs(values - _meeple.evaluate(str(repo_root / "models" / "connect4-az.safetensors"), obs)[1]).max() > 1e-3
+    game = meeple.Game("connect4")
+    agent = meeple.Agent(f"az:model={path},sims=8", game)
+    assert agent.act(game.new_initial_state()) in game.new_initial_state().legal_actions()
+
+
+def test_bad_files_are_refused(tmp_path, repo_root):
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\xff" * 16)
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        netfile.read_safetensors(str(bad))
+    params, sidecar = netfile.load(str(repo_root / "models" / "connect4-az.safetensors"))
+    del params["value_out.bias"]
+    path = str(tmp_path / "short.safetensors")
+    netfile.save(path, params, sidecar)
+    with pytest.raises(ValueError):
+        _meeple.evaluate(path, np.zeros((1, 3, 6, 7), np.float32))
+    with pytest.raises(ValueError, match="whole number"):
+        _meeple.evaluate(str(repo_root / "models" / "connect4-az.safetensors"), np.zeros(5, np.float32))

@@ -1,0 +1,90 @@
+"""meeple's networks in PyTorch (where torch is installed): the same outputs as meeple within
+1e-4 in both directions, and a checkpoint trained by PyTorch from self-play shards loads in
+meeple and plays. CI has no torch (a 5 GB install); the numpy round trip (test_netfile.py) runs
+there."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import meeple  # noqa: E402
+from meeple import _meeple, netfile  # noqa: E402
+from meeple import torch as mt  # noqa: E402
+
+MODELS = ["connect4-az", "cathedral-az", "cathedral8-ppo", "catan-td", "santorini-value-cnn"]
+
+
+def outputs_match(path, net, seed=0):
+    _, sidecar = netfile.load(path)
+    rng = np.random.default_rng(seed)
+    obs = (rng.random((6, *sidecar["net"]["input"])) < 0.3).astype(np.float32)
+    logits, values = _meeple.evaluate(path, obs)
+    with torch.no_grad():
+        tl, tv, _ = net(torch.from_numpy(obs))
+    assert np.abs(tl.numpy() - logits).max() < 1e-4 * max(1.0, np.abs(logits).max())
+    assert np.abs(tv.numpy() - values).max() < 1e-4
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_meeple_checkpoints_load_into_torch(repo_root, model):
+    path = str(repo_root / "models" / f"{model}.safetensors")
+    net, _ = mt.load(path)
+    outputs_match(path, net)
+
+
+def test_a_torch_network_saves_as_a_meeple_checkpoint(repo_root, tmp_path):
+    _, sidecar = netfile.load(str(repo_root / "models" / "connect4-az.safetensors"))
+    torch.manual_seed(3)
+    net = mt.Net(sidecar["net"])
+    # Statistics away from their initial values, as after training.
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.3, 0.3)
+                m.running_var.uniform_(0.5, 1.5)
+    net.eval()
+    path = str(tmp_path / "fresh.safetensors")
+    mt.save(path, net, sidecar)
+    outputs_match(path, net)
+
+
+def test_training_from_shards_makes_a_checkpoint_meeple_plays(tmp_path, meeple_cli):
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary to make self-play shards")
+    run = tmp_path / "run"
+    subprocess.run([meeple_cli, "train", "az", "connect4", "--net", "resnet:blocks=1,channels=8", "--steps", "2",
+                    "--games", "8", "--sims", "8", "--batch", "16", "--eval-every", "0", "--out", str(run),
+                    "--threads", "1"], check=True, capture_output=True)
+    shards = sorted(str(p) for p in (run / "selfplay").glob("gen-*.jsonl"))
+    assert shards
+    out = tmp_path / "torch.safetensors"
+    mt.main(["train", str(run / "ckpt" / "last.safetensors"), "--shards", *shards, "--out", str(out),
+             "--steps", "5", "--batch", "32"])
+    net, sidecar = mt.load(str(out))
+    outputs_match(str(out), net)
+    assert sidecar["run"]["torch"]["steps"] == 5
+    game = meeple.Game("connect4")
+    agent = meeple.Agent(f"az:model={out},sims=8", game)
+    assert agent.act(game.new_initial_state()) in game.new_initial_state().legal_actions()
+
+
+def test_the_loss_is_meeples(tmp_path, meeple_cli):
+    """On a batch from shards, the PyTorch loss equals the one meeple's trainer reports."""
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary to make self-play shards")
+    run = tmp_path / "run"
+    subprocess.run([meeple_cli, "train", "az", "connect4", "--net", "resnet:blocks=1,channels=8", "--steps", "1",
+                    "--games", "8", "--sims", "8", "--batch", "16", "--eval-every", "0", "--out", str(run),
+                    "--threads", "1"], check=True, capture_output=True)
+    shards = sorted(str(p) for p in (run / "selfplay").glob("gen-*.jsonl"))
+    path = str(run / "ckpt" / "last.safetensors")
+    net, sidecar = mt.load(path)
+    batch = _meeple.shard_batch("connect4", shards, json.dumps(sidecar["net"]), 64, 1, 0.5)
+    net.train()
+    _, (policy, value, _) = mt.loss(net, batch)
+    want = _meeple.shard_loss(path, batch)
+    assert abs(policy - want["policy"]) < 1e-4 and abs(value - want["value"]) < 1e-4
