@@ -49,6 +49,16 @@ pub enum TrainCommand {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+enum SelfplayArg {
+    /// Self-play here, a generation at a time, between training steps.
+    Local,
+    /// Self-play elsewhere: players (`python -m meeple.distributed train az`, or anything
+    /// calling `_meeple.play_external`) move whole shards into --shards DIR, playing the newest
+    /// ckpt/last.safetensors; this process trains on them and publishes checkpoints.
+    External,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
 enum RootArg {
     /// Gumbel root with sequential halving (Danihelka et al. 2022): sound with few simulations.
     Gumbel,
@@ -76,6 +86,12 @@ pub struct AzArgs {
     /// Root policy of the self-play search.
     #[arg(long, value_enum, default_value_t = RootArg::Gumbel)]
     root: RootArg,
+    /// Where self-play happens.
+    #[arg(long, value_enum, default_value_t = SelfplayArg::Local)]
+    selfplay: SelfplayArg,
+    /// With --selfplay external: the directory the players write shards into (made if missing).
+    #[arg(long, value_name = "DIR")]
+    shards: Option<PathBuf>,
     /// Stop after this many minutes of training (this session and earlier ones together).
     #[arg(long, value_name = "M")]
     minutes: Option<f64>,
@@ -220,6 +236,17 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     config.min_window = config.min_window.min(args.window);
     config.train.lr = args.lr;
     config.eval_every = args.eval_every;
+    config.external = match (args.selfplay, &args.shards) {
+        (SelfplayArg::Local, None) => None,
+        (SelfplayArg::Local, Some(_)) => bail!("--shards is for --selfplay external"),
+        (SelfplayArg::External, None) => {
+            bail!("--selfplay external needs --shards DIR: where the players write shards")
+        }
+        (SelfplayArg::External, Some(dir)) => {
+            std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot make --shards '{}': {e}", dir.display()))?;
+            Some(dir.clone())
+        }
+    };
     let mut ladder = if args.eval_every > 0 {
         let agent = format!("az:model={{model}},sims={}", args.eval_sims);
         let mut c = LadderConfig::new(game, &agent, threads, args.seed);

@@ -47,7 +47,16 @@ pub struct AzConfig {
     pub seed: u64,
     /// Threads: self-play workers (each with its own share of the games) and training.
     pub threads: usize,
+    /// Where self-play happens elsewhere (other processes or machines, `meeple.distributed`):
+    /// this directory, into which players move whole shard files (`*.jsonl`, written under
+    /// another name and renamed, so a shard is read whole or not at all) playing the newest
+    /// `ckpt/last.safetensors`. The trainer takes them in name order, a generation at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<PathBuf>,
 }
+
+/// How often an external run looks for new shards while it waits.
+const EXTERNAL_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// When a run stops: whichever comes first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -231,6 +240,10 @@ pub fn train<G: Game>(
         .map_err(|e| io("write", &run.metrics(), e))?;
     let clock = Clock { session: Instant::now(), base: progress.seconds, limit };
     let settings = ladder.as_ref().map(|l| l.config().clone());
+    if config.external.is_some() {
+        // External players start from the first checkpoint there is.
+        trainer.save_resumable(&run.last(), sidecar(config, &progress, settings.as_ref()))?;
+    }
     loop {
         progress.seconds = clock.seconds();
         let over_steps = limit.steps.is_some_and(|s| progress.steps >= s);
@@ -239,7 +252,11 @@ pub fn train<G: Game>(
         }
         let generation = progress.generation + 1;
         let t0 = Instant::now();
-        let Some((games, stats)) = play_generation(game, config, &trainer, &run, generation, &clock, hooks)? else {
+        let played = match &config.external {
+            Some(dir) => take_external(game, config, &run, dir, generation, &clock, hooks)?,
+            None => play_generation(game, config, &trainer, &run, generation, &clock, hooks)?,
+        };
+        let Some((games, stats)) = played else {
             break;
         };
         let selfplay_seconds = t0.elapsed().as_secs_f64();
@@ -468,6 +485,126 @@ fn play_generation<G: Game>(
     }
     shard.flush().map_err(|e| io("write", &shard_path, e))?;
     Ok(Some((games, stats)))
+}
+
+/// The names of the external shards a run has taken (kept in the run directory, so a resumed
+/// run does not take one twice).
+fn taken_path(run: &RunDir) -> PathBuf {
+    run.root.join("external-taken.json")
+}
+
+/// A generation of games from external players: waits until the shards moved into `dir` since
+/// the last generation hold `games_per_generation` games (or the run must stop), takes whole
+/// files in name order, checks every game by replaying it, and writes them as the generation's
+/// own shard (so a resumed run reads its window as the local loop's). `None` when the run must
+/// stop before any game came.
+fn take_external<G: Game>(
+    game: &G,
+    config: &AzConfig,
+    run: &RunDir,
+    dir: &Path,
+    generation: u64,
+    clock: &Clock,
+    hooks: &dyn Hooks,
+) -> Result<Option<(Vec<SelfPlayGame>, crate::SelfPlayStats)>, LearnError> {
+    let start = Instant::now();
+    let mut taken: std::collections::BTreeSet<String> =
+        std::fs::read_to_string(taken_path(run)).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let mut games = Vec::new();
+    let mut names = Vec::new();
+    loop {
+        let mut fresh: Vec<String> = std::fs::read_dir(dir)
+            .map_err(|e| io("read", dir, e))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".jsonl") && !taken.contains(n) && !names.contains(n))
+            .collect();
+        fresh.sort();
+        for name in fresh {
+            let path = dir.join(&name);
+            meeple_game::limits::read_lines(&path, meeple_game::limits::MAX_RECORD_LINE, "self-play shard", |line| {
+                if line.text.trim().is_empty() {
+                    return Ok(());
+                }
+                let record: SelfPlayGame = serde_json::from_str(line.text).map_err(|e| {
+                    meeple_game::Error::Record(format!("shard '{}' line {}: {e}", path.display(), line.number))
+                })?;
+                replay_states(game, &record).map_err(meeple_game::Error::from)?;
+                games.push(record);
+                Ok(())
+            })?;
+            names.push(name);
+            hooks.selfplay(generation, games.len() as u64, games.iter().map(|g| g.positions.len() as u64).sum());
+        }
+        if games.len() >= config.games_per_generation {
+            break;
+        }
+        if clock.over_time() || hooks.should_stop() {
+            if games.is_empty() {
+                return Ok(None);
+            }
+            break;
+        }
+        std::thread::sleep(EXTERNAL_POLL);
+    }
+    let shard_path = run.shard(generation);
+    let mut text = String::new();
+    for g in &games {
+        text.push_str(&serde_json::to_string(g).expect("self-play games serialise"));
+        text.push('\n');
+    }
+    meeple_arena::files::write_atomic(&shard_path, text.as_bytes()).map_err(|e| io("write", &shard_path, e))?;
+    taken.extend(names);
+    let list = serde_json::to_string(&taken).expect("names serialise");
+    meeple_arena::files::write_atomic(&taken_path(run), list.as_bytes())
+        .map_err(|e| io("write", &taken_path(run), e))?;
+    let positions = games.iter().map(|g| g.positions.len() as u64).sum();
+    let stats = crate::SelfPlayStats {
+        games: games.len() as u64,
+        positions,
+        seconds: start.elapsed().as_secs_f64(),
+        ..Default::default()
+    };
+    Ok(Some((games, stats)))
+}
+
+/// One external player's batch: `games` self-play games of the run in `run_dir` (its settings
+/// from `run.json`) with the newest checkpoint (`ckpt/last.safetensors`), written whole into
+/// `out` (a `.jsonl` file in the run's external directory; written under another name first, so
+/// the trainer never reads half of it). Returns the batch's counts.
+pub fn play_external<G: Game>(
+    game: &G,
+    run_dir: &Path,
+    games: usize,
+    seed: u64,
+    threads: usize,
+    out: &Path,
+) -> Result<crate::SelfPlayStats, LearnError> {
+    let run = RunDir { root: run_dir.to_path_buf() };
+    let text = meeple_game::limits::read_text(&run.config(), meeple_game::limits::MAX_TEXT_FILE, "run configuration")?;
+    let config: AzConfig = serde_json::from_str(&text)
+        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
+    let spec = game.spec().to_string();
+    if config.game != spec {
+        return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));
+    }
+    if out.extension().is_none_or(|e| e != "jsonl") {
+        return Err(LearnError::Config(format!("'{}': a shard's name ends in .jsonl", out.display())));
+    }
+    let (network, _) = meeple_nn::Network::load(&run.last(), Some(&spec), threads)
+        .map_err(|e| LearnError::Data(format!("the run's newest checkpoint: {e}")))?;
+    let (played, stats) = self_play_until(game, &network, &config.selfplay, games, seed, threads, &|| false, |_| {})?;
+    let mut text = String::new();
+    for g in &played {
+        text.push_str(&serde_json::to_string(g).expect("self-play games serialise"));
+        text.push('\n');
+    }
+    // Not `.jsonl` until whole: the trainer only looks at names ending so.
+    let tmp = out.with_extension("partial");
+    std::fs::write(&tmp, text.as_bytes()).and_then(|()| std::fs::rename(&tmp, out)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io("write", out, e)
+    })?;
+    Ok(stats)
 }
 
 /// Sums of a generation's training losses.
@@ -738,6 +875,7 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         eval_every: 5,
         seed,
         threads,
+        external: None,
     }
 }
 

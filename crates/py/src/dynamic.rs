@@ -37,6 +37,16 @@ pub trait DynGame: Send + Sync {
     fn arena_merge(&self, config: &MatchConfig, lines: &[String]) -> Result<Result<String, Vec<usize>>, Error>;
     /// Replays a record, checking every move; every state from the first to the last.
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error>;
+    /// One external player's batch of self-play games for a training run (`train::play_external`):
+    /// games and positions played, and the seconds it took.
+    fn play_external(
+        &self,
+        run: &std::path::Path,
+        games: usize,
+        seed: u64,
+        threads: usize,
+        out: &std::path::Path,
+    ) -> Result<(u64, u64, f64), String>;
     /// A training batch from self-play shards, as `train az` draws one.
     fn shard_batch(
         &self,
@@ -148,6 +158,18 @@ impl<G: Game> DynGame for GameBox<G> {
             Merged::Done(summary) => Ok(serde_json::to_string(&summary).expect("summaries serialise")),
             Merged::Missing(m) => Err(m),
         })
+    }
+    fn play_external(
+        &self,
+        run: &std::path::Path,
+        games: usize,
+        seed: u64,
+        threads: usize,
+        out: &std::path::Path,
+    ) -> Result<(u64, u64, f64), String> {
+        let s =
+            meeple_learn::train::play_external(&self.0, run, games, seed, threads, out).map_err(|e| e.to_string())?;
+        Ok((s.games, s.positions, s.seconds))
     }
     fn shard_batch(
         &self,

@@ -670,6 +670,29 @@ fn evaluate<'py>(
     Ok((shape(out.logits, config.actions)?, shape(out.values, config.seats)?))
 }
 
+/// Plays `games` self-play games for the `meeple train az --selfplay external` run in `run`
+/// (its settings from `run.json`, the newest `ckpt/last.safetensors`) and writes them whole to
+/// `out` (a `.jsonl` file in the run's `--shards` directory). Returns `(games, positions,
+/// seconds)`.
+#[pyfunction]
+#[pyo3(signature = (game, run, out, games, seed, threads = 1))]
+fn play_external(
+    py: Python<'_>,
+    game: &Bound<'_, PyAny>,
+    run: std::path::PathBuf,
+    out: std::path::PathBuf,
+    games: usize,
+    seed: u64,
+    threads: usize,
+) -> PyResult<(u64, u64, f64)> {
+    let game = game_arg(game)?;
+    let threads = check_threads(Some(threads)).map_err(value_error)?.unwrap_or(1);
+    if games == 0 || games > limits::MAX_GAMES {
+        return Err(PyValueError::new_err(format!("games {games}: give 1 to {}", limits::MAX_GAMES)));
+    }
+    py.detach(|| game.play_external(&run, games, seed, threads, &out)).map_err(PyValueError::new_err)
+}
+
 /// Most positions a batch from shards may hold.
 const MAX_SHARD_BATCH: usize = 1 << 16;
 
@@ -958,6 +981,7 @@ fn _meeple(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(shard_batch, m)?)?;
     m.add_function(wrap_pyfunction!(shard_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(play_external, m)?)?;
     m.add_class::<RecordsWriter>()?;
     m.add_class::<Game>()?;
     m.add_class::<State>()?;

@@ -103,3 +103,27 @@ def test_the_command_line_writes_the_summary(tmp_path, local_ray, capsys):
     assert "first" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         distributed.main(["arena", "tictactoe", "first", "random", "--json", str(out)])
+
+
+def test_self_play_on_ray_feeds_the_trainer(tmp_path, local_ray, meeple_cli):
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary for the trainer")
+    out = tmp_path / "run"
+    played = []
+    code = distributed.train_az(
+        "tictactoe", str(out), games=4, meeple=meeple_cli, progress=lambda g, p, s: played.append((g, p)),
+        train_args=["--steps", "3", "--games", "8", "--sims", "8", "--batch", "16", "--window", "64",
+                    "--net", "resnet:blocks=1,channels=8", "--eval-every", "0", "--threads", "1"])
+    assert code == 0
+    lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    generations = [x for x in lines if x.get("event") == "generation"]
+    assert generations and generations[-1]["steps"] >= 3, generations
+    taken = json.loads((out / "external-taken.json").read_text())
+    assert taken and all(name.endswith(".jsonl") for name in taken)
+    # The trainer's own shard holds the games it took, each whole (it replayed every one).
+    kept = (out / "selfplay" / "gen-000001.jsonl").read_text().splitlines()
+    assert len(kept) >= 8
+    assert sum(g for g, _ in played) >= 8
+    # A player's batch for a run of another game is refused.
+    with pytest.raises(ValueError, match="tictactoe"):
+        _meeple.play_external("connect4", str(out), str(out / "incoming" / "x.jsonl"), 1, 0)

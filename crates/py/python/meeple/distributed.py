@@ -10,6 +10,13 @@ order through the arena's records module, and the summary is merged from the gam
 worker dies is retried by Ray; one that still fails stops the match with its error, and
 ``--resume`` goes on from the records file.
 
+``python -m meeple.distributed train az GAME --workers N --out RUN [--minutes M] [-- TRAIN ARGS]``
+runs AlphaZero with self-play on Ray: the trainer is ``meeple train az GAME --selfplay external
+--shards RUN/incoming --out RUN`` (a process on this machine, with its metrics, ladder and
+plots as a local run), and Ray tasks play batches of self-play games with the newest
+checkpoint (``_meeple.play_external``) and move each batch whole into ``RUN/incoming``. A task
+whose worker dies is replayed by Ray; the trainer takes a shard whole or not at all.
+
 ``--address`` joins a running Ray cluster (``ray start --head`` on one machine, ``ray start
 --address HEAD:6379`` on the others); without it a local Ray instance is started with
 ``--workers`` CPUs.
@@ -26,7 +33,7 @@ import tempfile
 
 from . import _meeple
 
-__all__ = ["arena", "main"]
+__all__ = ["arena", "train_az", "main"]
 
 
 def _play_batch(game, agents, indices, match, kill_once=None):
@@ -182,6 +189,106 @@ def arena(
     return summary
 
 
+def _play_external(game, run, out, games, seed, threads):
+    """A Ray task: one batch of self-play games for an external run, written whole to ``out``."""
+    return _meeple.play_external(game, run, out, games, seed, threads)
+
+
+def _meeple_binary(path=None) -> str:
+    import shutil
+
+    for c in (path, os.environ.get("MEEPLE_BIN"), shutil.which("meeple")):
+        if c and os.access(c, os.X_OK):
+            return c
+    raise ValueError("the meeple binary is needed for the trainer: put it on PATH, set MEEPLE_BIN or pass --meeple")
+
+
+def train_az(
+    game,
+    out: str,
+    *,
+    workers: int | None = None,
+    address: str | None = None,
+    games: int = 16,
+    seed: int = 1,
+    threads: int = 1,
+    train_args=(),
+    resume: bool = False,
+    meeple: str | None = None,
+    max_retries: int = 3,
+    progress=None,
+) -> int:
+    """AlphaZero with self-play on Ray: starts ``meeple train az GAME --selfplay external`` for
+    ``out`` (``train_args`` go to it: ``--minutes``, ``--steps``, ``--net``, ...) and keeps one
+    self-play task per worker CPU busy until the trainer ends; returns its exit status.
+    ``games``: games per task. ``progress(games, positions, seconds)`` sees each finished task."""
+    import subprocess
+    import time
+
+    import ray
+
+    spec = _spec(game)
+    if games < 1:
+        raise ValueError(f"games={games}: give at least 1 game per task")
+    binary = _meeple_binary(meeple)
+    shards = os.path.join(out, "incoming")
+    command = [binary, "train", "az", spec, "--selfplay", "external", "--shards", shards, "--out", out,
+               "--seed", str(seed), *train_args]
+    if resume:
+        command.append("--resume")
+    trainer = subprocess.Popen(command)
+    started = False
+    try:
+        # The trainer writes its configuration and a first checkpoint before it waits for games.
+        last = os.path.join(out, "ckpt", "last.safetensors")
+        while not (os.path.exists(last) and os.path.exists(os.path.join(out, "run.json"))):
+            if trainer.poll() is not None:
+                return trainer.returncode
+            time.sleep(0.1)
+        if not ray.is_initialized():
+            if address is None:
+                env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+                ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                         runtime_env={"env_vars": env})
+            else:
+                ray.init(address=address, log_to_driver=False)
+            started = True
+        slots = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
+        task = ray.remote(num_cpus=threads, max_retries=max_retries)(_play_external)
+        tag = f"{os.getpid()}-{int(time.time())}"
+        seq = 0
+        pending = {}
+
+        def submit():
+            nonlocal seq
+            seq += 1
+            name = os.path.join(shards, f"{tag}-{seq:07d}.jsonl")
+            pending[task.remote(spec, out, name, games, (seed << 32) + seq, threads)] = name
+
+        for _ in range(slots):
+            submit()
+        while trainer.poll() is None:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+            for ref in ready:
+                pending.pop(ref)
+                try:
+                    g, positions, seconds = ray.get(ref)
+                    if progress is not None:
+                        progress(g, positions, seconds)
+                except ray.exceptions.RayError as e:
+                    print(f"a self-play task failed after {max_retries} retries: {e}", file=sys.stderr)
+                submit()
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        return trainer.returncode
+    finally:
+        if trainer.poll() is None:
+            trainer.terminate()
+            trainer.wait()
+        if started:
+            ray.shutdown()
+
+
 def _print_summary(s: dict, out=None) -> None:
     out = out or sys.stdout
     print(f"{s['game']}: {s['games']} games, seed {s['seed']}", file=out)
@@ -242,7 +349,30 @@ def main(argv=None) -> int:
     a.add_argument("--resume", action="store_true", help="go on with the match in --records, playing only missing games")
     a.add_argument("--force", action="store_true", help="replace existing --json and --records files")
     a.add_argument("--max-retries", type=int, default=3, help="replays of a batch whose worker died (default 3)")
+    t = sub.add_parser("train", help="train AlphaZero with self-play on Ray",
+                       description="AlphaZero with self-play on Ray: `meeple train az GAME --selfplay external` here, "
+                                   "self-play tasks on the cluster. Arguments after -- go to `meeple train az`.")
+    t.add_argument("kind", choices=["az"], help="the learner (az)")
+    t.add_argument("game", help="game spec, e.g. connect4")
+    t.add_argument("--out", required=True, help="the run directory")
+    t.add_argument("--workers", type=int, help="CPUs of the local Ray instance (default: all)")
+    t.add_argument("--address", help="a running Ray cluster (default: start a local Ray instance)")
+    t.add_argument("--games", type=int, default=16, help="self-play games per task (default 16)")
+    t.add_argument("--threads", type=int, default=1, help="threads of each self-play task (default 1)")
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--resume", action="store_true", help="go on with the run in --out")
+    t.add_argument("--meeple", help="the meeple binary (default: MEEPLE_BIN, then PATH)")
+    t.add_argument("train_args", nargs="*", help="after --: options of `meeple train az` (--minutes, --net, ...)")
     args = parser.parse_args(argv)
+
+    if args.command == "train":
+        try:
+            return train_az(args.game, args.out, workers=args.workers, address=args.address, games=args.games,
+                            seed=args.seed, threads=args.threads, train_args=args.train_args, resume=args.resume,
+                            meeple=args.meeple)
+        except (ValueError, TypeError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
 
     if args.json and os.path.exists(args.json) and not args.force:
         parser.error(f"--json '{args.json}' exists; pass --force to replace it")
