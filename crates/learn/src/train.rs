@@ -795,6 +795,20 @@ pub fn batch_from_shards<G: Game>(
     if !(0.0..=1.0).contains(&value_mix) {
         return Err(LearnError::Config(format!("value mix {value_mix} is outside 0 to 1")));
     }
+    // The network must be one for this game: its shapes size the batch.
+    let shape = (game.observation_shape(), game.num_actions(), game.num_players());
+    if (net.input.clone(), net.actions, net.seats) != shape {
+        return Err(LearnError::Config(format!(
+            "the network reads {:?} with {} actions and {} seats; {} has {:?}, {} and {}",
+            net.input,
+            net.actions,
+            net.seats,
+            game.spec(),
+            shape.0,
+            shape.1,
+            shape.2
+        )));
+    }
     let mut window = VecDeque::new();
     for path in shards {
         read_shard(game, path, value_mix, &mut window)?;

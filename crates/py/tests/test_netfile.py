@@ -78,3 +78,9 @@ def test_bad_files_are_refused(tmp_path, repo_root):
         _meeple.evaluate(path, np.zeros((1, 3, 6, 7), np.float32))
     with pytest.raises(ValueError, match="whole number"):
         _meeple.evaluate(str(repo_root / "models" / "connect4-az.safetensors"), np.zeros(5, np.float32))
+
+
+def test_shard_batches_refuse_a_network_of_another_game():
+    net = {"trunk": {"kind": "mlp", "layers": 1, "width": 8}, "input": [100000, 1000, 1000], "actions": 9, "seats": 2}
+    with pytest.raises(ValueError, match="tictactoe"):
+        _meeple.shard_batch("tictactoe", [], json.dumps(net), 8, 0, 0.5)
