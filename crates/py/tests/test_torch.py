@@ -88,3 +88,32 @@ def test_the_loss_is_meeples(tmp_path, meeple_cli):
     _, (policy, value, _) = mt.loss(net, batch)
     want = _meeple.shard_loss(path, batch)
     assert abs(policy - want["policy"]) < 1e-4 and abs(value - want["value"]) < 1e-4
+
+
+def test_pytorch_trains_an_external_self_play_run_on_ray(tmp_path, meeple_cli):
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary to make the run")
+    import ray
+
+    from meeple import distributed
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": ":".join(p for p in __import__("sys").path if p)}})
+    try:
+        out = tmp_path / "run"
+        code = distributed.train_az(
+            "tictactoe", str(out), games=4, meeple=meeple_cli, trainer="torch",
+            train_args=["--steps", "6", "--games", "8", "--net", "resnet:blocks=1,channels=8", "--eval-every", "0",
+                        "--threads", "1"])
+    finally:
+        ray.shutdown()
+    assert code == 0
+    lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    generations = [x for x in lines if x.get("event") == "generation" and x.get("trainer") == "az-torch"]
+    assert generations and generations[-1]["steps"] >= 6
+    model = out / "ckpt" / "last.safetensors"
+    net, sidecar = mt.load(str(model))
+    outputs_match(str(model), net)
+    assert sidecar["run"]["trainer"] == "az-torch"
+    game = meeple.Game("tictactoe")
+    assert meeple.Agent(f"az:model={model},sims=8", game).act(game.new_initial_state()) is not None

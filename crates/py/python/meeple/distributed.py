@@ -217,11 +217,16 @@ def train_az(
     meeple: str | None = None,
     max_retries: int = 3,
     progress=None,
+    trainer: str = "rust",
+    device: str = "cpu",
 ) -> int:
     """AlphaZero with self-play on Ray: starts ``meeple train az GAME --selfplay external`` for
     ``out`` (``train_args`` go to it: ``--minutes``, ``--steps``, ``--net``, ...) and keeps one
     self-play task per worker CPU busy until the trainer ends; returns its exit status.
-    ``games``: games per task. ``progress(games, positions, seconds)`` sees each finished task."""
+    ``games``: games per task. ``progress(games, positions, seconds)`` sees each finished task.
+    ``trainer="torch"``: meeple makes the run (its configuration and first checkpoint) and
+    ``python -m meeple.torch external`` trains it on ``device`` (``cuda`` for a GPU), taking
+    ``--minutes``/``--steps`` from ``train_args``."""
     import subprocess
     import time
 
@@ -230,12 +235,32 @@ def train_az(
     spec = _spec(game)
     if games < 1:
         raise ValueError(f"games={games}: give at least 1 game per task")
+    if trainer not in ("rust", "torch"):
+        raise ValueError(f"trainer '{trainer}': rust or torch")
     binary = _meeple_binary(meeple)
     shards = os.path.join(out, "incoming")
     command = [binary, "train", "az", spec, "--selfplay", "external", "--shards", shards, "--out", out,
-               "--seed", str(seed), *train_args]
-    if resume:
-        command.append("--resume")
+               "--seed", str(seed)]
+    if trainer == "torch":
+        # meeple makes the run and its first checkpoint, then stops; PyTorch trains it.
+        limits, rest, args = [], [], list(train_args)
+        while args:
+            a = args.pop(0)
+            key = a.split("=", 1)[0]
+            if key in ("--minutes", "--steps"):
+                limits += [key, a.split("=", 1)[1] if "=" in a else args.pop(0)]
+            else:
+                rest.append(a)
+        if not limits:
+            raise ValueError("trainer='torch' needs --minutes or --steps in train_args")
+        if not resume:
+            subprocess.run(command + rest + ["--minutes", "0.0001"], check=True)
+        command = [sys.executable, "-m", "meeple.torch", "external", out, "--shards", shards, "--device", device,
+                   "--seed", str(seed), *limits]
+    else:
+        command += list(train_args)
+        if resume:
+            command.append("--resume")
     trainer = subprocess.Popen(command)
     started = False
     try:
@@ -362,14 +387,20 @@ def main(argv=None) -> int:
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--resume", action="store_true", help="go on with the run in --out")
     t.add_argument("--meeple", help="the meeple binary (default: MEEPLE_BIN, then PATH)")
-    t.add_argument("train_args", nargs="*", help="after --: options of `meeple train az` (--minutes, --net, ...)")
+    t.add_argument("--trainer", choices=["rust", "torch"], default="rust",
+                   help="who trains: meeple (rust, default) or PyTorch (torch; needs torch)")
+    t.add_argument("--device", default="cpu", help="with --trainer torch: cpu, cuda, cuda:1, ...")
+    # Everything after -- goes to `meeple train az` untouched (argparse would read it as ours).
+    argv = list(sys.argv[1:] if argv is None else argv)
+    train_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
     args = parser.parse_args(argv)
 
     if args.command == "train":
         try:
             return train_az(args.game, args.out, workers=args.workers, address=args.address, games=args.games,
-                            seed=args.seed, threads=args.threads, train_args=args.train_args, resume=args.resume,
-                            meeple=args.meeple)
+                            seed=args.seed, threads=args.threads, train_args=train_args, resume=args.resume,
+                            meeple=args.meeple, trainer=args.trainer, device=args.device)
         except (ValueError, TypeError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -29,7 +29,7 @@ from torch import nn
 
 from . import netfile
 
-__all__ = ["Net", "load", "save", "loss", "train", "main"]
+__all__ = ["Net", "load", "save", "loss", "train", "run_external", "main"]
 
 
 class ConvBn(nn.Module):
@@ -224,6 +224,130 @@ def train(net: Net, batches, steps: int, lr: float = 2e-3, weight_decay: float =
     return samples / (time.perf_counter() - start)
 
 
+def _metrics_line(f, line: dict) -> None:
+    f.write(json.dumps(line) + "\n")
+    f.flush()
+
+
+def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=None, reuse=4.0, batch=256, lr=2e-3,
+                 window=100_000, eval_every=0, opponents=("random", "mcts:iters=100"), eval_games=20, seed=0,
+                 log=None) -> dict:
+    """The trainer of an external self-play run, in PyTorch: the Rust trainer's protocol (whole
+    shard files moved into ``shards`` by players, taken in name order and remembered in
+    ``external-taken.json``; ``ckpt/last.safetensors`` published after every generation) with
+    PyTorch doing the training steps on ``device``. The run directory must hold ``run.json``
+    and a first checkpoint (``meeple train az GAME --selfplay external --shards DIR --out RUN
+    --minutes 0`` makes them). Metrics go to ``metrics.jsonl`` in meeple's schema, so ``meeple
+    plot`` draws them; ``eval_every`` generations, the checkpoint plays ``opponents`` in the
+    arena. Stops after ``minutes`` or ``steps``; returns the progress."""
+    import os
+
+    from . import _meeple, arena
+
+    with open(os.path.join(run, "run.json")) as f:
+        config = json.load(f)
+    game = config["game"]
+    per_generation = int(config.get("games_per_generation", 128))
+    value_mix = float(config.get("value_mix", 0.5))
+    last = os.path.join(run, "ckpt", "last.safetensors")
+    net, sidecar = load(last, device)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    taken_path = os.path.join(run, "external-taken.json")
+    taken = set(json.load(open(taken_path))) if os.path.exists(taken_path) else set()
+    progress = dict(sidecar.get("run", {}).get("progress") or {})
+    progress = {k: progress.get(k, 0) for k in ("generation", "games", "positions", "steps", "seconds")}
+    start, base = time.perf_counter(), float(progress["seconds"])
+    window_files = sorted(os.path.join(shards, n) for n in taken)
+    metrics = open(os.path.join(run, "metrics.jsonl"), "a")
+
+    def over():
+        return (minutes is not None and base + time.perf_counter() - start >= 60 * minutes) or (
+            steps is not None and progress["steps"] >= steps)
+
+    while not over():
+        fresh, games, positions = [], 0, 0
+        waited = time.perf_counter()
+        while games < per_generation and not over():
+            for name in sorted(n for n in os.listdir(shards) if n.endswith(".jsonl") and n not in taken):
+                with open(os.path.join(shards, name)) as f:
+                    lines = [json.loads(x) for x in f if x.strip()]
+                games += len(lines)
+                positions += sum(len(g["positions"]) for g in lines)
+                fresh.append(name)
+                taken.add(name)
+            if games < per_generation:
+                time.sleep(0.2)
+        if not fresh:
+            break
+        selfplay_seconds = time.perf_counter() - waited
+        window_files += [os.path.join(shards, n) for n in fresh]
+        # The newest files up to the window's positions (a file's positions from its games).
+        kept, total = [], 0
+        for path in reversed(window_files):
+            kept.append(path)
+            with open(path) as f:
+                total += sum(len(json.loads(x)["positions"]) for x in f if x.strip())
+            if total >= window:
+                break
+        window_files = list(reversed(kept))
+        n_steps = max(1, round(positions * reuse / batch))
+        t0 = time.perf_counter()
+        data = _meeple.shard_batch(game, window_files, json.dumps(sidecar["net"]), n_steps * batch,
+                                   seed + progress["generation"] + 1, value_mix)
+        net.train()
+        sums = [0.0, 0.0, 0.0]
+        for k in range(n_steps):
+            part = {key: v[k * batch:(k + 1) * batch] for key, v in data.items()}
+            total_loss, parts = loss(net, part, device=device)
+            opt.zero_grad()
+            total_loss.backward()
+            opt.step()
+            sums = [a + b for a, b in zip(sums, parts)]
+        net.eval()
+        train_seconds = time.perf_counter() - t0
+        progress["generation"] += 1
+        progress["games"] += games
+        progress["positions"] += positions
+        progress["steps"] += n_steps
+        progress["seconds"] = base + time.perf_counter() - start
+        sidecar = dict(sidecar, step=progress["steps"])
+        sidecar["run"] = dict(sidecar.get("run") or {}, progress=dict(progress), trainer="az-torch",
+                              torch={"device": str(device), "lr": lr, "batch": batch, "reuse": reuse})
+        save(last, net.to("cpu"), sidecar)
+        net.to(device)
+        with open(taken_path + ".tmp", "w") as f:
+            json.dump(sorted(taken), f)
+        os.replace(taken_path + ".tmp", taken_path)
+        line = {"schema": 1, "event": "generation", "trainer": "az-torch", "generation": progress["generation"],
+                "steps": progress["steps"], "games": progress["games"], "positions": progress["positions"],
+                "wall_seconds": progress["seconds"], "trained": True,
+                "losses": {"policy": sums[0] / n_steps, "value": sums[1] / n_steps},
+                "figures": {"games": games},
+                "stats": {"samples_per_second": n_steps * batch / max(train_seconds, 1e-9),
+                          "selfplay_seconds": selfplay_seconds, "train_seconds": train_seconds}}
+        _metrics_line(metrics, line)
+        if log is not None:
+            log(line)
+        if eval_every and progress["generation"] % eval_every == 0:
+            kept_path = os.path.join(run, "ckpt", f"gen-{progress['generation']:06d}.safetensors")
+            save(kept_path, net.to("cpu"), sidecar)
+            net.to(device)
+            agent = f"az:model={kept_path},sims=64"
+            rungs = []
+            for o in opponents:
+                s = arena(game, [agent, o], games=eval_games, seed=seed + progress["generation"], opening_plies=2)
+                a = s["agents"][0]
+                rungs.append({"opponent": o, "score": a["score"], "ci": a["ci"], "wins": a["wins"],
+                              "draws": a["draws"], "losses": a["losses"]})
+            _metrics_line(metrics, {"schema": 1, "event": "evaluation", "trainer": "az-torch",
+                                    "generation": progress["generation"], "steps": progress["steps"],
+                                    "wall_seconds": base + time.perf_counter() - start,
+                                    "evaluation": {"agent": agent, "opponents": rungs, "anchor": opponents[0],
+                                                   "games": eval_games, "opening_plies": 2}})
+    metrics.close()
+    return progress
+
+
 def main(argv=None) -> int:
     from . import _meeple
 
@@ -240,8 +364,30 @@ def main(argv=None) -> int:
     t.add_argument("--value-mix", type=float, default=0.5, help="share of the root search value in value targets")
     t.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     t.add_argument("--seed", type=int, default=0)
+    e = sub.add_parser("external", help="train an external self-play run (meeple train az --selfplay external's "
+                                         "protocol) in PyTorch")
+    e.add_argument("run", help="the run directory (run.json and ckpt/last.safetensors)")
+    e.add_argument("--shards", required=True, help="where the players move their shards")
+    e.add_argument("--device", default="cpu")
+    e.add_argument("--minutes", type=float)
+    e.add_argument("--steps", type=int)
+    e.add_argument("--reuse", type=float, default=4.0, help="times each new position is trained on, on average")
+    e.add_argument("--batch", type=int, default=256)
+    e.add_argument("--lr", type=float, default=2e-3)
+    e.add_argument("--eval-every", type=int, default=0, help="generations between evaluations (0: none)")
+    e.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
     torch.manual_seed(a.seed)
+    if a.command == "external":
+        if a.minutes is None and a.steps is None:
+            p.error("give --minutes or --steps: when the run stops")
+        done = run_external(a.run, a.shards, device=a.device, minutes=a.minutes, steps=a.steps, reuse=a.reuse,
+                            batch=a.batch, lr=a.lr, eval_every=a.eval_every, seed=a.seed,
+                            log=lambda line: print(f"generation {line['generation']}: {line['steps']} steps, "
+                                                   f"{line['stats']['samples_per_second']:.0f} samples/s",
+                                                   file=sys.stderr))
+        print(json.dumps(done))
+        return 0
     net, sidecar = load(a.init, a.device)
     game = sidecar["game"]
 
