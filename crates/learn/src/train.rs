@@ -598,12 +598,8 @@ pub fn play_external<G: Game>(
         text.push_str(&serde_json::to_string(g).expect("self-play games serialise"));
         text.push('\n');
     }
-    // Not `.jsonl` until whole: the trainer only looks at names ending so.
-    let tmp = out.with_extension("partial");
-    std::fs::write(&tmp, text.as_bytes()).and_then(|()| std::fs::rename(&tmp, out)).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io("write", out, e)
-    })?;
+    // Written whole under a temporary name (not ending in .jsonl, which the trainer looks for).
+    meeple_arena::files::write_atomic(out, text.as_bytes()).map_err(|e| io("write", out, e))?;
     Ok(stats)
 }
 

@@ -29,7 +29,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 
 from . import _meeple
 
@@ -61,20 +60,12 @@ def _spec(game) -> str:
 
 
 def _write_json(path: str, summary: dict, force: bool) -> None:
-    """Writes the summary whole or not at all (a temporary file renamed over the target)."""
+    """Writes the summary whole or not at all."""
+    from .netfile import _write_atomic
+
     if os.path.exists(path) and not force:
         raise ValueError(f"'{path}' exists; pass --force to replace it")
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".meeple-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(summary, f)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _write_atomic(path, (json.dumps(summary) + "\n").encode())
 
 
 def arena(

@@ -315,9 +315,7 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
                               torch={"device": str(device), "lr": lr, "batch": batch, "reuse": reuse})
         save(last, net.to("cpu"), sidecar)
         net.to(device)
-        with open(taken_path + ".tmp", "w") as f:
-            json.dump(sorted(taken), f)
-        os.replace(taken_path + ".tmp", taken_path)
+        netfile._write_atomic(taken_path, json.dumps(sorted(taken)).encode())
         line = {"schema": 1, "event": "generation", "trainer": "az-torch", "generation": progress["generation"],
                 "steps": progress["steps"], "games": progress["games"], "positions": progress["positions"],
                 "wall_seconds": progress["seconds"], "trained": True,
