@@ -85,14 +85,7 @@ pub fn run_match_from<G: Game>(
 ) -> Result<(MatchSummary, Vec<PlayedGame>), Error> {
     validate(game, agents, config)?;
     let total = total_games(game.num_players(), config);
-    let mut have = vec![false; total];
-    let settings = config.settings();
-    for g in &done {
-        check_resumed(game, config, &settings, g, total)?;
-        if std::mem::replace(&mut have[g.index], true) {
-            return Err(Error::Record(format!("game {} appears twice in the records", g.index)));
-        }
-    }
+    let have = check_games(game, config, &done, total)?;
     let Some(sprt) = config.sprt else {
         let missing: Vec<usize> = (0..total).filter(|&i| !have[i]).collect();
         let mut played = done;
@@ -115,6 +108,26 @@ pub fn run_match_from<G: Game>(
         decision = sprt.decide(a.wins as f64, a.draws as f64, a.losses as f64);
     }
     Ok((sprt_summary(game, config, sprt, decision, &mut played), played))
+}
+
+/// Checks games played earlier (read back from records, or by other processes) against the
+/// match, each replayed, and returns which of its `total` games they are; a game given twice
+/// is an error.
+fn check_games<G: Game>(
+    game: &G,
+    config: &MatchConfig,
+    games: &[PlayedGame],
+    total: usize,
+) -> Result<Vec<bool>, Error> {
+    let settings = config.settings();
+    let mut have = vec![false; total];
+    for g in games {
+        check_resumed(game, config, &settings, g, total)?;
+        if std::mem::replace(&mut have[g.index], true) {
+            return Err(Error::Record(format!("game {} appears twice in the records", g.index)));
+        }
+    }
+    Ok(have)
 }
 
 /// The summary of an SPRT match over `played` (sorted here), with the test's report.
@@ -198,14 +211,7 @@ pub fn merge_games<G: Game>(
 ) -> Result<Merged, Error> {
     validate(game, agents, config)?;
     let total = total_games(game.num_players(), config);
-    let settings = config.settings();
-    let mut have = vec![false; total];
-    for g in &played {
-        check_resumed(game, config, &settings, g, total)?;
-        if std::mem::replace(&mut have[g.index], true) {
-            return Err(Error::Record(format!("game {} appears twice", g.index)));
-        }
-    }
+    let have = check_games(game, config, &played, total)?;
     let Some(sprt) = config.sprt else {
         let missing: Vec<usize> = (0..total).filter(|&i| !have[i]).collect();
         if !missing.is_empty() {

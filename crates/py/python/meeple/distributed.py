@@ -51,6 +51,23 @@ def _play_batch(game, agents, indices, match, kill_once=None):
     return _meeple.arena_games(game, agents, indices, **match)
 
 
+def _start_ray(workers, address) -> bool:
+    """Starts Ray unless it runs already (a local instance with ``workers`` CPUs, or the
+    cluster at ``address``); whether this call started it (and so should shut it down)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if address is None:
+        # Workers import meeple the way this process did.
+        env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": env})
+    else:
+        ray.init(address=address, log_to_driver=False)
+    return True
+
+
 def _spec(game) -> str:
     if isinstance(game, _meeple.Game):
         return game.spec
@@ -117,16 +134,7 @@ def arena(
     match = dict(games=games, seed=seed, threads=threads, opening_plies=opening_plies, move_time=move_time, sprt=sprt)
     total = _meeple.arena_total(spec, agents, **match)
 
-    started = False
-    if not ray.is_initialized():
-        if address is None:
-            # Workers import meeple the way this process did.
-            env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-            ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                     runtime_env={"env_vars": env})
-        else:
-            ray.init(address=address, log_to_driver=False)
-        started = True
+    started = _start_ray(workers, address)
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         size = batch or max(1, min(64, math.ceil(total / (4 * max(1, cpus // threads)))))
@@ -261,14 +269,7 @@ def train_az(
             if trainer.poll() is not None:
                 return trainer.returncode
             time.sleep(0.1)
-        if not ray.is_initialized():
-            if address is None:
-                env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-                ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                         runtime_env={"env_vars": env})
-            else:
-                ray.init(address=address, log_to_driver=False)
-            started = True
+        started = _start_ray(workers, address)
         slots = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
         task = ray.remote(num_cpus=threads, max_retries=max_retries)(_play_external)
         tag = f"{os.getpid()}-{int(time.time())}"
