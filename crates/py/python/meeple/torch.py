@@ -389,8 +389,18 @@ def main(argv=None) -> int:
     net, sidecar = load(a.init, a.device)
     game = sidecar["game"]
 
+    # shard_batch reads the shards on every call, which costs more than a GPU's training step
+    # (measured on an H200: 9,900 samples/s drawn a batch of 1,024 at a time, 100,000 trained),
+    # so batches are drawn about 16,384 samples at a time.
+    chunk, drawn = max(1, 16384 // a.batch), {}
+
     def batches(step):
-        return _meeple.shard_batch(game, a.shards, json.dumps(sidecar["net"]), a.batch, a.seed + step, a.value_mix)
+        k = step % chunk
+        if k == 0:
+            n = min(chunk, a.steps - step)
+            drawn["data"] = _meeple.shard_batch(game, a.shards, json.dumps(sidecar["net"]), n * a.batch, a.seed + step,
+                                                a.value_mix)
+        return {key: v[k * a.batch:(k + 1) * a.batch] for key, v in drawn["data"].items()}
 
     def log(step, parts):
         if step % 10 == 0 or step == a.steps - 1:
