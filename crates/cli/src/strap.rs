@@ -60,6 +60,12 @@ pub struct StrapArgs {
     /// for the other player, so values carry whose turn it is.
     #[arg(long)]
     mover: bool,
+    /// Two-player games, TreeStrap: each node teaches only the view of the player who just moved
+    /// there (with --zero-sum: every node, from that side), the positions a depth-limited search
+    /// asks its evaluator about; the side to move's coming move is then never credited to the
+    /// features it is about to leave.
+    #[arg(long)]
+    after_move: bool,
     /// TD-Leaf: λ of the temporal differences (KnightCap: 0.7).
     #[arg(long, default_value_t = 0.7)]
     lambda: f64,
@@ -122,6 +128,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         min_depth: args.min_depth,
         zero_sum: args.zero_sum,
         mover: args.mover,
+        after_move: args.after_move,
     };
     // How the weights are played: read from the side to move where they were learned so.
     let loads = if args.mover {
@@ -151,7 +158,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         bail!("{} weights given; {} takes {n}", weights.len(), args.eval);
     }
     let command = format!(
-        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {} --out {}",
+        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {} --out {}",
         strap.name(),
         args.game,
         args.eval,
@@ -163,6 +170,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         if args.minimax { " --minimax" } else { "" },
         if args.zero_sum { " --zero-sum" } else { "" },
         if args.mover { " --mover" } else { "" },
+        if args.after_move { " --after-move" } else { "" },
         args.min_depth,
         args.lambda,
         args.opening_plies,

@@ -74,6 +74,13 @@ pub struct StrapConfig {
     /// for the other player. Values for a fixed player cannot tell whose turn it is, and the
     /// mover's chances to improve are worth something the other's are not.
     pub mover: bool,
+    /// Two-player games, TreeStrap: each node teaches only the view of the player who just
+    /// moved there, not the one to move (with [`StrapConfig::zero_sum`] every node teaches
+    /// exactly that view, mirrored where the root's player is to move). A depth-limited search
+    /// asks its evaluator only about such positions (its leaves, for the player who moved into
+    /// them), so it is fitted on the positions it values, and a mover's coming move is never
+    /// credited to the features it moves away from.
+    pub after_move: bool,
 }
 
 /// What one self-play game taught.
@@ -206,6 +213,9 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
                 let mirrored: Vec<NodeRecord> = records.iter().filter_map(mirror).collect();
                 records.extend(mirrored);
             }
+            if config.after_move {
+                records.retain(|r| !r.to_move);
+            }
             sq += update(weights, &records, config.learning_rate, config.win_value);
             out.nodes += records.len() as u64;
         }
@@ -268,6 +278,7 @@ pub fn mirror(r: &NodeRecord) -> Option<NodeRecord> {
         },
         depth: r.depth,
         opponent: Vec::new(),
+        to_move: !r.to_move,
     })
 }
 
@@ -334,7 +345,14 @@ mod tests {
 
     #[test]
     fn a_bound_only_pulls_values_that_break_it() {
-        let r = |value, bound| NodeRecord { features: vec![1.0], value, bound, depth: 1, opponent: Vec::new() };
+        let r = |value, bound| NodeRecord {
+            features: vec![1.0],
+            value,
+            bound,
+            depth: 1,
+            opponent: Vec::new(),
+            to_move: false,
+        };
         let w = [2.0];
         let e = |r: &NodeRecord| error(r, &w, 10.0);
         assert_eq!(e(&r(3.0, Bound::Exact)), 1.0);
@@ -367,6 +385,7 @@ mod tests {
                 bound: Bound::Exact,
                 depth: 1,
                 opponent: Vec::new(),
+                to_move: false,
             });
         }
         let mut w = random_weights(8, 4);
@@ -397,6 +416,7 @@ mod tests {
             min_depth: 1,
             zero_sum: false,
             mover: false,
+            after_move: false,
         };
         let w = random_weights(8, 3);
         for s in positions(6, 12).into_iter().skip(4) {
@@ -414,6 +434,39 @@ mod tests {
         }
     }
 
+    /// Each record knows whether its player is the one to move: in a depth-3 minimax search
+    /// from the root player's view, nodes 1 ply below the root (2 left) have the opponent to
+    /// move, 2 plies below (1 left) the root player again; the mirror flips it.
+    #[test]
+    fn records_know_whose_turn_it_is() {
+        let game = meeple_games::santorini::Santorini::default();
+        let config = StrapConfig {
+            strap: Strap::Tree,
+            eval: "linear8".into(),
+            depth: 3,
+            learning_rate: 1e-4,
+            opening_plies: 0,
+            seed: 1,
+            win_value: 10.0,
+            proven_nodes: true,
+            minimax: true,
+            lambda: 0.7,
+            min_depth: 1,
+            zero_sum: false,
+            mover: false,
+            after_move: false,
+        };
+        let s = positions(5, 12).pop().unwrap();
+        let mut mm = searcher(&game, &config, &random_weights(8, 3), 1).unwrap();
+        meeple_game::Agent::act(&mut mm, &s, &meeple_game::Budget::UNLIMITED).unwrap();
+        assert!(mm.root_record(&s).unwrap().to_move);
+        let records = mm.take_records();
+        let at = |d: u32| records.iter().filter(move |r| r.depth == d);
+        assert!(at(2).count() > 0 && at(2).all(|r| !r.to_move));
+        assert!(at(1).count() > 0 && at(1).all(|r| r.to_move));
+        assert!(at(1).filter_map(mirror).all(|r| !r.to_move));
+    }
+
     /// The other player's view of a node: its features, the negated value, the bound mirrored;
     /// a node whose bound already holds for one view holds for the other.
     #[test]
@@ -424,9 +477,11 @@ mod tests {
             bound: Bound::Upper,
             depth: 2,
             opponent: vec![0.0, 1.0],
+            to_move: true,
         };
         let m = mirror(&r).unwrap();
         assert_eq!((m.features.as_slice(), m.value, m.bound, m.depth), ([0.0, 1.0].as_slice(), -2.0, Bound::Lower, 2));
+        assert!(!m.to_move, "the other player's view: the player to move becomes the one who moved");
         // Antisymmetric weights: h = 1.5 for the player (at most 2: kept), -1.5 for the other (at
         // least -2: kept); 3 and -3 break both bounds by 1.
         for (w, e) in [([1.5, -1.5], 0.0), ([3.0, -3.0], -1.0)] {
@@ -468,6 +523,7 @@ mod tests {
             min_depth: 1,
             zero_sum: false,
             mover: false,
+            after_move: false,
         };
         let start = random_weights(8, 9);
         let mut w = start.clone();

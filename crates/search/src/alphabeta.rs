@@ -225,6 +225,9 @@ pub struct NodeRecord {
     /// In a two-player game, the features for the other player, whose value of the node is the
     /// negation (a zero-sum game): a learner can fit both views. Empty otherwise.
     pub opponent: Vec<f64>,
+    /// Whether the player whose features and value these are is the one to move at the node
+    /// (the root's player at the root and every other ply below it).
+    pub to_move: bool,
 }
 
 /// Values beyond this are proven results (wins, losses), which no evaluator's value reaches.
@@ -367,6 +370,7 @@ impl<S: State> AlphaBeta<S> {
             bound: Bound::Exact,
             depth: self.report.depth,
             opponent: self.opponent_features(state, player),
+            to_move: true,
         })
     }
 
@@ -374,7 +378,8 @@ impl<S: State> AlphaBeta<S> {
         let mut features = Vec::new();
         if self.eval.features(state, self.root_player, &mut features) {
             let opponent = self.opponent_features(state, self.root_player);
-            self.records.push(NodeRecord { features, value, bound, depth, opponent });
+            let to_move = state.current_player() == Some(self.root_player);
+            self.records.push(NodeRecord { features, value, bound, depth, opponent, to_move });
         }
     }
 
