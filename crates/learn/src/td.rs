@@ -898,6 +898,31 @@ mod tests {
         }
     }
 
+    /// Four-player Catan trains as three-player Catan does: a round's games finish (won or
+    /// stopped by the turn limit), every seat's predictions are trained on, and the network
+    /// gives one value a seat, each a probability.
+    #[test]
+    fn four_player_catan_trains() {
+        use meeple_game::Game;
+        let spec: meeple_game::Spec = "catan:players=4".parse().unwrap();
+        let game = meeple_games::catan::Catan::from_spec(&spec).unwrap();
+        let mut config = TdConfig::report("catan:players=4");
+        config.net = "resmlp:blocks=1,width=16".into();
+        config.parallel = 2;
+        config.batch_games = 2;
+        let mut run = TdRun::new(game.clone(), config, None).unwrap();
+        let round = run.round().unwrap();
+        assert_eq!(round.games, 2);
+        assert!(round.positions > 100 && round.loss.is_finite(), "{round:?}");
+        assert!(round.metrics.iter().any(|(k, v)| k == "dice_rolls" && *v > 0.0), "{:?}", round.metrics);
+        let s = game.initial_state();
+        let mut obs = Vec::new();
+        s.observation(0, &mut obs);
+        let values = run.network().evaluate(&obs, 1).unwrap().values;
+        assert_eq!(values.len(), 4);
+        assert!(values.iter().all(|v| (0.0..=1.0).contains(v)), "{values:?}");
+    }
+
     /// A value net trained by TD self-play loads as `eval=(net:model=F)` with the value the
     /// trainer's network gives (as a logit), and as the `value` agent.
     #[test]
