@@ -304,6 +304,26 @@ pub fn update(weights: &mut [f64], records: &[NodeRecord], learning_rate: f64, w
 mod tests {
     use super::*;
 
+    /// A run's settings for the tests: TreeStrap-like defaults; tests change what they need.
+    fn test_config(strap: Strap) -> StrapConfig {
+        StrapConfig {
+            strap,
+            eval: "linear8".into(),
+            depth: 3,
+            learning_rate: 1e-4,
+            opening_plies: 0,
+            seed: 1,
+            win_value: 10.0,
+            proven_nodes: true,
+            minimax: false,
+            lambda: 0.7,
+            min_depth: 1,
+            zero_sum: false,
+            mover: false,
+            after_move: false,
+        }
+    }
+
     fn positions(n: usize, seed: u64) -> Vec<meeple_games::santorini::SantoriniState> {
         let game = meeple_games::santorini::Santorini::default();
         let mut rng = rng_from_seed(seed);
@@ -402,22 +422,7 @@ mod tests {
     #[test]
     fn minimax_records_every_node_exactly() {
         let game = meeple_games::santorini::Santorini::default();
-        let mut config = StrapConfig {
-            strap: Strap::Tree,
-            eval: "linear8".into(),
-            depth: 3,
-            learning_rate: 1e-4,
-            opening_plies: 0,
-            seed: 1,
-            win_value: 10.0,
-            proven_nodes: true,
-            minimax: false,
-            lambda: 0.7,
-            min_depth: 1,
-            zero_sum: false,
-            mover: false,
-            after_move: false,
-        };
+        let mut config = test_config(Strap::Tree);
         let w = random_weights(8, 3);
         for s in positions(6, 12).into_iter().skip(4) {
             let mut ab = searcher(&game, &config, &w, 1).unwrap();
@@ -440,22 +445,7 @@ mod tests {
     #[test]
     fn records_know_whose_turn_it_is() {
         let game = meeple_games::santorini::Santorini::default();
-        let config = StrapConfig {
-            strap: Strap::Tree,
-            eval: "linear8".into(),
-            depth: 3,
-            learning_rate: 1e-4,
-            opening_plies: 0,
-            seed: 1,
-            win_value: 10.0,
-            proven_nodes: true,
-            minimax: true,
-            lambda: 0.7,
-            min_depth: 1,
-            zero_sum: false,
-            mover: false,
-            after_move: false,
-        };
+        let config = StrapConfig { minimax: true, ..test_config(Strap::Tree) };
         let s = positions(5, 12).pop().unwrap();
         let mut mm = searcher(&game, &config, &random_weights(8, 3), 1).unwrap();
         meeple_game::Agent::act(&mut mm, &s, &meeple_game::Budget::UNLIMITED).unwrap();
@@ -510,20 +500,12 @@ mod tests {
     fn td_leaf_plays_and_learns() {
         let game = meeple_games::santorini::Santorini::default();
         let config = StrapConfig {
-            strap: Strap::Leaf,
-            eval: "linear8".into(),
             depth: 2,
             learning_rate: 1e-3,
             opening_plies: 2,
             seed: 5,
-            win_value: 10.0,
             proven_nodes: false,
-            minimax: false,
-            lambda: 0.7,
-            min_depth: 1,
-            zero_sum: false,
-            mover: false,
-            after_move: false,
+            ..test_config(Strap::Leaf)
         };
         let start = random_weights(8, 9);
         let mut w = start.clone();
