@@ -196,7 +196,9 @@ async function checkRestart(browser, report) {
     if (s.targets > 0) await clickTarget(page, random());
     else await page.waitForTimeout(20);
   }
-  await page.waitForFunction(() => window.M.snap.legal.length > 0);
+  // The last click may have landed on a target the page drew for ply 4 after the loop read a
+  // lower ply: wait until no move is being sent and it is the person's turn again.
+  await page.waitForFunction(() => !window.M.busy && window.M.snap.legal.length > 0);
   const before = await page.evaluate(() => ({ ply: window.M.snap.ply, view: JSON.stringify(window.M.snap.view) }));
   console.log('RESTART');
   const answer = await input.next();
