@@ -52,14 +52,19 @@ def test_a_torch_network_saves_as_a_meeple_checkpoint(repo_root, tmp_path):
     outputs_match(path, net)
 
 
-def test_training_from_shards_makes_a_checkpoint_meeple_plays(tmp_path, meeple_cli):
+def small_run(tmp_path, meeple_cli, steps):
+    """A tiny `meeple train az connect4` run: its directory and its self-play shards."""
     if meeple_cli is None:
         pytest.skip("needs the meeple binary to make self-play shards")
     run = tmp_path / "run"
-    subprocess.run([meeple_cli, "train", "az", "connect4", "--net", "resnet:blocks=1,channels=8", "--steps", "2",
+    subprocess.run([meeple_cli, "train", "az", "connect4", "--net", "resnet:blocks=1,channels=8", "--steps", str(steps),
                     "--games", "8", "--sims", "8", "--batch", "16", "--eval-every", "0", "--out", str(run),
                     "--threads", "1"], check=True, capture_output=True)
-    shards = sorted(str(p) for p in (run / "selfplay").glob("gen-*.jsonl"))
+    return run, sorted(str(p) for p in (run / "selfplay").glob("gen-*.jsonl"))
+
+
+def test_training_from_shards_makes_a_checkpoint_meeple_plays(tmp_path, meeple_cli):
+    run, shards = small_run(tmp_path, meeple_cli, steps=2)
     assert shards
     out = tmp_path / "torch.safetensors"
     mt.main(["train", str(run / "ckpt" / "last.safetensors"), "--shards", *shards, "--out", str(out),
@@ -74,13 +79,7 @@ def test_training_from_shards_makes_a_checkpoint_meeple_plays(tmp_path, meeple_c
 
 def test_the_loss_is_meeples(tmp_path, meeple_cli):
     """On a batch from shards, the PyTorch loss equals the one meeple's trainer reports."""
-    if meeple_cli is None:
-        pytest.skip("needs the meeple binary to make self-play shards")
-    run = tmp_path / "run"
-    subprocess.run([meeple_cli, "train", "az", "connect4", "--net", "resnet:blocks=1,channels=8", "--steps", "1",
-                    "--games", "8", "--sims", "8", "--batch", "16", "--eval-every", "0", "--out", str(run),
-                    "--threads", "1"], check=True, capture_output=True)
-    shards = sorted(str(p) for p in (run / "selfplay").glob("gen-*.jsonl"))
+    run, shards = small_run(tmp_path, meeple_cli, steps=1)
     path = str(run / "ckpt" / "last.safetensors")
     net, sidecar = mt.load(path)
     batch = _meeple.shard_batch("connect4", shards, json.dumps(sidecar["net"]), 64, 1, 0.5)
