@@ -11,8 +11,9 @@ use std::cell::RefCell;
 
 use burn::nn::conv::Conv2d;
 use burn::nn::{BatchNorm, Linear};
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::Tensor;
 
+use crate::gemm::{mat, mat_mut, mul};
 use crate::net::{ConvBn, Head, NetConfig, PolicyValueNet, Trunk};
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
@@ -23,7 +24,6 @@ fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
 #[derive(Clone, Debug)]
 struct Dense {
     weight: Vec<f32>,
-    tensor: std::sync::OnceLock<Tensor<2>>,
     bias: Vec<f32>,
     inputs: usize,
     outputs: usize,
@@ -34,7 +34,7 @@ impl Dense {
         let [inputs, outputs] = layer.weight.dims();
         let weight = values(layer.weight.val());
         let bias = layer.bias.as_ref().map(|b| values(b.val())).unwrap_or_else(|| vec![0.0; outputs]);
-        Dense { weight, tensor: Default::default(), bias, inputs, outputs }
+        Dense { weight, bias, inputs, outputs }
     }
 
     /// A convolution with its BatchNorm (if any) folded in; rows of the weight are ordered
@@ -69,22 +69,17 @@ impl Dense {
                 }
             }
         }
-        Dense { weight, tensor: Default::default(), bias, inputs: kh * kw * inputs, outputs }
+        Dense { weight, bias, inputs: kh * kw * inputs, outputs }
     }
 
     fn from_conv_bn(c: &ConvBn) -> Self {
         Self::from_conv(&c.conv, Some(&c.norm))
     }
 
-    /// `out[m, outputs] = input[m, inputs] x weight` (bias and activation left to the caller),
-    /// by burn's matrix product (the crate forbids unsafe code, and gemm's own API is unsafe).
+    /// `out[m, outputs] = input[m, inputs] x weight` (bias and activation left to the caller).
     fn product(&self, input: &[f32], m: usize, out: &mut [f32]) {
         let (k, n) = (self.inputs, self.outputs);
-        let device = Device::flex();
-        let lhs = Tensor::<2>::from_data(TensorData::new(input[..m * k].to_vec(), [m, k]), &device);
-        let rhs = self.tensor.get_or_init(|| Tensor::from_data(TensorData::new(self.weight.clone(), [k, n]), &device));
-        let product = lhs.matmul(rhs.clone()).into_data();
-        out[..m * n].copy_from_slice(product.as_slice::<f32>().expect("f32 product"));
+        mul(mat_mut(out, m, n), false, mat(input, m, k), mat(&self.weight, k, n));
     }
 }
 
@@ -155,7 +150,7 @@ impl Fast {
             }
             let mut bias = p.bias.clone();
             bias.extend_from_slice(&v.bias);
-            heads = Some(Dense { weight, tensor: Default::default(), bias, inputs: channels, outputs: pc + vc });
+            heads = Some(Dense { weight, bias, inputs: channels, outputs: pc + vc });
         } else {
             trunk.extend(model.mlp.iter().map(Dense::from_linear));
         }

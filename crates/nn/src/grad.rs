@@ -9,16 +9,18 @@
 //! convolution is a patch product per chunk of a few boards, and the chunks run side by side on
 //! the thread pool: the layer's output (patches times kernel), the weight gradient (patches
 //! transposed times the output gradient) and the input gradient (the output gradient's patches
-//! times the kernel turned half a turn). The products are burn's matrix kernels (the crate
-//! forbids unsafe code). Gradients equal burn's autodiff on the same loss to float rounding
+//! times the kernel turned half a turn). The products are faer's, in place on these buffers
+//! (`crate::gemm`). Gradients equal burn's autodiff on the same loss to float rounding
 //! (tested), and the weights move between the two by value.
 
+use crate::gemm::{mat, mat_mut, mul};
 use crate::net::{ConvBn, Head, NetConfig, PolicyValueNet, Trunk};
 use crate::{Batch, Losses};
 use burn::module::{Param, RunningState};
 use burn::nn::conv::Conv2d;
 use burn::nn::{BatchNorm, Linear};
 use burn::tensor::{Device, Tensor, TensorData};
+use faer::MatRef;
 use rayon::prelude::*;
 
 /// A caller's loss at the network's outputs: `(logits, values, dlogits, dvalues)`, writing the
@@ -280,14 +282,6 @@ impl Model {
 }
 
 /// The matrix kernels run on burn tensors.
-pub(crate) fn matrix(v: Vec<f32>, rows: usize, cols: usize) -> Tensor<2> {
-    Tensor::from_data(TensorData::new(v, [rows, cols]), &Device::flex())
-}
-
-fn into_vec(t: Tensor<2>) -> Vec<f32> {
-    t.into_data().try_into_vec::<f32>().expect("f32 products")
-}
-
 /// Rows per chunk of a product: enough chunks for the pool, each a product the kernel runs at
 /// speed.
 fn chunk_rows(m: usize) -> usize {
@@ -295,18 +289,17 @@ fn chunk_rows(m: usize) -> usize {
     m.div_ceil(chunks).max(64).min(m.max(1))
 }
 
-/// `out[m, n] = a[m, k] . b` (`b` a `[k, n]` tensor or a transposed view), chunks of rows side
+/// `out[m, n] = a[m, k] . b` (`b` a `[k, n]` matrix or a transposed view), chunks of rows side
 /// by side.
-pub(crate) fn product(a: &[f32], m: usize, k: usize, b: &Tensor<2>, out: &mut [f32]) {
-    let n = b.dims()[1];
+pub(crate) fn product(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &mut [f32]) {
+    let n = b.ncols();
     if m == 0 {
         return;
     }
     let rows = chunk_rows(m);
     out[..m * n].par_chunks_mut(rows * n).zip(a[..m * k].par_chunks(rows * k)).for_each(|(o, a)| {
         let r = a.len() / k;
-        let p = matrix(a.to_vec(), r, k).matmul(b.clone());
-        o.copy_from_slice(&into_vec(p));
+        mul(mat_mut(o, r, n), false, mat(a, r, k), b);
     });
 }
 
@@ -316,12 +309,18 @@ pub(crate) fn product_tn(a: &[f32], d: &[f32], m: usize, k: usize, n: usize, g: 
         return;
     }
     let rows = m.div_ceil(rayon::current_num_threads().max(1)).max(1);
+    if rows >= m {
+        mul(mat_mut(g, k, n), true, mat(a, m, k).transpose(), mat(d, m, n));
+        return;
+    }
     let partial: Vec<Vec<f32>> = a[..m * k]
         .par_chunks(rows * k)
         .zip(d[..m * n].par_chunks(rows * n))
         .map(|(a, d)| {
             let r = a.len() / k;
-            into_vec(matrix(a.to_vec(), r, k).transpose().matmul(matrix(d.to_vec(), r, n)))
+            let mut p = vec![0.0; k * n];
+            mul(mat_mut(&mut p, k, n), false, mat(a, r, k).transpose(), mat(d, r, n));
+            p
         })
         .collect();
     for p in partial {
@@ -458,30 +457,28 @@ thread_local! {
     static PATCHES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `f` applied to the patch matrix of `act` as a tensor (the tensor's storage is this
-/// thread's patch memory, taken back after `f`).
-fn with_patches<R>(act: &[f32], board: Board, c: usize, k: usize, f: impl FnOnce(Tensor<2>) -> R) -> R {
-    let mut v = PATCHES.with(|p| std::mem::take(&mut *p.borrow_mut()));
-    let width = k * k * c;
-    // Every value is written by `patches`: only growth is zeroed first.
-    v.resize(act.len() / c * width, 0.0);
-    patches(act, board, c, k, &mut v);
-    let t = matrix(v, act.len() / c, width);
-    let r = f(t.clone());
-    if let Ok(v) = t.into_data().try_into_vec::<f32>() {
-        PATCHES.with(|p| *p.borrow_mut() = v);
-    }
-    r
+/// `f` applied to the patch matrix of `act` (`[cells of act, k * k * c]`, in this thread's
+/// patch memory).
+fn with_patches<R>(act: &[f32], board: Board, c: usize, k: usize, f: impl FnOnce(MatRef<'_, f32>) -> R) -> R {
+    PATCHES.with(|p| {
+        let mut v = p.borrow_mut();
+        let (rows, width) = (act.len() / c, k * k * c);
+        // Every value is written by `patches`: only growth is zeroed first.
+        if v.len() < rows * width {
+            v.resize(rows * width, 0.0);
+        }
+        patches(act, board, c, k, &mut v[..rows * width]);
+        f(mat(&v, rows, width))
+    })
 }
 
 /// A k x k convolution's output `z[m, cout]` over the batch, board chunks side by side.
-fn conv_product(input: &[f32], board: Board, cin: usize, k: usize, w: &Tensor<2>, z: &mut [f32]) {
-    let (cells, cout) = (board.cells(), w.dims()[1]);
+fn conv_product(input: &[f32], board: Board, cin: usize, k: usize, w: MatRef<'_, f32>, z: &mut [f32]) {
+    let (cells, cout) = (board.cells(), w.ncols());
     let per = boards_per_chunk(board);
     z[..board.m() * cout].par_chunks_mut(per * cells * cout).zip(input.par_chunks(per * cells * cin)).for_each(
         |(z, x)| {
-            let out = with_patches(x, board, cin, k, |p| into_vec(p.matmul(w.clone())));
-            z.copy_from_slice(&out);
+            with_patches(x, board, cin, k, |p| mul(mat_mut(z, p.nrows(), cout), false, p, w));
         },
     );
 }
@@ -500,27 +497,28 @@ fn conv_product_backward(
     k: usize,
     cout: usize,
     dw: &mut [f32],
-    dinput: Option<(&mut [f32], Tensor<2>)>,
+    dinput: Option<(&mut [f32], Vec<f32>)>,
 ) {
     let cells = board.cells();
     let per = boards_per_chunk(board);
-    let chunk = |x: &[f32], d: &[f32], di: Option<(&mut [f32], &Tensor<2>)>| -> Vec<f32> {
+    let chunk = |x: &[f32], d: &[f32], di: Option<(&mut [f32], MatRef<'_, f32>)>| -> Vec<f32> {
         if let Some((di, flipped)) = di {
-            let dx = with_patches(d, board, cout, k, |p| into_vec(p.matmul(flipped.clone())));
-            for (a, b) in di.iter_mut().zip(dx) {
-                *a += b;
-            }
+            with_patches(d, board, cout, k, |p| mul(mat_mut(di, p.nrows(), cin), true, p, flipped));
         }
-        let d = matrix(d.to_vec(), d.len() / cout, cout);
-        with_patches(x, board, cin, k, |p| into_vec(p.transpose().matmul(d)))
+        let mut dw = vec![0.0; k * k * cin * cout];
+        let d = mat(d, d.len() / cout, cout);
+        with_patches(x, board, cin, k, |p| mul(mat_mut(&mut dw, k * k * cin, cout), false, p.transpose(), d));
+        dw
     };
     let (xs, ds) = (input[..board.m() * cin].par_chunks(per * cells * cin), dy.par_chunks(per * cells * cout));
     let partial: Vec<Vec<f32>> = match dinput {
-        Some((di, flipped)) => xs
-            .zip(ds)
-            .zip(di.par_chunks_mut(per * cells * cin))
-            .map(|((x, d), di)| chunk(x, d, Some((di, &flipped))))
-            .collect(),
+        Some((di, flipped)) => {
+            let flipped = mat(&flipped, k * k * cout, cin);
+            xs.zip(ds)
+                .zip(di.par_chunks_mut(per * cells * cin))
+                .map(|((x, d), di)| chunk(x, d, Some((di, flipped))))
+                .collect()
+        }
         None => xs.zip(ds).map(|(x, d)| chunk(x, d, None)).collect(),
     };
     for p in partial {
@@ -674,13 +672,13 @@ fn loss_gradients(batch: &Batch, actions: usize, seats: usize, cells: usize, wei
 }
 
 impl Model {
-    fn weight_tensor(&self, span: Span, rows: usize, cols: usize) -> Tensor<2> {
-        matrix(span.of(&self.theta).to_vec(), rows, cols)
+    fn weight(&self, span: Span, rows: usize, cols: usize) -> MatRef<'_, f32> {
+        mat(span.of(&self.theta), rows, cols)
     }
 
     /// The kernel of the input gradient's convolution: `[(dy, dx, out), in]` from
     /// `[(dy, dx, in), out]`, turned half a turn.
-    fn flipped(&self, conv: &Conv) -> Tensor<2> {
+    fn flipped(&self, conv: &Conv) -> Vec<f32> {
         let (k, cin, cout) = (conv.k, conv.cin, conv.cout);
         let w = conv.w.of(&self.theta);
         let mut f = vec![0.0; w.len()];
@@ -694,7 +692,7 @@ impl Model {
                 }
             }
         }
-        matrix(f, k * k * cout, cin)
+        f
     }
 
     /// A convolution with its BatchNorm (batch statistics, running statistics updated) or bias,
@@ -710,12 +708,12 @@ impl Model {
         saved: &mut Saved,
     ) {
         let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
-        let w = self.weight_tensor(conv.w, k, cout);
+        let w = self.weight(conv.w, k, cout);
         let z = resized(&mut saved.xhat, m * cout);
         if conv.k == 1 {
-            product(input, m, k, &w, z);
+            product(input, m, k, w, z);
         } else {
-            conv_product(input, board, conv.cin, conv.k, &w, z);
+            conv_product(input, board, conv.cin, conv.k, w, z);
         }
         let out = resized(&mut saved.out, m * cout);
         if let Some(n) = conv.norm {
@@ -809,7 +807,7 @@ impl Model {
             product_tn(input, dy, m, k, cout, conv.w.of_mut(grad));
             if let Some(dinput) = dinput {
                 let dp = resized(scratch, m * k);
-                product(dy, m, cout, &self.weight_tensor(conv.w, k, cout).transpose(), dp);
+                product(dy, m, cout, self.weight(conv.w, k, cout).transpose(), dp);
                 for (d, g) in dinput.iter_mut().zip(dp.iter()) {
                     *d += g;
                 }
@@ -822,7 +820,7 @@ impl Model {
 
     fn dense_forward(&self, d: &Dense, input: &[f32], rows: usize, relu: bool, out: &mut Vec<f32>) {
         let out = sized(out, rows * d.outputs);
-        product(input, rows, d.inputs, &self.weight_tensor(d.w, d.inputs, d.outputs), out);
+        product(input, rows, d.inputs, self.weight(d.w, d.inputs, d.outputs), out);
         let bias = d.b.of(&self.theta);
         for row in out.chunks_exact_mut(d.outputs) {
             for (o, b) in row.iter_mut().zip(bias) {
@@ -847,8 +845,8 @@ impl Model {
         column_sums(dout, d.outputs, d.b.of_mut(grad));
         product_tn(input, dout, rows, d.inputs, d.outputs, d.w.of_mut(grad));
         if let Some(dinput) = dinput {
-            let wt = self.weight_tensor(d.w, d.inputs, d.outputs).transpose();
-            product(dout, rows, d.outputs, &wt, sized(dinput, rows * d.inputs));
+            let wt = self.weight(d.w, d.inputs, d.outputs).transpose();
+            product(dout, rows, d.outputs, wt, sized(dinput, rows * d.inputs));
         }
     }
 

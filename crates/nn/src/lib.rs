@@ -11,6 +11,7 @@
 //!   weights are for; a wrong, mismatched or truncated checkpoint is an error.
 
 mod fast;
+mod gemm;
 mod grad;
 mod net;
 mod vae;
@@ -312,20 +313,19 @@ fn load(path: &Path, game: Option<&str>, device: &Device) -> Result<(PolicyValue
     Ok((model, sidecar))
 }
 
-/// The machine's measured matrix-multiply speed in burn on `threads` threads, GFLOP/s: an
-/// `n` x `n` product repeated for about `seconds` (the peak a network's GFLOP/s compares to).
+/// The machine's measured speed of the matrix product the networks use (faer's, rows split
+/// over `threads` threads as the training pass splits them), GFLOP/s: an `n` x `n` product
+/// repeated for about `seconds` (the peak a network's GFLOP/s compares to).
 pub fn matmul_gflops(n: usize, threads: usize, seconds: f64) -> f64 {
-    let device = Device::flex();
     let data: Vec<f32> = (0..n * n).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
-    let a = Tensor::<2>::from_data(TensorData::new(data.clone(), [n, n]), &device);
-    let b = Tensor::<2>::from_data(TensorData::new(data, [n, n]), &device);
+    let mut out = vec![0.0f32; n * n];
     pool(threads).install(|| {
         // One product first, so start-up costs stay out of the measure.
-        let _ = a.clone().matmul(b.clone()).into_data();
+        grad::product(&data, n, n, gemm::mat(&data, n, n), &mut out);
         let start = std::time::Instant::now();
         let mut done = 0u64;
         while start.elapsed().as_secs_f64() < seconds || done == 0 {
-            let _ = a.clone().matmul(b.clone()).into_data();
+            grad::product(&data, n, n, gemm::mat(&data, n, n), &mut out);
             done += 1;
         }
         2.0 * (n as f64).powi(3) * done as f64 / start.elapsed().as_secs_f64() / 1e9

@@ -10,7 +10,8 @@
 //! gradients, checked here against finite differences); saved as safetensors with a JSON
 //! sidecar like every meeple checkpoint.
 
-use crate::grad::{AdamW, column_sums, matrix, product, product_tn, relu_mask, tensor1, values};
+use crate::gemm::mat;
+use crate::grad::{AdamW, column_sums, product, product_tn, relu_mask, tensor1, values};
 use crate::{NnError, sidecar_path};
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -205,7 +206,7 @@ impl Vae {
     fn dense(&self, l: Layer, input: &[f32], rows: usize, relu: bool, out: &mut Vec<f32>) {
         out.clear();
         out.resize(rows * l.outputs, 0.0);
-        product(input, rows, l.inputs, &matrix(self.theta[l.weights()].to_vec(), l.inputs, l.outputs), out);
+        product(input, rows, l.inputs, mat(&self.theta[l.weights()], l.inputs, l.outputs), out);
         let bias = &self.theta[l.bias()];
         for row in out.chunks_exact_mut(l.outputs) {
             for (o, b) in row.iter_mut().zip(bias) {
@@ -323,8 +324,8 @@ impl Vae {
         if let Some(d) = dinput {
             d.clear();
             d.resize(rows * l.inputs, 0.0);
-            let wt = matrix(self.theta[l.weights()].to_vec(), l.inputs, l.outputs).transpose();
-            product(dout, rows, l.outputs, &wt, d);
+            let wt = mat(&self.theta[l.weights()], l.inputs, l.outputs).transpose();
+            product(dout, rows, l.outputs, wt, d);
         }
     }
 
