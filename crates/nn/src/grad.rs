@@ -281,7 +281,6 @@ impl Model {
     }
 }
 
-/// The matrix kernels run on burn tensors.
 /// Rows per chunk of a product: enough chunks for the pool, each a product the kernel runs at
 /// speed.
 fn chunk_rows(m: usize) -> usize {
