@@ -291,6 +291,15 @@ fn chunk_rows(m: usize) -> usize {
 /// `out[m, n] = a[m, k] . b` (`b` a `[k, n]` matrix or a transposed view), chunks of rows side
 /// by side.
 pub(crate) fn product(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &mut [f32]) {
+    product_into(a, m, k, b, out, false);
+}
+
+/// `out[m, n] += a[m, k] . b`, as [`product`].
+fn product_add(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &mut [f32]) {
+    product_into(a, m, k, b, out, true);
+}
+
+fn product_into(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &mut [f32], add: bool) {
     let n = b.ncols();
     if m == 0 {
         return;
@@ -298,7 +307,7 @@ pub(crate) fn product(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &m
     let rows = chunk_rows(m);
     out[..m * n].par_chunks_mut(rows * n).zip(a[..m * k].par_chunks(rows * k)).for_each(|(o, a)| {
         let r = a.len() / k;
-        mul(mat_mut(o, r, n), false, mat(a, r, k), b);
+        mul(mat_mut(o, r, n), add, mat(a, r, k), b);
     });
 }
 
@@ -777,7 +786,6 @@ impl Model {
         dy: &mut [f32],
         grad: &mut [f32],
         dinput: Option<&mut [f32]>,
-        scratch: &mut Vec<f32>,
     ) {
         let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
         if let Some(n) = conv.norm {
@@ -805,11 +813,7 @@ impl Model {
         if conv.k == 1 {
             product_tn(input, dy, m, k, cout, conv.w.of_mut(grad));
             if let Some(dinput) = dinput {
-                let dp = resized(scratch, m * k);
-                product(dy, m, cout, self.weight(conv.w, k, cout).transpose(), dp);
-                for (d, g) in dinput.iter_mut().zip(dp.iter()) {
-                    *d += g;
-                }
+                product_add(dy, m, cout, self.weight(conv.w, k, cout).transpose(), dinput);
             }
         } else {
             let dinput = dinput.map(|d| (d, self.flipped(conv)));
@@ -1065,9 +1069,7 @@ impl Model {
                     }
                 }
                 let q = &saved[last + 3];
-                let mut dpb = std::mem::take(&mut work.policy_in);
-                self.conv_backward(last_conv, &saved[last + 1].out, board, q, &mut dq, grad, Some(&mut dp), &mut dpb);
-                work.policy_in = dpb;
+                self.conv_backward(last_conv, &saved[last + 1].out, board, q, &mut dq, grad, Some(&mut dp));
             }
             _ => {
                 let fc = self.policy_fc.expect("a dense head");
@@ -1077,17 +1079,16 @@ impl Model {
                 work.hidden = dpin;
             }
         }
-        let mut scratch = std::mem::take(&mut work.policy_in);
         relu_mask(&mut dp, &saved[last + 1].out);
-        self.conv_backward(pconv, top, board, &saved[last + 1], &mut dp, grad, Some(&mut dtop), &mut scratch);
+        self.conv_backward(pconv, top, board, &saved[last + 1], &mut dp, grad, Some(&mut dtop));
         // Back from [b, planes * cells] to the convolution's rows of (sample, cell).
         let mut dv = vec![0.0; board.m() * vconv.cout];
         to_cells_first(dvalue_in, b, cells, vconv.cout, &mut dv);
         relu_mask(&mut dv, &saved[last + 2].out);
-        self.conv_backward(vconv, top, board, &saved[last + 2], &mut dv, grad, Some(&mut dtop), &mut scratch);
+        self.conv_backward(vconv, top, board, &saved[last + 2], &mut dv, grad, Some(&mut dtop));
         if let Some(oconv) = &self.ownership {
             let mut downed = std::mem::take(&mut work.downed);
-            self.conv_backward(oconv, top, board, &saved[last + 4], &mut downed, grad, Some(&mut dtop), &mut scratch);
+            self.conv_backward(oconv, top, board, &saved[last + 4], &mut downed, grad, Some(&mut dtop));
             work.downed = downed;
         }
         // The blocks, last first: dtop is the gradient at a block's output.
@@ -1099,24 +1100,14 @@ impl Model {
             let mut dskip = dtop.clone();
             sized(&mut dmid, board.m() * channels);
             let mid = &saved[2 * i + 1];
-            self.conv_backward(
-                &pair[1],
-                &mid.out,
-                board,
-                &saved[2 * i + 2],
-                &mut dtop,
-                grad,
-                Some(&mut dmid),
-                &mut scratch,
-            );
+            self.conv_backward(&pair[1], &mid.out, board, &saved[2 * i + 2], &mut dtop, grad, Some(&mut dmid));
             relu_mask(&mut dmid, &mid.out);
-            self.conv_backward(&pair[0], input, board, mid, &mut dmid, grad, Some(&mut dskip), &mut scratch);
+            self.conv_backward(&pair[0], input, board, mid, &mut dmid, grad, Some(&mut dskip));
             dtop = dskip;
         }
         relu_mask(&mut dtop, &saved[0].out);
         let stem = self.stem.as_ref().expect("a stem");
-        self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, grad, None, &mut scratch);
-        work.policy_in = scratch;
+        self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, grad, None);
         work.grad_a = dtop;
         work.grad_b = dmid;
         work.saved = saved;
