@@ -368,10 +368,22 @@ fn column_sums_f64(d: &[f32], n: usize, f: impl Fn(usize, f32) -> f32, sums: &mu
 }
 
 /// `sums[c] += Σ_rows a[row, c]` and `products[c] += Σ_rows a[row, c] * b[row, c]`, in one
-/// pass, in `f32` blocks of [`SUM_BLOCK`] rows.
-fn column_sums_and_products_f64(a: &[f32], b: &[f32], n: usize, sums: &mut [f64], products: &mut [f64]) {
+/// pass, in `f32` blocks of [`SUM_BLOCK`] rows; where `mask` is given, `a` is first zeroed
+/// where the mask is not positive (a ReLU's backward step, in the same pass).
+fn column_sums_and_products_f64(
+    a: &mut [f32],
+    mask: Option<&[f32]>,
+    b: &[f32],
+    n: usize,
+    sums: &mut [f64],
+    products: &mut [f64],
+) {
     let (mut bs, mut bp) = (vec![0.0f32; n], vec![0.0f32; n]);
-    for (ra, rb) in a.chunks(SUM_BLOCK * n).zip(b.chunks(SUM_BLOCK * n)) {
+    let len = a.len();
+    for (i, (ra, rb)) in a.chunks_mut(SUM_BLOCK * n).zip(b[..len].chunks(SUM_BLOCK * n)).enumerate() {
+        if let Some(mask) = mask {
+            relu_mask(ra, &mask[i * SUM_BLOCK * n..][..ra.len()]);
+        }
         bs.fill(0.0);
         bp.fill(0.0);
         for (x, y) in ra.chunks_exact(n).zip(rb.chunks_exact(n)) {
@@ -480,58 +492,199 @@ fn with_patches<R>(act: &[f32], board: Board, c: usize, k: usize, f: impl FnOnce
     })
 }
 
-/// A k x k convolution's output `z[m, cout]` over the batch, board chunks side by side.
-fn conv_product(input: &[f32], board: Board, cin: usize, k: usize, w: MatRef<'_, f32>, z: &mut [f32]) {
+/// A convolution's output `z[m, cout]` over the batch (a k x k convolution through patch
+/// matrices, a 1x1 as a plain product), board chunks side by side, with `after` applied to each
+/// chunk of `z` while it is still in cache; its results in chunk order.
+#[allow(clippy::too_many_arguments)]
+fn conv_product<T: Send>(
+    input: &[f32],
+    board: Board,
+    cin: usize,
+    k: usize,
+    w: MatRef<'_, f32>,
+    z: &mut [f32],
+    after: impl Fn(&mut [f32]) -> T + Sync,
+) -> Vec<T> {
     let (cells, cout) = (board.cells(), w.ncols());
     let per = boards_per_chunk(board);
-    z[..board.m() * cout].par_chunks_mut(per * cells * cout).zip(input.par_chunks(per * cells * cin)).for_each(
-        |(z, x)| {
-            with_patches(x, board, cin, k, |p| mul(mat_mut(z, p.nrows(), cout), false, p, w));
-        },
-    );
+    z[..board.m() * cout]
+        .par_chunks_mut(per * cells * cout)
+        .zip(input[..board.m() * cin].par_chunks(per * cells * cin))
+        .map(|(z, x)| {
+            if k == 1 {
+                mul(mat_mut(z, x.len() / cin, cout), false, mat(x, x.len() / cin, cin), w);
+            } else {
+                with_patches(x, board, cin, k, |p| mul(mat_mut(z, p.nrows(), cout), false, p, w));
+            }
+            after(z)
+        })
+        .collect()
+}
+
+/// A block of rows' per-column count, mean and sum of squared deviations from the mean.
+struct Moments {
+    count: f64,
+    mean: Vec<f64>,
+    m2: Vec<f64>,
+}
+
+/// The [`Moments`] of `z[rows, n]`: two passes, meant for a block still in cache.
+fn moments(z: &[f32], n: usize) -> Moments {
+    let count = (z.len() / n) as f64;
+    let mut mean = vec![0.0f64; n];
+    column_sums_f64(z, n, |_, v| v, &mut mean);
+    mean.iter_mut().for_each(|s| *s /= count.max(1.0));
+    let mu: Vec<f32> = mean.iter().map(|&v| v as f32).collect();
+    let mut m2 = vec![0.0f64; n];
+    let mut block = vec![0.0f32; n];
+    for rows in z.chunks(SUM_BLOCK * n) {
+        block.fill(0.0);
+        for row in rows.chunks_exact(n) {
+            for ((b, v), mu) in block.iter_mut().zip(row).zip(&mu) {
+                let d = v - mu;
+                *b += d * d;
+            }
+        }
+        for (s, b) in m2.iter_mut().zip(&block) {
+            *s += *b as f64;
+        }
+    }
+    Moments { count, mean, m2 }
+}
+
+/// The mean and (biased) variance of the rows of all the blocks together, from the blocks'
+/// moments (Chan, Golub and LeVeque's pairwise update, exact up to rounding).
+fn combined(parts: &[Moments], n: usize) -> (Vec<f64>, Vec<f64>) {
+    let total: f64 = parts.iter().map(|p| p.count).sum::<f64>().max(1.0);
+    let mut mean = vec![0.0f64; n];
+    for p in parts {
+        for (m, pm) in mean.iter_mut().zip(&p.mean) {
+            *m += pm * p.count;
+        }
+    }
+    mean.iter_mut().for_each(|m| *m /= total);
+    let mut var = vec![0.0f64; n];
+    for p in parts {
+        for ((v, (pm2, pm)), m) in var.iter_mut().zip(p.m2.iter().zip(&p.mean)).zip(&mean) {
+            *v += pm2 + p.count * (pm - m) * (pm - m);
+        }
+    }
+    var.iter_mut().for_each(|v| *v /= total);
+    (mean, var)
+}
+
+/// BatchNorm's backward step over rows of `d` (the gradient at the norm's output, turned into
+/// the gradient at its input in place), given the rows' normalised inputs `xhat` and, per
+/// channel, γ / σ, the mean of `d` and the mean of `d * xhat`.
+struct NormBackward<'a> {
+    scale: &'a [f32],
+    mean_d: &'a [f32],
+    mean_dx: &'a [f32],
+}
+
+impl NormBackward<'_> {
+    fn apply(&self, d: &mut [f32], xhat: &[f32]) {
+        let n = self.scale.len();
+        for (d, x) in d.chunks_exact_mut(n).zip(xhat.chunks_exact(n)) {
+            // One slice per constant, zipped: the loop vectorises without shuffles.
+            for ((d, x), ((sc, md), mdx)) in
+                d.iter_mut().zip(x).zip(self.scale.iter().zip(self.mean_d).zip(self.mean_dx))
+            {
+                *d = sc * (*d - md - x * mdx);
+            }
+        }
+    }
 }
 
 /// The backward products of a k x k convolution over board chunks: the weight gradient (the
 /// chunks' partial products added in order) into `dw`, and where `dinput` is given the input's
 /// gradient added to it. The input's gradient is itself a convolution, of the output's
 /// gradient by the kernel turned half a turn with its channels swapped (`flipped`,
-/// `[(dy, dx, out), in]`), so it too is one patch product per chunk.
+/// `[(dy, dx, out), in]`), so it too is one patch product per chunk. Where `norm` is given
+/// (with the normalised outputs), each chunk of `dy` first goes back through the BatchNorm,
+/// while it is in cache.
 #[allow(clippy::too_many_arguments)]
 fn conv_product_backward(
     input: &[f32],
-    dy: &[f32],
+    dy: &mut [f32],
     board: Board,
     cin: usize,
     k: usize,
     cout: usize,
     dw: &mut [f32],
     dinput: Option<(&mut [f32], Vec<f32>)>,
+    norm: Option<(&NormBackward<'_>, &[f32])>,
 ) {
     let cells = board.cells();
     let per = boards_per_chunk(board);
-    let chunk = |x: &[f32], d: &[f32], di: Option<(&mut [f32], MatRef<'_, f32>)>| -> Vec<f32> {
-        if let Some((di, flipped)) = di {
-            with_patches(d, board, cout, k, |p| mul(mat_mut(di, p.nrows(), cin), true, p, flipped));
-        }
-        let mut dw = vec![0.0; k * k * cin * cout];
-        let d = mat(d, d.len() / cout, cout);
-        with_patches(x, board, cin, k, |p| mul(mat_mut(&mut dw, k * k * cin, cout), false, p.transpose(), d));
-        dw
+    let (rows_in, rows_out) = (per * cells * cin, per * cells * cout);
+    let m = board.m();
+    let (di, flipped) = match dinput {
+        Some((di, f)) => (Some(di), Some(f)),
+        None => (None, None),
     };
-    let (xs, ds) = (input[..board.m() * cin].par_chunks(per * cells * cin), dy.par_chunks(per * cells * cout));
-    let partial: Vec<Vec<f32>> = match dinput {
-        Some((di, flipped)) => {
-            let flipped = mat(&flipped, k * k * cout, cin);
-            xs.zip(ds)
-                .zip(di.par_chunks_mut(per * cells * cin))
-                .map(|((x, d), di)| chunk(x, d, Some((di, flipped))))
-                .collect()
-        }
-        None => xs.zip(ds).map(|(x, d)| chunk(x, d, None)).collect(),
+    let flipped = flipped.as_ref().map(|f| mat(f, k * k * cout, cin));
+    let xs: Vec<&[f32]> = input[..m * cin].chunks(rows_in).collect();
+    let ds: Vec<&mut [f32]> = dy[..m * cout].chunks_mut(rows_out).collect();
+    let chunks = ds.len();
+    let dis: Vec<Option<&mut [f32]>> = match di {
+        Some(di) => di[..m * cin].chunks_mut(rows_in).map(Some).collect(),
+        None => (0..chunks).map(|_| None).collect(),
     };
+    let xhats: Vec<Option<&[f32]>> = match norm {
+        Some((_, xhat)) => xhat[..m * cout].chunks(rows_out).map(Some).collect(),
+        None => vec![None; chunks],
+    };
+    let from_dy = flipped.is_some();
+    let partial: Vec<Vec<f32>> = xs
+        .into_par_iter()
+        .zip(ds)
+        .zip(dis)
+        .zip(xhats)
+        .map(|(((x, d), di), xhat)| {
+            if let (Some((nb, _)), Some(xhat)) = (norm, xhat) {
+                nb.apply(d, xhat);
+            }
+            let mut g = vec![0.0; k * k * cin * cout];
+            let xm = mat(x, x.len() / cin, cin);
+            match (di, flipped) {
+                // One patch matrix of `dy` serves both products: the input's gradient, and the
+                // weights' as `patches(dy)^T . x` (see below), so `x` needs none of its own.
+                (Some(di), Some(flipped)) => with_patches(d, board, cout, k, |p| {
+                    mul(mat_mut(di, p.nrows(), cin), true, p, flipped);
+                    mul(mat_mut(&mut g, k * k * cout, cin), false, p.transpose(), xm);
+                }),
+                _ => {
+                    let d = mat(d, d.len() / cout, cout);
+                    with_patches(x, board, cin, k, |p| {
+                        mul(mat_mut(&mut g, k * k * cin, cout), false, p.transpose(), d)
+                    });
+                }
+            }
+            g
+        })
+        .collect();
+    let mut total = vec![0.0f32; k * k * cin * cout];
     for p in partial {
-        for (g, p) in dw.iter_mut().zip(p) {
+        for (g, p) in total.iter_mut().zip(p) {
             *g += p;
+        }
+    }
+    if from_dy {
+        // `patches(dy)^T . x` is `[(ey, ex, out), in]`, and the weight of offset (dy, dx) meets
+        // the gradient of the cell at the opposite offset: ey = k - 1 - dy, ex = k - 1 - dx.
+        for (dy, dx) in (0..k).flat_map(|dy| (0..k).map(move |dx| (dy, dx))) {
+            let from = ((k - 1 - dy) * k + (k - 1 - dx)) * cout * cin;
+            let to = (dy * k + dx) * cin * cout;
+            for co in 0..cout {
+                for (ci, v) in total[from + co * cin..][..cin].iter().enumerate() {
+                    dw[to + ci * cout + co] += v;
+                }
+            }
+        }
+    } else {
+        for (g, v) in dw.iter_mut().zip(&total) {
+            *g += v;
         }
     }
 }
@@ -718,36 +871,22 @@ impl Model {
         let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
         let w = self.weight(conv.w, k, cout);
         let z = resized(&mut saved.xhat, m * cout);
-        if conv.k == 1 {
-            product(input, m, k, w, z);
-        } else {
-            conv_product(input, board, conv.cin, conv.k, w, z);
-        }
         let out = resized(&mut saved.out, m * cout);
         if let Some(n) = conv.norm {
-            let mut mean = vec![0.0f64; cout];
-            column_sums_f64(z, cout, |_, v| v, &mut mean);
-            mean.iter_mut().for_each(|s| *s /= m as f64);
-            let mu: Vec<f32> = mean.iter().map(|&v| v as f32).collect();
-            let mut var = vec![0.0f64; cout];
-            column_sums_f64(
-                z,
-                cout,
-                |c, v| {
-                    let d = v - mu[c];
-                    d * d
-                },
-                &mut var,
-            );
-            var.iter_mut().for_each(|s| *s /= m as f64);
+            // The batch statistics from each chunk's moments, taken while the chunk is in cache
+            // (two passes over the whole output, from memory, cost a tenth of a step).
+            let parts = conv_product(input, board, conv.cin, conv.k, w, z, |z| moments(z, cout));
+            let (mean, var) = combined(&parts, cout);
             let inv: Vec<f32> = var.iter().map(|v| 1.0 / (*v as f32 + n.epsilon).sqrt()).collect();
             let gamma = n.gamma.of(&self.theta);
             let beta = n.beta.of(&self.theta);
             let mean32: Vec<f32> = mean.iter().map(|&v| v as f32).collect();
-            // Zipped rather than indexed: without bounds checks the loop vectorises.
-            let per_channel: Vec<[f32; 4]> = (0..cout).map(|c| [mean32[c], inv[c], gamma[c], beta[c]]).collect();
+            // Zipped rather than indexed, one slice per constant: the loop vectorises without
+            // bounds checks or shuffles.
             for (i, (zr, orow)) in z.chunks_exact_mut(cout).zip(out.chunks_exact_mut(cout)).enumerate() {
-                for ((z, o), &[mu, iv, g, b]) in zr.iter_mut().zip(orow.iter_mut()).zip(&per_channel) {
+                for ((((z, o), mu), iv), (g, b)) in
+                    zr.iter_mut().zip(orow.iter_mut()).zip(&mean32).zip(&inv).zip(gamma.iter().zip(beta))
+                {
                     let xhat = (*z - mu) * iv;
                     *z = xhat;
                     *o = g * xhat + b;
@@ -763,6 +902,7 @@ impl Model {
             }
             saved.inv = inv;
         } else {
+            conv_product(input, board, conv.cin, conv.k, w, z, |_| ());
             let bias = conv.bias.map(|b| b.of(&self.theta).to_vec()).unwrap_or_else(|| vec![0.0; cout]);
             for (i, (zr, orow)) in z.chunks_exact(cout).zip(out.chunks_exact_mut(cout)).enumerate() {
                 for ((o, z), b) in orow.iter_mut().zip(zr).zip(&bias) {
@@ -773,9 +913,10 @@ impl Model {
         }
     }
 
-    /// The backward pass of [`Model::conv_forward`]: `dy` is the gradient at the norm's (or
-    /// bias's) output, the activation's mask already applied; it is overwritten. Adds the
-    /// weight gradients to `grad` and, where given, the input's gradient to `dinput`.
+    /// The backward pass of [`Model::conv_forward`]: `dy` is the gradient at the layer's output,
+    /// after its ReLU where `relu` (the mask is applied here; a caller that applied it already
+    /// passes `false`); it is overwritten. Adds the weight gradients to `grad` and, where given,
+    /// the input's gradient to `dinput`.
     #[allow(clippy::too_many_arguments)]
     fn conv_backward(
         &self,
@@ -784,40 +925,49 @@ impl Model {
         board: Board,
         saved: &Saved,
         dy: &mut [f32],
+        relu: bool,
         grad: &mut [f32],
         dinput: Option<&mut [f32]>,
     ) {
         let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
+        let mask = relu.then_some(&saved.out[..]);
+        let mut per_channel = None;
         if let Some(n) = conv.norm {
             let (mut dbeta, mut dgamma) = (vec![0.0f64; cout], vec![0.0f64; cout]);
-            column_sums_and_products_f64(dy, &saved.xhat[..dy.len()], cout, &mut dbeta, &mut dgamma);
+            column_sums_and_products_f64(dy, mask, &saved.xhat, cout, &mut dbeta, &mut dgamma);
             let gamma = n.gamma.of(&self.theta);
             let scale: Vec<f32> = (0..cout).map(|c| gamma[c] * saved.inv[c]).collect();
             let mean_d: Vec<f32> = dbeta.iter().map(|v| (*v / m as f64) as f32).collect();
             let mean_dx: Vec<f32> = dgamma.iter().map(|v| (*v / m as f64) as f32).collect();
-            let per_channel: Vec<[f32; 3]> = (0..cout).map(|c| [scale[c], mean_d[c], mean_dx[c]]).collect();
-            for (d, x) in dy.chunks_exact_mut(cout).zip(saved.xhat.chunks_exact(cout)) {
-                for ((d, x), &[sc, md, mdx]) in d.iter_mut().zip(x).zip(&per_channel) {
-                    *d = sc * (*d - md - x * mdx);
-                }
-            }
             for (g, v) in n.gamma.of_mut(grad).iter_mut().zip(&dgamma) {
                 *g += *v as f32;
             }
             for (g, v) in n.beta.of_mut(grad).iter_mut().zip(&dbeta) {
                 *g += *v as f32;
             }
-        } else if let Some(b) = conv.bias {
-            column_sums(dy, cout, b.of_mut(grad));
+            per_channel = Some((scale, mean_d, mean_dx));
+        } else {
+            if let Some(mask) = mask {
+                relu_mask(dy, mask);
+            }
+            if let Some(b) = conv.bias {
+                column_sums(dy, cout, b.of_mut(grad));
+            }
         }
+        let norm = per_channel.as_ref().map(|(scale, mean_d, mean_dx)| NormBackward { scale, mean_d, mean_dx });
         if conv.k == 1 {
+            if let Some(nb) = &norm {
+                nb.apply(dy, &saved.xhat);
+            }
             product_tn(input, dy, m, k, cout, conv.w.of_mut(grad));
             if let Some(dinput) = dinput {
                 product_add(dy, m, cout, self.weight(conv.w, k, cout).transpose(), dinput);
             }
         } else {
+            // The norm's step runs chunk by chunk inside the products, while each is in cache.
             let dinput = dinput.map(|d| (d, self.flipped(conv)));
-            conv_product_backward(input, dy, board, conv.cin, conv.k, cout, conv.w.of_mut(grad), dinput);
+            let norm = norm.as_ref().map(|nb| (nb, &saved.xhat[..]));
+            conv_product_backward(input, dy, board, conv.cin, conv.k, cout, conv.w.of_mut(grad), dinput, norm);
         }
     }
 
@@ -1069,7 +1219,7 @@ impl Model {
                     }
                 }
                 let q = &saved[last + 3];
-                self.conv_backward(last_conv, &saved[last + 1].out, board, q, &mut dq, grad, Some(&mut dp));
+                self.conv_backward(last_conv, &saved[last + 1].out, board, q, &mut dq, false, grad, Some(&mut dp));
             }
             _ => {
                 let fc = self.policy_fc.expect("a dense head");
@@ -1079,16 +1229,14 @@ impl Model {
                 work.hidden = dpin;
             }
         }
-        relu_mask(&mut dp, &saved[last + 1].out);
-        self.conv_backward(pconv, top, board, &saved[last + 1], &mut dp, grad, Some(&mut dtop));
+        self.conv_backward(pconv, top, board, &saved[last + 1], &mut dp, true, grad, Some(&mut dtop));
         // Back from [b, planes * cells] to the convolution's rows of (sample, cell).
         let mut dv = vec![0.0; board.m() * vconv.cout];
         to_cells_first(dvalue_in, b, cells, vconv.cout, &mut dv);
-        relu_mask(&mut dv, &saved[last + 2].out);
-        self.conv_backward(vconv, top, board, &saved[last + 2], &mut dv, grad, Some(&mut dtop));
+        self.conv_backward(vconv, top, board, &saved[last + 2], &mut dv, true, grad, Some(&mut dtop));
         if let Some(oconv) = &self.ownership {
             let mut downed = std::mem::take(&mut work.downed);
-            self.conv_backward(oconv, top, board, &saved[last + 4], &mut downed, grad, Some(&mut dtop));
+            self.conv_backward(oconv, top, board, &saved[last + 4], &mut downed, false, grad, Some(&mut dtop));
             work.downed = downed;
         }
         // The blocks, last first: dtop is the gradient at a block's output.
@@ -1100,14 +1248,12 @@ impl Model {
             let mut dskip = dtop.clone();
             sized(&mut dmid, board.m() * channels);
             let mid = &saved[2 * i + 1];
-            self.conv_backward(&pair[1], &mid.out, board, &saved[2 * i + 2], &mut dtop, grad, Some(&mut dmid));
-            relu_mask(&mut dmid, &mid.out);
-            self.conv_backward(&pair[0], input, board, mid, &mut dmid, grad, Some(&mut dskip));
+            self.conv_backward(&pair[1], &mid.out, board, &saved[2 * i + 2], &mut dtop, false, grad, Some(&mut dmid));
+            self.conv_backward(&pair[0], input, board, mid, &mut dmid, true, grad, Some(&mut dskip));
             dtop = dskip;
         }
-        relu_mask(&mut dtop, &saved[0].out);
         let stem = self.stem.as_ref().expect("a stem");
-        self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, grad, None);
+        self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, true, grad, None);
         work.grad_a = dtop;
         work.grad_b = dmid;
         work.saved = saved;
