@@ -294,11 +294,7 @@ pub(crate) fn product(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &m
     product_into(a, m, k, b, out, false);
 }
 
-/// `out[m, n] += a[m, k] . b`, as [`product`].
-fn product_add(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &mut [f32]) {
-    product_into(a, m, k, b, out, true);
-}
-
+/// `out[m, n] = a[m, k] . b`, or `out += a . b` where `add`, as [`product`].
 fn product_into(a: &[f32], m: usize, k: usize, b: MatRef<'_, f32>, out: &mut [f32], add: bool) {
     let n = b.ncols();
     if m == 0 {
@@ -350,22 +346,6 @@ pub(crate) fn column_sums(d: &[f32], n: usize, g: &mut [f32]) {
 /// Rows summed in `f32` before each addition to the `f64` totals: `f32` sums vectorise, and a
 /// block this short keeps their rounding far below the `f32` result's.
 const SUM_BLOCK: usize = 64;
-
-/// `sums[c] += Σ_rows f(c, d[row, c])` over `d[rows, n]`, in `f32` blocks of [`SUM_BLOCK`] rows.
-fn column_sums_f64(d: &[f32], n: usize, f: impl Fn(usize, f32) -> f32, sums: &mut [f64]) {
-    let mut block = vec![0.0f32; n];
-    for rows in d.chunks(SUM_BLOCK * n) {
-        block.fill(0.0);
-        for row in rows.chunks_exact(n) {
-            for (c, (b, v)) in block.iter_mut().zip(row).enumerate() {
-                *b += f(c, *v);
-            }
-        }
-        for (s, b) in sums.iter_mut().zip(&block) {
-            *s += *b as f64;
-        }
-    }
-}
 
 /// `sums[c] += Σ_rows a[row, c]` and `products[c] += Σ_rows a[row, c] * b[row, c]`, in one
 /// pass, in `f32` blocks of [`SUM_BLOCK`] rows; where `mask` is given, `a` is first zeroed
@@ -528,27 +508,33 @@ struct Moments {
     m2: Vec<f64>,
 }
 
-/// The [`Moments`] of `z[rows, n]`: two passes, meant for a block still in cache.
+/// The [`Moments`] of `z[rows, n]` in one pass, meant for a block still in cache: sums of the
+/// values and their squares taken from the block's first row (a value near the mean, so the
+/// squares do not swamp the spread), in `f32` blocks of [`SUM_BLOCK`] rows.
 fn moments(z: &[f32], n: usize) -> Moments {
-    let count = (z.len() / n) as f64;
-    let mut mean = vec![0.0f64; n];
-    column_sums_f64(z, n, |_, v| v, &mut mean);
-    mean.iter_mut().for_each(|s| *s /= count.max(1.0));
-    let mu: Vec<f32> = mean.iter().map(|&v| v as f32).collect();
-    let mut m2 = vec![0.0f64; n];
-    let mut block = vec![0.0f32; n];
-    for rows in z.chunks(SUM_BLOCK * n) {
-        block.fill(0.0);
-        for row in rows.chunks_exact(n) {
-            for ((b, v), mu) in block.iter_mut().zip(row).zip(&mu) {
-                let d = v - mu;
-                *b += d * d;
+    let rows = z.len() / n;
+    let shift: Vec<f32> = z[..n.min(z.len())].to_vec();
+    let (mut s1, mut s2) = (vec![0.0f64; n], vec![0.0f64; n]);
+    let (mut b1, mut b2) = (vec![0.0f32; n], vec![0.0f32; n]);
+    for block in z.chunks(SUM_BLOCK * n) {
+        b1.fill(0.0);
+        b2.fill(0.0);
+        for row in block.chunks_exact(n) {
+            for (((b1, b2), v), s) in b1.iter_mut().zip(b2.iter_mut()).zip(row).zip(&shift) {
+                let d = v - s;
+                *b1 += d;
+                *b2 += d * d;
             }
         }
-        for (s, b) in m2.iter_mut().zip(&block) {
-            *s += *b as f64;
+        for ((s1, s2), (b1, b2)) in s1.iter_mut().zip(s2.iter_mut()).zip(b1.iter().zip(&b2)) {
+            *s1 += *b1 as f64;
+            *s2 += *b2 as f64;
         }
     }
+    let count = rows as f64;
+    let c = count.max(1.0);
+    let mean = s1.iter().zip(&shift).map(|(s1, s)| *s as f64 + s1 / c).collect();
+    let m2 = s1.iter().zip(&s2).map(|(s1, s2)| (s2 - s1 * s1 / c).max(0.0)).collect();
     Moments { count, mean, m2 }
 }
 
@@ -571,6 +557,13 @@ fn combined(parts: &[Moments], n: usize) -> (Vec<f64>, Vec<f64>) {
     }
     var.iter_mut().for_each(|v| *v /= total);
     (mean, var)
+}
+
+/// Where a backward pass puts an input's gradient: added to what `buf` holds, or written over
+/// it (the first of several contributions, or the only one: no zeroing first).
+struct InputGrad<'a> {
+    buf: &'a mut [f32],
+    add: bool,
 }
 
 /// BatchNorm's backward step over rows of `d` (the gradient at the norm's output, turned into
@@ -612,7 +605,7 @@ fn conv_product_backward(
     k: usize,
     cout: usize,
     dw: &mut [f32],
-    dinput: Option<(&mut [f32], Vec<f32>)>,
+    dinput: Option<(InputGrad<'_>, Vec<f32>)>,
     norm: Option<(&NormBackward<'_>, &[f32])>,
 ) {
     let cells = board.cells();
@@ -627,8 +620,9 @@ fn conv_product_backward(
     let xs: Vec<&[f32]> = input[..m * cin].chunks(rows_in).collect();
     let ds: Vec<&mut [f32]> = dy[..m * cout].chunks_mut(rows_out).collect();
     let chunks = ds.len();
+    let add = di.as_ref().is_some_and(|d| d.add);
     let dis: Vec<Option<&mut [f32]>> = match di {
-        Some(di) => di[..m * cin].chunks_mut(rows_in).map(Some).collect(),
+        Some(di) => di.buf[..m * cin].chunks_mut(rows_in).map(Some).collect(),
         None => (0..chunks).map(|_| None).collect(),
     };
     let xhats: Vec<Option<&[f32]>> = match norm {
@@ -651,7 +645,7 @@ fn conv_product_backward(
                 // One patch matrix of `dy` serves both products: the input's gradient, and the
                 // weights' as `patches(dy)^T . x` (see below), so `x` needs none of its own.
                 (Some(di), Some(flipped)) => with_patches(d, board, cout, k, |p| {
-                    mul(mat_mut(di, p.nrows(), cin), true, p, flipped);
+                    mul(mat_mut(di, p.nrows(), cin), add, p, flipped);
                     mul(mat_mut(&mut g, k * k * cout, cin), false, p.transpose(), xm);
                 }),
                 _ => {
@@ -916,7 +910,7 @@ impl Model {
     /// The backward pass of [`Model::conv_forward`]: `dy` is the gradient at the layer's output,
     /// after its ReLU where `relu` (the mask is applied here; a caller that applied it already
     /// passes `false`); it is overwritten. Adds the weight gradients to `grad` and, where given,
-    /// the input's gradient to `dinput`.
+    /// puts the input's gradient into `dinput`.
     #[allow(clippy::too_many_arguments)]
     fn conv_backward(
         &self,
@@ -927,7 +921,7 @@ impl Model {
         dy: &mut [f32],
         relu: bool,
         grad: &mut [f32],
-        dinput: Option<&mut [f32]>,
+        dinput: Option<InputGrad<'_>>,
     ) {
         let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
         let mask = relu.then_some(&saved.out[..]);
@@ -960,8 +954,8 @@ impl Model {
                 nb.apply(dy, &saved.xhat);
             }
             product_tn(input, dy, m, k, cout, conv.w.of_mut(grad));
-            if let Some(dinput) = dinput {
-                product_add(dy, m, cout, self.weight(conv.w, k, cout).transpose(), dinput);
+            if let Some(d) = dinput {
+                product_into(dy, m, cout, self.weight(conv.w, k, cout).transpose(), d.buf, d.add);
             }
         } else {
             // The norm's step runs chunk by chunk inside the products, while each is in cache.
@@ -1205,7 +1199,7 @@ impl Model {
         let top = &saved[last].out;
         let channels = pconv.cin;
         let mut dtop = std::mem::take(&mut work.grad_a);
-        sized(&mut dtop, board.m() * channels);
+        resized(&mut dtop, board.m() * channels);
         // The policy head's gradient at its 1x1 block's output.
         let mut dp = std::mem::take(&mut work.grad_b);
         sized(&mut dp, board.m() * pconv.cout);
@@ -1219,7 +1213,8 @@ impl Model {
                     }
                 }
                 let q = &saved[last + 3];
-                self.conv_backward(last_conv, &saved[last + 1].out, board, q, &mut dq, false, grad, Some(&mut dp));
+                let into = InputGrad { buf: &mut dp, add: true };
+                self.conv_backward(last_conv, &saved[last + 1].out, board, q, &mut dq, false, grad, Some(into));
             }
             _ => {
                 let fc = self.policy_fc.expect("a dense head");
@@ -1229,28 +1224,34 @@ impl Model {
                 work.hidden = dpin;
             }
         }
-        self.conv_backward(pconv, top, board, &saved[last + 1], &mut dp, true, grad, Some(&mut dtop));
+        // The policy head's is the first contribution to the tower top's gradient.
+        let into = InputGrad { buf: &mut dtop, add: false };
+        self.conv_backward(pconv, top, board, &saved[last + 1], &mut dp, true, grad, Some(into));
         // Back from [b, planes * cells] to the convolution's rows of (sample, cell).
         let mut dv = vec![0.0; board.m() * vconv.cout];
         to_cells_first(dvalue_in, b, cells, vconv.cout, &mut dv);
-        self.conv_backward(vconv, top, board, &saved[last + 2], &mut dv, true, grad, Some(&mut dtop));
+        let into = InputGrad { buf: &mut dtop, add: true };
+        self.conv_backward(vconv, top, board, &saved[last + 2], &mut dv, true, grad, Some(into));
         if let Some(oconv) = &self.ownership {
             let mut downed = std::mem::take(&mut work.downed);
-            self.conv_backward(oconv, top, board, &saved[last + 4], &mut downed, false, grad, Some(&mut dtop));
+            let into = InputGrad { buf: &mut dtop, add: true };
+            self.conv_backward(oconv, top, board, &saved[last + 4], &mut downed, false, grad, Some(into));
             work.downed = downed;
         }
         // The blocks, last first: dtop is the gradient at a block's output.
         let mut dmid = dp;
         for (i, pair) in self.blocks.iter().enumerate().rev() {
             let input = &saved[2 * i].out;
-            relu_mask(&mut dtop, &saved[2 * i + 2].out);
-            // The skip passes the gradient straight to the block's input.
-            let mut dskip = dtop.clone();
-            sized(&mut dmid, board.m() * channels);
+            // The skip passes the gradient after the ReLU straight to the block's input.
+            let mut dskip = std::mem::take(&mut work.grad_c);
+            masked_copy(&mut dtop, &saved[2 * i + 2].out, resized(&mut dskip, board.m() * channels));
+            resized(&mut dmid, board.m() * channels);
             let mid = &saved[2 * i + 1];
-            self.conv_backward(&pair[1], &mid.out, board, &saved[2 * i + 2], &mut dtop, false, grad, Some(&mut dmid));
-            self.conv_backward(&pair[0], input, board, mid, &mut dmid, true, grad, Some(&mut dskip));
-            dtop = dskip;
+            let into = InputGrad { buf: &mut dmid, add: false };
+            self.conv_backward(&pair[1], &mid.out, board, &saved[2 * i + 2], &mut dtop, false, grad, Some(into));
+            let into = InputGrad { buf: &mut dskip, add: true };
+            self.conv_backward(&pair[0], input, board, mid, &mut dmid, true, grad, Some(into));
+            work.grad_c = std::mem::replace(&mut dtop, dskip);
         }
         let stem = self.stem.as_ref().expect("a stem");
         self.conv_backward(stem, &work.input, board, &saved[0], &mut dtop, true, grad, None);
@@ -1331,6 +1332,14 @@ fn to_cells_first(src: &[f32], b: usize, cells: usize, c: usize, dst: &mut [f32]
                 dst[(s * cells + cell) * c + k] = src[(s * c + k) * cells + cell];
             }
         }
+    }
+}
+
+/// [`relu_mask`] with a copy of the result in `copy`, in one pass.
+fn masked_copy(d: &mut [f32], out: &[f32], copy: &mut [f32]) {
+    for ((d, o), c) in d.iter_mut().zip(out).zip(copy.iter_mut()) {
+        *d = if *o > 0.0 { *d } else { 0.0 };
+        *c = *d;
     }
 }
 
