@@ -1600,6 +1600,32 @@ mod tests {
     }
 
     #[test]
+    fn chunk_moments_combine_to_the_batch_mean_and_variance() {
+        // Values far from zero with a small spread, cut into uneven chunks: sums of squares
+        // taken from zero would lose the spread in f32; the shifted sums and the pairwise
+        // combination must not.
+        let n = 3;
+        let mut state: u64 = 7;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let rows = 1000;
+        let z: Vec<f32> =
+            (0..rows * n).map(|i| [1000.0, -50.0, 0.0][i % n] + [0.01, 1.0, 3.0][i % n] * next()).collect();
+        let parts: Vec<Moments> =
+            [0, 130, 131, 700, rows].windows(2).map(|w| moments(&z[w[0] * n..w[1] * n], n)).collect();
+        let (mean, var) = combined(&parts, n);
+        for c in 0..n {
+            let column: Vec<f64> = z.iter().skip(c).step_by(n).map(|&v| v as f64).collect();
+            let m = column.iter().sum::<f64>() / rows as f64;
+            let v = column.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / rows as f64;
+            assert!((mean[c] - m).abs() <= 1e-6 * m.abs().max(1.0), "column {c}: mean {} against {m}", mean[c]);
+            assert!((var[c] - v).abs() <= 1e-4 * v, "column {c}: variance {} against {v}", var[c]);
+        }
+    }
+
+    #[test]
     fn gradients_equal_burns_autodiff() {
         check(NetConfig::from_spec("resnet:blocks=2,channels=8", &[3, 4, 5], 7, 2, None).unwrap());
         // Boards one cell high and one wide: every patch row runs past an edge.
