@@ -75,8 +75,9 @@ pub struct StrapArgs {
     /// Seed of the initial weights (uniform in [-1, 1], as the report) and of the games.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Start from these weights instead (a file this command wrote, or numbers: 0,2,4,-1,...).
-    #[arg(long, value_name = "FILE|NUMBERS")]
+    /// Start from these weights instead (a file this command wrote, or numbers: 0,2,4,-1,...;
+    /// a first number below zero is taken as numbers, not as an option).
+    #[arg(long, value_name = "FILE|NUMBERS", allow_hyphen_values = true)]
     init: Option<String>,
     /// The weights file (`eval=(linear8:weights=FILE)` loads it); metrics go to FILE.metrics.jsonl.
     #[arg(long, value_name = "FILE")]
@@ -158,7 +159,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         bail!("{} weights given; {} takes {n}", weights.len(), args.eval);
     }
     let command = format!(
-        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {} --out {}",
+        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {}{}{} --out {}",
         strap.name(),
         args.game,
         args.eval,
@@ -175,6 +176,9 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         args.lambda,
         args.opening_plies,
         args.seed,
+        args.minutes.map(|m| format!(" --minutes {m}")).unwrap_or_default(),
+        // Quoted as the shell needs it: a file name or numbers with commas and minus signs.
+        args.init.as_ref().map(|i| format!(" --init='{i}'")).unwrap_or_default(),
         args.out.display()
     );
     let stop = Arc::new(AtomicBool::new(false));

@@ -100,3 +100,28 @@ fn bad_training_arguments_are_refused() {
         assert!(!text(&r).contains("panicked"), "{args:?}: {}", text(&r));
     }
 }
+
+#[test]
+fn a_linear_learner_starts_from_given_weights_and_its_file_names_them() {
+    // TD-Leaf on Santorini's table36 from negative starting weights (an --init value that begins
+    // with a minus sign), the weights file's first line the command that made it, and the file
+    // loaded by the evaluator in the arena.
+    let d = dir("tdleaf");
+    let out = d.join("w.txt");
+    let init: Vec<String> = (0..36).map(|i| format!("{}", i as f64 / 10.0 - 2.0)).collect();
+    let init = init.join(",");
+    let args = ["train", "tdleaf", "santorini", "--eval", "table36", "--depth", "1", "--games", "3"];
+    let o = meeple(&[&args[..], &["--init", &init, "--out", out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", text(&o));
+    let file = std::fs::read_to_string(&out).unwrap();
+    let (header, numbers) = file.split_once('\n').unwrap();
+    assert!(header.starts_with("# meeple train tdleaf santorini --eval table36"), "{header}");
+    assert!(header.contains(&format!("--init='{init}'")), "{header}");
+    assert_eq!(numbers.trim().split(',').count(), 36, "{numbers}");
+    let eval = format!("alphabeta:depth=1,eval=(table36:weights={})", out.display());
+    let arena = meeple(&["arena", "santorini", &eval, "random", "--games", "2", "--threads", "1"]);
+    assert!(arena.status.success(), "{}", text(&arena));
+    // A weights vector of the wrong length is refused with both counts.
+    let wrong = meeple(&[&args[..], &["--init", "1,2,3", "--out", d.join("x.txt").to_str().unwrap()]].concat());
+    assert!(!wrong.status.success() && text(&wrong).contains("3 weights given; table36 takes 36"), "{}", text(&wrong));
+}

@@ -347,8 +347,9 @@ mod tests {
     fn features_times_weights_is_the_evaluators_value() {
         let spec8 = eval_spec("linear8", &random_weights(8, 1));
         let spec22 = eval_spec("linear22", &random_weights(22, 2));
+        let spec36 = eval_spec("table36", &random_weights(36, 3));
         let game = meeple_games::santorini::Santorini::default();
-        for spec in ["linear8".to_string(), spec8, "linear22".to_string(), spec22] {
+        for spec in ["linear8".to_string(), spec8, "linear22".to_string(), spec22, "table36".to_string(), spec36] {
             let eval = meeple_search::make_evaluator(&game, &spec).unwrap();
             let w = eval.weights();
             assert!(!w.is_empty(), "{spec}");

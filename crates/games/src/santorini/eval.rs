@@ -16,7 +16,7 @@ const WEIGHTS_PARAM: &[ParamInfo] = &[ParamInfo {
     help: "feature weights (default: the hand weights)",
 }];
 
-pub(crate) const EVALUATOR_INFOS: [AgentInfo; 2] = [
+pub(crate) const EVALUATOR_INFOS: [AgentInfo; 3] = [
     AgentInfo {
         name: "linear8",
         about: "the report's linear evaluator: workers on level 0/1/2 and mean distance from the centre, for each \
@@ -29,6 +29,14 @@ pub(crate) const EVALUATOR_INFOS: [AgentInfo; 2] = [
         about: "the report's extended linear set: for each player 7 height and centrality features (levels 0/1/2, \
                 mean centre distance, workers on the centre, inner ring, edge) and 4 mobility features (moves, \
                 climbing moves, moves to level 2+, moves to level 3); hand weights",
+        params: WEIGHTS_PARAM,
+    },
+    AgentInfo {
+        name: "table36",
+        about: "linear8 widened to a worker table: for each player, workers by level 0/1/2 and by cell (6 cells up to \
+                the board's symmetries: centre, its edge and corner neighbours, the rim's middles, the cells beside \
+                them, the corners), 36 weights; as fast as linear8 in search; default: linear8's hand weights \
+                written as a table",
         params: WEIGHTS_PARAM,
     },
 ];
@@ -73,6 +81,42 @@ const CENTRE_DISTANCE: [u8; CELLS] = {
     t
 };
 
+/// A cell's class under the board's eight symmetries, by its row and column offsets from the
+/// centre (nearer, farther): 0 (0,0) the centre, 1 (0,1), 2 (1,1), 3 (0,2), 4 (1,2), 5 (2,2) the
+/// corners. [`centre_distance`] is the farther offset.
+const CELL_CLASS: [u8; CELLS] = {
+    let mut t = [0; CELLS];
+    let mut cell = 0;
+    while cell < CELLS {
+        let (r, c) = ((cell / 5) as i32, (cell % 5) as i32);
+        let (dr, dc) = ((r - 2).unsigned_abs(), (c - 2).unsigned_abs());
+        let (near, far) = if dr < dc { (dr, dc) } else { (dc, dr) };
+        t[cell] = match (near, far) {
+            (0, 0) => 0,
+            (0, 1) => 1,
+            (1, 1) => 2,
+            (0, 2) => 3,
+            (1, 2) => 4,
+            _ => 5,
+        };
+        cell += 1;
+    }
+    t
+};
+
+/// The centre distance of each [`CELL_CLASS`].
+const CLASS_DISTANCE: [f64; 6] = [0.0, 1.0, 1.0, 2.0, 2.0, 2.0];
+
+/// [`table36_features`]'s weights that value every position as `linear8` with weights `w` does
+/// once both workers of each side are placed (during placement `linear8` averages the centre
+/// distance over the workers placed so far, the table sums).
+pub fn table36_from_linear8(w: &[f64; 8]) -> [f64; 36] {
+    std::array::from_fn(|i| {
+        let (k, h, q) = (i / 18, i % 18 / 6, i % 6);
+        w[4 * k + h] + CLASS_DISTANCE[q] / 2.0 * w[4 * k + 3]
+    })
+}
+
 fn weights_from<const N: usize>(spec: &Spec, subject: &str, default: [f64; N]) -> Result<[f64; N], Error> {
     crate::weights_from(spec, subject, WEIGHTS_PARAM, default)
 }
@@ -82,6 +126,10 @@ pub(crate) fn make_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<Santor
         "linear8" => {
             Some(weights_from(spec, "evaluator linear8", LINEAR8_WEIGHTS).map(|w| Box::new(Linear8::new(w)) as _))
         }
+        "table36" => Some(
+            weights_from(spec, "evaluator table36", table36_from_linear8(&LINEAR8_WEIGHTS))
+                .map(|w| Box::new(Linear8::table36(w)) as _),
+        ),
         "linear22" => Some(
             weights_from(spec, "evaluator linear22", linear22_default_weights())
                 .map(|w| Box::new(Linear22 { weights: w }) as _),
@@ -148,15 +196,6 @@ fn quiet(state: &SantoriniState) -> bool {
     reachable.count_ones() >= 3
 }
 
-/// The most one move can raise the mover's linear value: a worker climbs one level (the best
-/// weight step among level 0 to 1 and 1 to 2, half weight as a feature counts 2 workers) and
-/// moves one step nearer the centre (a quarter of the centrality weight). Builds never change a
-/// worker's height. The opponent's features do not move.
-fn linear_gain(own: &[f64], centrality: f64) -> f64 {
-    let climb = (0.5 * (own[1] - own[0])).max(0.5 * (own[2] - own[1])).max(0.0);
-    climb + 0.25 * centrality.abs()
-}
-
 /// The 8 features for `player` then the opponent: workers on level 0, 1, 2 (each /2) and mean
 /// centre distance (/2).
 pub fn linear8_features(state: &SantoriniState, player: Player) -> [f64; 8] {
@@ -173,6 +212,22 @@ pub fn linear8_features(state: &SantoriniState, player: Player) -> [f64; 8] {
         }
         if placed > 0 {
             f[side * 4 + 3] = distance as f64 / placed as f64 / 2.0;
+        }
+    }
+    f
+}
+
+/// The 36 features of [`Linear8::table36`], for `player` then the opponent (18 each): workers
+/// (each /2) on level 0, 1, 2, each level split by [`CELL_CLASS`] (index `18 * side + 6 * level
+/// + class`).
+pub fn table36_features(state: &SantoriniState, player: Player) -> [f64; 36] {
+    let mut f = [0.0; 36];
+    for (side, p) in [player, 1 - player].into_iter().enumerate() {
+        for c in state.workers(p) {
+            let h = state.height(c) as usize;
+            if h < 3 {
+                f[18 * side + 6 * h + CELL_CLASS[c] as usize] += 0.5;
+            }
         }
     }
     f
@@ -213,15 +268,28 @@ pub fn linear22_features(state: &SantoriniState, player: Player) -> [f64; 22] {
     f
 }
 
-/// The report's 8-feature linear evaluator.
+/// Which features a [`Linear8`] weighs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// [`linear8_features`], the report's.
+    Linear8,
+    /// [`table36_features`].
+    Table36,
+}
+
+/// The report's 8-feature linear evaluator, or its 36-feature widening `table36` (the same
+/// search shortcuts: both value a position as a sum of one share per worker).
 #[derive(Clone, Debug)]
 pub struct Linear8 {
-    /// One weight per feature of [`linear8_features`].
-    weights: [f64; 8],
+    layout: Layout,
+    /// One weight per feature of the layout.
+    weights: Vec<f64>,
     /// One worker's share of a side's value, by side (0: the player's weights, 1: the
     /// opponent's), the worker's height and its cell: with both workers placed the value is the
     /// sum of four shares, so search never builds feature vectors.
     share: Box<[[[f64; CELLS]; 4]; 2]>,
+    /// The most one move can raise the mover's value (see [`Evaluator::move_gain_bound`]).
+    gain: f64,
 }
 
 impl Default for Linear8 {
@@ -232,18 +300,43 @@ impl Default for Linear8 {
 
 impl Linear8 {
     pub fn new(weights: [f64; 8]) -> Self {
-        let share = Box::new(std::array::from_fn(|k| {
-            std::array::from_fn(|h| {
-                std::array::from_fn(|c| {
-                    let level = if h < 3 { 0.5 * weights[4 * k + h] } else { 0.0 };
-                    level + CENTRE_DISTANCE[c] as f64 / 4.0 * weights[4 * k + 3]
-                })
-            })
-        }));
-        Linear8 { weights, share }
+        Self::with_shares(Layout::Linear8, weights.to_vec(), |k, h, c| {
+            let level = if h < 3 { 0.5 * weights[4 * k + h] } else { 0.0 };
+            level + CENTRE_DISTANCE[c] as f64 / 4.0 * weights[4 * k + 3]
+        })
     }
 
-    pub fn weights(&self) -> &[f64; 8] {
+    /// The `table36` evaluator: one weight per feature of [`table36_features`].
+    pub fn table36(weights: [f64; 36]) -> Self {
+        Self::with_shares(Layout::Table36, weights.to_vec(), |k, h, c| {
+            if h < 3 { 0.5 * weights[18 * k + 6 * h + CELL_CLASS[c] as usize] } else { 0.0 }
+        })
+    }
+
+    fn with_shares(layout: Layout, weights: Vec<f64>, share: impl Fn(usize, usize, usize) -> f64) -> Self {
+        let share: Box<[[[f64; CELLS]; 4]; 2]> =
+            Box::new(std::array::from_fn(|k| std::array::from_fn(|h| std::array::from_fn(|c| share(k, h, c)))));
+        // A quiet position's move takes one worker from a cell on level `ha` to a neighbour on
+        // level 2 at most and no more than one above (a climb to 3 would win); builds never
+        // touch a cell with a worker. The bound is the largest change of one share that such a
+        // step makes in the mover's favour: up for the player's own shares, down for the
+        // opponent's.
+        let mut gain = f64::NEG_INFINITY;
+        for a in 0..CELLS {
+            for &b in NEIGHBOUR[a].iter().filter(|&&b| (b as usize) < CELLS) {
+                let b = b as usize;
+                for ha in 0..3 {
+                    for hb in 0..=(ha + 1).min(2) {
+                        gain = gain.max(share[0][hb][b] - share[0][ha][a]).max(share[1][ha][a] - share[1][hb][b]);
+                    }
+                }
+            }
+        }
+        Linear8 { layout, weights, share, gain }
+    }
+
+    /// The weights, one per feature ([`linear8_features`] or [`table36_features`]).
+    pub fn weights(&self) -> &[f64] {
         &self.weights
     }
 
@@ -270,19 +363,19 @@ impl Evaluator<SantoriniState> for Linear8 {
 
     fn features(&self, state: &SantoriniState, player: Player, out: &mut Vec<f64>) -> bool {
         out.clear();
-        out.extend_from_slice(&linear8_features(state, player));
+        match self.layout {
+            Layout::Linear8 => out.extend_from_slice(&linear8_features(state, player)),
+            Layout::Table36 => out.extend_from_slice(&table36_features(state, player)),
+        }
         true
     }
 
     fn weights(&self) -> Vec<f64> {
-        self.weights.to_vec()
+        self.weights.clone()
     }
 
     fn move_gain_bound(&self, state: &SantoriniState) -> Option<f64> {
-        // The mover's features weigh w[0..4] in their own value and w[4..8] in the opponent's.
-        let w = &self.weights;
-        let bound = linear_gain(&w[0..3], w[3]).max(linear_gain(&[-w[4], -w[5], -w[6]], w[7]));
-        quiet(state).then_some(bound)
+        quiet(state).then_some(self.gain)
     }
 
     fn frontier_value(&self, state: &SantoriniState, root: Player, maximize: bool) -> Option<f64> {
@@ -554,10 +647,14 @@ impl Linear8 {
         at_least(reach, 3)
     }
 
-    /// [`Self::part`] during placement: the centrality feature is the mean over the workers
-    /// placed so far.
+    /// [`Self::part`] during placement: `linear8`'s centrality feature is the mean over the
+    /// workers placed so far; the table's shares just add up.
     #[cold]
     fn part_in_placement(&self, state: &SantoriniState, cells: [u8; 2], k: usize, raised: usize) -> f64 {
+        if self.layout == Layout::Table36 {
+            let placed = cells.iter().map(|&c| c as usize).filter(|&c| c < CELLS);
+            return placed.map(|c| self.share[k][state.height(c) as usize + (c == raised) as usize][c]).sum();
+        }
         let f = Self::side_raised(state, cells, raised);
         f.iter().zip(&self.weights[4 * k..4 * k + 4]).map(|(f, w)| f * w).sum()
     }

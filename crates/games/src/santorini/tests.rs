@@ -373,6 +373,90 @@ fn specs_and_registries() {
     assert!(game().game_agent(&"santorini-greedy".parse().unwrap(), 0).unwrap().is_ok());
 }
 
+/// `linear8` (or `table36` if `table`) with random weights in [-4, 4].
+fn random_linear(rng: &mut meeple_game::Rng, table: bool) -> Linear8 {
+    if table {
+        Linear8::table36(std::array::from_fn(|_| rng.random_range(-4.0..4.0)))
+    } else {
+        Linear8::new(std::array::from_fn(|_| rng.random_range(-4.0..4.0)))
+    }
+}
+
+#[test]
+fn table36_features_and_its_linear8_table() {
+    // X: b2 on level 1 (class 2), c3 on level 2 (class 0); O: a1 and e5 on level 0 (corners).
+    let s = pos("00000 00000 00200 01000 00000", "b2 c3 a1 e5", 0);
+    let f = eval::table36_features(&s, 0);
+    let mut expected = [0.0; 36];
+    expected[6 + 2] = 0.5;
+    expected[12] = 0.5;
+    expected[18 + 5] = 1.0;
+    assert_eq!(f, expected);
+    // linear8's weights written as a table value every position with all workers placed alike
+    // (during placement linear8 averages its centrality feature, the table sums it).
+    let mut rng = rng_from_seed(53);
+    let mut compared = 0;
+    for _ in 0..50 {
+        let w: [f64; 8] = std::array::from_fn(|_| rng.random_range(-4.0..4.0));
+        let (a, b) = (Linear8::new(w), Linear8::table36(eval::table36_from_linear8(&w)));
+        let mut s = game().initial_state();
+        let mut legal = Vec::new();
+        while !s.is_terminal() {
+            if s.placed == 4 {
+                for p in 0..2 {
+                    let (x, y) = (a.evaluate(&s, p), b.evaluate(&s, p));
+                    assert!((x - y).abs() < 1e-9, "{x} vs {y}");
+                    compared += 1;
+                }
+            }
+            s.legal_actions(&mut legal);
+            s.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+        }
+    }
+    assert!(compared > 500, "{compared}");
+    let g = game();
+    let e = g.evaluator(&"table36".parse().unwrap()).unwrap().unwrap();
+    assert_eq!(e.weights(), eval::table36_from_linear8(&eval::LINEAR8_WEIGHTS).to_vec());
+    let err = g.evaluator(&"table36:weights=(1,2)".parse().unwrap()).unwrap().err().unwrap().to_string();
+    assert!(err.contains("36 comma-separated numbers"), "{err}");
+}
+
+#[test]
+fn linear_move_gain_bound_holds_for_every_move() {
+    // Futility pruning is exact only if no move of the mover raises their value (or lowers the
+    // opponent's) by more than the bound: checked over every move of random games, for random
+    // weights of both layouts (weights that make stepping down a level worth more than climbing
+    // included).
+    let mut rng = rng_from_seed(59);
+    let (mut quiet, mut tight) = (0, 0);
+    for i in 0..200 {
+        let e = random_linear(&mut rng, i % 2 == 1);
+        let mut s = game().initial_state();
+        let mut legal = Vec::new();
+        while !s.is_terminal() {
+            s.legal_actions(&mut legal);
+            if let Some(gain) = e.move_gain_bound(&s) {
+                quiet += 1;
+                let m = s.mover();
+                let mut best = f64::NEG_INFINITY;
+                for &a in &legal {
+                    let mut c = s;
+                    c.apply_unchecked(a);
+                    assert!(c.returns().is_none(), "a quiet position's move ends the game");
+                    for (p, sign) in [(m, 1.0), (1 - m, -1.0)] {
+                        let up = sign * (e.evaluate(&c, p) - e.evaluate(&s, p));
+                        assert!(up <= gain + 1e-9, "a move gains {up} > {gain}\n{s}");
+                        best = best.max(up);
+                    }
+                }
+                tight += (best >= gain - 1.0) as usize;
+            }
+            s.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+        }
+    }
+    assert!(quiet > 2000 && tight > 0, "{quiet} quiet positions, {tight} within 1 of the bound");
+}
+
 #[test]
 fn linear8_fast_paths_match_the_features() {
     // `evaluate`, the horizon shortcut `frontier_value` and the batched move priorities must give
@@ -380,15 +464,16 @@ fn linear8_fast_paths_match_the_features() {
     // weights, on positions from random play.
     let mut rng = rng_from_seed(41);
     let (mut checked, mut frontiers) = (0, 0);
-    for _ in 0..200 {
-        let weights: [f64; 8] = std::array::from_fn(|_| rng.random_range(-4.0..4.0));
-        let e = Linear8::new(weights);
+    for i in 0..200 {
+        let e = random_linear(&mut rng, i % 2 == 1);
         let mut s = game().initial_state();
         let mut legal = Vec::new();
+        let mut features = Vec::new();
         while !s.is_terminal() {
             for player in 0..2 {
                 // `evaluate` sums per-worker shares: equal up to rounding.
-                let dot: f64 = eval::linear8_features(&s, player).iter().zip(&weights).map(|(f, w)| f * w).sum();
+                assert!(e.features(&s, player, &mut features));
+                let dot: f64 = features.iter().zip(e.weights()).map(|(f, w)| f * w).sum();
                 let v = e.evaluate(&s, player);
                 assert!((v - dot).abs() <= 1e-12 * (1.0 + dot.abs()), "{v} vs {dot}");
             }
@@ -442,9 +527,8 @@ fn linear8_two_ply_horizon_matches_a_search() {
     }
     let mut rng = rng_from_seed(43);
     let (mut answered, mut positions) = (0, 0);
-    for _ in 0..120 {
-        let weights: [f64; 8] = std::array::from_fn(|_| rng.random_range(-4.0..4.0));
-        let e = Linear8::new(weights);
+    for i in 0..120 {
+        let e = random_linear(&mut rng, i % 2 == 1);
         let mut s = game().initial_state();
         let mut legal = Vec::new();
         while !s.is_terminal() {
