@@ -73,9 +73,7 @@ const CENTRE_DISTANCE: [u8; CELLS] = {
     let mut t = [0; CELLS];
     let mut cell = 0;
     while cell < CELLS {
-        let (r, c) = ((cell / 5) as i32, (cell % 5) as i32);
-        let (dr, dc) = ((r - 2).unsigned_abs(), (c - 2).unsigned_abs());
-        t[cell] = if dr > dc { dr } else { dc } as u8;
+        t[cell] = CLASS_DISTANCE[CELL_CLASS[cell] as usize];
         cell += 1;
     }
     t
@@ -104,8 +102,8 @@ const CELL_CLASS: [u8; CELLS] = {
     t
 };
 
-/// The centre distance of each [`CELL_CLASS`].
-const CLASS_DISTANCE: [f64; 6] = [0.0, 1.0, 1.0, 2.0, 2.0, 2.0];
+/// The centre distance (the farther offset) of each [`CELL_CLASS`].
+const CLASS_DISTANCE: [u8; 6] = [0, 1, 1, 2, 2, 2];
 
 /// [`table36_features`]'s weights that value every position as `linear8` with weights `w` does
 /// once both workers of each side are placed (during placement `linear8` averages the centre
@@ -113,7 +111,7 @@ const CLASS_DISTANCE: [f64; 6] = [0.0, 1.0, 1.0, 2.0, 2.0, 2.0];
 pub fn table36_from_linear8(w: &[f64; 8]) -> [f64; 36] {
     std::array::from_fn(|i| {
         let (k, h, q) = (i / 18, i % 18 / 6, i % 6);
-        w[4 * k + h] + CLASS_DISTANCE[q] / 2.0 * w[4 * k + 3]
+        w[4 * k + h] + CLASS_DISTANCE[q] as f64 / 2.0 * w[4 * k + 3]
     })
 }
 
