@@ -135,6 +135,10 @@ pub struct AzArgs {
     /// hour, fewer games).
     #[arg(long, value_name = "R", default_value_t = 4.0)]
     reuse: f64,
+    /// The value target's share of the game's result; the rest is the search's root value at
+    /// the position (1: the result alone, as AlphaZero; 0: the search's value alone).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
+    value_mix: f64,
     /// Peak learning rate.
     #[arg(long, default_value_t = 2e-3)]
     lr: f64,
@@ -213,6 +217,9 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     if !(args.reuse > 0.0 && args.reuse <= 64.0) {
         bail!("--reuse {}: give a number above 0 and at most 64", args.reuse);
     }
+    if !(0.0..=1.0).contains(&args.value_mix) {
+        bail!("--value-mix {}: give a share from 0 to 1", args.value_mix);
+    }
     if args.random_opening_share > 0.0 && !(1..=1000).contains(&args.random_opening_plies) {
         bail!("--random-opening-plies {}: give 1 to 1000", args.random_opening_plies);
     }
@@ -233,6 +240,7 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     config.batch = args.batch;
     config.window = args.window;
     config.reuse = args.reuse;
+    config.value_mix = args.value_mix;
     config.min_window = config.min_window.min(args.window);
     config.train.lr = args.lr;
     config.eval_every = args.eval_every;

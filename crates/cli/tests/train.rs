@@ -77,6 +77,8 @@ fn bad_training_arguments_are_refused() {
         (vec!["train", "az", "tictactoe", "--steps", "1", "--random-opening-share", "NaN", "--out", o], "0 to 1"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--reuse", "0", "--out", o], "--reuse"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--reuse", "inf", "--out", o], "--reuse"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--value-mix", "1.5", "--out", o], "--value-mix"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--value-mix", "NaN", "--out", o], "--value-mix"),
         (
             vec![
                 "train",
