@@ -633,14 +633,17 @@ fn conv_product_backward(
     let len = k * k * cin * cout;
     // Each thread adds its chunks' weight gradients into one buffer of its own (the product
     // adds), rather than a fresh zeroed buffer per chunk summed afterwards.
-    let total = xs
-        .into_par_iter()
-        .zip(ds)
-        .zip(dis)
-        .zip(xhats)
-        .fold(
-            || vec![0.0f32; len],
-            |mut g, (((x, d), di), xhat)| {
+    // The chunks in one fixed, contiguous group per thread, each group's weight gradients added
+    // into one buffer by the products themselves (not a zeroed buffer per chunk summed later),
+    // the groups then summed in order: the same sums in the same order on every run with the
+    // same thread count, whatever the pool's scheduling.
+    let mut items: Vec<_> = xs.into_iter().zip(ds).zip(dis).zip(xhats).collect();
+    let group = chunks.div_ceil(rayon::current_num_threads()).max(1);
+    let groups: Vec<Vec<f32>> = items
+        .par_chunks_mut(group)
+        .map(|items| {
+            let mut g = vec![0.0f32; len];
+            for (((x, d), di), xhat) in items.iter_mut() {
                 if let (Some((nb, _)), Some(xhat)) = (norm, xhat) {
                     nb.apply(d, xhat);
                 }
@@ -660,16 +663,16 @@ fn conv_product_backward(
                         });
                     }
                 }
-                g
-            },
-        )
-        .reduce_with(|mut a, b| {
-            for (a, b) in a.iter_mut().zip(&b) {
-                *a += b;
             }
-            a
+            g
         })
-        .unwrap_or_else(|| vec![0.0f32; len]);
+        .collect();
+    let mut total = vec![0.0f32; len];
+    for g in groups {
+        for (t, v) in total.iter_mut().zip(&g) {
+            *t += v;
+        }
+    }
     if from_dy {
         // `patches(dy)^T . x` is `[(ey, ex, out), in]`, and the weight of offset (dy, dx) meets
         // the gradient of the cell at the opposite offset: ey = k - 1 - dy, ex = k - 1 - dx.
