@@ -631,8 +631,6 @@ fn conv_product_backward(
     };
     let from_dy = flipped.is_some();
     let len = k * k * cin * cout;
-    // Each thread adds its chunks' weight gradients into one buffer of its own (the product
-    // adds), rather than a fresh zeroed buffer per chunk summed afterwards.
     // The chunks in one fixed, contiguous group per thread, each group's weight gradients added
     // into one buffer by the products themselves (not a zeroed buffer per chunk summed later),
     // the groups then summed in order: the same sums in the same order on every run with the
