@@ -86,6 +86,10 @@ pub struct AzArgs {
     /// Root policy of the self-play search.
     #[arg(long, value_enum, default_value_t = RootArg::Gumbel)]
     root: RootArg,
+    /// With --root puct: KataGo's forced playouts and policy target pruning, K of each root
+    /// child's quota sqrt(K x prior x visits) (KataGo uses 2); 0 leaves them out.
+    #[arg(long, value_name = "K", default_value_t = 0.0)]
+    forced_playouts: f32,
     /// Where self-play happens.
     #[arg(long, value_enum, default_value_t = SelfplayArg::Local)]
     selfplay: SelfplayArg,
@@ -139,6 +143,11 @@ pub struct AzArgs {
     /// the position (1: the result alone, as AlphaZero; 0: the search's value alone).
     #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
     value_mix: f64,
+    /// Make that search value a short-term one (KataGo): the root values of the position and of
+    /// the game's later decisions, weighted (1 - L) L^k k decisions ahead, the rest on the
+    /// result; 0 (the default) is the position's own root value, 1 the result alone.
+    #[arg(long, value_name = "L", default_value_t = 0.0)]
+    value_lambda: f64,
     /// Peak learning rate.
     #[arg(long, default_value_t = 2e-3)]
     lr: f64,
@@ -220,6 +229,15 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.value_mix) {
         bail!("--value-mix {}: give a share from 0 to 1", args.value_mix);
     }
+    if !(0.0..=1.0).contains(&args.value_lambda) {
+        bail!("--value-lambda {}: give a weight from 0 to 1", args.value_lambda);
+    }
+    if !(0.0..=100.0).contains(&args.forced_playouts) {
+        bail!("--forced-playouts {}: give K from 0 (off) to 100; KataGo uses 2", args.forced_playouts);
+    }
+    if args.forced_playouts > 0.0 && args.root != RootArg::Puct {
+        bail!("--forced-playouts is for --root puct: the Gumbel root plans its own visits");
+    }
     if args.random_opening_share > 0.0 && !(1..=1000).contains(&args.random_opening_plies) {
         bail!("--random-opening-plies {}: give 1 to 1000", args.random_opening_plies);
     }
@@ -233,6 +251,7 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         RootArg::Gumbel => Root::Gumbel,
         RootArg::Puct => Root::Puct,
     };
+    config.selfplay.search.forced_playouts = args.forced_playouts;
     config.games_per_generation = args.games;
     config.selfplay.in_flight = args.in_flight.min(args.games);
     config.selfplay.random_opening_share = args.random_opening_share;
@@ -241,6 +260,7 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     config.window = args.window;
     config.reuse = args.reuse;
     config.value_mix = args.value_mix;
+    config.value_lambda = args.value_lambda;
     config.min_window = config.min_window.min(args.window);
     config.train.lr = args.lr;
     config.eval_every = args.eval_every;

@@ -60,6 +60,14 @@ pub struct SearchConfig {
     /// measure what the exact search gains (`az:legacy=true`); never a default.
     #[serde(default)]
     pub legacy: bool,
+    /// PUCT: KataGo's forced playouts and policy target pruning (Wu 2019, section 3.1), `k`
+    /// of `n_forced(c) = sqrt(k · P(c) · Σ N)`; 0 turns both off. At the root every child
+    /// with fewer visits than `n_forced` is visited next, so a move the noised prior likes is
+    /// looked at; the policy target then takes those visits back from every child but the
+    /// most visited as far as its PUCT score stays below the best's, and drops a child left
+    /// with a single visit, so the target does not teach the forced exploration.
+    #[serde(default)]
+    pub forced_playouts: f32,
 }
 
 fn solver_default() -> bool {
@@ -82,12 +90,13 @@ impl SearchConfig {
             c_scale: 0.1,
             solver: true,
             legacy: false,
+            forced_playouts: 0.0,
         }
     }
 
     /// The same search without exploration noise (for play and evaluation).
     pub fn quiet(&self) -> Self {
-        SearchConfig { dirichlet_eps: 0.0, gumbel_scale: 0.0, ..self.clone() }
+        SearchConfig { dirichlet_eps: 0.0, gumbel_scale: 0.0, forced_playouts: 0.0, ..self.clone() }
     }
 }
 
@@ -654,16 +663,20 @@ impl<S: State> Search<S> {
         let mover = n.kind as usize;
         let sqrt_n = (n.visits.max(1) as f32).sqrt();
         let parent_q = self.q(node as usize, mover);
-        let mut best = (f32::NEG_INFINITY, n.first_child);
+        // Forced playouts: at the root, a child below its quota comes before any PUCT score.
+        let k = if node == 0 { self.config.forced_playouts } else { 0.0 };
+        let child_visits: u32 = if k > 0.0 { self.children(node).map(|i| self.nodes[i].visits).sum() } else { 0 };
+        let mut best = (false, f32::NEG_INFINITY, n.first_child);
         for i in self.children(node) {
             let c = &self.nodes[i];
+            let forced = k > 0.0 && (c.visits as f32) < forced_quota(k, c.prior, child_visits);
             let q = if c.visits > 0 { self.q(i, mover) } else { (parent_q - self.config.fpu).max(0.0) };
             let u = self.config.c_puct * c.prior * sqrt_n / (1.0 + c.visits as f32);
-            if q + u > best.0 {
-                best = (q + u, i as u32);
+            if (forced, q + u) > (best.0, best.1) {
+                best = (forced, q + u, i as u32);
             }
         }
-        best.1
+        best.2
     }
 
     /// Each root child's Gumbel score `g + logit + σ(q̂)` for a candidate with noise `g`, from
@@ -762,16 +775,35 @@ impl<S: State> Search<S> {
                 (policy, best)
             }
             Root::Puct => {
-                let total: u32 = visits.iter().map(|v| v.1).sum::<u32>().max(1);
-                let policy = visits.iter().map(|&(a, n)| (a, n as f32 / total as f32)).collect();
                 let best = range
+                    .clone()
                     .max_by(|&a, &b| {
                         let (x, y) = (&self.nodes[a], &self.nodes[b]);
                         x.visits.cmp(&y.visits).then(self.q(a, mover).total_cmp(&self.q(b, mover)))
                     })
-                    .map(|i| self.nodes[i].action)
                     .expect("children");
-                (policy, best)
+                let target: Vec<u32> = if self.config.forced_playouts > 0.0 {
+                    let children: Vec<PuctChild> = range
+                        .map(|i| PuctChild {
+                            prior: self.nodes[i].prior,
+                            visits: self.nodes[i].visits,
+                            q: self.q(i, mover),
+                        })
+                        .collect();
+                    let first = self.nodes[0].first_child as usize;
+                    prune_forced(
+                        &children,
+                        best - first,
+                        self.nodes[0].visits,
+                        self.config.c_puct,
+                        self.config.forced_playouts,
+                    )
+                } else {
+                    visits.iter().map(|v| v.1).collect()
+                };
+                let total: u32 = target.iter().sum::<u32>().max(1);
+                let policy = visits.iter().zip(&target).map(|(&(a, _), &n)| (a, n as f32 / total as f32)).collect();
+                (policy, self.nodes[best].action)
             }
         };
         // A proven root teaches and plays the move that proves it.
@@ -782,6 +814,46 @@ impl<S: State> Search<S> {
         };
         SearchResult { action, policy, visits, value, sims: self.sims, proven }
     }
+}
+
+/// A root child as policy target pruning sees it: its (noised) prior, visits and mean value
+/// for the root's mover.
+#[derive(Clone, Copy, Debug)]
+struct PuctChild {
+    prior: f32,
+    visits: u32,
+    q: f32,
+}
+
+/// KataGo's forced-playout quota of a child with prior `prior` when the root's children hold
+/// `child_visits` visits.
+fn forced_quota(k: f32, prior: f32, child_visits: u32) -> f32 {
+    (k * prior * child_visits as f32).sqrt()
+}
+
+/// The visits the policy target keeps (Wu 2019, 3.1): every child but `best` gives back up to
+/// its forced quota, while its PUCT score (with the root's `parent_visits`, as the descent
+/// scored it) stays below `best`'s; a child left with one visit is dropped.
+fn prune_forced(children: &[PuctChild], best: usize, parent_visits: u32, c_puct: f32, k: f32) -> Vec<u32> {
+    let sqrt_n = (parent_visits.max(1) as f32).sqrt();
+    let puct = |c: &PuctChild, n: u32| c.q + c_puct * c.prior * sqrt_n / (1.0 + n as f32);
+    let bar = puct(&children[best], children[best].visits);
+    let child_visits: u32 = children.iter().map(|c| c.visits).sum();
+    children
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if i == best || c.visits == 0 {
+                return c.visits;
+            }
+            let floor = c.visits.saturating_sub(forced_quota(k, c.prior, child_visits) as u32);
+            let mut n = c.visits;
+            while n > floor && puct(c, n - 1) < bar {
+                n -= 1;
+            }
+            if n <= 1 { 0 } else { n }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -894,5 +966,59 @@ mod tests {
         for (k, &p) in without.iter().enumerate() {
             assert!((p as f64 - network[k]).abs() < 1e-6, "eps 0: the network's priors ({k})");
         }
+    }
+
+    #[test]
+    fn policy_target_pruning_gives_back_forced_visits_while_the_puct_score_stays_below_the_best() {
+        // Hand-checked (c_puct 2, k 2, 101 root visits, 100 in the children). The best, A:
+        // 0.6 + 2 · 0.5 · √101 / 78 = 0.72885. B (quota √20, 4 back at most): B's score stays below
+        // A's down to 6 visits, so the quota binds: 15 → 11. C: already above A's score at 5
+        // visits, nothing back. D: below it down to one visit, so dropped.
+        let child = |prior, visits, q| PuctChild { prior, visits, q };
+        let children =
+            [child(0.5, 77, 0.6), child(0.1, 15, 0.4), child(0.4, 5, 0.1), child(0.05, 3, 0.0), child(0.2, 0, 0.0)];
+        assert_eq!(prune_forced(&children, 0, 101, 2.0, 2.0), vec![77, 11, 5, 0, 0]);
+        // A tighter quota binds D before its last visit: k 0.5 gives back √2.5 → 1.
+        assert_eq!(prune_forced(&children, 0, 101, 2.0, 0.5)[3], 2);
+    }
+
+    /// A PUCT search of the empty board whose network puts almost all the prior on a1, with
+    /// every value 0.5.
+    fn puct_run(forced: f32) -> (SearchResult, Vec<(f32, u32)>) {
+        let config = SearchConfig { forced_playouts: forced, dirichlet_eps: 0.0, ..SearchConfig::new(Root::Puct, 400) };
+        let mut s = Search::new(TicTacToe.initial_state(), 2, config, 5);
+        let mut logits = [-3.0f32; 9];
+        logits[0] = 3.0;
+        while s.gather(1) > 0 {
+            s.deliver_all(&logits, &[0.5, 0.5], 9, 2);
+        }
+        let children = s.children(0).map(|i| (s.nodes[i].prior, s.nodes[i].visits)).collect();
+        (s.result(), children)
+    }
+
+    #[test]
+    fn forced_playouts_visit_every_root_child_to_its_quota_and_the_target_takes_them_back() {
+        let (plain, plain_children) = puct_run(0.0);
+        let (forced, children) = puct_run(2.0);
+        let total: u32 = children.iter().map(|c| c.1).sum();
+        for (k, &(prior, visits)) in children.iter().enumerate() {
+            // The quota grows as the search goes on, so a child may trail the final one by a visit.
+            assert!(visits as f32 + 1.0 >= forced_quota(2.0, prior, total), "child {k}: {visits} of {total}");
+        }
+        let rare = |c: &[(f32, u32)]| c[1..].iter().map(|c| c.1).sum::<u32>();
+        assert!(rare(&children) > rare(&plain_children), "{children:?} against {plain_children:?}");
+        assert_eq!(forced.action, plain.action);
+        // The pruned target gives a1 more than its share of the visits, and still sums to 1.
+        let share = forced.policy[0].1;
+        assert!(share > children[0].1 as f32 / total as f32, "{share} {children:?}");
+        assert!((forced.policy.iter().map(|p| p.1).sum::<f32>() - 1.0).abs() < 1e-5);
+        // Without forced playouts the target is the visit counts, as before.
+        let plain_total: u32 = plain_children.iter().map(|c| c.1).sum();
+        assert!((plain.policy[0].1 - plain_children[0].1 as f32 / plain_total as f32).abs() < 1e-6);
+        // Play and evaluation never force: quiet() turns it off.
+        assert_eq!(
+            SearchConfig { forced_playouts: 2.0, ..SearchConfig::new(Root::Puct, 8) }.quiet().forced_playouts,
+            0.0
+        );
     }
 }

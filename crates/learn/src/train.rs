@@ -42,6 +42,12 @@ pub struct AzConfig {
     pub reuse: f64,
     /// Value target: `mix` x game result + (1 - `mix`) x the search's value.
     pub value_mix: f64,
+    /// The search's value in that target is a short-term one: the root values of this position
+    /// and the game's later ones, weighted `(1 - λ) λ^k` k decisions ahead, the rest on the
+    /// result (KataGo's short-term value target, here the value head's own target). 0: this
+    /// position's root value alone.
+    #[serde(default)]
+    pub value_lambda: f64,
     /// Generations between evaluations (and kept checkpoints); 0: none.
     pub eval_every: u64,
     pub seed: u64,
@@ -262,7 +268,7 @@ pub fn train<G: Game>(
         let selfplay_seconds = t0.elapsed().as_secs_f64();
         let mut new_positions = 0;
         for g in &games {
-            new_positions += add_game(game, g, config.value_mix, &mut window)?;
+            new_positions += add_game(game, g, ValueTarget::of(config), &mut window)?;
         }
         while window.len() > config.window {
             window.pop_front();
@@ -392,6 +398,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("net", "--net"),
     ("selfplay.search.sims", "--sims"),
     ("selfplay.search.root", "--root"),
+    ("selfplay.search.forced_playouts", "--forced-playouts"),
     ("selfplay.in_flight", "--in-flight"),
     ("selfplay.random_opening_share", "--random-opening-share"),
     ("selfplay.random_opening_plies", "--random-opening-plies"),
@@ -400,6 +407,8 @@ const OPTIONS: &[(&str, &str)] = &[
     ("window", "--window"),
     ("games_per_generation", "--games"),
     ("reuse", "--reuse"),
+    ("value_mix", "--value-mix"),
+    ("value_lambda", "--value-lambda"),
     ("eval_every", "--eval-every"),
     ("seed", "--seed"),
     ("threads", "--threads"),
@@ -694,26 +703,59 @@ fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::la
 }
 
 /// Adds a game's decisions to the window; returns how many.
+/// How a position's value target is made from its game: `mix` x the result + (1 - `mix`) x
+/// the short-term search value with `lambda` (see [`AzConfig::value_lambda`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValueTarget {
+    pub mix: f64,
+    pub lambda: f64,
+}
+
+impl ValueTarget {
+    /// Both shares checked (0 to 1).
+    pub fn new(mix: f64, lambda: f64) -> Result<Self, LearnError> {
+        for (name, x) in [("value mix", mix), ("value lambda", lambda)] {
+            if !(0.0..=1.0).contains(&x) {
+                return Err(LearnError::Config(format!("{name} {x} is outside 0 to 1")));
+            }
+        }
+        Ok(ValueTarget { mix, lambda })
+    }
+
+    fn of(config: &AzConfig) -> Self {
+        ValueTarget { mix: config.value_mix, lambda: config.value_lambda }
+    }
+
+    /// The targets of a game's positions, each a value per seat.
+    fn targets(&self, record: &SelfPlayGame) -> Vec<Vec<f32>> {
+        let z = &record.returns;
+        // Backwards from the end: short = (1 - λ) q + λ short', the result past the last decision.
+        let mut short: Vec<f64> = z.clone();
+        let mut out = vec![Vec::new(); record.positions.len()];
+        for (p, target) in record.positions.iter().zip(out.iter_mut()).rev() {
+            for (s, &q) in short.iter_mut().zip(&p.root_value) {
+                *s = (1.0 - self.lambda) * q as f64 + self.lambda * *s;
+            }
+            *target = z.iter().zip(&short).map(|(&z, &s)| (self.mix * z + (1.0 - self.mix) * s) as f32).collect();
+        }
+        out
+    }
+}
+
 fn add_game<G: Game>(
     game: &G,
     record: &SelfPlayGame,
-    mix: f64,
+    target: ValueTarget,
     window: &mut VecDeque<Sample<G::State>>,
 ) -> Result<usize, LearnError> {
     let states = replay_states(game, record)?;
     let last = std::sync::Arc::new(states.last().expect("a game has its first state").clone());
     let mut legal = Vec::new();
-    for p in &record.positions {
+    for (p, value) in record.positions.iter().zip(target.targets(record)) {
         let state = states
             .get(p.ply as usize)
             .ok_or_else(|| LearnError::Data(format!("a position at ply {} beyond the game", p.ply)))?;
         state.legal_actions(&mut legal);
-        let value = record
-            .returns
-            .iter()
-            .zip(&p.root_value)
-            .map(|(&z, &q)| (mix * z + (1.0 - mix) * q as f64) as f32)
-            .collect();
         window.push_back(Sample {
             state: state.clone(),
             mover: p.mover,
@@ -740,7 +782,7 @@ fn load_window<G: Game>(
     let mut total = 0;
     for g in generations {
         let mut part = VecDeque::new();
-        read_shard(game, &run.shard(g), config.value_mix, &mut part)?;
+        read_shard(game, &run.shard(g), ValueTarget::of(config), &mut part)?;
         total += part.len();
         loaded.push(part);
         if total >= config.window {
@@ -761,7 +803,7 @@ fn load_window<G: Game>(
 fn read_shard<G: Game>(
     game: &G,
     path: &Path,
-    value_mix: f64,
+    target: ValueTarget,
     window: &mut VecDeque<Sample<G::State>>,
 ) -> Result<(), LearnError> {
     meeple_game::limits::read_lines(path, meeple_game::limits::MAX_RECORD_LINE, "self-play shard", |line| {
@@ -770,27 +812,25 @@ fn read_shard<G: Game>(
         }
         let record: SelfPlayGame = serde_json::from_str(line.text)
             .map_err(|e| meeple_game::Error::Record(format!("self-play shard line {}: {e}", line.number)))?;
-        add_game(game, &record, value_mix, window).map_err(meeple_game::Error::from)?;
+        add_game(game, &record, target, window).map_err(meeple_game::Error::from)?;
         Ok(())
     })?;
     Ok(())
 }
 
 /// A training batch of `size` positions drawn from self-play shard files as `train az` draws
-/// its batches from its window (uniformly, each under a random symmetry; value targets mixing
-/// the result and the root value by `value_mix`), for a trainer outside this process (the
-/// PyTorch one). The same seed gives the same batch.
+/// its batches from its window (uniformly, each under a random symmetry; value targets as
+/// `target` makes them), for a trainer outside this process (the PyTorch one). The same seed
+/// gives the same batch.
 pub fn batch_from_shards<G: Game>(
     game: &G,
     shards: &[PathBuf],
     net: &NetConfig,
-    value_mix: f64,
+    target: ValueTarget,
     size: usize,
     seed: u64,
 ) -> Result<Batch, LearnError> {
-    if !(0.0..=1.0).contains(&value_mix) {
-        return Err(LearnError::Config(format!("value mix {value_mix} is outside 0 to 1")));
-    }
+    let target = ValueTarget::new(target.mix, target.lambda)?;
     // The network must be one for this game: its shapes size the batch.
     let shape = (game.observation_shape(), game.num_actions(), game.num_players());
     if (net.input.clone(), net.actions, net.seats) != shape {
@@ -807,7 +847,7 @@ pub fn batch_from_shards<G: Game>(
     }
     let mut window = VecDeque::new();
     for path in shards {
-        read_shard(game, path, value_mix, &mut window)?;
+        read_shard(game, path, target, &mut window)?;
     }
     if window.is_empty() {
         return Err(LearnError::Data("the shards hold no finished game".into()));
@@ -882,6 +922,7 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         games_per_generation: 128,
         reuse: 4.0,
         value_mix: 0.5,
+        value_lambda: 0.0,
         eval_every: 5,
         seed,
         threads,
@@ -950,4 +991,50 @@ pub fn evaluations_per_second<G: Game>(
         done += batch as u64;
     }
     Ok(done as f64 / start.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::selfplay::Position;
+
+    /// A two-seat game of three decisions with root values 0.2, 0.6, 0.8 for seat 0 (and 1 minus
+    /// them for seat 1), won by seat 0.
+    fn record() -> SelfPlayGame {
+        let position =
+            |ply, q: f32| Position { ply, mover: (ply % 2) as usize, policy: Vec::new(), root_value: vec![q, 1.0 - q] };
+        SelfPlayGame {
+            seed: 0,
+            actions: vec![0, 1, 2],
+            positions: vec![position(0, 0.2), position(1, 0.6), position(2, 0.8)],
+            returns: vec![1.0, 0.0],
+        }
+    }
+
+    fn seat0(target: ValueTarget) -> Vec<f32> {
+        target.targets(&record()).iter().map(|v| v[0]).collect()
+    }
+
+    fn close(a: &[f32], b: &[f32]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+    }
+
+    #[test]
+    fn value_targets_mix_the_result_with_the_short_term_search_value() {
+        // λ 0: each position's own root value, half and half with the result.
+        let own = seat0(ValueTarget::new(0.5, 0.0).unwrap());
+        assert!(close(&own, &[0.6, 0.8, 0.9]), "{own:?}");
+        // λ 0.5, search value alone: from the end, 0.5·0.8 + 0.5·1 = 0.9, 0.5·0.6 + 0.5·0.9 = 0.75,
+        // 0.5·0.2 + 0.5·0.75 = 0.475.
+        let short = seat0(ValueTarget::new(0.0, 0.5).unwrap());
+        assert!(close(&short, &[0.475, 0.75, 0.9]), "{short:?}");
+        // λ 1 is the result alone, whatever the mix; and the seats' targets still sum to 1.
+        assert!(close(&seat0(ValueTarget::new(0.3, 1.0).unwrap()), &[1.0, 1.0, 1.0]));
+        for v in ValueTarget::new(0.3, 0.5).unwrap().targets(&record()) {
+            assert!((v[0] + v[1] - 1.0).abs() < 1e-6, "{v:?}");
+        }
+        for (mix, lambda) in [(1.5, 0.0), (0.5, -0.1), (0.5, f64::NAN)] {
+            assert!(ValueTarget::new(mix, lambda).is_err(), "{mix} {lambda}");
+        }
+    }
 }

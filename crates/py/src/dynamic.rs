@@ -52,7 +52,7 @@ pub trait DynGame: Send + Sync {
         &self,
         shards: &[std::path::PathBuf],
         net: &meeple_nn::NetConfig,
-        value_mix: f64,
+        target: meeple_learn::train::ValueTarget,
         size: usize,
         seed: u64,
     ) -> Result<meeple_nn::Batch, String>;
@@ -175,11 +175,11 @@ impl<G: Game> DynGame for GameBox<G> {
         &self,
         shards: &[std::path::PathBuf],
         net: &meeple_nn::NetConfig,
-        value_mix: f64,
+        target: meeple_learn::train::ValueTarget,
         size: usize,
         seed: u64,
     ) -> Result<meeple_nn::Batch, String> {
-        meeple_learn::train::batch_from_shards(&self.0, shards, net, value_mix, size, seed).map_err(|e| e.to_string())
+        meeple_learn::train::batch_from_shards(&self.0, shards, net, target, size, seed).map_err(|e| e.to_string())
     }
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error> {
         Ok(replay(&self.0, record)?.into_iter().map(|s| Box::new(s) as Box<dyn DynState>).collect())

@@ -698,12 +698,15 @@ const MAX_SHARD_BATCH: usize = 1 << 16;
 
 /// A training batch of `size` positions drawn from self-play shard files (`RUN/selfplay/gen-*.jsonl`)
 /// as `meeple train az` draws one (uniformly, each under a random symmetry; value targets mixing
-/// the result and the root value by `value_mix`), for the network whose sidecar `"net"` is
+/// the result and the root value by `value_mix`, that root value a short-term one with weight
+/// `value_lambda` as `--value-lambda` makes it), for the network whose sidecar `"net"` is
 /// `net` (JSON): a dict of float32 arrays `obs [size, *input]`, `legal`, `policy [size, actions]`,
 /// `policy_weight [size]`, `value [size, seats]` (mover first), and `ownership [size, cells]`,
 /// `ownership_weight [size]` where the network has an ownership head. The same seed gives the
 /// same batch.
 #[pyfunction]
+#[pyo3(signature = (game, shards, net, size, seed, value_mix, value_lambda = 0.0))]
+#[allow(clippy::too_many_arguments)]
 fn shard_batch<'py>(
     py: Python<'py>,
     game: &Bound<'py, PyAny>,
@@ -712,6 +715,7 @@ fn shard_batch<'py>(
     size: usize,
     seed: u64,
     value_mix: f64,
+    value_lambda: f64,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let game = game_arg(game)?;
     let net: meeple_nn::NetConfig =
@@ -719,7 +723,9 @@ fn shard_batch<'py>(
     if size == 0 || size > MAX_SHARD_BATCH {
         return Err(PyValueError::new_err(format!("size {size}: give 1 to {MAX_SHARD_BATCH} positions")));
     }
-    let batch = py.detach(|| game.shard_batch(&shards, &net, value_mix, size, seed)).map_err(PyValueError::new_err)?;
+    let target = meeple_learn::train::ValueTarget::new(value_mix, value_lambda)
+        .map_err(|e| PyValueError::new_err(format!("value_mix, value_lambda: {e}")))?;
+    let batch = py.detach(|| game.shard_batch(&shards, &net, target, size, seed)).map_err(PyValueError::new_err)?;
     batch_dict(py, &batch, &net)
 }
 

@@ -249,6 +249,7 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
     game = config["game"]
     per_generation = int(config.get("games_per_generation", 128))
     value_mix = float(config.get("value_mix", 0.5))
+    value_lambda = float(config.get("value_lambda", 0.0))
     last = os.path.join(run, "ckpt", "last.safetensors")
     net, sidecar = load(last, device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
@@ -293,7 +294,7 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
         n_steps = max(1, round(positions * reuse / batch))
         t0 = time.perf_counter()
         data = _meeple.shard_batch(game, window_files, json.dumps(sidecar["net"]), n_steps * batch,
-                                   seed + progress["generation"] + 1, value_mix)
+                                   seed + progress["generation"] + 1, value_mix, value_lambda)
         net.train()
         sums = [0.0, 0.0, 0.0]
         for k in range(n_steps):
@@ -359,7 +360,11 @@ def main(argv=None) -> int:
     t.add_argument("--steps", type=int, default=100)
     t.add_argument("--batch", type=int, default=256)
     t.add_argument("--lr", type=float, default=2e-3)
-    t.add_argument("--value-mix", type=float, default=0.5, help="share of the root search value in value targets")
+    t.add_argument("--value-mix", type=float, default=0.5,
+                   help="the game result's share of the value targets; the rest is the search's root value")
+    t.add_argument("--value-lambda", type=float, default=0.0,
+                   help="make that root value a short-term one (meeple train az --value-lambda): 0 the position's "
+                        "own, 1 the result")
     t.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     t.add_argument("--seed", type=int, default=0)
     e = sub.add_parser("external", help="train an external self-play run (meeple train az --selfplay external's "
@@ -399,7 +404,7 @@ def main(argv=None) -> int:
         if k == 0:
             n = min(chunk, a.steps - step)
             drawn["data"] = _meeple.shard_batch(game, a.shards, json.dumps(sidecar["net"]), n * a.batch, a.seed + step,
-                                                a.value_mix)
+                                                a.value_mix, a.value_lambda)
         return {key: v[k * a.batch:(k + 1) * a.batch] for key, v in drawn["data"].items()}
 
     def log(step, parts):
