@@ -28,6 +28,11 @@ pub struct PlotArgs {
     /// generations for `train az`, epochs for `train vae`).
     #[arg(long, value_enum, default_value_t = Axis::Minutes)]
     x: Axis,
+    /// A training run's loss and figure curves as a trailing mean of this many points, drawn
+    /// over the raw points in a faint line (default: a fiftieth of the longest series, so a
+    /// long run's per-generation noise does not hide its trend; 1 draws the raw points alone).
+    #[arg(long, value_name = "N")]
+    smooth: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -62,8 +67,13 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         String::new()
     };
     let mut written = Vec::new();
+    if let Some(n) = args.smooth.filter(|n| !(1..=MAX_SMOOTH).contains(n)) {
+        bail!("--smooth {n}: give 1 (raw points) to {MAX_SMOOTH} points");
+    }
     if is_metrics(&args.file)? {
-        let run = read_metrics(&args.file, args.x)?;
+        let mut run = read_metrics(&args.file, args.x)?;
+        let longest = run.losses.values().chain(run.figures.values()).map(Vec::len).max().unwrap_or(0);
+        run.smooth = args.smooth.unwrap_or((longest / 50).max(1));
         written.extend(draw(&prefix, "learning", args.format, &Chart::Learning(&run))?);
     } else if let Ok(summary) = serde_json::from_str::<MatchSummary>(&text) {
         check_summary(&summary).with_context(|| format!("'{}' cannot be plotted", args.file.display()))?;
@@ -97,6 +107,26 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         println!("{}", w.display());
     }
     Ok(())
+}
+
+/// The longest trailing mean `--smooth` takes.
+const MAX_SMOOTH: usize = 100_000;
+
+/// Each point's y replaced by the mean of it and the up to `n - 1` points before it.
+fn trailing_mean(points: &[(f64, f64)], n: usize) -> Vec<(f64, f64)> {
+    let n = n.max(1);
+    let mut sum = 0.0;
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            sum += y;
+            if i >= n {
+                sum -= points[i - n].1;
+            }
+            (x, sum / (i + 1).min(n) as f64)
+        })
+        .collect()
 }
 
 /// One chart, drawable on any plotters backend.
@@ -384,6 +414,8 @@ struct Metrics {
     ladder: Vec<(usize, f64)>,
     /// What the x axis counts.
     x_label: String,
+    /// Points in the trailing mean of the loss and figure curves (1: raw).
+    smooth: usize,
 }
 
 /// Whether the file's first non-blank line is a training metrics line (`{"event": ...}`).
@@ -403,7 +435,7 @@ fn is_metrics(path: &Path) -> Result<bool> {
 }
 
 fn read_metrics(path: &Path, axis: Axis) -> Result<Metrics> {
-    let mut m = Metrics { x_label: "minutes".into(), ..Metrics::default() };
+    let mut m = Metrics { x_label: "minutes".into(), smooth: 1, ..Metrics::default() };
     for line in meeple_learn::metrics::read(path)? {
         // Every line (an evaluation's too) carries the run's progress in `generation`: episodes
         // for the model-free and TD learners, generations for AlphaZero, epochs for the VAE.
@@ -507,10 +539,18 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
         let mut chart = minutes_panel(panel, caption, (end, &m.x_label), lo.min(0.0)..hi)?;
         for (k, (name, points)) in series.iter().enumerate() {
             let colour = Palette99::pick(k).to_rgba();
+            let (line, label) = if m.smooth > 1 {
+                chart
+                    .draw_series(LineSeries::new(points.iter().copied(), colour.mix(0.25).stroke_width(1)))
+                    .map_err(err)?;
+                (trailing_mean(points, m.smooth), format!("{name} (mean of {})", m.smooth))
+            } else {
+                (points.clone(), name.clone())
+            };
             chart
-                .draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))
+                .draw_series(LineSeries::new(line, colour.stroke_width(2)))
                 .map_err(err)?
-                .label(name.clone())
+                .label(label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
         }
         if !series.is_empty() {
@@ -609,6 +649,15 @@ mod tests {
         assert_eq!(m.losses["policy"], [(1.0, 2.0), (3.0, 1.5), (4.0, 1.25)]);
         assert_eq!(m.losses["value"].len(), 3);
         assert_eq!(m.figures.keys().collect::<Vec<_>>(), ["entropy"]);
+    }
+
+    #[test]
+    fn a_trailing_mean_averages_each_point_with_those_before_it() {
+        let points = [(0.0, 1.0), (1.0, 3.0), (2.0, 5.0), (3.0, 7.0)];
+        assert_eq!(trailing_mean(&points, 2), [(0.0, 1.0), (1.0, 2.0), (2.0, 4.0), (3.0, 6.0)]);
+        assert_eq!(trailing_mean(&points, 3), [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 5.0)]);
+        assert_eq!(trailing_mean(&points, 1), points);
+        assert_eq!(trailing_mean(&points, 10)[3], (3.0, 4.0));
     }
 
     /// A learner's curves against its episodes: x is each line's progress, labelled by trainer.

@@ -38,6 +38,22 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     let plot = meeple(&["plot", metrics.to_str().unwrap(), "--format", "png"]);
     assert!(plot.status.success(), "{}", text(&plot));
     assert!(out.join("metrics-learning.png").is_file());
+    let smoothed = out.join("smoothed");
+    let plot = meeple(&[
+        "plot",
+        metrics.to_str().unwrap(),
+        "--format",
+        "svg",
+        "--smooth",
+        "3",
+        "--out",
+        smoothed.to_str().unwrap(),
+    ]);
+    assert!(plot.status.success(), "{}", text(&plot));
+    let svg = std::fs::read_to_string(out.join("smoothed-learning.svg")).unwrap();
+    assert!(svg.contains("(mean of 3)"), "the legend names the mean");
+    let zero = meeple(&["plot", metrics.to_str().unwrap(), "--smooth", "0"]);
+    assert!(!zero.status.success() && text(&zero).contains("--smooth 0: give 1"), "{}", text(&zero));
     // Running again into the same directory is refused; --resume goes on.
     let again = meeple(&args);
     assert!(!again.status.success() && text(&again).contains("already holds a run"), "{}", text(&again));

@@ -84,3 +84,24 @@ def test_shard_batches_refuse_a_network_of_another_game():
     net = {"trunk": {"kind": "mlp", "layers": 1, "width": 8}, "input": [100000, 1000, 1000], "actions": 9, "seats": 2}
     with pytest.raises(ValueError, match="tictactoe"):
         _meeple.shard_batch("tictactoe", [], json.dumps(net), 8, 0, 0.5)
+
+
+def test_shard_batches_take_the_short_term_value_target(tmp_path, meeple_cli):
+    """value_lambda 1 makes the search's share of the value target the result, as value_mix 1
+    does; an out-of-range weight is refused by name."""
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary to make self-play shards")
+    run = tmp_path / "run"
+    subprocess.run([meeple_cli, "train", "az", "tictactoe", "--net", "resnet:blocks=1,channels=8", "--steps", "1",
+                    "--games", "8", "--sims", "8", "--batch", "16", "--eval-every", "0", "--out", str(run),
+                    "--threads", "1"], check=True, capture_output=True)
+    shards = sorted(str(p) for p in (run / "selfplay").glob("gen-*.jsonl"))
+    _, sidecar = netfile.load(str(run / "ckpt" / "last.safetensors"))
+    net = json.dumps(sidecar["net"])
+    result = _meeple.shard_batch("tictactoe", shards, net, 64, 1, 1.0)["value"]
+    short = _meeple.shard_batch("tictactoe", shards, net, 64, 1, 0.0, value_lambda=1.0)["value"]
+    own = _meeple.shard_batch("tictactoe", shards, net, 64, 1, 0.0)["value"]
+    assert np.array_equal(result, short)
+    assert not np.array_equal(result, own)
+    with pytest.raises(ValueError, match="value lambda"):
+        _meeple.shard_batch("tictactoe", shards, net, 64, 1, 0.5, value_lambda=1.5)
