@@ -671,9 +671,9 @@ impl<S: State> Search<S> {
             let c = &self.nodes[i];
             let forced = k > 0.0 && (c.visits as f32) < forced_quota(k, c.prior, child_visits);
             let q = if c.visits > 0 { self.q(i, mover) } else { (parent_q - self.config.fpu).max(0.0) };
-            let u = self.config.c_puct * c.prior * sqrt_n / (1.0 + c.visits as f32);
-            if (forced, q + u) > (best.0, best.1) {
-                best = (forced, q + u, i as u32);
+            let score = q + exploration(self.config.c_puct, c.prior, sqrt_n, c.visits);
+            if (forced, score) > (best.0, best.1) {
+                best = (forced, score, i as u32);
             }
         }
         best.2
@@ -825,6 +825,12 @@ struct PuctChild {
     q: f32,
 }
 
+/// PUCT's exploration term of a child with `visits` under a parent with √N = `sqrt_n`; the
+/// descent and policy target pruning score children by the same one.
+fn exploration(c_puct: f32, prior: f32, sqrt_n: f32, visits: u32) -> f32 {
+    c_puct * prior * sqrt_n / (1.0 + visits as f32)
+}
+
 /// KataGo's forced-playout quota of a child with prior `prior` when the root's children hold
 /// `child_visits` visits.
 fn forced_quota(k: f32, prior: f32, child_visits: u32) -> f32 {
@@ -836,7 +842,7 @@ fn forced_quota(k: f32, prior: f32, child_visits: u32) -> f32 {
 /// scored it) stays below `best`'s; a child left with one visit is dropped.
 fn prune_forced(children: &[PuctChild], best: usize, parent_visits: u32, c_puct: f32, k: f32) -> Vec<u32> {
     let sqrt_n = (parent_visits.max(1) as f32).sqrt();
-    let puct = |c: &PuctChild, n: u32| c.q + c_puct * c.prior * sqrt_n / (1.0 + n as f32);
+    let puct = |c: &PuctChild, n: u32| c.q + exploration(c_puct, c.prior, sqrt_n, n);
     let bar = puct(&children[best], children[best].visits);
     let child_visits: u32 = children.iter().map(|c| c.visits).sum();
     children
