@@ -37,7 +37,7 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             name: "time",
             default: "",
             accepts: "duration like 500ms",
-            help: "time per move (the simulations are planned to fit it)",
+            help: "time per move (the simulations are planned to fit it, and replanned halfway at the search's pace)",
         },
         ParamInfo { name: "root", default: "gumbel", accepts: "gumbel or puct", help: "root policy" },
         ParamInfo { name: "c", default: "2", accepts: "number >= 0", help: "PUCT exploration constant" },
@@ -333,15 +333,31 @@ impl<S: State> AzAgent<S> {
     }
 
     /// Runs `search` to its end (or `stop`), evaluating its leaves in batches; returns the
-    /// network evaluations made.
+    /// network evaluations made. A timed search may grow to `cap` simulations.
     fn run(
         &mut self,
         search: &mut Search<S>,
         stop: Option<Instant>,
         cancel: Option<meeple_game::Cancel>,
+        cap: u32,
     ) -> Result<u32, Error> {
         let mut evaluated = 0u32;
+        let began = Instant::now();
+        let mut replanned = false;
         loop {
+            // Halfway through a timed search, its own pace so far replans the rest: the pace
+            // carried over from the last move is stale where simulations get cheaper as the game
+            // goes on (Cathedral's nodes have fewer children each move), and a search planned on
+            // it would stop with much of its time unspent.
+            if let Some(stop) =
+                stop.filter(|_| !replanned && search.sims() >= search.planned() / 2 && search.sims() > 0)
+            {
+                replanned = true;
+                let per = began.elapsed().as_secs_f64() / search.sims() as f64;
+                let left = stop.saturating_duration_since(Instant::now()).as_secs_f64();
+                let more = (left / per.max(1e-7) * 0.9).min(u32::MAX as f64) as u32;
+                search.extend_to(search.sims().saturating_add(more).min(cap));
+            }
             let batch = self.batch.unwrap_or((search.planned() / 64).clamp(1, 8) as usize);
             let n = search.gather(batch);
             if n == 0 {
@@ -398,7 +414,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             let t = Instant::now();
             let trial = SearchConfig { sims: 32, ..self.config.clone() };
             let mut search = Search::new(root.clone(), self.seats, trial, self.rng.random());
-            self.run(&mut search, None, budget.cancel)?;
+            self.run(&mut search, None, budget.cancel, 0)?;
             self.sim_seconds = Some(t.elapsed().as_secs_f64() / search.sims().max(1) as f64);
         }
         let mut sims = self.sims.unwrap_or(u32::MAX);
@@ -406,13 +422,16 @@ impl<S: State> Agent<S> for AzAgent<S> {
             let left = stop.saturating_duration_since(Instant::now()).as_secs_f64();
             sims = sims.min(((left / per.max(1e-7)) * 0.9).min(u32::MAX as f64) as u32).max(1);
         }
+        // The most a replanned search may run: the caps the spec and the budget set.
+        let cap =
+            budget.iterations.map_or(u32::MAX, |n| n.min(u32::MAX as u64) as u32).min(self.sims.unwrap_or(u32::MAX));
         if let Some(n) = budget.iterations {
             sims = sims.min(n.min(u32::MAX as u64) as u32).max(1);
         }
         let config = SearchConfig { sims, ..self.config.clone() };
         let mut search = Search::new(root, self.seats, config, self.rng.random());
         let began = Instant::now();
-        let evaluated = self.run(&mut search, stop, budget.cancel)?;
+        let evaluated = self.run(&mut search, stop, budget.cancel, cap)?;
         if search.sims() >= 16 {
             // Late in a game many simulations end at terminal states without the network: the
             // newest pace matters most.

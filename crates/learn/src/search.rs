@@ -234,6 +234,13 @@ impl<S: State> Search<S> {
         self.config.sims
     }
 
+    /// Raises the simulations this search may run to `sims` (never lowers them): a timed search
+    /// that finds itself ahead of its clock spends the rest. Gumbel's sequential halving shares
+    /// the larger budget out over the phases still to start.
+    pub fn extend_to(&mut self, sims: u32) {
+        self.config.sims = self.config.sims.max(sims);
+    }
+
     /// Simulations run so far.
     pub fn sims(&self) -> u32 {
         self.sims
@@ -926,6 +933,42 @@ mod tests {
         // v_mix = (0.5 + 2 x 0.1) / 3 = 0.2333 for every unvisited move: the largest completed
         // value, so q-hat 1 for them and 0 for a2: a1 scores 1 + (50 + 2) x 0.1 x 1, a2 0.
         assert!((unvisited - (1.0 + 5.2)).abs() < 1e-4 && poor.abs() < 1e-4, "{unvisited} {poor}");
+    }
+
+    #[test]
+    fn a_search_extended_midway_runs_to_its_new_budget() {
+        use meeple_games::Connect4;
+        let game = Connect4::default();
+        let run = |extend: Option<(u32, u32)>| {
+            let mut config = SearchConfig::new(Root::Gumbel, 40);
+            config.solver = false;
+            let mut s = Search::new(game.initial_state(), 2, config, 5);
+            let uniform = [0.0f32; 7];
+            loop {
+                if let Some((at, to)) = extend
+                    && s.sims() == at
+                {
+                    s.extend_to(to);
+                    s.extend_to(to / 2);
+                }
+                let n = s.gather(1);
+                if n == 0 {
+                    break;
+                }
+                s.deliver_all(&uniform, &[0.5, 0.5], 7, 2);
+            }
+            (s.sims(), s.planned(), s.result())
+        };
+        let (sims, planned, plain) = run(None);
+        assert_eq!((sims, planned), (40, 40));
+        // Raised to 120 after 20 simulations (and not lowered by a smaller ask): the halving's
+        // later phases share the larger budget, and every simulation reaches a root child.
+        let (sims, planned, grown) = run(Some((20, 120)));
+        assert_eq!((sims, planned), (120, 120));
+        let visits = |r: &SearchResult| r.visits.iter().map(|v| v.1).sum::<u32>();
+        assert_eq!((visits(&plain), visits(&grown)), (39, 119));
+        let most = |r: &SearchResult| r.visits.iter().map(|v| v.1).max().unwrap();
+        assert!(most(&grown) > 2 * most(&plain), "{:?} against {:?}", grown.visits, plain.visits);
     }
 
     #[test]
