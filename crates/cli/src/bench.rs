@@ -186,7 +186,8 @@ fn bench_network<G: Game>(game: &G, args: &BenchArgs) -> Result<Option<NetBench>
 }
 
 /// A training batch of positions from random play, uniform policy targets, value 0.5 (and, for
-/// a network with an ownership head, each position's current ownership).
+/// a network with an ownership head, each position's current ownership; with a score head, a
+/// margin of 0).
 fn random_batch<G: Game>(game: &G, config: &meeple_nn::NetConfig, size: usize, seed: u64) -> meeple_nn::Batch {
     let mut rng = rng_from_seed(seed);
     let (mut legal, mut outcomes, mut obs, mut own) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -218,6 +219,10 @@ fn random_batch<G: Game>(game: &G, config: &meeple_nn::NetConfig, size: usize, s
                     let known = state.ownership(p, &mut own) && own.len() == cells;
                     batch.ownership.extend((0..cells).map(|c| if known { own[c] } else { 0.0 }));
                     batch.ownership_weight.push(if known { 1.0 } else { 0.0 });
+                }
+                if config.score {
+                    batch.score.push(0.0);
+                    batch.score_weight.push(1.0);
                 }
                 state.apply_unchecked(state.random_action(&mut rng, &mut legal));
             }

@@ -76,8 +76,10 @@ pub struct AzArgs {
     /// id; `planes`, where the game's actions are placements on its board (Cathedral), reads
     /// the policy off convolution planes. `ownership=true` adds an auxiliary head trained to
     /// say who holds each board cell at the game's end (games that say so: cathedral,
-    /// connect4, tictactoe). `policy_filters=P` and `value_filters=V` set the planes of the
-    /// dense policy head's and the value head's 1x1 convolutions (2 and 1 by default).
+    /// connect4, tictactoe); `score=true` one trained toward the final score margin (any
+    /// trunk; games whose scores say by how much: cathedral, catan, sagrada).
+    /// `policy_filters=P` and `value_filters=V` set the planes of the dense policy head's and
+    /// the value head's 1x1 convolutions (2 and 1 by default).
     #[arg(long, value_name = "SPEC")]
     net: Option<String>,
     /// Simulations per full self-play move.

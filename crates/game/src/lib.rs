@@ -293,6 +293,15 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
         false
     }
 
+    /// How far apart the seats' final [`State::scores`] can end, for learning's score-margin
+    /// target (KataGo's auxiliary score): at the end of a game, the mover's score minus the best
+    /// other seat's, over this scale and clamped to -1..=1, says by how much the game was won
+    /// where the result says only who won. `None` (the default) where the scores say no more
+    /// than the result.
+    fn score_scale(&self) -> Option<f32> {
+        None
+    }
+
     /// Named text views beside the board that a person can ask for at the terminal (Cathedral
     /// `pieces`, Sagrada `cards`): `(name, what it shows)`.
     fn text_views(&self) -> &'static [(&'static str, &'static str)] {

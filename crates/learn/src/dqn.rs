@@ -110,6 +110,7 @@ impl DqnConfig {
                 decay: u64::MAX / 4,
                 value_weight: 0.0,
                 ownership_weight: 0.0,
+                score_weight: 0.0,
                 huber: Some(1.0),
             },
             seed: 1,

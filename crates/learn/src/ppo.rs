@@ -123,6 +123,7 @@ impl PpoConfig {
                 decay: u64::MAX / 4,
                 value_weight: 0.0,
                 ownership_weight: 0.0,
+                score_weight: 0.0,
                 huber: None,
             },
             seed: 1,

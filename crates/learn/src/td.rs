@@ -363,6 +363,7 @@ impl TdConfig {
                 decay: u64::MAX / 4,
                 value_weight: 1.0,
                 ownership_weight: 0.0,
+                score_weight: 0.0,
                 huber: Some(0.5),
             },
             seed: 1,

@@ -103,6 +103,9 @@ pub struct GenerationMetrics {
     /// Mean squared error per cell of the ownership head (0 without one).
     #[serde(default)]
     pub ownership_loss: f64,
+    /// Mean squared error of the score-margin head (0 without one).
+    #[serde(default)]
+    pub score_loss: f64,
     pub entropy: f64,
     pub lr: f64,
     pub wall_seconds: f64,
@@ -120,6 +123,9 @@ impl GenerationMetrics {
         let mut losses = BTreeMap::from([("policy".to_string(), self.policy_loss), ("value".into(), self.value_loss)]);
         if self.ownership_loss > 0.0 {
             losses.insert("ownership".into(), self.ownership_loss);
+        }
+        if self.score_loss > 0.0 {
+            losses.insert("score".into(), self.score_loss);
         }
         let stats = [
             self.window as f64,
@@ -179,7 +185,7 @@ struct Sample<S> {
     policy: Vec<(Action, f32)>,
     /// Value targets, absolute seats.
     value: Vec<f32>,
-    /// The game's last state (shared by its positions): the ownership target.
+    /// The game's last state (shared by its positions): the ownership and score targets.
     last: std::sync::Arc<S>,
 }
 
@@ -305,6 +311,7 @@ pub fn train<G: Game>(
             policy_loss: per(sums.policy),
             value_loss: per(sums.value),
             ownership_loss: per(sums.ownership),
+            score_loss: per(sums.score),
             entropy: per(sums.entropy),
             lr: sums.lr,
             wall_seconds: progress.seconds,
@@ -619,6 +626,7 @@ struct LossSums {
     policy: f64,
     value: f64,
     ownership: f64,
+    score: f64,
     entropy: f64,
     /// The last step's learning rate.
     lr: f64,
@@ -670,6 +678,7 @@ fn train_generation<S: State>(
         sums.value += l.value;
         sums.entropy += l.entropy;
         sums.ownership += l.ownership;
+        sums.score += l.score;
         sums.lr = l.lr;
         sums.steps += 1;
     }
@@ -688,6 +697,7 @@ fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::la
             seats: 0,
             head: meeple_nn::Head::Dense,
             ownership: false,
+            score: false,
             policy_filters: 2,
             value_filters: 1,
         },
@@ -856,7 +866,7 @@ pub fn batch_from_shards<G: Game>(
 }
 
 /// A training batch drawn uniformly from the window, each position under a random symmetry
-/// (its ownership target under the same one).
+/// (its ownership target under the same one), with the auxiliary targets the network has.
 fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: usize, rng: &mut Rng) -> Batch {
     let (n, a, seats, cells) = (net.input_len(), net.actions, net.seats, net.ownership_cells());
     let mut batch = Batch {
@@ -868,6 +878,8 @@ fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: u
         value: Vec::with_capacity(size * seats),
         ownership: Vec::with_capacity(size * cells),
         ownership_weight: Vec::with_capacity(if cells > 0 { size } else { 0 }),
+        score: Vec::with_capacity(if net.score { size } else { 0 }),
+        score_weight: Vec::with_capacity(if net.score { size } else { 0 }),
     };
     let mut obs = Vec::new();
     let mut own = Vec::new();
@@ -890,8 +902,24 @@ fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: u
             batch.ownership.extend((0..cells).map(|c| if known { own[c] } else { 0.0 }));
             batch.ownership_weight.push(if known { 1.0 } else { 0.0 });
         }
+        if net.score {
+            let margin = score_margin(&*s.last, s.mover);
+            batch.score.push(margin.unwrap_or(0.0));
+            batch.score_weight.push(if margin.is_some() { 1.0 } else { 0.0 });
+        }
     }
     batch
+}
+
+/// The score-margin target of a game that ended in `last`, for `mover`: the mover's score minus
+/// the best other seat's, over the game's [`State::score_scale`], clamped to -1..=1. `None`
+/// where the game has no scale or did not finish (a game cut at the ply cap).
+fn score_margin<S: State>(last: &S, mover: usize) -> Option<f32> {
+    let scale = last.score_scale()?;
+    last.returns()?;
+    let scores = last.scores();
+    let best_other = (0..scores.len()).filter(|&p| p != mover).map(|p| scores[p]).fold(f64::NEG_INFINITY, f64::max);
+    Some((((scores[mover] - best_other) as f32) / scale).clamp(-1.0, 1.0))
 }
 
 /// A run configuration with the defaults for `game` (see `docs/learning.md` for why).
@@ -940,6 +968,13 @@ pub fn net_config<G: Game>(game: &G, net: &str) -> Result<NetConfig, LearnError>
         return Err(LearnError::Config(format!(
             "net '{net}': ownership=true needs a game that says who holds each board cell ({} does not; \
              cathedral, connect4 and tictactoe do)",
+            game.spec()
+        )));
+    }
+    if config.score && game.initial_state().score_scale().is_none() {
+        return Err(LearnError::Config(format!(
+            "net '{net}': score=true needs a game whose final scores say by how much it was won ({} does \
+             not; cathedral, catan and sagrada do)",
             game.spec()
         )));
     }
@@ -1017,6 +1052,32 @@ mod tests {
 
     fn close(a: &[f32], b: &[f32]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+    }
+
+    #[test]
+    fn the_score_margin_is_the_movers_lead_over_the_game_scale() {
+        use meeple_games::{Cathedral, TicTacToe};
+        let game = Cathedral::default();
+        let mut rng = rng_from_seed(4);
+        let mut state = game.initial_state();
+        let mut legal = Vec::new();
+        assert_eq!(score_margin(&state, 0), None, "an unfinished game has no margin");
+        while state.returns().is_none() {
+            let a = state.random_action(&mut rng, &mut legal);
+            state.apply_unchecked(a);
+        }
+        let left = [state.squares_in_hand(0) as f32, state.squares_in_hand(1) as f32];
+        let want = ((left[1] - left[0]) / 20.0).clamp(-1.0, 1.0);
+        assert_eq!(score_margin(&state, 0), Some(want), "squares left {left:?}");
+        assert_eq!(score_margin(&state, 1), Some(-want));
+        // Random play leaves squares in hand: the target says by how much, not only who.
+        assert!(left[0] != left[1], "{left:?}");
+        let mut ttt = TicTacToe.initial_state();
+        for a in [0, 3, 1, 4, 2] {
+            ttt.apply_unchecked(a);
+        }
+        assert!(ttt.returns().is_some());
+        assert_eq!(score_margin(&ttt, 0), None, "a game without a scale has no margin");
     }
 
     #[test]

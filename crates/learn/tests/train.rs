@@ -359,3 +359,38 @@ fn an_ownership_head_learns_who_holds_the_cells_and_its_network_plays() {
     .to_string();
     assert!(err.contains("ownership=true needs a game"), "{err}");
 }
+
+#[test]
+fn a_score_head_learns_the_final_margin_and_its_network_plays() {
+    let game = meeple_games::Cathedral::new(8, meeple_games::cathedral::Variant::Standard).unwrap();
+    let mut config = default_config(&game, 8, 2, 1);
+    config.net = "resnet:blocks=1,channels=8,score=true".into();
+    config.games_per_generation = 16;
+    config.selfplay.in_flight = 16;
+    config.min_window = 64;
+    config.batch = 64;
+    config.eval_every = 0;
+    let d = dir("score");
+    let mut hooks = Quiet { generations: Vec::new() };
+    train(&game, &config, RunLimit { seconds: None, steps: Some(60) }, &d, false, None, &mut hooks).unwrap();
+    let trained: Vec<f64> = hooks.generations.iter().filter(|g| g.trained()).map(|g| g.score_loss).collect();
+    assert!(!trained.is_empty() && trained.iter().all(|l| l.is_finite() && *l > 0.0), "{trained:?}");
+    assert!(hooks.generations.iter().all(|g| g.ownership_loss == 0.0));
+    let model = RunDir { root: d.clone() }.last();
+    let (net, _) = meeple_nn::Network::load(&model, None, 1).unwrap();
+    assert!(net.config().score);
+    let mut agent = meeple_learn::make_agent(&game, &format!("az:model={},sims=8", model.display()), 1).unwrap();
+    let start = game.initial_state();
+    let mut legal = Vec::new();
+    start.legal_actions(&mut legal);
+    assert!(legal.contains(&agent.act(&start, &meeple_game::Budget::UNLIMITED).unwrap()));
+    // A game whose scores say only who won refuses the head before anything is written.
+    let mut other = small(1);
+    other.net = "resnet:blocks=1,channels=8,score=true".into();
+    let bad = dir("score-bad");
+    let err = train(&TicTacToe, &other, RunLimit { seconds: None, steps: Some(1) }, &bad, false, None, &mut hooks)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("score=true needs a game whose final scores"), "{err}");
+    assert!(!bad.join("run.json").exists());
+}

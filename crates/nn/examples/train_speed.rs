@@ -27,8 +27,7 @@ fn main() {
         policy: vec![1.0 / actions as f32; size * actions],
         policy_weight: vec![1.0; size],
         value: vec![0.5; size * 2],
-        ownership: Vec::new(),
-        ownership_weight: Vec::new(),
+        ..Batch::default()
     };
     let mut trainer = Trainer::new(config.clone(), TrainConfig::default(), 1, threads);
     trainer.train_step(&batch).expect("a step");

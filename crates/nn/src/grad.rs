@@ -110,6 +110,7 @@ pub(crate) struct Model {
     value_fc: Dense,
     value_out: Dense,
     ownership: Option<Conv>,
+    score: Option<Dense>,
 }
 
 /// Reads parameters out of burn's modules into the flat vectors.
@@ -184,6 +185,7 @@ impl Model {
         let value_fc = r.dense(&model.value_fc);
         let value_out = r.dense(&model.value_out);
         let ownership = model.ownership.as_ref().map(|c| r.conv(c, None));
+        let score = model.score.as_ref().map(|l| r.dense(l));
         Model {
             config: config.clone(),
             theta: r.theta,
@@ -199,6 +201,7 @@ impl Model {
             value_fc,
             value_out,
             ownership,
+            score,
         }
     }
 
@@ -271,6 +274,9 @@ impl Model {
         dense(&self.value_out, &mut model.value_out);
         if let (Some(c), Some(into)) = (&self.ownership, model.ownership.as_mut()) {
             conv(c, into);
+        }
+        if let (Some(d), Some(into)) = (&self.score, model.score.as_mut()) {
+            dense(d, into);
         }
         model
     }
@@ -734,6 +740,9 @@ pub(crate) struct Work {
     /// The ownership head's outputs (tanh) and the gradient before its tanh.
     owned: Vec<f32>,
     downed: Vec<f32>,
+    /// The score-margin head's outputs (tanh) and the gradient before its tanh.
+    scored: Vec<f32>,
+    dscored: Vec<f32>,
     /// The gradient, laid out like `theta`.
     pub(crate) grad: Vec<f32>,
     /// Whether the backward pass also gives the gradient at the input (a dense trunk's), into
@@ -747,14 +756,20 @@ pub(crate) struct Work {
 pub(crate) struct Weights {
     pub(crate) value: f32,
     pub(crate) ownership: f32,
+    pub(crate) score: f32,
     /// The value loss: Huber with this threshold where given (quadratic within it, linear
     /// beyond), the squared error otherwise.
     pub(crate) huber: Option<f32>,
 }
 
 /// The loss terms and the gradients at the network's outputs (`cells`: the ownership head's,
-/// 0 without one).
-fn loss_gradients(batch: &Batch, actions: usize, seats: usize, cells: usize, weights: Weights, w: &mut Work) -> Losses {
+/// 0 without one; `score`: whether there is a score-margin head).
+fn loss_gradients(
+    batch: &Batch,
+    (actions, seats, cells, score): (usize, usize, usize, bool),
+    weights: Weights,
+    w: &mut Work,
+) -> Losses {
     let value_weight = weights.value;
     let b = batch.size;
     let weighted = batch.policy_weight.iter().sum::<f32>().max(1.0);
@@ -834,12 +849,25 @@ fn loss_gradients(batch: &Batch, actions: usize, seats: usize, cells: usize, wei
         }
         ownership /= known as f64 * cells as f64;
     }
+    // The score margin: the squared error over the positions whose target is known.
+    let mut margin = 0.0f64;
+    if score {
+        let known = batch.score_weight.iter().sum::<f32>().max(1.0);
+        let dz = sized(&mut w.dscored, b);
+        for (((d, o), t), weight) in dz.iter_mut().zip(&w.scored).zip(&batch.score).zip(&batch.score_weight) {
+            let e = o - t;
+            margin += (weight * e * e) as f64;
+            *d = 2.0 * e * weight / known * weights.score * (1.0 - o * o);
+        }
+        margin /= known as f64;
+    }
     Losses {
         policy: policy / weighted as f64,
         value: value / b as f64,
         entropy: entropy / b as f64,
         lr: 0.0,
         ownership,
+        score: margin,
     }
 }
 
@@ -1015,12 +1043,12 @@ impl Model {
     }
 
     /// One forward and backward pass over `batch`: the losses, and the gradient of
-    /// `policy + weights.value * value + weights.ownership * ownership` in `work.grad` (laid
-    /// out like `theta`).
+    /// `policy + weights.value * value + weights.ownership * ownership + weights.score * score`
+    /// in `work.grad` (laid out like `theta`).
     pub(crate) fn gradients(&mut self, batch: &Batch, weights: Weights, work: &mut Work) -> Losses {
-        let (a, seats, cells) = (self.config.actions, self.config.seats, self.config.ownership_cells());
+        let shape = (self.config.actions, self.config.seats, self.config.ownership_cells(), self.config.score);
         let value_in = self.forward_train(&batch.obs, batch.size, work);
-        let losses = loss_gradients(batch, a, seats, cells, weights, work);
+        let losses = loss_gradients(batch, shape, weights, work);
         self.backward(&batch.obs, batch.size, &value_in, work);
         losses
     }
@@ -1028,7 +1056,7 @@ impl Model {
     /// One forward and backward pass for a loss of the caller's (see [`Objective`]): `objective(logits, values,
     /// dlogits, dvalues)` sees the network's outputs (values after their sigmoid) and writes the
     /// loss's gradient at them into the zeroed `dlogits` and `dvalues`; the gradient of the
-    /// parameters lands in `work.grad`. An ownership head, if any, gets no gradient.
+    /// parameters lands in `work.grad`. Ownership and score heads, if any, get no gradient.
     pub(crate) fn gradients_with(&mut self, obs: &[f32], b: usize, work: &mut Work, objective: &mut Objective<'_>) {
         let (a, seats, cells) = (self.config.actions, self.config.seats, self.config.ownership_cells());
         let value_in = self.forward_train(obs, b, work);
@@ -1048,6 +1076,9 @@ impl Model {
         }
         if cells > 0 {
             sized(&mut work.downed, b * cells).fill(0.0);
+        }
+        if self.config.score {
+            sized(&mut work.dscored, b).fill(0.0);
         }
         self.backward(obs, b, &value_in, work);
     }
@@ -1178,13 +1209,18 @@ impl Model {
         value_in
     }
 
-    /// The value head: hidden = relu(value_in . W1 + b1), values = sigmoid(hidden . W2 + b2).
+    /// The value head: hidden = relu(value_in . W1 + b1), values = sigmoid(hidden . W2 + b2);
+    /// and the score margin, tanh(hidden . W3 + b3), where the network has it.
     fn value_head_forward(&self, value_in: &[f32], b: usize, work: &mut Work) {
         let (vfc, vout) = (self.value_fc, self.value_out);
         self.dense_forward(&vfc, value_in, b, true, &mut work.hidden);
         self.dense_forward(&vout, &work.hidden, b, false, &mut work.values);
         for v in work.values.iter_mut() {
             *v = 1.0 / (1.0 + (-*v).exp());
+        }
+        if let Some(score) = self.score {
+            self.dense_forward(&score, &work.hidden, b, false, &mut work.scored);
+            work.scored.iter_mut().for_each(|s| *s = s.tanh());
         }
     }
 
@@ -1193,6 +1229,13 @@ impl Model {
         let (vfc, vout) = (self.value_fc, self.value_out);
         let mut dhidden = std::mem::take(&mut work.grad_c);
         self.dense_backward(&vout, &work.hidden, b, &work.dvalues, grad, Some(&mut dhidden));
+        if let Some(score) = self.score {
+            // The score margin reads the same hidden layer: its gradient there adds in.
+            let mut dfrom_score = std::mem::take(&mut work.grad_b);
+            self.dense_backward(&score, &work.hidden, b, &work.dscored, grad, Some(&mut dfrom_score));
+            dhidden.iter_mut().zip(&dfrom_score).for_each(|(d, s)| *d += s);
+            work.grad_b = dfrom_score;
+        }
         for (d, h) in dhidden.iter_mut().zip(&work.hidden) {
             if *h <= 0.0 {
                 *d = 0.0;
@@ -1508,6 +1551,10 @@ mod tests {
             if cells > 0 {
                 b.ownership_weight.push(if s % 3 == 1 { 0.0 } else { 1.0 });
             }
+            if config.score {
+                b.score.push(((s * 3) % 7) as f32 / 3.0 - 1.0);
+                b.score_weight.push(if s % 4 == 2 { 0.0 } else { 1.0 });
+            }
         }
         b
     }
@@ -1517,14 +1564,14 @@ mod tests {
         model: &PolicyValueNet,
         config: &NetConfig,
         batch: &Batch,
-        vw: f64,
-        ow: f64,
+        (vw, ow, sw): (f64, f64, f64),
         huber: Option<f32>,
-    ) -> (f64, f64, f64, Vec<Option<Vec<f32>>>) {
+    ) -> ([f64; 4], Vec<Option<Vec<f32>>>) {
         let device = Device::flex().autodiff();
         let (b, n, a, s) = (batch.size, config.input_len(), config.actions, config.seats);
         let t = |d: &[f32], shape: [usize; 2]| Tensor::<2>::from_data(TensorData::new(d.to_vec(), shape), &device);
-        let (logits, values, owned) = model.forward_all(t(&batch.obs, [b, n]), config);
+        let out = model.forward_all(t(&batch.obs, [b, n]), config);
+        let (logits, values, owned) = (out.logits, out.values, out.ownership);
         let legal = t(&batch.legal, [b, a]);
         let logp = log_softmax(logits + (legal - 1.0) * 1e9, 1);
         let weight = t(&batch.policy_weight, [b, 1]);
@@ -1549,8 +1596,17 @@ mod tests {
             loss = loss + own.clone() * ow;
             ownership = own.into_scalar::<f32>() as f64;
         }
+        let mut margin = 0.0;
+        if let Some(m) = out.score {
+            let w = t(&batch.score_weight, [b, 1]);
+            let known = batch.score_weight.iter().sum::<f32>().max(1.0) as f64;
+            let error = ((m - t(&batch.score, [b, 1])).powi_scalar(2) * w).sum() / known;
+            loss = loss + error.clone() * sw;
+            margin = error.into_scalar::<f32>() as f64;
+        }
         let grads = loss.backward();
-        (policy.into_scalar::<f32>() as f64, value.into_scalar::<f32>() as f64, ownership, collect(model, Some(&grads)))
+        let policy = policy.into_scalar::<f32>() as f64;
+        ([policy, value.into_scalar::<f32>() as f64, ownership, margin], collect(model, Some(&grads)))
     }
 
     fn check(config: NetConfig) {
@@ -1581,12 +1637,15 @@ mod tests {
         let data = batch(&config, 6);
         let mut mine = Model::from_burn(&model, &config);
         let mut work = Work::default();
-        let losses = mine.gradients(&data, Weights { value: 0.7, ownership: 1.3, huber }, &mut work);
-        let (policy, value, ownership, reference) = burn_reference(&model, &config, &data, 0.7, 1.3, huber);
+        let losses = mine.gradients(&data, Weights { value: 0.7, ownership: 1.3, score: 0.9, huber }, &mut work);
+        let ([policy, value, ownership, margin], reference) =
+            burn_reference(&model, &config, &data, (0.7, 1.3, 0.9), huber);
         assert!((losses.policy - policy).abs() < 1e-4 * policy.abs().max(1.0), "{} {policy}", losses.policy);
         assert!((losses.value - value).abs() < 1e-5, "{} {value}", losses.value);
         assert!((losses.ownership - ownership).abs() < 1e-5, "{} {ownership}", losses.ownership);
         assert_eq!(ownership > 0.0, config.ownership, "{}", config.spec());
+        assert!((losses.score - margin).abs() < 1e-5, "{} {margin}", losses.score);
+        assert_eq!(margin > 0.0, config.score, "{}", config.spec());
         // My gradient in burn's layout: the flat vector as weights, read back in module order.
         let mut as_model = Model::from_burn(&model, &config);
         as_model.theta.clone_from(&work.grad);
@@ -1663,6 +1722,12 @@ mod tests {
         // Report 002's value loss: Huber, with a threshold some errors pass.
         check_at(NetConfig::from_spec("resmlp:blocks=1,width=8", &[10], 4, 3, None).unwrap(), true, Some(0.2));
         check(NetConfig::from_spec("resnet:blocks=2,channels=8,ownership=true", &[3, 4, 5], 7, 2, None).unwrap());
+        // The score margin beside the value, on a tower with ownership and on a dense trunk.
+        check(
+            NetConfig::from_spec("resnet:blocks=1,channels=6,ownership=true,score=true", &[3, 4, 5], 7, 2, None)
+                .unwrap(),
+        );
+        check(NetConfig::from_spec("resmlp:blocks=1,width=12,score=true", &[10], 6, 3, None).unwrap());
         check(
             NetConfig::from_spec("resnet:blocks=1,channels=8,policy_filters=3,value_filters=4", &[3, 4, 5], 7, 2, None)
                 .unwrap(),

@@ -352,6 +352,9 @@ pub struct TrainConfig {
     /// an ownership head.
     #[serde(default = "ownership_weight_default")]
     pub ownership_weight: f64,
+    /// Weight of the score-margin loss (its squared error), where the network has a score head.
+    #[serde(default = "ownership_weight_default")]
+    pub score_weight: f64,
     /// The value loss: Huber with this threshold (report 002's smooth L1), or the squared
     /// error where absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -372,6 +375,7 @@ impl Default for TrainConfig {
             decay: 0,
             value_weight: 1.0,
             ownership_weight: ownership_weight_default(),
+            score_weight: ownership_weight_default(),
             huber: None,
         }
     }
@@ -408,7 +412,9 @@ impl TrainConfig {
 /// `policy_weight[b]` (0 for positions whose search was too short to teach the policy),
 /// `value[b * seats + s]` (target returns, mover first); for a network with an ownership head,
 /// `ownership[b * cells + c]` (who holds cell `c` at the game's end from the mover's view, -1
-/// to 1) and `ownership_weight[b]` (0 where the target is unknown). Both are empty otherwise.
+/// to 1) and `ownership_weight[b]` (0 where the target is unknown), both empty otherwise; for
+/// a network with a score head, `score[b]` (the final score margin from the mover's view over
+/// the game's scale, -1 to 1) and `score_weight[b]` (0 where unknown), both empty otherwise.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Batch {
     pub size: usize,
@@ -419,6 +425,8 @@ pub struct Batch {
     pub value: Vec<f32>,
     pub ownership: Vec<f32>,
     pub ownership_weight: Vec<f32>,
+    pub score: Vec<f32>,
+    pub score_weight: Vec<f32>,
 }
 
 /// Losses of one training step.
@@ -432,6 +440,9 @@ pub struct Losses {
     /// Mean squared error of the ownership head per cell (0 without one).
     #[serde(default)]
     pub ownership: f64,
+    /// Mean squared error of the score-margin head (0 without one).
+    #[serde(default)]
+    pub score: f64,
 }
 
 /// Trains a network: its weights as flat vectors, the hand-written forward and backward passes
@@ -538,6 +549,7 @@ impl Trainer {
             || batch.value.len() != b * s
             || (self.config.ownership
                 && (batch.ownership.len() != b * self.config.ownership_cells() || batch.ownership_weight.len() != b))
+            || (self.config.score && (batch.score.len() != b || batch.score_weight.len() != b))
         {
             return Err(NnError::Shape(format!("a training batch of {b} does not fit a network {:?}", self.config)));
         }
@@ -547,6 +559,7 @@ impl Trainer {
             let weights = grad::Weights {
                 value: train.value_weight as f32,
                 ownership: train.ownership_weight as f32,
+                score: train.score_weight as f32,
                 huber: train.huber.map(|h| h as f32),
             };
             let losses = model.gradients(batch, weights, work);
@@ -569,7 +582,7 @@ impl Trainer {
     /// `objective(logits, values, dlogits, dvalues)` gets the network's outputs on them in
     /// training mode (`logits[b * actions + a]`, `values[b * seats + s]` after the sigmoid) and
     /// writes the gradient of its loss (a mean over the batch, as the caller defines it) at
-    /// those outputs into `dlogits` and `dvalues`, which come zeroed. An ownership head gets no
+    /// those outputs into `dlogits` and `dvalues`, which come zeroed. Ownership and score heads get no
     /// gradient. Returns the learning rate used. DQN's and PPO's losses come in this way, so
     /// every learner shares the one backward pass and AdamW.
     pub fn train_step_with(

@@ -33,6 +33,12 @@ pub struct NetConfig {
     /// not compute it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ownership: bool,
+    /// A score-margin head (any trunk): one more output off the value head's hidden layer, tanh,
+    /// trained toward the game's final score margin from the mover's view (KataGo's auxiliary
+    /// score target: by how much a game was won, where the value learns only who won). Training
+    /// reads it; play does not compute it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub score: bool,
     /// Planes of the dense policy head's 1x1 convolution (a tower; AlphaGo Zero's 2).
     #[serde(default = "policy_filters_default", skip_serializing_if = "is_policy_filters_default")]
     pub policy_filters: usize,
@@ -145,6 +151,7 @@ impl NetConfig {
         let mut options = Vec::new();
         let mut head = None;
         let mut ownership = false;
+        let mut score = false;
         for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("option '{part}' is not key=value")))?;
             if k.trim() == "head" {
@@ -155,12 +162,13 @@ impl NetConfig {
                 };
                 continue;
             }
-            if k.trim() == "ownership" {
-                ownership = match v.trim() {
+            if k.trim() == "ownership" || k.trim() == "score" {
+                let on = match v.trim() {
                     "true" => true,
                     "false" => false,
-                    other => return Err(bad(format!("ownership '{other}': give true or false"))),
+                    other => return Err(bad(format!("{} '{other}': give true or false", k.trim()))),
                 };
+                *(if k.trim() == "score" { &mut score } else { &mut ownership }) = on;
                 continue;
             }
             let v: usize = v.trim().parse().map_err(|_| bad(format!("'{v}' for '{k}' is not a whole number")))?;
@@ -174,9 +182,9 @@ impl NetConfig {
             }
         };
         let known: &[&str] = match name {
-            "resnet" => &["blocks", "channels", "head", "ownership", "policy_filters", "value_filters"],
-            "mlp" => &["layers", "width", "head", "ownership"],
-            "resmlp" => &["blocks", "width", "head", "ownership"],
+            "resnet" => &["blocks", "channels", "head", "ownership", "score", "policy_filters", "value_filters"],
+            "mlp" => &["layers", "width", "head", "ownership", "score"],
+            "resmlp" => &["blocks", "width", "head", "ownership", "score"],
             _ => return Err(bad("the trunk is resnet, mlp or resmlp".into())),
         };
         if let Some((k, _)) = options.iter().find(|(k, _)| !known.contains(&k.as_str())) {
@@ -231,7 +239,17 @@ impl NetConfig {
         if policy_filters != policy_filters_default() && head != Head::Dense {
             return Err(bad("policy_filters sets the dense head (head=planes has its own block)".into()));
         }
-        Ok(NetConfig { trunk, input: input.to_vec(), actions, seats, head, ownership, policy_filters, value_filters })
+        Ok(NetConfig {
+            trunk,
+            input: input.to_vec(),
+            actions,
+            seats,
+            head,
+            ownership,
+            score,
+            policy_filters,
+            value_filters,
+        })
     }
 
     /// Where the plane head places the actions (`None` for a dense head), as `from_spec` takes it.
@@ -255,6 +273,9 @@ impl NetConfig {
         }
         if self.ownership {
             extra += ",ownership=true";
+        }
+        if self.score {
+            extra += ",score=true";
         }
         let trunk = match (self.trunk, &self.head) {
             (Trunk::Resnet { blocks, channels }, Head::Dense) => format!("resnet:blocks={blocks},channels={channels}"),
@@ -336,6 +357,7 @@ impl NetConfig {
                     value_fc: LinearConfig::new(self.value_filters * cells, 64).init(device),
                     value_out: LinearConfig::new(64, self.seats).init(device),
                     ownership: self.ownership.then(|| Conv2dConfig::new([channels, 1], [1, 1]).init(device)),
+                    score: self.score.then(|| LinearConfig::new(64, 1).init(device)),
                 }
             }
             Trunk::Mlp { .. } | Trunk::Resmlp { .. } => {
@@ -357,6 +379,7 @@ impl NetConfig {
                     value_fc: LinearConfig::new(width, 64).init(device),
                     value_out: LinearConfig::new(64, self.seats).init(device),
                     ownership: None,
+                    score: self.score.then(|| LinearConfig::new(64, 1).init(device)),
                 }
             }
         }
@@ -423,23 +446,21 @@ pub(crate) struct PolicyValueNet {
     pub(crate) value_out: Linear,
     /// The ownership head's convolution (to one plane, with a bias); absent unless asked for.
     pub(crate) ownership: Option<Conv2d>,
+    /// The score-margin head's layer (the value head's hidden layer to one output); absent
+    /// unless asked for.
+    pub(crate) score: Option<Linear>,
 }
 
 impl PolicyValueNet {
     /// Logits `[batch, actions]` and values `[batch, seats]` (sigmoid, mover first) for a batch
     /// of observations: `[batch, planes, rows, cols]` for a tower, `[batch, n]` for an MLP.
     pub(crate) fn forward(&self, input: Tensor<2>, config: &NetConfig) -> (Tensor<2>, Tensor<2>) {
-        let (logits, values, _) = self.forward_all(input, config);
-        (logits, values)
+        let out = self.forward_all(input, config);
+        (out.logits, out.values)
     }
 
-    /// [`PolicyValueNet::forward`] and the ownership head's `[batch, cells]` (tanh), where the
-    /// network has one.
-    pub(crate) fn forward_all(
-        &self,
-        input: Tensor<2>,
-        config: &NetConfig,
-    ) -> (Tensor<2>, Tensor<2>, Option<Tensor<2>>) {
+    /// [`PolicyValueNet::forward`] and the auxiliary heads the network has.
+    pub(crate) fn forward_all(&self, input: Tensor<2>, config: &NetConfig) -> Outputs {
         let batch = input.dims()[0];
         let mut ownership = None;
         let (logits, value) = match &self.stem {
@@ -483,9 +504,26 @@ impl PolicyValueNet {
                 (self.policy_fc.as_ref().expect("a dense head").forward(x.clone()), x)
             }
         };
-        let values = sigmoid(self.value_out.forward(relu(self.value_fc.forward(value))));
-        (logits, values, ownership)
+        let hidden = relu(self.value_fc.forward(value));
+        let score = self.score.as_ref().map(|l| l.forward(hidden.clone()).tanh());
+        let values = sigmoid(self.value_out.forward(hidden));
+        Outputs { logits, values, ownership, score }
     }
+}
+
+/// Everything a forward pass computes.
+pub(crate) struct Outputs {
+    /// `[batch, actions]`.
+    pub(crate) logits: Tensor<2>,
+    /// `[batch, seats]`, sigmoid, mover first.
+    pub(crate) values: Tensor<2>,
+    /// The ownership head's `[batch, cells]` (tanh), where the network has one. (Training
+    /// computes the heads by hand; the gradient check reads these.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) ownership: Option<Tensor<2>>,
+    /// The score-margin head's `[batch, 1]` (tanh), where the network has one.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) score: Option<Tensor<2>>,
 }
 
 #[cfg(test)]
@@ -524,8 +562,15 @@ mod tests {
         assert_eq!(NetConfig::from_spec(&wide.spec(), &[3, 6, 7], 7, 2, None).unwrap(), wide);
         let plain = NetConfig::from_spec("resnet", &[3, 6, 7], 7, 2, None).unwrap();
         assert_eq!(plain.macs() + 6 * 42 * 32 + 6 * 42 * 7 + 3 * 42 * 32 + 3 * 42 * 64, wide.macs());
+        let scored = NetConfig::from_spec("mlp:width=16,score=true", &[10], 7, 3, None).unwrap();
+        assert!(scored.score && !scored.ownership);
+        assert_eq!(scored.spec(), "mlp:layers=2,width=16,score=true");
+        assert_eq!(NetConfig::from_spec(&scored.spec(), &[10], 7, 3, None).unwrap(), scored);
+        assert!(serde_json::to_string(&scored).unwrap().contains(r#""score":true"#));
+        assert!(!serde_json::to_string(&own).unwrap().contains("score"));
         for (bad, why) in [
             ("resnet:ownership=yes", "give true or false"),
+            ("resnet:score=1", "score '1': give true or false"),
             ("mlp:ownership=true", "residual tower"),
             ("resnet:value_filters=0", "outside 1..=512"),
             ("mlp:value_filters=2", "unknown option 'value_filters'"),

@@ -31,6 +31,11 @@ fn owning_tower() -> NetConfig {
     NetConfig::from_spec("resnet:blocks=1,channels=8,ownership=true", &[3, 4, 5], 5, 2, None).unwrap()
 }
 
+/// A dense trunk with the score-margin head, three seats.
+fn scoring_mlp() -> NetConfig {
+    NetConfig::from_spec("mlp:layers=2,width=32,score=true", &[12], 5, 3, None).unwrap()
+}
+
 fn sidecar(net: &NetConfig) -> Sidecar {
     Sidecar {
         format: meeple_nn::SIDECAR_FORMAT,
@@ -130,7 +135,9 @@ fn bad_checkpoints_are_refused_with_the_reason() {
 
 /// A batch whose policy target is always action 2 among actions 1-3 (0 and 4 illegal), whose
 /// value target is (0.9, 0.1), and whose ownership target (where the network has the head) is
-/// the first observation plane, 1 where it is above a half and -1 elsewhere.
+/// the first observation plane, 1 where it is above a half and -1 elsewhere; whose score target
+/// (where the network has the head) is 0.8 where the first observation value is above a half
+/// and -0.6 elsewhere.
 fn target_batch(config: &NetConfig, n: usize) -> Batch {
     let a = config.actions;
     let mut batch = Batch { size: n, obs: observations(config, n), ..Batch::default() };
@@ -148,12 +155,18 @@ fn target_batch(config: &NetConfig, n: usize) -> Batch {
             batch.ownership_weight.push(1.0);
         }
     }
+    if config.score {
+        for b in 0..n {
+            batch.score.push(if batch.obs[b * config.input_len()] > 0.5 { 0.8 } else { -0.6 });
+            batch.score_weight.push(1.0);
+        }
+    }
     batch
 }
 
 #[test]
 fn training_fits_a_small_target() {
-    for config in [tower(), planes_tower(), owning_tower()] {
+    for config in [tower(), planes_tower(), owning_tower(), scoring_mlp()] {
         fits_a_small_target(config);
     }
 }
@@ -172,6 +185,11 @@ fn fits_a_small_target(config: NetConfig) {
         assert!(first.ownership > 0.5 && last.ownership < 0.1, "first {first:?}, last {last:?}");
     } else {
         assert_eq!(last.ownership, 0.0);
+    }
+    if config.score {
+        assert!(first.score > 0.2 && last.score < 0.02, "first {first:?}, last {last:?}");
+    } else {
+        assert_eq!(last.score, 0.0);
     }
     assert!(last.entropy < first.entropy);
     let out = trainer.network(1).evaluate(&batch.obs[..config.input_len()], 1).unwrap();

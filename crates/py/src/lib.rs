@@ -702,8 +702,8 @@ const MAX_SHARD_BATCH: usize = 1 << 16;
 /// `value_lambda` as `--value-lambda` makes it), for the network whose sidecar `"net"` is
 /// `net` (JSON): a dict of float32 arrays `obs [size, *input]`, `legal`, `policy [size, actions]`,
 /// `policy_weight [size]`, `value [size, seats]` (mover first), and `ownership [size, cells]`,
-/// `ownership_weight [size]` where the network has an ownership head. The same seed gives the
-/// same batch.
+/// `ownership_weight [size]` where the network has an ownership head, and `score [size]`,
+/// `score_weight [size]` where it has a score-margin head. The same seed gives the same batch.
 #[pyfunction]
 #[pyo3(signature = (game, shards, net, size, seed, value_mix, value_lambda = 0.0))]
 #[allow(clippy::too_many_arguments)]
@@ -747,11 +747,15 @@ fn batch_dict<'py>(
         d.set_item("ownership", PyArray1::from_slice(py, &b.ownership).reshape([n, net.ownership_cells()])?)?;
         d.set_item("ownership_weight", PyArray1::from_slice(py, &b.ownership_weight))?;
     }
+    if net.score {
+        d.set_item("score", PyArray1::from_slice(py, &b.score))?;
+        d.set_item("score_weight", PyArray1::from_slice(py, &b.score_weight))?;
+    }
     Ok(d)
 }
 
 /// meeple's own training losses at a checkpoint's weights on a batch (`shard_batch`'s dict):
-/// `{"policy", "value", "ownership"}` from one forward pass in training mode (BatchNorm on the
+/// `{"policy", "value", "ownership", "score"}` from one forward pass in training mode (BatchNorm on the
 /// batch's statistics), as `meeple train az` computes them before its step. For checking another
 /// trainer's loss against meeple's.
 #[pyfunction]
@@ -774,6 +778,8 @@ fn shard_loss<'py>(
         value: get("value")?,
         ownership: get("ownership")?,
         ownership_weight: get("ownership_weight")?,
+        score: get("score")?,
+        score_weight: get("score_weight")?,
         ..Default::default()
     };
     b.size = b.policy_weight.len();
@@ -784,6 +790,7 @@ fn shard_loss<'py>(
     d.set_item("policy", losses.policy)?;
     d.set_item("value", losses.value)?;
     d.set_item("ownership", losses.ownership)?;
+    d.set_item("score", losses.score)?;
     Ok(d)
 }
 

@@ -24,7 +24,7 @@ def outputs_match(path, net, seed=0):
     obs = (rng.random((6, *sidecar["net"]["input"])) < 0.3).astype(np.float32)
     logits, values = _meeple.evaluate(path, obs)
     with torch.no_grad():
-        tl, tv, _ = net(torch.from_numpy(obs))
+        tl, tv, _, _ = net(torch.from_numpy(obs))
     assert np.abs(tl.numpy() - logits).max() < 1e-4 * max(1.0, np.abs(logits).max())
     assert np.abs(tv.numpy() - values).max() < 1e-4
 
@@ -84,7 +84,7 @@ def test_the_loss_is_meeples(tmp_path, meeple_cli):
     net, sidecar = mt.load(path)
     batch = _meeple.shard_batch("connect4", shards, json.dumps(sidecar["net"]), 64, 1, 0.5)
     net.train()
-    _, (policy, value, _) = mt.loss(net, batch)
+    _, (policy, value, _, _) = mt.loss(net, batch)
     want = _meeple.shard_loss(path, batch)
     assert abs(policy - want["policy"]) < 1e-4 and abs(value - want["value"]) < 1e-4
 

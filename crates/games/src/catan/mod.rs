@@ -1257,6 +1257,11 @@ impl State for CatanState {
         Values::from_slice(&data)
     }
 
+    fn score_scale(&self) -> Option<f32> {
+        // Victory points: the winner has 10, the others from 2 up.
+        Some(10.0)
+    }
+
     fn observation(&self, player: Player, out: &mut Vec<f32>) {
         out.clear();
         let n = self.n as usize;

@@ -1419,6 +1419,11 @@ impl State for SagradaState {
         Values::from_slice(&v[..self.n as usize])
     }
 
+    fn score_scale(&self) -> Option<f32> {
+        // Points: windows score a few dozen, and games are mostly decided within 30 of them.
+        Some(30.0)
+    }
+
     fn observation(&self, player: Player, out: &mut Vec<f32>) {
         out.clear();
         let n = self.n as usize;

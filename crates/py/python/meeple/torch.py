@@ -1,14 +1,14 @@
 """meeple's networks in PyTorch, for training them on a GPU while meeple searches on CPUs.
 
 ``Net(sidecar["net"])`` builds the network a checkpoint's sidecar describes (residual tower,
-MLP or residual MLP; dense or plane policy head; ownership head; BatchNorm with its running
+MLP or residual MLP; dense or plane policy head; ownership and score-margin heads; BatchNorm with its running
 statistics) with meeple-nn's layer names, so ``load(path)`` reads a meeple checkpoint into it and
 ``save(path, net, sidecar)`` writes one that meeple loads (``az:model=PATH``): the two give the
 same outputs within 1e-4 on the same inputs (``crates/py/tests/test_torch.py``).
 
 ``loss(net, batch)`` is meeple's training loss (the policy's cross-entropy over the legal
 actions, weighted per position; the squared error of each seat's value; the ownership head's
-squared error per cell where the target is known), on the arrays ``meeple._meeple.shard_batch``
+squared error per cell where the target is known; the score margin's squared error), on the arrays ``meeple._meeple.shard_batch``
 draws from self-play shards, and ``python -m meeple.torch train`` trains a checkpoint from a
 run's shards with AdamW on any device PyTorch has.
 
@@ -54,7 +54,8 @@ class Block(nn.Module):
 
 class Net(nn.Module):
     """The network a sidecar's ``"net"`` describes; ``forward`` gives logits, values (sigmoid,
-    mover first) and the ownership head's tanh (or ``None``)."""
+    mover first), the ownership head's tanh and the score-margin head's (each ``None`` where the
+    network lacks it)."""
 
     def __init__(self, net: dict):
         super().__init__()
@@ -94,6 +95,7 @@ class Net(nn.Module):
             value_in = width
         self.value_fc = nn.Linear(value_in, 64)
         self.value_out = nn.Linear(64, seats)
+        self.score = nn.Linear(64, 1) if net.get("score") else None
 
     def forward(self, obs):
         batch = obs.shape[0]
@@ -121,8 +123,10 @@ class Net(nn.Module):
             for layer in self.mlp:
                 x = torch.relu(layer(x))
             logits, value_in = self.policy_fc(x), x
-        values = torch.sigmoid(self.value_out(torch.relu(self.value_fc(value_in))))
-        return logits, values, own
+        hidden = torch.relu(self.value_fc(value_in))
+        values = torch.sigmoid(self.value_out(hidden))
+        score = torch.tanh(self.score(hidden))[:, 0] if self.score is not None else None
+        return logits, values, own, score
 
 
 def _names(net: Net):
@@ -183,11 +187,13 @@ def save(path: str, net: Net, sidecar: dict) -> None:
     netfile.save(path, to_params(net), sidecar)
 
 
-def loss(net: Net, batch: dict, value_weight: float = 1.0, ownership_weight: float = 1.0, device="cpu"):
+def loss(net: Net, batch: dict, value_weight: float = 1.0, ownership_weight: float = 0.5, device="cpu",
+         score_weight: float = 0.5):
     """meeple's training loss on a batch (the dict ``_meeple.shard_batch`` returns); returns the
-    total and its parts (policy, value, ownership) as floats."""
+    total and its parts (policy, value, ownership, score) as floats. The weights default to
+    meeple's (``TrainConfig``: 1, 0.5 and 0.5)."""
     t = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if isinstance(v, np.ndarray)}
-    logits, values, own = net(t["obs"])
+    logits, values, own, score = net(t["obs"])
     legal = t["legal"] > 0
     masked = logits.masked_fill(~legal, float("-inf"))
     logp = torch.log_softmax(masked, dim=1).masked_fill(~legal, 0.0)
@@ -200,11 +206,16 @@ def loss(net: Net, batch: dict, value_weight: float = 1.0, ownership_weight: flo
         ow = t["ownership_weight"]
         owned = (ow[:, None] * (own - t["ownership"]) ** 2).sum() / (ow.sum().clamp(min=1.0) * own.shape[1])
         total = total + ownership_weight * owned
-    return total, (policy.item(), value.item(), owned.item())
+    margin = torch.zeros((), device=device)
+    if score is not None and "score" in t and t["score"].numel():
+        sw = t["score_weight"]
+        margin = (sw * (score - t["score"]) ** 2).sum() / sw.sum().clamp(min=1.0)
+        total = total + score_weight * margin
+    return total, (policy.item(), value.item(), owned.item(), margin.item())
 
 
 def train(net: Net, batches, steps: int, lr: float = 2e-3, weight_decay: float = 1e-4, value_weight: float = 1.0,
-          ownership_weight: float = 1.0, device="cpu", log=None):
+          ownership_weight: float = 0.5, device="cpu", log=None):
     """``steps`` AdamW steps on batches from the callable ``batches(step)``; returns samples/s."""
     net.train()
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
@@ -296,7 +307,7 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
         data = _meeple.shard_batch(game, window_files, json.dumps(sidecar["net"]), n_steps * batch,
                                    seed + progress["generation"] + 1, value_mix, value_lambda)
         net.train()
-        sums = [0.0, 0.0, 0.0]
+        sums = [0.0, 0.0, 0.0, 0.0]
         for k in range(n_steps):
             part = {key: v[k * batch:(k + 1) * batch] for key, v in data.items()}
             total_loss, parts = loss(net, part, device=device)
