@@ -150,6 +150,11 @@ pub struct AzArgs {
     /// result; 0 (the default) is the position's own root value, 1 the result alone.
     #[arg(long, value_name = "L", default_value_t = 0.0)]
     value_lambda: f64,
+    /// Generations over which the result's share of the value target grows from 0 (the
+    /// search's value alone: early results say little about the positions that led to them)
+    /// to --value-mix; 0 (the default) starts at --value-mix.
+    #[arg(long, value_name = "G", default_value_t = 0)]
+    value_mix_warmup: u64,
     /// Peak learning rate.
     #[arg(long, default_value_t = 2e-3)]
     lr: f64,
@@ -234,6 +239,9 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.value_lambda) {
         bail!("--value-lambda {}: give a weight from 0 to 1", args.value_lambda);
     }
+    if args.value_mix_warmup > 1_000_000 {
+        bail!("--value-mix-warmup {}: give 0 (off) to 1000000 generations", args.value_mix_warmup);
+    }
     if !(0.0..=100.0).contains(&args.forced_playouts) {
         bail!("--forced-playouts {}: give K from 0 (off) to 100; KataGo uses 2", args.forced_playouts);
     }
@@ -263,6 +271,7 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     config.reuse = args.reuse;
     config.value_mix = args.value_mix;
     config.value_lambda = args.value_lambda;
+    config.value_mix_warmup = args.value_mix_warmup;
     config.min_window = config.min_window.min(args.window);
     config.train.lr = args.lr;
     config.eval_every = args.eval_every;

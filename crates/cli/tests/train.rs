@@ -96,6 +96,14 @@ fn bad_training_arguments_are_refused() {
         (vec!["train", "az", "tictactoe", "--steps", "1", "--value-mix", "1.5", "--out", o], "--value-mix"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--value-mix", "NaN", "--out", o], "--value-mix"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--value-lambda", "1.5", "--out", o], "--value-lambda"),
+        (
+            vec!["train", "az", "tictactoe", "--steps", "1", "--value-mix-warmup", "9999999", "--out", o],
+            "--value-mix-warmup",
+        ),
+        (
+            vec!["train", "az", "tictactoe", "--steps", "1", "--value-mix-warmup", "1.5", "--out", o],
+            "--value-mix-warmup",
+        ),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--forced-playouts", "2", "--out", o], "--root puct"),
         (
             vec!["train", "az", "tictactoe", "--steps", "1", "--root", "puct", "--forced-playouts", "NaN", "--out", o],

@@ -48,6 +48,11 @@ pub struct AzConfig {
     /// position's root value alone.
     #[serde(default)]
     pub value_lambda: f64,
+    /// Generations over which the result's share of the value target grows from 0 (the
+    /// search's value alone) to `value_mix`: early games' results say little about their
+    /// positions, the search's value is less noisy. 0: `value_mix` from the start.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub value_mix_warmup: u64,
     /// Generations between evaluations (and kept checkpoints); 0: none.
     pub eval_every: u64,
     pub seed: u64,
@@ -274,7 +279,7 @@ pub fn train<G: Game>(
         let selfplay_seconds = t0.elapsed().as_secs_f64();
         let mut new_positions = 0;
         for g in &games {
-            new_positions += add_game(game, g, ValueTarget::of(config), &mut window)?;
+            new_positions += add_game(game, g, ValueTarget::of(config, generation), &mut window)?;
         }
         while window.len() > config.window {
             window.pop_front();
@@ -416,6 +421,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("reuse", "--reuse"),
     ("value_mix", "--value-mix"),
     ("value_lambda", "--value-lambda"),
+    ("value_mix_warmup", "--value-mix-warmup"),
     ("eval_every", "--eval-every"),
     ("seed", "--seed"),
     ("threads", "--threads"),
@@ -712,7 +718,10 @@ fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::la
     }
 }
 
-/// Adds a game's decisions to the window; returns how many.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// How a position's value target is made from its game: `mix` x the result + (1 - `mix`) x
 /// the short-term search value with `lambda` (see [`AzConfig::value_lambda`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -732,8 +741,11 @@ impl ValueTarget {
         Ok(ValueTarget { mix, lambda })
     }
 
-    fn of(config: &AzConfig) -> Self {
-        ValueTarget { mix: config.value_mix, lambda: config.value_lambda }
+    /// The target for the games of generation `generation` (1 the first).
+    fn of(config: &AzConfig, generation: u64) -> Self {
+        let warmup = config.value_mix_warmup;
+        let ramp = if warmup == 0 { 1.0 } else { (generation as f64 / warmup as f64).min(1.0) };
+        ValueTarget { mix: config.value_mix * ramp, lambda: config.value_lambda }
     }
 
     /// The targets of a game's positions, each a value per seat.
@@ -752,6 +764,7 @@ impl ValueTarget {
     }
 }
 
+/// Adds a game's decisions to the window; returns how many.
 fn add_game<G: Game>(
     game: &G,
     record: &SelfPlayGame,
@@ -792,7 +805,7 @@ fn load_window<G: Game>(
     let mut total = 0;
     for g in generations {
         let mut part = VecDeque::new();
-        read_shard(game, &run.shard(g), ValueTarget::of(config), &mut part)?;
+        read_shard(game, &run.shard(g), ValueTarget::of(config, g), &mut part)?;
         total += part.len();
         loaded.push(part);
         if total >= config.window {
@@ -951,6 +964,7 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         reuse: 4.0,
         value_mix: 0.5,
         value_lambda: 0.0,
+        value_mix_warmup: 0,
         eval_every: 5,
         seed,
         threads,
@@ -1097,5 +1111,26 @@ mod tests {
         for (mix, lambda) in [(1.5, 0.0), (0.5, -0.1), (0.5, f64::NAN)] {
             assert!(ValueTarget::new(mix, lambda).is_err(), "{mix} {lambda}");
         }
+    }
+
+    #[test]
+    fn the_value_mix_warms_up_from_the_search_value_over_its_generations() {
+        let mut config = default_config(&meeple_games::TicTacToe, 8, 0, 1);
+        config.value_mix = 0.8;
+        config.value_lambda = 0.25;
+        let mixes = |c: &AzConfig| [1, 2, 4, 5, 100].map(|g| ValueTarget::of(c, g).mix);
+        assert_eq!(mixes(&config), [0.8; 5], "no warm-up: the mix from the start");
+        config.value_mix_warmup = 4;
+        assert_eq!(mixes(&config), [0.2, 0.4, 0.8, 0.8, 0.8]);
+        assert!([1, 3, 9].iter().all(|&g| ValueTarget::of(&config, g).lambda == 0.25));
+        // Generation 1's games teach the search's value mostly: 0.2 x 1 + 0.8 x 0.2 for the first
+        // position of the record (won by seat 0, root value 0.2).
+        let first = ValueTarget::of(&config, 1).targets(&record())[0][0];
+        let lambda_free = ValueTarget { mix: 0.2, lambda: 0.0 }.targets(&record())[0][0];
+        assert!((lambda_free - (0.2 + 0.8 * 0.2)).abs() < 1e-6, "{lambda_free}");
+        assert!(first > lambda_free, "the short-term value leans toward the result: {first}");
+        // The stored run configuration leaves the field out when it is off, so older runs resume.
+        config.value_mix_warmup = 0;
+        assert!(!serde_json::to_string(&config).unwrap().contains("value_mix_warmup"));
     }
 }

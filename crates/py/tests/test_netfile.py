@@ -105,3 +105,29 @@ def test_shard_batches_take_the_short_term_value_target(tmp_path, meeple_cli):
     assert not np.array_equal(result, own)
     with pytest.raises(ValueError, match="value lambda"):
         _meeple.shard_batch("tictactoe", shards, net, 64, 1, 0.5, value_lambda=1.5)
+
+
+def test_shard_batches_carry_the_score_margin_target(tmp_path, meeple_cli):
+    """A network with the score head gets each position's final margin (the mover's lead over
+    the game's scale, -1 to 1) beside its value, and meeple's loss on it."""
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary to make self-play shards")
+    run = tmp_path / "run"
+    game = "cathedral:size=8"
+    subprocess.run([meeple_cli, "train", "az", game, "--net", "resnet:blocks=1,channels=8,score=true", "--steps", "1",
+                    "--games", "8", "--sims", "4", "--batch", "16", "--eval-every", "0", "--out", str(run),
+                    "--threads", "1"], check=True, capture_output=True)
+    shards = sorted(str(p) for p in (run / "selfplay").glob("gen-*.jsonl"))
+    path = str(run / "ckpt" / "last.safetensors")
+    _, sidecar = netfile.load(path)
+    assert sidecar["net"]["score"] is True
+    # value_mix 1: the value target is the result, so it says who won each position's game.
+    batch = _meeple.shard_batch(game, shards, json.dumps(sidecar["net"]), 64, 1, 1.0)
+    score, weight, result = batch["score"], batch["score_weight"], batch["value"][:, 0]
+    assert score.shape == (64,) and np.all(np.abs(score) <= 1.0) and np.all(weight == 1.0)
+    # Fewer squares left in hand wins: a winning mover leads, a losing one trails, a draw is level.
+    assert np.all(score[result == 1.0] > 0.0) and np.all(score[result == 0.0] < 0.0)
+    assert np.all(score[result == 0.5] == 0.0)
+    assert len(np.unique(score)) > 2, "the margin says by how much, not only who won"
+    losses = _meeple.shard_loss(path, batch)
+    assert losses["score"] > 0.0

@@ -8,9 +8,9 @@ same outputs within 1e-4 on the same inputs (``crates/py/tests/test_torch.py``).
 
 ``loss(net, batch)`` is meeple's training loss (the policy's cross-entropy over the legal
 actions, weighted per position; the squared error of each seat's value; the ownership head's
-squared error per cell where the target is known; the score margin's squared error), on the arrays ``meeple._meeple.shard_batch``
-draws from self-play shards, and ``python -m meeple.torch train`` trains a checkpoint from a
-run's shards with AdamW on any device PyTorch has.
+squared error per cell where the target is known; the score margin's squared error), on the
+arrays ``meeple._meeple.shard_batch`` draws from self-play shards, and ``python -m meeple.torch
+train`` trains a checkpoint from a run's shards with AdamW on any device PyTorch has.
 
 Needs ``torch`` (not a dependency of the package: ``pip install torch``); ``meeple.netfile`` does
 the same reading and writing with numpy alone.
@@ -261,6 +261,7 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
     per_generation = int(config.get("games_per_generation", 128))
     value_mix = float(config.get("value_mix", 0.5))
     value_lambda = float(config.get("value_lambda", 0.0))
+    value_mix_warmup = int(config.get("value_mix_warmup", 0))
     last = os.path.join(run, "ckpt", "last.safetensors")
     net, sidecar = load(last, device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
@@ -304,8 +305,11 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
         window_files = list(reversed(kept))
         n_steps = max(1, round(positions * reuse / batch))
         t0 = time.perf_counter()
+        # --value-mix-warmup: the mix of this generation, for the whole window (the Rust trainer
+        # gives each generation's games their own; the window is mostly the newest games).
+        mix = value_mix * min(1.0, (progress["generation"] + 1) / value_mix_warmup) if value_mix_warmup else value_mix
         data = _meeple.shard_batch(game, window_files, json.dumps(sidecar["net"]), n_steps * batch,
-                                   seed + progress["generation"] + 1, value_mix, value_lambda)
+                                   seed + progress["generation"] + 1, mix, value_lambda)
         net.train()
         sums = [0.0, 0.0, 0.0, 0.0]
         for k in range(n_steps):
