@@ -1,0 +1,112 @@
+"""The AlphaZero recipe, one change at a time: each variant trained for the same wall time and
+seed as the default, then its network against the default's at equal time a move.
+
+Each run goes to OUT/NAME (a finished run is kept, so an interrupted study resumes where it
+stopped: rerun the same command); each match to OUT/NAME-vs-default.json (`meeple arena
+--json`); the table, with the arena's Wilson intervals, to OUT/study.json and as Markdown on stdout.
+Variants are `name=extra training options`, for example:
+
+    cargo build --release
+    python3 bench/recipe_study.py connect4 --minutes 20 --out runs/study \\
+        "lambda=--value-lambda 0.5" "warmup=--value-mix-warmup 30" \\
+        "forced=--root puct --forced-playouts 2" "sims128=--sims 128" \\
+        "wide=--net resnet:blocks=4,channels=48" "reuse8=--reuse 8"
+
+Every run gets `--minutes M --seed S --threads T` and the `--base` options (the recipe under
+study, default none); the match is `az:model=...,time=MS` for both sides, `--games` paired
+games. One run per variant and seed: a score is evidence about that run, and a second seed
+(`--seed`) says how much of it is the seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+
+def variant(text: str) -> tuple[str, list[str]]:
+    name, sep, options = text.partition("=")
+    if not sep or not name or not name.replace("-", "").replace("_", "").isalnum() or name == "default":
+        raise argparse.ArgumentTypeError(
+            f"variant '{text}': give NAME=OPTIONS with a name of letters, digits, - and _ (not 'default')")
+    return name, shlex.split(options)
+
+
+def run(cmd: list[str], log: str) -> None:
+    print("+", " ".join(shlex.quote(c) for c in cmd), file=sys.stderr, flush=True)
+    with open(log, "a") as f:
+        done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}); its output is in {log}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("game", help="game spec, e.g. connect4")
+    p.add_argument("variants", nargs="+", type=variant, help="NAME=OPTIONS, each one change to the recipe")
+    p.add_argument("--minutes", type=float, required=True, help="training minutes of every run")
+    p.add_argument("--base", default="", help="options every run shares (the recipe under study)")
+    p.add_argument("--out", required=True, help="study directory")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--games", type=int, default=200, help="paired games a match (even)")
+    p.add_argument("--ms", type=int, default=200, help="time a move of both sides in the matches")
+    p.add_argument("--opening-plies", type=int, default=2)
+    p.add_argument("--meeple", default="target/release/meeple", help="the meeple binary")
+    a = p.parse_args(argv)
+    if not (0 < a.minutes <= 24 * 60):
+        p.error(f"--minutes {a.minutes}: give more than 0 and at most a day")
+    if a.games < 2 or a.games % 2:
+        p.error(f"--games {a.games}: give an even number of at least 2")
+    names = [n for n, _ in a.variants]
+    if len(set(names)) != len(names):
+        p.error(f"variant names repeat: {names}")
+    os.makedirs(a.out, exist_ok=True)
+    log = os.path.join(a.out, "study.log")
+    base = shlex.split(a.base)
+
+    def model(name: str) -> str:
+        return os.path.join(a.out, name, "ckpt", "last.safetensors")
+
+    for name, extra in [("default", [])] + a.variants:
+        if os.path.exists(model(name)) and os.path.exists(os.path.join(a.out, name, "finished")):
+            continue
+        resume = ["--resume"] if os.path.exists(os.path.join(a.out, name, "run.json")) else []
+        run([a.meeple, "train", "az", a.game, *base, *extra, "--minutes", str(a.minutes), "--seed", str(a.seed),
+             "--threads", str(a.threads), "--out", os.path.join(a.out, name), *resume], log)
+        open(os.path.join(a.out, name, "finished"), "w").close()
+
+    rows = []
+    for name, extra in a.variants:
+        result = os.path.join(a.out, f"{name}-vs-default.json")
+        mine, theirs = f"az:model={model(name)},time={a.ms}ms", f"az:model={model('default')},time={a.ms}ms"
+        if not os.path.exists(result):
+            run([a.meeple, "arena", a.game, mine, theirs, "--games", str(a.games), "--opening-plies",
+                 str(a.opening_plies), "--seed", str(a.seed), "--threads", str(a.threads), "--json", result], log)
+        with open(result) as f:
+            table = json.load(f)
+        agents = {x["spec"]: x for x in table["agents"]}
+        me, them = agents[mine], agents[theirs]
+        low, high = me["ci95"]
+        rows.append({"variant": name, "options": extra, "games": table["games"], "score": me["score"],
+                     "low": low, "high": high, "ms_per_move": [me["mean_move_ms"], them["mean_move_ms"]]})
+    study = {"game": a.game, "minutes": a.minutes, "seed": a.seed, "base": base, "ms": a.ms, "rows": rows}
+    tmp = os.path.join(a.out, "study.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(study, f, indent=1)
+    os.replace(tmp, os.path.join(a.out, "study.json"))
+    print(f"| change ({a.game}, {a.minutes:g} min a run, seed {a.seed}) | against the default at {a.ms} ms a move "
+          "| ms a move (change / default) |")
+    print("|---|---|---|")
+    for r in rows:
+        mine_ms, theirs_ms = r["ms_per_move"]
+        print(f"| `{' '.join(r['options'])}` | {100 * r['score']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
+              f" over {r['games']} games | {mine_ms:.0f} / {theirs_ms:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
