@@ -286,6 +286,12 @@ pub struct AzAgent<S: State> {
     _state: std::marker::PhantomData<S>,
 }
 
+/// Simulations that fit in 90% of the time left until `stop` at `per` seconds each.
+fn sims_to_fit(stop: Instant, per: f64) -> u32 {
+    let left = stop.saturating_duration_since(Instant::now()).as_secs_f64();
+    (left / per.max(1e-7) * 0.9).min(u32::MAX as f64) as u32
+}
+
 impl<S: State> AzAgent<S> {
     fn from_spec<G: Game<State = S>>(game: &G, spec: &Spec, seed: u64) -> Result<Self, Error> {
         let o = spec.options("agent az", AZ_INFO.params)?;
@@ -354,9 +360,7 @@ impl<S: State> AzAgent<S> {
             {
                 replanned = true;
                 let per = began.elapsed().as_secs_f64() / search.sims() as f64;
-                let left = stop.saturating_duration_since(Instant::now()).as_secs_f64();
-                let more = (left / per.max(1e-7) * 0.9).min(u32::MAX as f64) as u32;
-                search.extend_to(search.sims().saturating_add(more).min(cap));
+                search.extend_to(search.sims().saturating_add(sims_to_fit(stop, per)).min(cap));
             }
             let batch = self.batch.unwrap_or((search.planned() / 64).clamp(1, 8) as usize);
             let n = search.gather(batch);
@@ -419,14 +423,13 @@ impl<S: State> Agent<S> for AzAgent<S> {
         }
         let mut sims = self.sims.unwrap_or(u32::MAX);
         if let (Some(stop), Some(per)) = (stop, self.sim_seconds) {
-            let left = stop.saturating_duration_since(Instant::now()).as_secs_f64();
-            sims = sims.min(((left / per.max(1e-7)) * 0.9).min(u32::MAX as f64) as u32).max(1);
+            sims = sims.min(sims_to_fit(stop, per)).max(1);
         }
         // The most a replanned search may run: the caps the spec and the budget set.
-        let cap =
-            budget.iterations.map_or(u32::MAX, |n| n.min(u32::MAX as u64) as u32).min(self.sims.unwrap_or(u32::MAX));
-        if let Some(n) = budget.iterations {
-            sims = sims.min(n.min(u32::MAX as u64) as u32).max(1);
+        let iterations = budget.iterations.map(|n| n.min(u32::MAX as u64) as u32);
+        let cap = iterations.unwrap_or(u32::MAX).min(self.sims.unwrap_or(u32::MAX));
+        if let Some(n) = iterations {
+            sims = sims.min(n).max(1);
         }
         let config = SearchConfig { sims, ..self.config.clone() };
         let mut search = Search::new(root, self.seats, config, self.rng.random());
