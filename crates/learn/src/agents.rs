@@ -350,6 +350,10 @@ impl<S: State> AzAgent<S> {
         let mut evaluated = 0u32;
         let began = Instant::now();
         let mut replanned = false;
+        // The longest batch so far: a timed search does not start one that would end past its
+        // stop (the first batches of a Cathedral opening, each expanding nodes with a child per
+        // placement, took the moves a few milliseconds past their time).
+        let mut longest = Duration::ZERO;
         loop {
             // Halfway through a timed search, its own pace so far replans the rest: the pace
             // carried over from the last move is stale where simulations get cheaper as the game
@@ -362,6 +366,10 @@ impl<S: State> AzAgent<S> {
                 let per = began.elapsed().as_secs_f64() / search.sims() as f64;
                 search.extend_to(search.sims().saturating_add(sims_to_fit(stop, per)).min(cap));
             }
+            if stop.is_some_and(|s| search.sims() > 0 && Instant::now() + longest >= s) {
+                return Ok(evaluated);
+            }
+            let batch_began = Instant::now();
             let batch = self.batch.unwrap_or((search.planned() / 64).clamp(1, 8) as usize);
             let n = search.gather(batch);
             if n == 0 {
@@ -376,6 +384,7 @@ impl<S: State> AzAgent<S> {
             let out = Evaluator::evaluate(self.net.as_ref(), &self.obs, n)?;
             search.deliver_all(&out.logits, &out.values, self.net.actions(), self.net.seats());
             evaluated += n as u32;
+            longest = longest.max(batch_began.elapsed());
             // A tree at the process's cap stops growing: the search answers with what it has.
             if stop.is_some_and(|s| Instant::now() >= s)
                 || cancel.is_some_and(meeple_game::Cancel::is_set)

@@ -350,10 +350,10 @@ pub struct TrainConfig {
     pub value_weight: f64,
     /// Weight of the ownership loss (the mean squared error per cell), where the network has
     /// an ownership head.
-    #[serde(default = "ownership_weight_default")]
+    #[serde(default = "auxiliary_weight_default")]
     pub ownership_weight: f64,
     /// Weight of the score-margin loss (its squared error), where the network has a score head.
-    #[serde(default = "ownership_weight_default")]
+    #[serde(default = "auxiliary_weight_default")]
     pub score_weight: f64,
     /// The value loss: Huber with this threshold (report 002's smooth L1), or the squared
     /// error where absent.
@@ -361,7 +361,9 @@ pub struct TrainConfig {
     pub huber: Option<f64>,
 }
 
-fn ownership_weight_default() -> f64 {
+/// Both auxiliary heads weigh half the value loss: enough to shape the trunk, not enough to
+/// outweigh the targets the search plays by.
+fn auxiliary_weight_default() -> f64 {
     0.5
 }
 
@@ -374,8 +376,8 @@ impl Default for TrainConfig {
             warmup: 200,
             decay: 0,
             value_weight: 1.0,
-            ownership_weight: ownership_weight_default(),
-            score_weight: ownership_weight_default(),
+            ownership_weight: auxiliary_weight_default(),
+            score_weight: auxiliary_weight_default(),
             huber: None,
         }
     }
