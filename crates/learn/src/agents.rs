@@ -67,6 +67,14 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             help: "Gumbel root as meeple had it before it followed the paper exactly (raw Q in sigma, halving \
                    to one candidate, unvisited candidates as losses): only to measure what exactness gains",
         },
+        ParamInfo {
+            name: "rescale",
+            default: "",
+            accepts: "true or false",
+            help: "Gumbel: stretch each node's completed Q to [0, 1] before sigma (mctx's default); false: \
+                   sigma on the win probabilities as they are. Default: the model sidecar's \
+                   `play.rescale`, else true",
+        },
         THREADS,
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
@@ -260,6 +268,22 @@ fn model_path(o: &meeple_game::Options<'_>, agent: &str) -> Result<PathBuf, Erro
     meeple_game::access::agent_file(&model, "model")
 }
 
+/// A model sidecar's default for an agent option its spec leaves out (`"play": {"rescale":
+/// false}` beside the weights): a setting measured for that network, so a shipped model plays
+/// its best under its plain spec. Only true/false options; another type is an error naming the
+/// file.
+fn play_default(model: &Path, key: &str) -> Result<Option<bool>, Error> {
+    let path = meeple_nn::sidecar_path(model);
+    let bad = |reason: String| Error::Invalid(format!("sidecar '{}': {reason}", path.display()));
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    match json.get("play").map(|p| p.get(key)) {
+        None | Some(None) => Ok(None),
+        Some(Some(serde_json::Value::Bool(b))) => Ok(Some(*b)),
+        Some(Some(other)) => Err(bad(format!("play.{key} is {other}; true or false is accepted"))),
+    }
+}
+
 fn threads(o: &meeple_game::Options<'_>, agent: &str) -> Result<usize, Error> {
     meeple_game::limits::check_threads(&format!("agent {agent}: threads"), o.get("threads")?)
 }
@@ -295,7 +319,10 @@ fn sims_to_fit(stop: Instant, per: f64) -> u32 {
 impl<S: State> AzAgent<S> {
     fn from_spec<G: Game<State = S>>(game: &G, spec: &Spec, seed: u64) -> Result<Self, Error> {
         let o = spec.options("agent az", AZ_INFO.params)?;
-        let net = load_network(game, &model_path(&o, "az")?, threads(&o, "az")?)?;
+        let model = model_path(&o, "az")?;
+        let net = load_network(game, &model, threads(&o, "az")?)?;
+        let rescale =
+            if o.given("rescale") { o.get_bool("rescale")? } else { play_default(&model, "rescale")?.unwrap_or(true) };
         let root = match o.get::<String>("root")?.as_str() {
             "gumbel" => Root::Gumbel,
             "puct" => Root::Puct,
@@ -312,6 +339,7 @@ impl<S: State> AzAgent<S> {
             gumbel_m: o.get_in("m", 1..=256)?,
             solver: o.get_bool("solver")?,
             legacy: o.get_bool("legacy")?,
+            rescale,
             ..SearchConfig::new(root, sims)
         }
         .quiet();
@@ -371,9 +399,12 @@ impl<S: State> AzAgent<S> {
             }
             let batch_began = Instant::now();
             let batch = self.batch.unwrap_or((search.planned() / 64).clamp(1, 8) as usize);
-            let n = search.gather(batch);
+            let n = search.gather_until(batch, stop);
             if n == 0 {
-                return Ok(evaluated);
+                if search.is_over() || stop.is_some_and(|s| Instant::now() >= s) {
+                    return Ok(evaluated);
+                }
+                continue;
             }
             self.obs.clear();
             for leaf in search.leaves() {
@@ -681,5 +712,27 @@ impl<S: State> GameEvaluator<S> for NetValue<S> {
         let mut out = Vec::new();
         self.move_priorities(state, &[action], &mut out);
         out[0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sidecar_gives_play_defaults_and_refuses_a_wrong_type() {
+        let dir = std::env::temp_dir().join(format!("meeple-play-default-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let model = dir.join("net.safetensors");
+        let side = meeple_nn::sidecar_path(&model);
+        std::fs::write(&side, r#"{"format": 1, "play": {"rescale": false}}"#).unwrap();
+        assert_eq!(play_default(&model, "rescale").unwrap(), Some(false));
+        assert_eq!(play_default(&model, "solver").unwrap(), None);
+        std::fs::write(&side, r#"{"format": 1}"#).unwrap();
+        assert_eq!(play_default(&model, "rescale").unwrap(), None);
+        std::fs::write(&side, r#"{"format": 1, "play": {"rescale": "no"}}"#).unwrap();
+        let e = play_default(&model, "rescale").unwrap_err().to_string();
+        assert!(e.contains("play.rescale") && e.contains("true or false"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -60,6 +60,13 @@ pub struct SearchConfig {
     /// measure what the exact search gains (`az:legacy=true`); never a default.
     #[serde(default)]
     pub legacy: bool,
+    /// Gumbel: rescale each node's completed Q to [0, 1] by their smallest and largest before σ
+    /// (mctx's `qtransform_completed_by_mix_value` default). Off: σ takes the completed Q as it
+    /// is, a win probability already in [0, 1], as mctx's `qtransform_by_min_max` with the
+    /// game's own bounds does; a node's first few noisy values then weigh by their real
+    /// difference instead of being stretched to the full scale.
+    #[serde(default = "rescale_default")]
+    pub rescale: bool,
     /// PUCT: KataGo's forced playouts and policy target pruning (Wu 2019, section 3.1), `k`
     /// of `n_forced(c) = sqrt(k · P(c) · Σ N)`; 0 turns both off. At the root every child
     /// with fewer visits than `n_forced` is visited next, so a move the noised prior likes is
@@ -71,6 +78,10 @@ pub struct SearchConfig {
 }
 
 fn solver_default() -> bool {
+    true
+}
+
+fn rescale_default() -> bool {
     true
 }
 
@@ -90,6 +101,7 @@ impl SearchConfig {
             c_scale: 0.1,
             solver: true,
             legacy: false,
+            rescale: true,
             forced_playouts: 0.0,
         }
     }
@@ -363,9 +375,26 @@ impl<S: State> Search<S> {
     /// or a descent reaches a leaf that already waits); returns how many wait. 0: the search
     /// is over. Read them with [`Search::leaves`], answer with [`Search::deliver_all`].
     pub fn gather(&mut self, max: usize) -> usize {
+        self.gather_until(max, None)
+    }
+
+    /// [`Search::gather`] that also returns at `deadline`, with no leaf if need be, so a timed
+    /// search keeps its time where descents need no network: late in a game most of them end at
+    /// terminal or solved nodes, and a budget planned at that pace runs to hundreds of
+    /// thousands of them (one call took a Santorini move to 2.3 s at a 1 s limit). The clock is
+    /// read every 64 such descents. A return of 0 means the search is over only when
+    /// [`Search::is_over`] says so.
+    pub fn gather_until(&mut self, max: usize, deadline: Option<std::time::Instant>) -> usize {
+        let mut descents = 0u32;
         'descents: while self.pending.len() < max.max(1) {
             if self.finished() {
                 break;
+            }
+            if let Some(d) = deadline {
+                descents += 1;
+                if descents.is_multiple_of(64) && std::time::Instant::now() >= d {
+                    break;
+                }
             }
             self.path.clear();
             self.path.push(0);
@@ -446,6 +475,11 @@ impl<S: State> Search<S> {
     /// The leaves waiting for the network, in the order [`Search::deliver_all`] takes answers.
     pub fn leaves(&self) -> impl Iterator<Item = &S> {
         self.pending.iter().map(|p| &p.state)
+    }
+
+    /// The search has spent its budget or decided its root: nothing is left to gather.
+    pub fn is_over(&self) -> bool {
+        self.pending.is_empty() && self.finished()
     }
 
     fn finished(&self) -> bool {
@@ -623,7 +657,7 @@ impl<S: State> Search<S> {
     /// weighs the differences between the moves, not how near a win the position is.
     fn normalized_q(&self, node: u32, out: &mut Vec<f32>) {
         self.completed_q(node, out);
-        if self.config.legacy {
+        if self.config.legacy || !self.config.rescale {
             return;
         }
         let lo = out.iter().copied().fold(f32::INFINITY, f32::min);
@@ -769,13 +803,13 @@ impl<S: State> Search<S> {
                     Some(h) => h.remaining.clone(),
                     None => range.map(|i| (i as u32, 0.0)).collect(),
                 };
-                // The best scored of the candidates searched most (the last phase's survivors).
-                let most = candidates.iter().map(|&(i, _)| self.nodes[i as usize].visits).max().unwrap_or(0);
-                let legacy = self.config.legacy;
+                // The best scored of the last halving's survivors. Sequential halving visits the
+                // one with the fewest visits next, so their visits differ by at most one when the
+                // budget or the clock ends a phase part way; preferring the ones a visit ahead
+                // would let that last partial round, not the values, pick the move.
                 let score = self.root_scores();
                 let best = candidates
                     .iter()
-                    .filter(|&&(i, _)| legacy || self.nodes[i as usize].visits == most)
                     .max_by(|a, b| score(a).total_cmp(&score(b)))
                     .map(|&(i, _)| self.nodes[i as usize].action)
                     .expect("a candidate");
@@ -920,6 +954,38 @@ mod tests {
         let raw: Vec<f64> = (0..9).map(|k| (logits[k] + 5.3 * q[k]).exp()).collect();
         let raw_a1 = raw[0] / raw.iter().sum::<f64>();
         assert!(pi[0] as f64 > raw_a1 + 0.05, "{} against {raw_a1}", pi[0]);
+    }
+
+    #[test]
+    fn without_rescaling_sigma_takes_the_completed_q_as_it_is() {
+        let mut s = expanded(Root::Gumbel);
+        s.config.rescale = false;
+        visit(&mut s, 0, 3, 0.8);
+        visit(&mut s, 1, 1, 0.2);
+        let pi = s.improved_policy(0);
+        // As above, but sigma = (50 + 3) 0.1 Q on the win probabilities themselves.
+        let logits = [1.0f64, 0.0, -1.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0];
+        let z: f64 = logits.iter().map(|l| l.exp()).sum();
+        let (p0, p1) = (1f64.exp() / z, 1.0 / z);
+        let v_mix = (0.5 + 4.0 / (p0 + p1) * (p0 * 0.8 + p1 * 0.2)) / 5.0;
+        let q: Vec<f64> = (0..9).map(|k| [0.8, 0.2].get(k).copied().unwrap_or(v_mix)).collect();
+        let scores: Vec<f64> = (0..9).map(|k| logits[k] + 5.3 * q[k]).collect();
+        let total: f64 = scores.iter().map(|x| x.exp()).sum();
+        for k in 0..9 {
+            let expected = scores[k].exp() / total;
+            assert!((pi[k] as f64 - expected).abs() < 1e-5, "move {k}: {} against {expected}", pi[k]);
+        }
+        // Two values a hair apart stay a hair apart (rescaled, they would be 0 and 1).
+        let mut s = expanded(Root::Gumbel);
+        s.config.rescale = false;
+        visit(&mut s, 0, 1, 0.501);
+        visit(&mut s, 1, 1, 0.500);
+        let pi = s.improved_policy(0);
+        let ratio = pi[0] as f64 / pi[1] as f64;
+        assert!((ratio - (1.0f64 + 51.0 * 0.1 * 0.001).exp()).abs() < 1e-3, "{ratio}");
+        s.config.rescale = true;
+        let pi = s.improved_policy(0);
+        assert!(pi[0] as f64 / pi[1] as f64 > 1f64.exp() * 100.0, "rescaled: {:?}", &pi[..2]);
     }
 
     #[test]

@@ -297,3 +297,47 @@ fn the_solver_values_chance_nodes_with_three_players_exactly() {
         }
     }
 }
+
+#[test]
+fn a_deadline_stops_descents_that_need_no_network() {
+    // Three empty squares and no solver: once the small tree is expanded every descent ends at
+    // a terminal state, so a plain gather would run the whole budget in one call.
+    let s = TicTacToeState::from_board("xox oxo ...").unwrap();
+    for root in [Root::Puct, Root::Gumbel] {
+        let config = SearchConfig { solver: false, ..SearchConfig::new(root, 64).quiet() };
+        let (_, calls) = run_batched(Search::new(s, 2, config.clone(), 1), &uniform(), 1);
+        assert!(calls < 64, "{root:?}: some descents of the 64 needed no network");
+        let mut search = Search::new(s, 2, config, 1);
+        let _ = run_until_over(&mut search);
+        search.extend_to(10_000_000);
+        let before = search.sims();
+        let past = std::time::Instant::now() - std::time::Duration::from_millis(1);
+        assert_eq!(search.gather_until(8, Some(past)), 0, "{root:?}: the tree has no leaf left for the network");
+        assert!(!search.is_over(), "{root:?}: the budget is far from spent");
+        let ran = search.sims() - before;
+        assert!((1..=64).contains(&ran), "{root:?}: {ran} descents after the deadline (the clock is read every 64)");
+        // Without a deadline the same call runs on to the end of the budget.
+        search.extend_to(search.sims() + 5_000);
+        assert_eq!(search.gather(8), 0);
+        assert!(search.is_over(), "{root:?}");
+    }
+}
+
+/// Runs `search` to the end of its budget with uniform answers; returns the evaluations.
+fn run_until_over<S: State>(search: &mut Search<S>) -> usize {
+    let (mut obs, mut one, mut evaluated) = (Vec::new(), Vec::new(), 0);
+    loop {
+        let n = search.gather(1);
+        if n == 0 {
+            return evaluated;
+        }
+        obs.clear();
+        for leaf in search.leaves() {
+            leaf.observation(leaf.current_player().unwrap(), &mut one);
+            obs.extend_from_slice(&one);
+        }
+        let out = uniform().evaluate(&obs, n).unwrap();
+        search.deliver_all(&out.logits, &out.values, 9, 2);
+        evaluated += n;
+    }
+}
