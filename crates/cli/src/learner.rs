@@ -53,17 +53,8 @@ pub fn drive<G: Game, L: Learner>(
     let mut run = make(args.resume.then_some(last.as_path()))?;
     std::fs::create_dir_all(args.out.join("ckpt"))?;
     let name = args.trainer.unwrap_or(run.name());
-    // The ladder rates two-player games (a pairwise round robin); with more seats the run's own
-    // figures (Catan: dice rolls per game) show progress, and the arena measures a checkpoint.
-    let ladder_fits = game.num_players() == 2;
-    if args.eval_minutes > 0.0 && !ladder_fits {
-        eprintln!(
-            "note: no ladder evaluation for {} players (the ladder rates two-player games); measure checkpoints with \
-             meeple arena",
-            game.num_players()
-        );
-    }
-    let mut ladder = if args.eval_minutes > 0.0 && ladder_fits {
+    // With more than two players each rung is a table of that opponent, scored without Elo.
+    let mut ladder = if args.eval_minutes > 0.0 {
         let mut c = LadderConfig::new(game, &run.agent(), args.threads, args.seed);
         if !args.opponents.is_empty() {
             c.opponents = args.opponents.to_vec();

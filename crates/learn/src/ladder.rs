@@ -254,8 +254,35 @@ impl<G: Game> Ladder<G> {
         Ok(ratings)
     }
 
-    /// Plays the checkpoint at `checkpoint` against every opponent and rates it. A failed match
-    /// is an evaluation with its error, not an error: a training run goes on.
+    /// `agent` against each of `opponents` (their indices from 1): in a two-player game one
+    /// gauntlet match; with more players one match an opponent, `agent` against that opponent
+    /// in every other seat, so each rung says how it does against a table of that player.
+    fn gauntlet(&self, agent: &str, opponents: &[String], stream: u64) -> Result<Vec<(usize, Rung)>, String> {
+        let n = self.game.num_players();
+        if n == 2 {
+            let mut agents = vec![agent.to_string()];
+            agents.extend(opponents.iter().cloned());
+            let m =
+                MatchConfig { gauntlet: true, anchor: Some(opponents[0].clone()), ..self.match_config(agents, stream) };
+            let (summary, played) =
+                run_match(&self.game, &crate::extension(), &m, |_| {}).map_err(|e| e.to_string())?;
+            return Ok(rungs(&m, &summary, &played));
+        }
+        let mut out = Vec::with_capacity(opponents.len());
+        for (j, o) in opponents.iter().enumerate() {
+            let mut agents = vec![agent.to_string()];
+            agents.extend(std::iter::repeat_n(o.clone(), n - 1));
+            let m = MatchConfig { anchor: None, ..self.match_config(agents, stream + ((j as u64) << 20)) };
+            let (summary, _) = run_match(&self.game, &crate::extension(), &m, |_| {}).map_err(|e| e.to_string())?;
+            out.push((j + 1, table_rung(&summary, o)));
+        }
+        Ok(out)
+    }
+
+    /// Plays the checkpoint at `checkpoint` against every opponent and rates it (two-player
+    /// games; with more players each opponent's rung is a score against a table of it, an
+    /// equal seat scoring 1/players, and there is no Elo). A failed match is an evaluation with
+    /// its error, not an error: a training run goes on.
     pub fn evaluate(&mut self, checkpoint: &Path, generation: u64) -> Evaluation {
         let agent = self.config.agent.replace("{model}", &checkpoint.display().to_string());
         let c = &self.config;
@@ -266,20 +293,16 @@ impl<G: Game> Ladder<G> {
             opening_plies: c.opening_plies,
             ..Default::default()
         };
-        let mut agents = vec![agent];
-        agents.extend(c.opponents.iter().cloned());
-        let m = MatchConfig { gauntlet: true, ..self.match_config(agents, 0xe7a1 + generation) };
-        let (summary, played) = match run_match(&self.game, &crate::extension(), &m, |_| {}) {
-            Ok(r) => r,
+        match self.gauntlet(&agent, &c.opponents, 0xe7a1 + generation) {
+            Ok(r) => {
+                evaluation.opponents =
+                    r.into_iter().map(|(k, r)| Rung { opponent: c.opponents[k - 1].clone(), ..r }).collect()
+            }
             Err(e) => {
-                evaluation.error = Some(e.to_string());
+                evaluation.error = Some(e);
                 return evaluation;
             }
-        };
-        evaluation.opponents = rungs(&m, &summary, &played)
-            .into_iter()
-            .map(|(k, r)| Rung { opponent: c.opponents[k - 1].clone(), ..r })
-            .collect();
+        }
         if let Some(o) = c.equal_time.clone() {
             // The agent's mean time over every move it made in the gauntlet.
             let (total, moves) = evaluation.opponents.iter().fold((0.0, 0.0), |(t, n), r| {
@@ -289,13 +312,8 @@ impl<G: Game> Ladder<G> {
             let mean_ms = if moves > 0.0 { total / moves } else { 0.0 };
             let timed = with_time(&o, std::time::Duration::from_secs_f64(mean_ms.max(0.0) / 1e3));
             let played = timed.map_err(|e| e.to_string()).and_then(|spec| {
-                let m = MatchConfig {
-                    anchor: None,
-                    ..self.match_config(vec![evaluation.agent.clone(), spec.clone()], 0xe9a1 + generation)
-                };
-                let (summary, played) =
-                    run_match(&self.game, &crate::extension(), &m, |_| {}).map_err(|e| e.to_string())?;
-                Ok((spec, rungs(&m, &summary, &played)))
+                let r = self.gauntlet(&evaluation.agent, std::slice::from_ref(&spec), 0xe9a1 + generation)?;
+                Ok((spec, r))
             });
             match played {
                 Ok((spec, mut r)) if !r.is_empty() => {
@@ -307,6 +325,9 @@ impl<G: Game> Ladder<G> {
                 Ok(_) => {}
                 Err(e) => evaluation.error = Some(format!("equal-time match: {e}")),
             }
+        }
+        if self.game.num_players() != 2 {
+            return evaluation;
         }
         match self.ratings() {
             Ok(ladder) => {
@@ -327,6 +348,25 @@ impl<G: Game> Ladder<G> {
             Err(e) => evaluation.error = Some(e.to_string()),
         }
         evaluation
+    }
+}
+
+/// The first agent's result in a match of three or more players where every other seat is
+/// `opponent`: its wins, shared wins and losses, and each side's mean move time.
+fn table_rung(summary: &meeple_arena::MatchSummary, opponent: &str) -> Rung {
+    let a = &summary.agents[0];
+    let others = &summary.agents[1..];
+    let opponent_ms = others.iter().map(|o| o.mean_move_ms).sum::<f64>() / others.len().max(1) as f64;
+    Rung {
+        opponent: opponent.to_string(),
+        score: a.score,
+        ci: a.ci95,
+        wins: a.wins,
+        draws: a.draws,
+        losses: a.losses,
+        agent_ms: a.mean_move_ms,
+        opponent_ms,
+        spec: None,
     }
 }
 

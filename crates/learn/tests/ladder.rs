@@ -1,6 +1,7 @@
 //! The training ladder: a gauntlet rated against fixed ratings, and the opponent given the
 //! evaluated agent's own time a move.
 
+use meeple_game::Game;
 use meeple_games::TicTacToe;
 use meeple_learn::ladder::{Ladder, LadderConfig, equal_time_label, with_time};
 use std::path::Path;
@@ -65,4 +66,33 @@ fn equal_time_specs_are_checked_before_training() {
         let err = Ladder::new(&TicTacToe, c, &d).err().expect(bad).to_string();
         assert!(err.contains(bad) || err.contains("time="), "{bad}: {err}");
     }
+}
+
+/// With more than two players each opponent gets its own match, the agent against a table of it
+/// (an evaluation of a four-player run once failed asking for four specs): the scores are the
+/// agent's share of the games, and there is no Elo, which these ratings define for two players.
+#[test]
+fn a_four_player_ladder_plays_the_agent_against_a_table_of_each_opponent() {
+    let game = meeple_games::Catan::from_spec(&"catan".parse().unwrap()).unwrap();
+    let d = dir("four");
+    let mut c = LadderConfig::new(&game, "{model}", 1, 3);
+    c.opponents = vec!["random".into(), "catan-value".into()];
+    assert_eq!(c.games, 24, "a multiple of the 24 seatings");
+    c.equal_time = Some("alphabeta:depth=1,eval=catan-value".into());
+    let mut ladder = Ladder::new(&game, c, &d).unwrap();
+    let e = ladder.evaluate(Path::new("catan-value"), 1);
+    assert_eq!(e.error, None, "{e:?}");
+    let names: Vec<&str> = e.opponents.iter().map(|r| r.opponent.as_str()).collect();
+    assert_eq!(names, ["random", "catan-value", "alphabeta:depth=1,eval=catan-value at equal time"]);
+    for r in &e.opponents {
+        assert_eq!(r.wins + r.draws + r.losses, 24, "{r:?}");
+        assert!(r.ci[0] <= r.score && r.score <= r.ci[1], "{r:?}");
+    }
+    // The evaluator's player beats three random ones nearly always; against three copies of
+    // itself it holds about an equal seat (1/4), far from that.
+    assert!(e.opponents[0].score > 0.8, "{:?}", e.opponents[0]);
+    assert!(e.opponents[1].score < 0.6, "{:?}", e.opponents[1]);
+    assert!(e.opponents[2].spec.as_deref().is_some_and(|s| s.contains("time=")));
+    assert_eq!(e.elo, None);
+    assert_eq!(e.ladder, None);
 }
