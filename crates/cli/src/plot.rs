@@ -587,7 +587,14 @@ fn learning<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, m: &Metrics) -> Re
     {
         let (lo, hi) = span(&mut m.elo.iter().flat_map(|e| [e.2, e.3]).chain(m.ladder.iter().map(|l| l.1)));
         let anchor = m.anchor.as_deref().unwrap_or("the anchor");
-        let mut chart = minutes_panel(&panels[3], format!("Elo ({anchor} = 0)"), (end, &m.x_label), lo.min(0.0)..hi)?;
+        // Evaluations without Elo (more than two players: each rung is a table of one opponent)
+        // leave the panel empty; its title says why rather than showing a blank scale.
+        let title = if m.elo.is_empty() && !m.opponents.is_empty() {
+            "Elo (none: rated in two-player games only)".to_string()
+        } else {
+            format!("Elo ({anchor} = 0)")
+        };
+        let mut chart = minutes_panel(&panels[3], title, (end, &m.x_label), lo.min(0.0)..hi)?;
         // The ladder's own ratings as level lines in the colours of the score panel.
         for &(k, e) in &m.ladder {
             let colour = Palette99::pick(k).to_rgba();
