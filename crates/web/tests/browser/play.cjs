@@ -96,7 +96,7 @@ async function playToEnd(page, game, random, report) {
       if (await clickTarget(page, random())) clicks += 1;
       report.clicks = clicks;
       // Early, so that the agent's reply cannot end the game (connect four: no four before ply 7).
-      if (game.undo && clicks === 2 && !report.undone) await checkUndo(page, report);
+      if (game.undo && clicks === 2 && !report.undone) await checkUndo(page, report, s.ply);
       if (clicks === (game.mid || 6) && !report.midShot) {
         report.midShot = path.join(outDir, `${game.name}-mid.png`);
         await page.locator('.match').screenshot({ path: report.midShot });
@@ -107,9 +107,14 @@ async function playToEnd(page, game, random, report) {
   }
 }
 
-async function checkUndo(page, report) {
-  // Wait for the agent's reply, then take back our move and its reply.
-  await page.waitForFunction(() => window.M.snap && (window.M.snap.legal.length > 0 || window.M.snap.result));
+async function checkUndo(page, report, clickedAt) {
+  // Wait for the agent's reply, then take back our move and its reply. The snapshot from before
+  // our click still lists our moves, so the wait is for a later ply as well: under load it could
+  // otherwise pass at once and send the undo while the agent was thinking.
+  await page.waitForFunction(
+    (b) => window.M.snap && window.M.snap.ply > b && (window.M.snap.legal.length > 0 || window.M.snap.result),
+    clickedAt,
+  );
   if (await page.evaluate(() => !!window.M.snap.result)) throw new Error('the game ended before the undo check');
   const before = await page.evaluate(() => window.M.snap.ply);
   await page.click('#undo');
