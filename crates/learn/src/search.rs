@@ -928,27 +928,37 @@ mod tests {
         s.sums[i * 2 + 1] = (1.0 - q) * visits as f32;
     }
 
+    /// The logits of [`expanded`]'s root and, by hand, the completed Q after a1 got 3 visits at
+    /// 0.8 and a2 1 at 0.2: priors p = softmax(logits); the others at v_mix = (v + N / (p0 + p1)
+    /// (p0 q0 + p1 q1)) / (1 + N) with N = 4 visits.
+    fn by_hand_completed_q() -> ([f64; 9], Vec<f64>) {
+        let logits = [1.0f64, 0.0, -1.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0];
+        let z: f64 = logits.iter().map(|l| l.exp()).sum();
+        let (p0, p1) = (1f64.exp() / z, 1.0 / z);
+        let v_mix = (0.5 + 4.0 / (p0 + p1) * (p0 * 0.8 + p1 * 0.2)) / 5.0;
+        assert!((0.2..0.8).contains(&v_mix), "{v_mix}");
+        (logits, (0..9).map(|k| [0.8, 0.2].get(k).copied().unwrap_or(v_mix)).collect())
+    }
+
+    /// `pi` is the softmax of `scores`.
+    fn assert_softmax(pi: &[f32], scores: &[f64]) {
+        let total: f64 = scores.iter().map(|x| x.exp()).sum();
+        for (k, score) in scores.iter().enumerate() {
+            let expected = score.exp() / total;
+            assert!((pi[k] as f64 - expected).abs() < 1e-5, "move {k}: {} against {expected}", pi[k]);
+        }
+    }
+
     #[test]
     fn the_improved_policy_is_softmax_of_logits_and_sigma_of_normalised_completed_q() {
         let mut s = expanded(Root::Gumbel);
         visit(&mut s, 0, 3, 0.8);
         visit(&mut s, 1, 1, 0.2);
         let pi = s.improved_policy(0);
-        // By hand: priors p = softmax(logits); v_mix = (v + N / (p0 + p1) (p0 q0 + p1 q1)) / (1 + N)
-        // with N = 4 visits; completed Q = [0.8, 0.2, v_mix x 7]; q-hat = (Q - min) / (max - min);
-        // sigma = (c_visit + max visits) c_scale q-hat = (50 + 3) 0.1 q-hat.
-        let logits = [1.0f64, 0.0, -1.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0];
-        let z: f64 = logits.iter().map(|l| l.exp()).sum();
-        let (p0, p1) = (1f64.exp() / z, 1.0 / z);
-        let v_mix = (0.5 + 4.0 / (p0 + p1) * (p0 * 0.8 + p1 * 0.2)) / 5.0;
-        assert!((0.2..0.8).contains(&v_mix), "{v_mix}");
-        let q: Vec<f64> = (0..9).map(|k| [0.8, 0.2].get(k).copied().unwrap_or(v_mix)).collect();
+        // q-hat = (Q - min) / (max - min); sigma = (c_visit + max visits) c_scale q-hat = (50 + 3) 0.1 q-hat.
+        let (logits, q) = by_hand_completed_q();
         let scores: Vec<f64> = (0..9).map(|k| logits[k] + 53.0 * 0.1 * (q[k] - 0.2) / 0.6).collect();
-        let total: f64 = scores.iter().map(|x| x.exp()).sum();
-        for k in 0..9 {
-            let expected = scores[k].exp() / total;
-            assert!((pi[k] as f64 - expected).abs() < 1e-5, "move {k}: {} against {expected}", pi[k]);
-        }
+        assert_softmax(&pi, &scores);
         // Raw win probabilities (no normalisation) give a1 less weight: here 0.8 - 0.2 is
         // stretched to 1 - 0.
         let raw: Vec<f64> = (0..9).map(|k| (logits[k] + 5.3 * q[k]).exp()).collect();
@@ -964,17 +974,9 @@ mod tests {
         visit(&mut s, 1, 1, 0.2);
         let pi = s.improved_policy(0);
         // As above, but sigma = (50 + 3) 0.1 Q on the win probabilities themselves.
-        let logits = [1.0f64, 0.0, -1.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0];
-        let z: f64 = logits.iter().map(|l| l.exp()).sum();
-        let (p0, p1) = (1f64.exp() / z, 1.0 / z);
-        let v_mix = (0.5 + 4.0 / (p0 + p1) * (p0 * 0.8 + p1 * 0.2)) / 5.0;
-        let q: Vec<f64> = (0..9).map(|k| [0.8, 0.2].get(k).copied().unwrap_or(v_mix)).collect();
+        let (logits, q) = by_hand_completed_q();
         let scores: Vec<f64> = (0..9).map(|k| logits[k] + 5.3 * q[k]).collect();
-        let total: f64 = scores.iter().map(|x| x.exp()).sum();
-        for k in 0..9 {
-            let expected = scores[k].exp() / total;
-            assert!((pi[k] as f64 - expected).abs() < 1e-5, "move {k}: {} against {expected}", pi[k]);
-        }
+        assert_softmax(&pi, &scores);
         // Two values a hair apart stay a hair apart (rescaled, they would be 0 and 1).
         let mut s = expanded(Root::Gumbel);
         s.config.rescale = false;
