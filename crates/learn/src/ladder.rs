@@ -268,11 +268,12 @@ impl<G: Game> Ladder<G> {
                 run_match(&self.game, &crate::extension(), &m, |_| {}).map_err(|e| e.to_string())?;
             return Ok(rungs(&m, &summary, &played));
         }
+        // Every opponent meets the same seeds, as every pairing of a two-player gauntlet does.
         let mut out = Vec::with_capacity(opponents.len());
         for (j, o) in opponents.iter().enumerate() {
             let mut agents = vec![agent.to_string()];
             agents.extend(std::iter::repeat_n(o.clone(), n - 1));
-            let m = MatchConfig { anchor: None, ..self.match_config(agents, stream + ((j as u64) << 20)) };
+            let m = MatchConfig { anchor: None, ..self.match_config(agents, stream) };
             let (summary, _) = run_match(&self.game, &crate::extension(), &m, |_| {}).map_err(|e| e.to_string())?;
             out.push((j + 1, table_rung(&summary, o)));
         }
