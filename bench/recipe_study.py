@@ -16,6 +16,10 @@ Every run gets `--minutes M --seed S --threads T` and the `--base` options (the 
 study, default none); the match is `az:model=...,time=MS` for both sides, `--games` paired
 games. One run per variant and seed: a score is evidence about that run, and a second seed
 (`--seed`) says how much of it is the seed.
+
+`--jobs J` trains J runs side by side (give each `--threads` cores / J): runs that share the
+machine share its disturbances too, so equal minutes stay equal work. The matches then use
+`--match-threads` (default: threads x jobs).
 """
 
 from __future__ import annotations
@@ -36,12 +40,20 @@ def variant(text: str) -> tuple[str, list[str]]:
     return name, shlex.split(options)
 
 
-def run(cmd: list[str], log: str) -> None:
+def start(cmd: list[str], log: str) -> tuple[subprocess.Popen, str]:
     print("+", " ".join(shlex.quote(c) for c in cmd), file=sys.stderr, flush=True)
     with open(log, "a") as f:
-        done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
-    if done.returncode != 0:
-        sys.exit(f"failed ({done.returncode}); its output is in {log}")
+        return subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT), log
+
+
+def finish(job: tuple[subprocess.Popen, str]) -> None:
+    proc, log = job
+    if proc.wait() != 0:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(proc.args)}; its output is in {log}")
+
+
+def run(cmd: list[str], log: str) -> None:
+    finish(start(cmd, log))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -52,7 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--base", default="", help="options every run shares (the recipe under study)")
     p.add_argument("--out", required=True, help="study directory")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=2, help="threads of each training run")
+    p.add_argument("--jobs", type=int, default=1, help="training runs side by side")
+    p.add_argument("--match-threads", type=int, help="threads of each match (default: threads x jobs)")
     p.add_argument("--games", type=int, default=200, help="paired games a match (even)")
     p.add_argument("--ms", type=int, default=200, help="time a move of both sides in the matches")
     p.add_argument("--opening-plies", type=int, default=2)
@@ -60,6 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     if not (0 < a.minutes <= 24 * 60):
         p.error(f"--minutes {a.minutes}: give more than 0 and at most a day")
+    if a.threads < 1 or a.jobs < 1 or (a.match_threads is not None and a.match_threads < 1):
+        p.error("--threads, --jobs and --match-threads: give at least 1")
     if a.games < 2 or a.games % 2:
         p.error(f"--games {a.games}: give an even number of at least 2")
     names = [n for n, _ in a.variants]
@@ -72,13 +88,26 @@ def main(argv: list[str] | None = None) -> None:
     def model(name: str) -> str:
         return os.path.join(a.out, name, "ckpt", "last.safetensors")
 
-    for name, extra in [("default", [])] + a.variants:
-        if os.path.exists(model(name)) and os.path.exists(os.path.join(a.out, name, "finished")):
-            continue
-        resume = ["--resume"] if os.path.exists(os.path.join(a.out, name, "run.json")) else []
-        run([a.meeple, "train", "az", a.game, *base, *extra, "--minutes", str(a.minutes), "--seed", str(a.seed),
-             "--threads", str(a.threads), "--out", os.path.join(a.out, name), *resume], log)
-        open(os.path.join(a.out, name, "finished"), "w").close()
+    todo = [(n, x) for n, x in [("default", [])] + a.variants
+            if not (os.path.exists(model(n)) and os.path.exists(os.path.join(a.out, n, "finished")))]
+    for first in range(0, len(todo), a.jobs):
+        jobs = []
+        for name, extra in todo[first:first + a.jobs]:
+            resume = ["--resume"] if os.path.exists(os.path.join(a.out, name, "run.json")) else []
+            cmd = [a.meeple, "train", "az", a.game, *base, *extra, "--minutes", str(a.minutes), "--seed",
+                   str(a.seed), "--threads", str(a.threads), "--out", os.path.join(a.out, name), *resume]
+            jobs.append((name, start(cmd, os.path.join(a.out, f"{name}.log"))))
+        try:
+            for name, job in jobs:
+                finish(job)
+                open(os.path.join(a.out, name, "finished"), "w").close()
+        finally:
+            # a failed or interrupted run stops its neighbours too, so that rerunning resumes them all
+            for _, (proc, _) in jobs:
+                if proc.poll() is None:
+                    proc.terminate()
+                    proc.wait()
+    match_threads = a.match_threads or a.threads * a.jobs
 
     rows = []
     for name, extra in a.variants:
@@ -86,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         mine, theirs = f"az:model={model(name)},time={a.ms}ms", f"az:model={model('default')},time={a.ms}ms"
         if not os.path.exists(result):
             run([a.meeple, "arena", a.game, mine, theirs, "--games", str(a.games), "--opening-plies",
-                 str(a.opening_plies), "--seed", str(a.seed), "--threads", str(a.threads), "--json", result], log)
+                 str(a.opening_plies), "--seed", str(a.seed), "--threads", str(match_threads), "--json", result], log)
         with open(result) as f:
             table = json.load(f)
         agents = {x["spec"]: x for x in table["agents"]}
@@ -94,7 +123,8 @@ def main(argv: list[str] | None = None) -> None:
         low, high = me["ci95"]
         rows.append({"variant": name, "options": extra, "games": table["games"], "score": me["score"],
                      "low": low, "high": high, "ms_per_move": [me["mean_move_ms"], them["mean_move_ms"]]})
-    study = {"game": a.game, "minutes": a.minutes, "seed": a.seed, "base": base, "ms": a.ms, "rows": rows}
+    study = {"game": a.game, "minutes": a.minutes, "seed": a.seed, "threads": a.threads, "jobs": a.jobs,
+             "base": base, "ms": a.ms, "rows": rows}
     tmp = os.path.join(a.out, "study.json.tmp")
     with open(tmp, "w") as f:
         json.dump(study, f, indent=1)
