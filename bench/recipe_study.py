@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("variants", nargs="+", type=variant, help="NAME=OPTIONS, each one change to the recipe")
     p.add_argument("--minutes", type=float, required=True, help="training minutes of every run")
     p.add_argument("--base", default="", help="options every run shares (the recipe under study)")
+    p.add_argument("--default", default="", dest="default_options",
+                   help="options of the default run alone, where the recipe under study sets an option the variants "
+                        "change (e.g. --net with the ownership head, beside a variant that adds the score head)")
     p.add_argument("--out", required=True, help="study directory")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=2, help="threads of each training run")
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     def model(name: str) -> str:
         return os.path.join(a.out, name, "ckpt", "last.safetensors")
 
-    todo = [(n, x) for n, x in [("default", [])] + a.variants
+    todo = [(n, x) for n, x in [("default", shlex.split(a.default_options))] + a.variants
             if not (os.path.exists(model(n)) and os.path.exists(os.path.join(a.out, n, "finished")))]
     for first in range(0, len(todo), a.jobs):
         jobs = []
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append({"variant": name, "options": extra, "games": table["games"], "score": me["score"],
                      "low": low, "high": high, "ms_per_move": [me["mean_move_ms"], them["mean_move_ms"]]})
     study = {"game": a.game, "minutes": a.minutes, "seed": a.seed, "threads": a.threads, "jobs": a.jobs,
-             "base": base, "ms": a.ms, "rows": rows}
+             "base": base, "default": shlex.split(a.default_options), "ms": a.ms, "rows": rows}
     tmp = os.path.join(a.out, "study.json.tmp")
     with open(tmp, "w") as f:
         json.dump(study, f, indent=1)
