@@ -4,7 +4,7 @@ Build the `train_speed` example at each commit (a worktree sharing this target d
 rebuilds meeple-nn), copy the two binaries out, then:
 
     git worktree add ../w-old 529ab58   # add crates/nn/examples/train_speed.rs if it lacks it
-    (cd ../w-old && CARGO_TARGET_DIR=$PWD/../main/target cargo build --release -p meeple-nn --example train_speed)
+    T=$PWD/target; (cd ../w-old && CARGO_TARGET_DIR=$T cargo build --release -p meeple-nn --example train_speed)
     cp target/release/examples/train_speed /tmp/ts-old
     cargo build --release -p meeple-nn --example train_speed && cp target/release/examples/train_speed /tmp/ts-new
     python3 bench/train_speed_rounds.py /tmp/ts-old "529ab58" /tmp/ts-new "today's" --out results/train-speed/X.json
