@@ -3,7 +3,8 @@ seed as the default, then its network against the default's at equal time a move
 
 Each run goes to OUT/NAME (a finished run is kept, so an interrupted study resumes where it
 stopped: rerun the same command); each match to OUT/NAME-vs-default.json (`meeple arena
---json`); the table, with the arena's Wilson intervals, to OUT/study.json and as Markdown on stdout.
+--json`; its games in NAME-vs-default-records.jsonl, from which an interrupted match resumes);
+the table, with the arena's Wilson intervals, to OUT/study.json and as Markdown on stdout.
 Variants are `name=extra training options`, for example:
 
     cargo build --release
@@ -116,9 +117,13 @@ def main(argv: list[str] | None = None) -> None:
     for name, extra in a.variants:
         result = os.path.join(a.out, f"{name}-vs-default.json")
         mine, theirs = f"az:model={model(name)},time={a.ms}ms", f"az:model={model('default')},time={a.ms}ms"
+        records = os.path.join(a.out, f"{name}-vs-default-records.jsonl")
         if not os.path.exists(result):
+            # an interrupted match keeps its finished games in the records and plays only the rest
+            resume = ["--resume"] if os.path.exists(records) else []
             run([a.meeple, "arena", a.game, mine, theirs, "--games", str(a.games), "--opening-plies",
-                 str(a.opening_plies), "--seed", str(a.seed), "--threads", str(match_threads), "--json", result], log)
+                 str(a.opening_plies), "--seed", str(a.seed), "--threads", str(match_threads), "--json", result,
+                 "--records", records, *resume], log)
         with open(result) as f:
             table = json.load(f)
         agents = {x["spec"]: x for x in table["agents"]}
