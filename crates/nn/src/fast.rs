@@ -4,8 +4,10 @@
 //! Why: burn-flex's convolution builds its patch matrix and multiplies one sample at a time, so
 //! a batch of 64 costs 64 small products; a self-play batch is many small boards. Here the
 //! patches of every board in the batch form one matrix (`[batch * rows * cols, 9 * channels]`,
-//! three contiguous copies per cell from a zero-bordered NHWC buffer) and one product gives the
-//! layer. Outputs equal burn's forward pass to float rounding (tested).
+//! three contiguous runs per cell of a zero-bordered NHWC buffer) and one product gives the
+//! layer; where the layer's width fits the vector unit, `crate::conv`'s kernel reads those runs
+//! in place and no patch matrix is built. Outputs equal burn's forward pass to float rounding
+//! (tested).
 
 use std::cell::RefCell;
 
@@ -13,6 +15,7 @@ use burn::nn::conv::Conv2d;
 use burn::nn::{BatchNorm, Linear};
 use burn::tensor::Tensor;
 
+use crate::conv;
 use crate::gemm::{mat, mat_mut, mul};
 use crate::net::{ConvBn, Head, NetConfig, PolicyValueNet, Trunk};
 
@@ -113,6 +116,8 @@ const DENSE_CHUNK: usize = 64;
 struct Scratch {
     pad: [Vec<f32>; 2],
     cols: Vec<f32>,
+    /// Each cell's 3x3 window in a bordered buffer (`conv::Rows`).
+    starts: Vec<usize>,
     out: Vec<f32>,
     policy_in: Vec<f32>,
     value_in: Vec<f32>,
@@ -296,7 +301,7 @@ impl Fast {
         let heads = self.heads.as_ref().expect("tower heads");
         let widest = channels.max(planes);
         let out_width = widest.max(heads.outputs).max(self.policy_planes.as_ref().map_or(0, |p| p.outputs));
-        let Scratch { pad, cols: patches, out, policy_in, value_in, .. } = s;
+        let Scratch { pad, cols: patches, starts, out, policy_in, value_in, .. } = s;
         let [pa, pb] = pad;
         // Zero-bordered NHWC buffers; borders are never written, so zero them once per call.
         let pad_len = batch * pr * pc * widest;
@@ -318,8 +323,21 @@ impl Fast {
         let patches = sized(patches, m * 9 * widest);
         let out = sized(out, m * out_width);
         // Stem into pb, then each block reads pb and writes back into pb via pa.
-        let conv = |layer: &Dense, src: &[f32], cin: usize, patches: &mut [f32], out: &mut [f32]| {
+        let mut conv = |layer: &Dense, src: &[f32], cin: usize, patches: &mut [f32], out: &mut [f32]| {
             let k = 9 * cin;
+            let n = layer.outputs;
+            if conv::fits(n) {
+                // Read in place: each patch row is three runs of the bordered buffer.
+                starts.clear();
+                for b in 0..batch {
+                    for y in 0..rows {
+                        starts.extend((0..cols).map(|x| ((b * pr + y) * pc + x) * cin));
+                    }
+                }
+                let a = conv::Rows { data: src, starts, segs: 3, stride: pc * cin, len: 3 * cin };
+                conv::nn(a, &layer.weight, n, &mut out[..m * n], false);
+                return;
+            }
             for b in 0..batch {
                 for y in 0..rows {
                     for x in 0..cols {

@@ -9,10 +9,13 @@
 //! convolution is a patch product per chunk of a few boards, and the chunks run side by side on
 //! the thread pool: the layer's output (patches times kernel), the weight gradient (patches
 //! transposed times the output gradient) and the input gradient (the output gradient's patches
-//! times the kernel turned half a turn). The products are faer's, in place on these buffers
-//! (`crate::gemm`). Gradients equal burn's autodiff on the same loss to float rounding
-//! (tested), and the weights move between the two by value.
+//! times the kernel turned half a turn). Where the layer's width fits the vector unit the patch
+//! matrix is never built: `crate::conv`'s kernels read its rows in place from a zero-bordered
+//! copy of each chunk; otherwise the patches are built and multiplied by faer, in place on these
+//! buffers (`crate::gemm`), as are the dense layers. Gradients equal burn's autodiff on the same
+//! loss to float rounding (tested), and the weights move between the two by value.
 
+use crate::conv;
 use crate::gemm::{mat, mat_mut, mul};
 use crate::net::{ConvBn, Head, NetConfig, PolicyValueNet, Trunk};
 use crate::{Batch, Losses};
@@ -478,6 +481,52 @@ fn with_patches<R>(act: &[f32], board: Board, c: usize, k: usize, f: impl FnOnce
     })
 }
 
+thread_local! {
+    /// The cells' window starts in a bordered copy (`with_bordered`), kept like `PATCHES`.
+    static STARTS: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Writes the boards in `act` (`[boards * cells, c]`) over `out` bordered by `k / 2` zero cells
+/// on every side (`[boards, rows + 2r, cols + 2r, c]`), and into `starts` the offset of each
+/// cell's k x k window (its top left corner in the bordered board).
+fn bordered(act: &[f32], board: Board, c: usize, k: usize, out: &mut Vec<f32>, starts: &mut Vec<usize>) {
+    let (rows, cols, r) = (board.rows, board.cols, k / 2);
+    let (brows, bcols) = (rows + 2 * r, cols + 2 * r);
+    let boards = act.len() / (board.cells() * c);
+    let len = boards * brows * bcols * c;
+    if out.len() < len {
+        out.resize(len, 0.0);
+    }
+    starts.clear();
+    let line = bcols * c;
+    for (b, (act, out)) in
+        act.chunks_exact(board.cells() * c).zip(out[..len].chunks_exact_mut(brows * line)).enumerate()
+    {
+        out[..r * line].fill(0.0);
+        out[(r + rows) * line..].fill(0.0);
+        for (y, (src, dst)) in act.chunks_exact(cols * c).zip(out[r * line..].chunks_exact_mut(line)).enumerate() {
+            dst[..r * c].fill(0.0);
+            copy(&mut dst[r * c..(r + cols) * c], src);
+            dst[(r + cols) * c..].fill(0.0);
+            let first = (b * brows + y) * line;
+            starts.extend((0..cols).map(|x| first + x * c));
+        }
+    }
+}
+
+/// `f` applied to the patch matrix of `act` as [`conv::Rows`] over a bordered copy (in this
+/// thread's patch memory): one run of `k * c` values per kernel row.
+fn with_bordered<R>(act: &[f32], board: Board, c: usize, k: usize, f: impl FnOnce(conv::Rows<'_>) -> R) -> R {
+    PATCHES.with(|p| {
+        STARTS.with(|s| {
+            let (mut data, mut starts) = (p.borrow_mut(), s.borrow_mut());
+            bordered(act, board, c, k, &mut data, &mut starts);
+            let stride = (board.cols + 2 * (k / 2)) * c;
+            f(conv::Rows { data: &data, starts: &starts, segs: k, stride, len: k * c })
+        })
+    })
+}
+
 /// A convolution's output `z[m, cout]` over the batch (a k x k convolution through patch
 /// matrices, a 1x1 as a plain product), board chunks side by side, with `after` applied to each
 /// chunk of `z` while it is still in cache; its results in chunk order.
@@ -487,18 +536,22 @@ fn conv_product<T: Send>(
     board: Board,
     cin: usize,
     k: usize,
-    w: MatRef<'_, f32>,
+    (weights, cout): (&[f32], usize),
     z: &mut [f32],
     after: impl Fn(&mut [f32]) -> T + Sync,
 ) -> Vec<T> {
-    let (cells, cout) = (board.cells(), w.ncols());
+    let cells = board.cells();
     let per = boards_per_chunk(board);
+    let w = mat(weights, k * k * cin, cout);
+    let w_rows = conv::fits(cout).then_some(weights);
     z[..board.m() * cout]
         .par_chunks_mut(per * cells * cout)
         .zip(input[..board.m() * cin].par_chunks(per * cells * cin))
         .map(|(z, x)| {
             if k == 1 {
                 mul(mat_mut(z, x.len() / cin, cout), false, mat(x, x.len() / cin, cin), w);
+            } else if let Some(w) = w_rows {
+                with_bordered(x, board, cin, k, |rows| conv::nn(rows, w, cout, z, false));
             } else {
                 with_patches(x, board, cin, k, |p| mul(mat_mut(z, p.nrows(), cout), false, p, w));
             }
@@ -622,6 +675,10 @@ fn conv_product_backward(
         Some((di, f)) => (Some(di), Some(f)),
         None => (None, None),
     };
+    let flipped_rows: &[f32] = flipped.as_deref().unwrap_or(&[]);
+    // The implicit products take both shapes here (`cin` columns for the input's gradient and
+    // the weights' from `dy`, `cout` for the stem's from `x`).
+    let fits = if flipped.is_some() { conv::fits(cin) } else { conv::fits(cout) };
     let flipped = flipped.as_ref().map(|f| mat(f, k * k * cout, cin));
     let xs: Vec<&[f32]> = input[..m * cin].chunks(rows_in).collect();
     let ds: Vec<&mut [f32]> = dy[..m * cout].chunks_mut(rows_out).collect();
@@ -653,6 +710,14 @@ fn conv_product_backward(
                 }
                 let xm = mat(x, x.len() / cin, cin);
                 match (di, flipped) {
+                    // Both products read `dy`'s bordered copy in place.
+                    (Some(di), Some(_)) if fits => with_bordered(d, board, cout, k, |rows| {
+                        conv::nn(rows, flipped_rows, cin, di, add);
+                        conv::tn(rows, x, cin, &mut g);
+                    }),
+                    (None, _) if fits => {
+                        with_bordered(x, board, cin, k, |rows| conv::tn(rows, d, cout, &mut g));
+                    }
                     // One patch matrix of `dy` serves both products: the input's gradient, and
                     // the weights' as `patches(dy)^T . x` (see below), so `x` needs none of its
                     // own.
@@ -907,8 +972,8 @@ impl Model {
         skip: Option<&[f32]>,
         saved: &mut Saved,
     ) {
-        let (m, k, cout) = (board.m(), conv.k * conv.k * conv.cin, conv.cout);
-        let w = self.weight(conv.w, k, cout);
+        let (m, cout) = (board.m(), conv.cout);
+        let w = (conv.w.of(&self.theta), cout);
         let z = resized(&mut saved.xhat, m * cout);
         let out = resized(&mut saved.out, m * cout);
         if let Some(n) = conv.norm {
@@ -1717,6 +1782,18 @@ mod tests {
             )
             .unwrap(),
         );
+        // Widths the bordered, implicit products take (`conv::fits`: a multiple of the vector
+        // unit's 8 or 16 lanes; 48 on AVX-512 also an odd count of vectors), on a board, a row
+        // and a column; the narrower towers above take the patch matrices.
+        for channels in [16, 48] {
+            for shape in [[3, 4, 5], [2, 1, 7], [2, 6, 1]] {
+                let spec = format!("resnet:blocks=1,channels={channels}");
+                let config = NetConfig::from_spec(&spec, &shape, 7, 2, None).unwrap();
+                if channels == 16 || shape[1] > 1 {
+                    check(config);
+                }
+            }
+        }
         check(NetConfig::from_spec("mlp:layers=3,width=16", &[10], 6, 2, None).unwrap());
         check(NetConfig::from_spec("resmlp:blocks=2,width=12", &[10], 6, 3, None).unwrap());
         // Report 002's value loss: Huber, with a threshold some errors pass.

@@ -10,6 +10,7 @@
 //! - Checkpoints: safetensors weights beside a JSON sidecar ([`Sidecar`]) that says what the
 //!   weights are for; a wrong, mismatched or truncated checkpoint is an error.
 
+mod conv;
 mod fast;
 mod gemm;
 mod grad;
@@ -330,6 +331,42 @@ pub fn matmul_gflops(n: usize, threads: usize, seconds: f64) -> f64 {
         }
         2.0 * (n as f64).powi(3) * done as f64 / start.elapsed().as_secs_f64() / 1e9
     })
+}
+
+/// The measured speed of the in-place convolution kernel (`conv`, which the towers' 3x3
+/// convolutions use where their width fits the vector unit), GFLOP/s, on the product of a 3x3
+/// convolution from 32 channels to 32 over 4,096 cells (`[4096 x 288] . [288 x 32]`, the shape
+/// it is built for: its output columns stay in registers; on a large square product it has no
+/// cache blocking and runs slower), rows split over `threads` threads; `None` where the kernel
+/// does not take 32 columns on this machine (the towers then use faer's product,
+/// [`matmul_gflops`]).
+pub fn conv_kernel_gflops(threads: usize, seconds: f64) -> Option<f64> {
+    use rayon::prelude::*;
+    let (m, k, n) = (4096, 288, 32);
+    if !conv::fits(n) {
+        return None;
+    }
+    let a: Vec<f32> = (0..m * k).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i % 13) as f32 - 6.0) / 8.0).collect();
+    let starts: Vec<usize> = (0..m).map(|i| i * k).collect();
+    let mut out = vec![0.0f32; m * n];
+    let rows = m.div_ceil(threads.max(1) * 4).max(1);
+    let once = |out: &mut [f32]| {
+        out.par_chunks_mut(rows * n).zip(starts.par_chunks(rows)).for_each(|(o, s)| {
+            let a = conv::Rows { data: &a, starts: s, segs: 1, stride: 0, len: k };
+            conv::nn(a, &b, n, o, false);
+        })
+    };
+    Some(pool(threads).install(|| {
+        once(&mut out);
+        let start = std::time::Instant::now();
+        let mut done = 0u64;
+        while start.elapsed().as_secs_f64() < seconds || done == 0 {
+            once(&mut out);
+            done += 1;
+        }
+        2.0 * (m * k * n) as f64 * done as f64 / start.elapsed().as_secs_f64() / 1e9
+    }))
 }
 
 /// Training settings.

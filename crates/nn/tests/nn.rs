@@ -269,6 +269,10 @@ fn the_fast_forward_pass_equals_burns() {
         ("resnet:blocks=2,channels=8,head=planes", vec![3, 6, 7]),
         ("resnet:blocks=1,channels=4,policy_filters=3,value_filters=2", vec![4, 5, 5]),
         ("resnet:blocks=1,channels=4,head=planes,value_filters=3", vec![4, 5, 5]),
+        // Widths the in-place products take (a multiple of the vector unit's 8 or 16 lanes).
+        ("resnet:blocks=2,channels=16", vec![3, 6, 7]),
+        ("resnet:blocks=1,channels=48,head=planes", vec![4, 5, 5]),
+        ("resnet:blocks=1,channels=32", vec![28, 1, 9]),
     ] {
         // 11 actions spread over 9 planes: more planes than the tower has channels.
         let cells = input.get(1).map_or(0, |r| r * input[2]);
