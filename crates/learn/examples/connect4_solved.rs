@@ -219,16 +219,24 @@ fn value_by_alphabeta(game: &Connect4, state: &Connect4State, plies: usize) -> i
 
 /// A position `target` random moves in, or `None` where the game ended before.
 fn random_position(game: &Connect4, rng: &mut impl rand::Rng, target: usize) -> Option<Connect4State> {
+    random_line(game, rng, target).map(|(state, _)| state)
+}
+
+/// [`random_position`] and its moves as columns 1-7 from the start (the `--file` format).
+fn random_line(game: &Connect4, rng: &mut impl rand::Rng, target: usize) -> Option<(Connect4State, String)> {
     let mut legal = Vec::new();
     let mut state = game.initial_state();
+    let mut moves = String::new();
     for _ in 0..target {
         if state.returns().is_some() {
             return None;
         }
         state.legal_actions(&mut legal);
-        state.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+        let a = legal[rng.random_range(0..legal.len())];
+        moves.push_str(&(a + 1).to_string());
+        state.apply_unchecked(a);
     }
-    state.returns().is_none().then_some(state)
+    state.returns().is_none().then_some((state, moves))
 }
 
 /// Agents' moves judged against the solver's values.
@@ -239,12 +247,14 @@ struct Judge {
     /// Positions lost, drawn and won for the mover under best play.
     by_value: [usize; 3],
     legal: Vec<meeple_game::Action>,
+    /// Print each move that loses value, with the position (`MISSES=1` in the environment).
+    show_misses: bool,
 }
 
 impl Judge {
     /// Solves every move of `state` and asks each agent for its move (nothing asked or counted
     /// where every move has the same value). Returns the position's value for its mover.
-    fn judge(&mut self, state: &Connect4State) -> i8 {
+    fn judge(&mut self, state: &Connect4State, moves: &str) -> i8 {
         state.legal_actions(&mut self.legal);
         let values = move_values(&mut self.solver, state, &self.legal);
         let best = values.iter().map(|v| v.1).max().expect("moves");
@@ -253,10 +263,13 @@ impl Judge {
         }
         self.informative += 1;
         self.by_value[(best + 1) as usize] += 1;
-        for (_, agent, perfect) in self.agents.iter_mut() {
+        for (spec, agent, perfect) in self.agents.iter_mut() {
             let a = agent.act(state, &Budget::default()).expect("a move");
             if values.iter().any(|&(m, v)| m == a && v == best) {
                 *perfect += 1;
+            } else if self.show_misses {
+                let values: Vec<String> = values.iter().map(|(m, v)| format!("{m:?}: {v:+}")).collect();
+                eprintln!("{spec} played {a:?} in '{moves}' (each move's value: {})\n{state}", values.join(", "));
             }
         }
         best
@@ -273,7 +286,7 @@ impl Judge {
     }
 }
 
-const USAGE: &str = "usage: connect4_solved POSITIONS SEED MIN_PLY MAX_PLY AGENT...\n   or: connect4_solved --file FILE AGENT...   (lines 'MOVES [SCORE]': columns 1-7 from the start, e.g. '4453', and optionally a score whose sign is the mover's result)";
+const USAGE: &str = "usage: connect4_solved POSITIONS SEED MIN_PLY MAX_PLY AGENT...\n   or: connect4_solved --file FILE AGENT...   (lines 'MOVES [SCORE]': columns 1-7 from the start, e.g. '4453', and optionally a score whose sign is the mover's result)\n   MISSES=1 in the environment prints every move that loses value, with its position";
 
 fn fail(why: &str) -> ! {
     eprintln!("connect4_solved: {why}\n{USAGE}");
@@ -318,7 +331,8 @@ fn main() {
     }
     eprintln!("solver agrees with alpha-beta on {checked} positions 26..=32 plies in");
 
-    let mut judge = Judge { solver, agents, informative: 0, by_value: [0; 3], legal };
+    let show_misses = std::env::var_os("MISSES").is_some_and(|v| v == "1");
+    let mut judge = Judge { solver, agents, informative: 0, by_value: [0; 3], legal, show_misses };
     let start = std::time::Instant::now();
     if from_file {
         let path = &args[1];
@@ -334,7 +348,7 @@ fn main() {
             }
             let score: Option<i32> =
                 words.next().map(|w| w.parse().unwrap_or_else(|_| bad(format!("score '{w}' is not an integer"))));
-            let value = judge.judge(&state);
+            let value = judge.judge(&state, moves);
             if let Some(score) = score {
                 scored += 1;
                 if score.signum() as i8 != value {
@@ -362,8 +376,8 @@ fn main() {
         }
         while judge.informative < n {
             let target = rng.random_range(lo..=hi);
-            if let Some(state) = random_position(&game, &mut rng, target) {
-                judge.judge(&state);
+            if let Some((state, moves)) = random_line(&game, &mut rng, target) {
+                judge.judge(&state, &moves);
             }
         }
         judge.report(&format!("{lo}..={hi} plies in (seed {seed})"), start.elapsed().as_secs_f64());
