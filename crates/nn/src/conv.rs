@@ -31,6 +31,20 @@ impl Rows<'_> {
     }
 }
 
+/// Into `starts`, the offset of each cell's k x k window (its top left corner) in boards of
+/// `rows` x `cols` cells of `c` values bordered by `k / 2` cells on every side, one board after
+/// another: the [`Rows::starts`] of their patch matrix.
+pub(crate) fn window_starts(boards: usize, (rows, cols): (usize, usize), k: usize, c: usize, starts: &mut Vec<usize>) {
+    let (brows, bcols) = (rows + 2 * (k / 2), cols + 2 * (k / 2));
+    starts.clear();
+    for b in 0..boards {
+        for y in 0..rows {
+            let first = (b * brows + y) * bcols;
+            starts.extend((0..cols).map(|x| (first + x) * c));
+        }
+    }
+}
+
 /// Whether the kernels here take products with `n` output columns on this machine: a vector
 /// unit of at least 8 lanes that divides `n`.
 pub(crate) fn fits(n: usize) -> bool {

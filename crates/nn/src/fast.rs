@@ -328,12 +328,7 @@ impl Fast {
             let n = layer.outputs;
             if conv::fits(n) {
                 // Read in place: each patch row is three runs of the bordered buffer.
-                starts.clear();
-                for b in 0..batch {
-                    for y in 0..rows {
-                        starts.extend((0..cols).map(|x| ((b * pr + y) * pc + x) * cin));
-                    }
-                }
+                conv::window_starts(batch, (rows, cols), 3, cin, starts);
                 let a = conv::Rows { data: src, starts, segs: 3, stride: pc * cin, len: 3 * cin };
                 conv::nn(a, &layer.weight, n, &mut out[..m * n], false);
                 return;

@@ -497,21 +497,17 @@ fn bordered(act: &[f32], board: Board, c: usize, k: usize, out: &mut Vec<f32>, s
     if out.len() < len {
         out.resize(len, 0.0);
     }
-    starts.clear();
     let line = bcols * c;
-    for (b, (act, out)) in
-        act.chunks_exact(board.cells() * c).zip(out[..len].chunks_exact_mut(brows * line)).enumerate()
-    {
+    for (act, out) in act.chunks_exact(board.cells() * c).zip(out[..len].chunks_exact_mut(brows * line)) {
         out[..r * line].fill(0.0);
         out[(r + rows) * line..].fill(0.0);
-        for (y, (src, dst)) in act.chunks_exact(cols * c).zip(out[r * line..].chunks_exact_mut(line)).enumerate() {
+        for (src, dst) in act.chunks_exact(cols * c).zip(out[r * line..].chunks_exact_mut(line)) {
             dst[..r * c].fill(0.0);
             copy(&mut dst[r * c..(r + cols) * c], src);
             dst[(r + cols) * c..].fill(0.0);
-            let first = (b * brows + y) * line;
-            starts.extend((0..cols).map(|x| first + x * c));
         }
     }
+    conv::window_starts(boards, (rows, cols), k, c, starts);
 }
 
 /// `f` applied to the patch matrix of `act` as [`conv::Rows`] over a bordered copy (in this

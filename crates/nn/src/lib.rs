@@ -321,16 +321,21 @@ pub fn matmul_gflops(n: usize, threads: usize, seconds: f64) -> f64 {
     let data: Vec<f32> = (0..n * n).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
     let mut out = vec![0.0f32; n * n];
     pool(threads).install(|| {
-        // One product first, so start-up costs stay out of the measure.
-        grad::product(&data, n, n, gemm::mat(&data, n, n), &mut out);
-        let start = std::time::Instant::now();
-        let mut done = 0u64;
-        while start.elapsed().as_secs_f64() < seconds || done == 0 {
-            grad::product(&data, n, n, gemm::mat(&data, n, n), &mut out);
-            done += 1;
-        }
-        2.0 * (n as f64).powi(3) * done as f64 / start.elapsed().as_secs_f64() / 1e9
+        gflops(2.0 * (n as f64).powi(3), seconds, || grad::product(&data, n, n, gemm::mat(&data, n, n), &mut out))
     })
+}
+
+/// GFLOP/s of `product` (`flops` a call), repeated for about `seconds` after one call that keeps
+/// start-up costs out of the measure.
+fn gflops(flops: f64, seconds: f64, mut product: impl FnMut()) -> f64 {
+    product();
+    let start = std::time::Instant::now();
+    let mut done = 0u64;
+    while start.elapsed().as_secs_f64() < seconds || done == 0 {
+        product();
+        done += 1;
+    }
+    flops * done as f64 / start.elapsed().as_secs_f64() / 1e9
 }
 
 /// The measured speed of the in-place convolution kernel (`conv`, which the towers' 3x3
@@ -351,21 +356,13 @@ pub fn conv_kernel_gflops(threads: usize, seconds: f64) -> Option<f64> {
     let starts: Vec<usize> = (0..m).map(|i| i * k).collect();
     let mut out = vec![0.0f32; m * n];
     let rows = m.div_ceil(threads.max(1) * 4).max(1);
-    let once = |out: &mut [f32]| {
-        out.par_chunks_mut(rows * n).zip(starts.par_chunks(rows)).for_each(|(o, s)| {
-            let a = conv::Rows { data: &a, starts: s, segs: 1, stride: 0, len: k };
-            conv::nn(a, &b, n, o, false);
-        })
-    };
     Some(pool(threads).install(|| {
-        once(&mut out);
-        let start = std::time::Instant::now();
-        let mut done = 0u64;
-        while start.elapsed().as_secs_f64() < seconds || done == 0 {
-            once(&mut out);
-            done += 1;
-        }
-        2.0 * (m * k * n) as f64 * done as f64 / start.elapsed().as_secs_f64() / 1e9
+        gflops(2.0 * (m * k * n) as f64, seconds, || {
+            out.par_chunks_mut(rows * n).zip(starts.par_chunks(rows)).for_each(|(o, s)| {
+                let a = conv::Rows { data: &a, starts: s, segs: 1, stride: 0, len: k };
+                conv::nn(a, &b, n, o, false);
+            })
+        })
     }))
 }
 
