@@ -31,6 +31,8 @@ pub struct Drive<'a> {
     pub threads: usize,
     /// The trainer's name in the metrics (default: the learner's own).
     pub trainer: Option<&'static str>,
+    /// The learner's rate is annealed over the run (`--lr-decay`), which needs a limit.
+    pub lr_decay: bool,
 }
 
 /// Checks the run directory, builds the learner (`make` gets the checkpoint to resume from),
@@ -41,6 +43,9 @@ pub fn drive<G: Game, L: Learner>(
     args: &Drive<'_>,
     make: impl FnOnce(Option<&Path>) -> Result<L, LearnError>,
 ) -> Result<()> {
+    if args.lr_decay && args.minutes.is_none() && args.games.is_none() {
+        bail!("--lr-decay anneals the learning rate over the run: give its length with --minutes or --games");
+    }
     let last = args.out.join("last.safetensors");
     let metrics_path = args.out.join("metrics.jsonl");
     if args.resume {
@@ -94,6 +99,9 @@ pub fn drive<G: Game, L: Learner>(
         {
             break;
         }
+        let by_time = args.minutes.map_or(0.0, |m| seconds / (m * 60.0).max(1e-9));
+        let by_games = args.games.map_or(0.0, |g| p.episodes as f64 / g.max(1) as f64);
+        run.set_done(by_time.max(by_games));
         let round = run.round()?;
         rounds += 1;
         run.set_seconds(base + session.elapsed().as_secs_f64());

@@ -47,6 +47,10 @@ pub struct RunArgs {
     /// Network threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
+    /// --games, whichever it reaches first at its pace so far); default: constant.
+    #[arg(long)]
+    pub lr_decay: bool,
 }
 
 impl RunArgs {
@@ -63,6 +67,7 @@ impl RunArgs {
             seed: self.seed,
             threads,
             trainer: None,
+            lr_decay: self.lr_decay,
         }
     }
 }
@@ -196,6 +201,9 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.parallel = args.parallel;
     c.opponent = args.opponent.clone();
     c.train.lr = args.lr;
+    if args.run.lr_decay {
+        c.train.decay = 0;
+    }
     c.train.huber = Some(args.huber);
     (c.encoder, c.fine_tune_encoder) = (args.encoder.file.clone(), args.encoder.fine_tune);
     c.seed = args.run.seed;
@@ -331,6 +339,9 @@ pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
         (None, SelfPlayArg::Mirror) => Opponents::Mirror,
     };
     c.train.lr = args.lr;
+    if args.run.lr_decay {
+        c.train.decay = 0;
+    }
     c.train.clip_norm = args.clip_norm;
     (c.encoder, c.fine_tune_encoder) = (args.encoder.file.clone(), args.encoder.fine_tune);
     c.seed = args.run.seed;

@@ -37,6 +37,10 @@ pub struct TdArgs {
     /// AdamW's learning rate (report 002: 5e-5, later 1e-5).
     #[arg(long, default_value_t = 5e-5)]
     lr: f64,
+    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
+    /// --games, whichever it reaches first at its pace so far); default: constant.
+    #[arg(long)]
+    lr_decay: bool,
     /// AdamW's decoupled weight decay.
     #[arg(long, default_value_t = 1e-2)]
     weight_decay: f64,
@@ -110,6 +114,9 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
     config.batch_games = args.batch_games;
     config.minibatch = args.minibatch;
     config.train.lr = args.lr;
+    if args.lr_decay {
+        config.train.decay = 0;
+    }
     config.train.weight_decay = args.weight_decay;
     config.train.clip_norm = args.clip;
     config.train.huber = (args.huber > 0.0).then_some(args.huber);
@@ -134,6 +141,7 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
         seed: args.seed,
         threads,
         trainer: None,
+        lr_decay: args.lr_decay,
     };
     drive(game, &run, |resume| TdRun::new(game.clone(), config, resume))
 }

@@ -130,6 +130,7 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
             seed: args.seed,
             threads,
             trainer: Some("value"),
+            lr_decay: false,
         };
         return crate::learner::drive(game, &drive, |resume| {
             meeple_learn::td::TdRun::new(game.clone(), config, resume)

@@ -442,11 +442,16 @@ impl<G: Game> Learner for DqnRun<G> {
         }
         round.stat("decisions_per_second", stats.decisions as f64 / seconds);
         round.stat("replay", self.replay.len() as f64);
+        round.stat("lr", self.trainer.lr());
         Ok(round)
     }
 
     fn progress(&self) -> Progress {
         self.progress.clone()
+    }
+
+    fn set_done(&mut self, done: f64) {
+        crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
     }
 
     fn set_seconds(&mut self, seconds: f64) {

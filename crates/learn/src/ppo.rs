@@ -691,11 +691,16 @@ impl<G: Game> Learner for PpoRun<G> {
         round.figure("pool", self.pool.len() as f64);
         round.stat("decisions_per_second", (self.progress.decisions - decisions) as f64 / played);
         round.stat("rollout", self.rollout.len() as f64);
+        round.stat("lr", self.trainer.lr());
         Ok(round)
     }
 
     fn progress(&self) -> Progress {
         self.progress.clone()
+    }
+
+    fn set_done(&mut self, done: f64) {
+        crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
     }
 
     fn set_seconds(&mut self, seconds: f64) {

@@ -777,6 +777,7 @@ impl<G: Game> crate::rl::Learner for TdRun<G> {
         }
         round.stat("positions_per_second", r.positions_per_second);
         round.stat("round_positions", r.positions as f64);
+        round.stat("lr", self.trainer.lr());
         Ok(round)
     }
 
@@ -787,6 +788,10 @@ impl<G: Game> crate::rl::Learner for TdRun<G> {
             steps: self.progress.steps,
             seconds: self.progress.seconds,
         }
+    }
+
+    fn set_done(&mut self, done: f64) {
+        crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
     }
 
     fn set_seconds(&mut self, seconds: f64) {
@@ -902,6 +907,44 @@ mod tests {
     /// Four-player Catan trains as three-player Catan does: a round's games finish (won or
     /// stopped by the turn limit), every seat's predictions are trained on, and the network
     /// gives one value a seat, each a probability.
+    /// `--lr-decay`: the full rate until the run's share done is known, then a cosine that
+    /// reaches a tenth of it at the run's end; a run with its own schedule is left alone.
+    #[test]
+    fn the_rate_anneals_over_the_run() {
+        use crate::rl::Learner;
+        let game = meeple_games::TicTacToe;
+        let rate = |decay: u64, plan: &[f64]| {
+            let mut config = TdConfig::report("tictactoe");
+            config.net = "mlp:layers=1,width=8".into();
+            config.parallel = 2;
+            config.train.lr = 1e-3;
+            config.train.decay = decay;
+            let mut run = TdRun::new(game, config, None).unwrap();
+            let mut seen = Vec::new();
+            for &done in plan {
+                run.set_done(done);
+                seen.push(run.trainer.lr());
+                run.round().unwrap();
+            }
+            seen
+        };
+        // One optimiser step a round: after k rounds at k/40 of the run, the run ends at step
+        // 40 (41 where the division rounds up), and the cosine (from step 1, after warm-up)
+        // stands at (k - 1) / 39 of its way.
+        let plan: Vec<f64> = (0..40).map(|k| k as f64 / 40.0).collect();
+        let seen = rate(0, &plan);
+        let at = |t: f64| 1e-4 + 0.9e-3 * 0.5 * (1.0 + (std::f64::consts::PI * t).cos());
+        assert!((seen[0] - 1e-3).abs() < 1e-12, "{seen:?}");
+        for (k, &lr) in seen.iter().enumerate().skip(1) {
+            let (late, early) = (at((k - 1) as f64 / 39.0), at((k - 1) as f64 / 40.0));
+            assert!(lr >= late - 1e-12 && lr <= early + 1e-12, "round {k}: {lr}, not within {late}..{early}");
+        }
+        let end = rate(0, &[0.0, 0.5, 1.0, 1.0]);
+        assert!((end[3] - 1e-4).abs() < 5e-5, "{end:?}");
+        let constant = rate(u64::MAX / 4, &plan[..5]);
+        assert!(constant.iter().all(|&lr| (lr - 1e-3).abs() < 1e-12), "{constant:?}");
+    }
+
     #[test]
     fn four_player_catan_trains() {
         use meeple_game::Game;

@@ -564,6 +564,11 @@ impl Trainer {
         self.horizon = Some(end);
     }
 
+    /// The learning rate the next step takes.
+    pub fn lr(&self) -> f64 {
+        self.train.lr_with_horizon(self.step, self.horizon)
+    }
+
     /// Optimiser steps taken.
     pub fn step(&self) -> u64 {
         self.step
