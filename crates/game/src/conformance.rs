@@ -375,20 +375,23 @@ fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<
             return Err(format!("observation for player {p} holds {v}, outside 0..=1"));
         }
         check_ownership(game, state, p)?;
-        let world = state.determinize(p, &mut rng);
-        world.observation(p, &mut seen);
-        if seen != obs {
-            return Err(format!("determinize({p}) changed player {p}'s own observation"));
-        }
-        if world.turn() != state.turn() {
-            return Err(format!("determinize({p}) changed whose turn it is"));
-        }
-        if state.current_player() == Some(p) {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            state.legal_actions(&mut a);
-            world.legal_actions(&mut b);
-            if a != b {
-                return Err(format!("determinize({p}) changed the mover's legal actions"));
+        for (how, world) in
+            [("determinize", state.determinize(p, &mut rng)), ("determinize_open", state.determinize_open(p, &mut rng))]
+        {
+            world.observation(p, &mut seen);
+            if seen != obs {
+                return Err(format!("{how}({p}) changed player {p}'s own observation"));
+            }
+            if world.turn() != state.turn() {
+                return Err(format!("{how}({p}) changed whose turn it is"));
+            }
+            if state.current_player() == Some(p) {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                state.legal_actions(&mut a);
+                world.legal_actions(&mut b);
+                if a != b {
+                    return Err(format!("{how}({p}) changed the mover's legal actions"));
+                }
             }
         }
         if state.observation_string(p).is_empty() {

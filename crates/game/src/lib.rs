@@ -351,6 +351,15 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
         self.clone()
     }
 
+    /// Like [`State::determinize`], but the world's later chance events stay open, each with
+    /// its real odds, where `determinize` may fix them in advance (a Sagrada world fixes every
+    /// later draw, as ISMCTS wants of one iteration's world). For searches that model chance
+    /// themselves over many simulations of one sampled world (AlphaZero's): a fixed future
+    /// there would let every simulation see the dice to come. The default is `determinize`.
+    fn determinize_open(&self, player: Player, rng: &mut Rng) -> Self {
+        self.determinize(player, rng)
+    }
+
     /// A 64-bit hash of the position; equal states hash equal.
     fn zobrist(&self) -> u64;
 

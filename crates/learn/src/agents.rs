@@ -450,7 +450,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             return Ok(self.legal[0]);
         }
         let stop = budget.stop_at(start, self.time);
-        let root = state.determinize(mover, &mut self.rng);
+        let root = state.determinize_open(mover, &mut self.rng);
         // Plan the simulations: the cap given, and what fits the time at the pace of the last
         // searches (a short trial search measures it the first time). Gumbel's sequential
         // halving shares out a known budget, so a timed search must know its size up front.

@@ -293,7 +293,7 @@ fn play_share<G: Game>(
                                 SearchConfig { sims: config.fast_sims.max(1), ..config.search.quiet() }
                             };
                             // Hidden information: search a sample of what the mover knows.
-                            let root = slot.state.determinize(p, &mut slot.rng);
+                            let root = slot.state.determinize_open(p, &mut slot.rng);
                             let search_seed = slot.rng.random();
                             slot.search = Some((Search::new(root, seats, search_config, search_seed), full));
                         }

@@ -485,6 +485,56 @@ pub(crate) const fn flip(d: u8) -> u8 {
 }
 
 impl SagradaState {
+    /// A world consistent with what `player` knows: hidden colours and offers resampled; with
+    /// `fix_future` every later chance event fixed too (see [`State::determinize_open`]).
+    fn world(&self, player: Player, rng: &mut Rng, fix_future: bool) -> Self {
+        let mut world = self.clone();
+        if self.deterministic {
+            return world;
+        }
+        let n = self.n as usize;
+        // Opponents' private colours: any assignment of the colours the observer has not seen.
+        let hidden: Vec<Player> =
+            (0..n).filter(|&q| !self.sees_private(player, q) && self.private[q] != NONE).collect();
+        let mut free: Vec<u8> = (0..COLOURS as u8)
+            .filter(|c| !(0..n).any(|q| self.sees_private(player, q) && self.private[q] == *c))
+            .collect();
+        for &q in &hidden {
+            let i = rng.random_range(0..free.len());
+            world.private[q] = free.swap_remove(i);
+        }
+        // Opponents' unchosen offers at setup: redeal from what the observer has not seen.
+        if matches!(self.stage, Stage::Offers | Stage::Choose) {
+            let chosen = |q: Player| self.windows[q].pattern;
+            let unit = |pattern: u8| if self.windows_mode == Windows::Cards { pattern / 2 } else { pattern };
+            let mut seen: Vec<u8> = self.offers[player].iter().filter(|&&o| o != NONE).map(|&o| unit(o)).collect();
+            seen.extend((0..n).filter(|&q| chosen(q) != NO_PATTERN).map(|q| unit(chosen(q))));
+            let units = if self.windows_mode == Windows::Cards { 12 } else { PATTERNS.len() as u8 };
+            let mut free: Vec<u8> = (0..units).filter(|u| !seen.contains(u)).collect();
+            for q in (0..n).filter(|&q| !self.sees_offers(player, q)) {
+                let step = if self.windows_mode == Windows::Cards { 2 } else { 1 };
+                for k in (0..4).step_by(step) {
+                    let o = self.offers[q][k];
+                    if o == NONE || (chosen(q) != NO_PATTERN && unit(o) == unit(chosen(q))) {
+                        continue;
+                    }
+                    let u = free.swap_remove(rng.random_range(0..free.len()));
+                    if self.windows_mode == Windows::Cards {
+                        world.offers[q][k] = 2 * u;
+                        world.offers[q][k + 1] = 2 * u + 1;
+                    } else {
+                        world.offers[q][k] = u;
+                    }
+                }
+            }
+        }
+        if fix_future {
+            world.fate = rng.random::<u64>();
+            world.fated = true;
+        }
+        world
+    }
+
     /// Number of players.
     pub fn players(&self) -> usize {
         self.n as usize
@@ -1511,49 +1561,11 @@ impl State for SagradaState {
     }
 
     fn determinize(&self, player: Player, rng: &mut Rng) -> Self {
-        let mut world = self.clone();
-        if self.deterministic {
-            return world;
-        }
-        let n = self.n as usize;
-        // Opponents' private colours: any assignment of the colours the observer has not seen.
-        let hidden: Vec<Player> =
-            (0..n).filter(|&q| !self.sees_private(player, q) && self.private[q] != NONE).collect();
-        let mut free: Vec<u8> = (0..COLOURS as u8)
-            .filter(|c| !(0..n).any(|q| self.sees_private(player, q) && self.private[q] == *c))
-            .collect();
-        for &q in &hidden {
-            let i = rng.random_range(0..free.len());
-            world.private[q] = free.swap_remove(i);
-        }
-        // Opponents' unchosen offers at setup: redeal from what the observer has not seen.
-        if matches!(self.stage, Stage::Offers | Stage::Choose) {
-            let chosen = |q: Player| self.windows[q].pattern;
-            let unit = |pattern: u8| if self.windows_mode == Windows::Cards { pattern / 2 } else { pattern };
-            let mut seen: Vec<u8> = self.offers[player].iter().filter(|&&o| o != NONE).map(|&o| unit(o)).collect();
-            seen.extend((0..n).filter(|&q| chosen(q) != NO_PATTERN).map(|q| unit(chosen(q))));
-            let units = if self.windows_mode == Windows::Cards { 12 } else { PATTERNS.len() as u8 };
-            let mut free: Vec<u8> = (0..units).filter(|u| !seen.contains(u)).collect();
-            for q in (0..n).filter(|&q| !self.sees_offers(player, q)) {
-                let step = if self.windows_mode == Windows::Cards { 2 } else { 1 };
-                for k in (0..4).step_by(step) {
-                    let o = self.offers[q][k];
-                    if o == NONE || (chosen(q) != NO_PATTERN && unit(o) == unit(chosen(q))) {
-                        continue;
-                    }
-                    let u = free.swap_remove(rng.random_range(0..free.len()));
-                    if self.windows_mode == Windows::Cards {
-                        world.offers[q][k] = 2 * u;
-                        world.offers[q][k + 1] = 2 * u + 1;
-                    } else {
-                        world.offers[q][k] = u;
-                    }
-                }
-            }
-        }
-        world.fate = rng.random::<u64>();
-        world.fated = true;
-        world
+        self.world(player, rng, true)
+    }
+
+    fn determinize_open(&self, player: Player, rng: &mut Rng) -> Self {
+        self.world(player, rng, false)
     }
 
     fn zobrist(&self) -> u64 {

@@ -561,6 +561,28 @@ fn determinize_samples_hidden_colours_and_keeps_what_the_player_knows() {
     let mut out2 = Vec::new();
     again.chance_outcomes(&mut out2);
     assert_eq!(out, out2);
+    // An open world (AlphaZero's) samples the same hidden colours but leaves the draws to
+    // chance: the next round's first draw has every colour still in the bag as an outcome.
+    let mut open = [0; 5];
+    for _ in 0..400 {
+        let o = s.determinize_open(0, &mut rng);
+        assert!(!o.is_fated());
+        assert_eq!(o.private_colour(0), Some(0));
+        open[o.private_colour(1).unwrap()] += 1;
+    }
+    assert!(open[0] == 0 && open[1..].iter().all(|&k| k > 60), "{open:?}");
+    let mut o = s.determinize_open(0, &mut rng);
+    for _ in 0..4 {
+        play(&mut o, "pass");
+    }
+    let mut real = s.clone();
+    for _ in 0..4 {
+        play(&mut real, "pass");
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    o.chance_outcomes(&mut a);
+    real.chance_outcomes(&mut b);
+    assert!(a.len() > 1 && a == b, "{a:?} against the real game's {b:?}");
 }
 
 #[test]
