@@ -181,6 +181,9 @@ fn powers(power: f64) -> [f64; 8] {
     std::array::from_fn(|k| (k as f64).powf(power))
 }
 
+/// The completable-pattern powers the observation uses: (dice placed + 1)^2.
+pub(crate) const OBSERVATION_POWERS: [f64; 8] = [0.0, 1.0, 4.0, 9.0, 16.0, 25.0, 36.0, 49.0];
+
 /// Evaluates `player`'s window for the public objectives in play.
 pub fn evaluate_board(s: &SagradaState, player: Player, pow: &[f64; 8]) -> BoardEvaluation {
     let w = s.window(player);

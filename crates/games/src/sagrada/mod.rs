@@ -485,6 +485,28 @@ pub(crate) const fn flip(d: u8) -> u8 {
 }
 
 impl SagradaState {
+    /// `q`'s window standing as `viewer` may see it ([`SCORE_FEATURES`], each within 0..=1).
+    fn standing(&self, q: Player, viewer: Player, out: &mut Vec<f32>) {
+        let w = &self.windows[q];
+        if w.pattern == NO_PATTERN {
+            out.extend_from_slice(&[0.0; SCORE_FEATURES]);
+            return;
+        }
+        let scaled = |x: f64, full: f64| (x / full).clamp(0.0, 1.0) as f32;
+        for c in 0..COLOURS {
+            out.push(scaled(w.private_score(c) as f64, 30.0));
+        }
+        let e = eval::evaluate_board(self, q, &eval::OBSERVATION_POWERS);
+        out.push(scaled(e.public_points as f64, 40.0));
+        // The completable sum has no fixed ceiling: squashed.
+        out.push((e.completable / (e.completable + 100.0)) as f32);
+        out.push(scaled(e.uncompletable_points as f64, 40.0));
+        out.push(scaled((CELLS as u32 - w.dice()) as f64, CELLS as f64));
+        out.push(scaled(e.dead_spaces as f64, CELLS as f64));
+        let private = if self.sees_private(viewer, q) { self.private_score(q) } else { 0 };
+        out.push(scaled(private as f64, 30.0));
+    }
+
     /// A world consistent with what `player` knows: hidden colours and offers resampled; with
     /// `fix_future` every later chance event fixed too (see [`State::determinize_open`]).
     fn world(&self, player: Player, rng: &mut Rng, fix_future: bool) -> Self {
@@ -1262,8 +1284,15 @@ impl SagradaState {
 }
 
 /// Per-player observation features: 20 spaces x (5 colours + 6 values) of dice, the same again
-/// for the pattern's restrictions, favor tokens, private colour (5, own only).
-pub const PLAYER_FEATURES: usize = CELLS * 11 * 2 + 1 + COLOURS;
+/// for the pattern's restrictions, favor tokens, private colour (5, own only), then the window's
+/// standing ([`SCORE_FEATURES`]).
+pub const PLAYER_FEATURES: usize = CELLS * 11 * 2 + 1 + COLOURS + SCORE_FEATURES;
+/// A window's standing, what a network would otherwise have to learn to add up from the cells
+/// (as Catan's observation carries its evaluator's features): the dice values summed per colour
+/// (5: any one of them may be a hidden private objective's points), public-objective points,
+/// the thesis heuristic's completable-pattern sum and lost points, empty and dead spaces, and
+/// the private objective's points where the viewer may see them.
+pub const SCORE_FEATURES: usize = COLOURS + 6;
 /// Shared features: pool (30), track (30), bag (5), tools in play (12) and used (12),
 /// objectives (10), round (10), turn in round (8), drafted and tool used (2), pending step (8),
 /// held die (30), stage (9), own offers (24).
@@ -1504,6 +1533,7 @@ impl State for SagradaState {
                 private[c] = 1.0;
             }
             out.extend_from_slice(&private);
+            self.standing(q, player, out);
         }
         // Counts scaled by what they can reach (observations stay in 0..=1): a pool holds at most
         // 2 x 4 + 1 dice, and no die code appears more often than its colour has dice.

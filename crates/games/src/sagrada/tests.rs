@@ -833,3 +833,37 @@ fn offered_windows_are_drawn_before_the_choice() {
         .join(" ");
     assert!(mine.contains(&drawn), "{drawn} in {mine}");
 }
+
+/// The observation's window standing: dice values summed per colour for every window, the
+/// private objective's points only for the viewer's own, empty spaces counted.
+#[test]
+fn observation_carries_each_windows_standing_and_hides_the_others_private_points() {
+    let mut s = state([LUX_ASTRAM, LUX_ASTRAM], &[], &["R1", "Y2", "G3", "B4", "P5"], 0);
+    play(&mut s, "Y2@a4"); // player 0, whose private colour is red (0)
+    play(&mut s, "R1@b4"); // player 1, private yellow (1)
+    let block = |obs: &[f32], k: usize| {
+        let start = k * PLAYER_FEATURES + PLAYER_FEATURES - SCORE_FEATURES;
+        obs[start..start + SCORE_FEATURES].to_vec()
+    };
+    let mut obs = Vec::new();
+    s.observation(0, &mut obs);
+    let (own, other) = (block(&obs, 0), block(&obs, 1));
+    // Player 0's window: a yellow 2.
+    assert_eq!(&own[..COLOURS], &[0.0, 2.0 / 30.0, 0.0, 0.0, 0.0]);
+    assert_eq!(own[COLOURS + 3], 19.0 / 20.0);
+    assert_eq!(own[COLOURS + 5], 0.0, "no red die: no private points");
+    // Player 1's window as player 0 sees it: a red 1, its private points hidden.
+    assert_eq!(&other[..COLOURS], &[1.0 / 30.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(other[COLOURS + 5], 0.0);
+    s.observation(1, &mut obs);
+    let own = block(&obs, 0);
+    assert_eq!(&own[..COLOURS], &[1.0 / 30.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(own[COLOURS + 5], 0.0, "player 1's private colour is yellow");
+    assert_eq!(block(&obs, 1)[COLOURS + 5], 0.0, "player 0's private points hidden from player 1");
+    let mut t = state([LUX_ASTRAM, LUX_ASTRAM], &[], &["R5", "Y2"], 0);
+    play(&mut t, "R5@a4");
+    t.observation(0, &mut obs);
+    assert_eq!(block(&obs, 0)[COLOURS + 5], 5.0 / 30.0, "the viewer's own red 5");
+    t.observation(1, &mut obs);
+    assert_eq!(block(&obs, 1)[COLOURS + 5], 0.0);
+}
