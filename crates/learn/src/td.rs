@@ -904,9 +904,6 @@ mod tests {
         }
     }
 
-    /// Four-player Catan trains as three-player Catan does: a round's games finish (won or
-    /// stopped by the turn limit), every seat's predictions are trained on, and the network
-    /// gives one value a seat, each a probability.
     /// `--lr-decay`: the full rate until the run's share done is known, then a cosine that
     /// reaches a tenth of it at the run's end; a run with its own schedule is left alone.
     #[test]
@@ -945,6 +942,9 @@ mod tests {
         assert!(constant.iter().all(|&lr| (lr - 1e-3).abs() < 1e-12), "{constant:?}");
     }
 
+    /// Four-player Catan trains as three-player Catan does: a round's games finish (won or
+    /// stopped by the turn limit), every seat's predictions are trained on, and the network
+    /// gives one value a seat, each a probability.
     #[test]
     fn four_player_catan_trains() {
         use meeple_game::Game;

@@ -594,7 +594,7 @@ impl Trainer {
         {
             return Err(NnError::Shape(format!("a training batch of {b} does not fit a network {:?}", self.config)));
         }
-        let lr = self.train.lr_with_horizon(self.step, self.horizon);
+        let lr = self.lr();
         let Trainer { model, optim, work, tensors, train, .. } = self;
         let mut losses = self.pool.install(|| {
             let weights = grad::Weights {
@@ -640,7 +640,7 @@ impl Trainer {
                 self.config.input
             )));
         }
-        let lr = self.train.lr_with_horizon(self.step, self.horizon);
+        let lr = self.lr();
         let Trainer { model, optim, work, tensors, train, .. } = self;
         self.pool.install(|| {
             model.gradients_with(obs, batch, work, &mut objective);
