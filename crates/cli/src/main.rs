@@ -98,6 +98,11 @@ fn main() -> ExitCode {
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         eprintln!("error: internal error{at}: {msg} (please report this)");
     }));
+    // Checkpoints name the command that made them.
+    meeple_nn::record_command(
+        std::iter::once("meeple".to_string())
+            .chain(std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned())),
+    );
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Help and version go to stdout as clap writes them; usage errors become one line.

@@ -93,7 +93,8 @@ pub struct TdArgs {
     /// Seed of the network's initial weights and of the games.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Network threads.
+    /// Threads: the games in flight are shared among them (each builds and values its games'
+    /// afterstates), and the optimiser's steps use them too.
     #[arg(long, default_value_t = 2)]
     threads: usize,
 }

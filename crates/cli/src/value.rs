@@ -182,6 +182,7 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
             "train": config.train,
             "value_only": true,
         }),
+        commands: Vec::new(),
     };
     // The network kept is the epoch with the lowest held-out loss (a search's values are few
     // and correlated: later epochs fit the training games' noise).

@@ -170,6 +170,7 @@ pub(crate) fn save_checkpoint<G: Game>(
         game: game.spec().to_string(),
         step: trainer.step(),
         run,
+        commands: Vec::new(),
     };
     if resumable {
         trainer.save_resumable(path, sidecar)?;

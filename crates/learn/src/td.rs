@@ -465,6 +465,29 @@ struct Slot<S> {
     pending_cut: Vec<Option<Vec<f32>>>,
 }
 
+/// One thread's share of a step: the afterstates of its games and each game's candidates.
+struct Part {
+    scorer: Scorer,
+    legal: Vec<Action>,
+    /// Per game of the share: the mover and the range of its candidates.
+    ranges: Vec<(Player, std::ops::Range<usize>)>,
+}
+
+impl Part {
+    /// Builds and values the afterstates of `states` (each at a player's turn); `serial` keeps
+    /// the network on the calling thread.
+    fn score<S: State>(&mut self, states: &[&S], net: &Network, serial: bool) -> Result<(), LearnError> {
+        self.scorer.clear();
+        self.ranges.clear();
+        for state in states {
+            let mover = state.current_player().expect("a player's turn");
+            state.legal_actions(&mut self.legal);
+            self.ranges.push((mover, self.scorer.add(*state, mover, &self.legal)));
+        }
+        self.scorer.evaluate(net, serial)
+    }
+}
+
 /// Self-play and training: the trainer and the state of the games in flight.
 pub struct TdRun<G: Game> {
     game: G,
@@ -472,10 +495,10 @@ pub struct TdRun<G: Game> {
     pub trainer: Trainer,
     net: Arc<Network>,
     slots: Vec<Slot<G::State>>,
-    scorer: Scorer,
+    /// One per thread: each values the afterstates of its share of the games in flight.
+    parts: Vec<Part>,
     rng: Rng,
     finished: Vec<Finished>,
-    legal: Vec<Action>,
     outcomes: Vec<(Action, f64)>,
     pub progress: TdProgress,
     targets: Vec<f32>,
@@ -527,10 +550,11 @@ impl<G: Game> TdRun<G> {
         let rng = rng_from_seed(config.seed ^ progress.games.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut run = TdRun {
             slots: Vec::new(),
-            scorer: Scorer::new(seats, input),
+            parts: (0..config.threads.clamp(1, config.parallel.max(1)))
+                .map(|_| Part { scorer: Scorer::new(seats, input), legal: Vec::new(), ranges: Vec::new() })
+                .collect(),
             rng,
             finished: Vec::new(),
-            legal: Vec::new(),
             outcomes: Vec::new(),
             targets: Vec::new(),
             epsilon: 0.0,
@@ -584,6 +608,7 @@ impl<G: Game> TdRun<G> {
                 "progress": self.progress,
                 "value_only": true,
             }),
+            commands: Vec::new(),
         }
     }
 
@@ -663,11 +688,12 @@ impl<G: Game> TdRun<G> {
         Ok(total / steps as f64)
     }
 
-    /// One decision in every game in flight (chance resolved first), all afterstates in one
-    /// forward pass.
+    /// One decision in every game in flight (chance resolved first). The afterstates are built
+    /// and valued in one forward pass per thread, each thread taking a contiguous share of the
+    /// games (building them costs about as much as the network, so the network's threads alone
+    /// left half the work on one core); the moves are then chosen on this thread, in slot order,
+    /// so a run's choices depend on its seed and thread count only.
     fn step(&mut self) -> Result<(), LearnError> {
-        self.scorer.clear();
-        let mut ranges = Vec::with_capacity(self.slots.len());
         for i in 0..self.slots.len() {
             // Chance first, then a finished game is replaced.
             loop {
@@ -691,22 +717,39 @@ impl<G: Game> TdRun<G> {
                     Turn::Player(_) => break,
                 }
             }
-            let slot = &self.slots[i];
-            let mover = slot.state.current_player().expect("a player's turn");
-            slot.state.legal_actions(&mut self.legal);
-            ranges.push((mover, self.scorer.add(&slot.state, mover, &self.legal)));
         }
-        self.scorer.evaluate(&self.net, false)?;
-        for (i, (mover, range)) in ranges.into_iter().enumerate() {
-            let greedy = self.scorer.best(range.clone(), &mut self.rng);
+        let per = self.slots.len().div_ceil(self.parts.len());
+        let states: Vec<&G::State> = self.slots.iter().map(|s| &s.state).collect();
+        let net = &*self.net;
+        if self.parts.len() == 1 {
+            self.parts[0].score(&states, net, false)?;
+        } else {
+            std::thread::scope(|scope| {
+                let mut shares = states.chunks(per).zip(self.parts.iter_mut());
+                let first = shares.next();
+                let handles: Vec<_> =
+                    shares.map(|(states, part)| scope.spawn(move || part.score(states, net, true))).collect();
+                let mut result = first.map_or(Ok(()), |(states, part)| part.score(states, net, true));
+                for h in handles {
+                    let r = h.join().map_err(|_| LearnError::Shape("a scoring thread panicked".into()))?;
+                    result = result.and(r);
+                }
+                result
+            })?;
+        }
+        for i in 0..self.slots.len() {
+            let part = &self.parts[i / per];
+            let scorer = &part.scorer;
+            let (mover, range) = part.ranges[i % per].clone();
+            let greedy = scorer.best(range.clone(), &mut self.rng);
             let random = range.len() > 1 && self.rng.random_bool(self.epsilon);
             let chosen = if random { self.rng.random_range(range.clone()) } else { greedy };
             let slot = &mut self.slots[i];
-            let (action, _) = self.scorer.candidate(chosen);
+            let (action, _) = scorer.candidate(chosen);
             slot.state.apply_unchecked(action);
             slot.plies += 1;
             if random && chosen != greedy {
-                slot.pending_cut[mover] = Some(self.scorer.candidate(greedy).1.to_vec());
+                slot.pending_cut[mover] = Some(scorer.candidate(greedy).1.to_vec());
             }
             let mut outcome = None;
             if slot.state.turn() == Turn::Chance {
@@ -714,7 +757,7 @@ impl<G: Game> TdRun<G> {
                 slot.state.apply_unchecked(o);
                 outcome = Some(o);
             }
-            if let Some((obs, values)) = self.scorer.position(chosen, outcome) {
+            if let Some((obs, values)) = scorer.position(chosen, outcome) {
                 let greedy = slot.pending_cut[mover].take();
                 slot.records.push(Record { seat: mover, obs: obs.to_vec(), values: values.to_vec(), greedy });
                 self.progress.positions += 1;
@@ -940,6 +983,29 @@ mod tests {
         assert!((end[3] - 1e-4).abs() < 5e-5, "{end:?}");
         let constant = rate(u64::MAX / 4, &plan[..5]);
         assert!(constant.iter().all(|&lr| (lr - 1e-3).abs() < 1e-12), "{constant:?}");
+    }
+
+    /// Scoring the games in flight on several threads plays the same games as on one: each
+    /// thread takes a share of the slots, and the moves are chosen in slot order afterwards
+    /// (here 5 games on 3 threads: shares of 2, 2 and 1).
+    #[test]
+    fn threads_share_the_games_without_changing_them() {
+        let play = |threads: usize| {
+            let mut config = TdConfig::report("catan:players=3");
+            config.net = "resmlp:blocks=1,width=16".into();
+            config.parallel = 5;
+            config.batch_games = 3;
+            config.threads = threads;
+            let spec: meeple_game::Spec = "catan:players=3".parse().unwrap();
+            let game = meeple_games::catan::Catan::from_spec(&spec).unwrap();
+            let mut run = TdRun::new(game, config, None).unwrap();
+            let round = run.round().unwrap();
+            (round.games, round.positions, round.mean_plies, round.metrics)
+        };
+        let one = play(1);
+        assert_eq!(one.0, 3);
+        assert_eq!(play(3), one);
+        assert_eq!(play(2), one);
     }
 
     /// Four-player Catan trains as three-player Catan does: a round's games finish (won or

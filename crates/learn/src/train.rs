@@ -715,6 +715,7 @@ fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::la
             "evaluation": evaluation,
             "commit": env!("MEEPLE_COMMIT"),
         }),
+        commands: Vec::new(),
     }
 }
 

@@ -81,6 +81,7 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
         game: TicTacToe.spec().to_string(),
         step: 0,
         run: Default::default(),
+        commands: Vec::new(),
     };
     net.save(&untrained, &sidecar).unwrap();
     let score = |(w, dr, _): (u32, u32, u32)| (w as f64 + 0.5 * dr as f64) / 100.0;

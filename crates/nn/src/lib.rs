@@ -56,6 +56,40 @@ pub struct Sidecar {
     /// The run that made it (its configuration and figures), free-form.
     #[serde(default)]
     pub run: serde_json::Value,
+    /// The command lines that made it, oldest first: a resumed run adds its own. Empty where
+    /// the program that wrote it did not record its command ([`record_command`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+}
+
+/// This process's command line, as [`record_command`] set it.
+static COMMAND: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records the command line of this process (program name first), so that every checkpoint it
+/// writes names the command that made it. The first call wins.
+pub fn record_command(args: impl IntoIterator<Item = String>) {
+    let line: Vec<String> = args.into_iter().map(|a| shell_word(&a)).collect();
+    let _ = COMMAND.set(line.join(" "));
+}
+
+/// `word` as a POSIX shell reads it back: bare where it holds only characters the shell takes
+/// literally, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// `commands` with this process's command added (unless it is already the last).
+fn with_command(commands: &mut Vec<String>) {
+    if let Some(c) = COMMAND.get()
+        && commands.last() != Some(c)
+    {
+        commands.push(c.clone());
+    }
 }
 
 /// The sidecar format this crate writes and reads.
@@ -209,7 +243,9 @@ fn save(model: &PolicyValueNet, config: &NetConfig, path: &Path, sidecar: &Sidec
     if sidecar.net != *config {
         return Err(checkpoint_error(path, "the sidecar describes another network"));
     }
-    let json = serde_json::to_string_pretty(sidecar).expect("sidecars serialise");
+    let mut sidecar = sidecar.clone();
+    with_command(&mut sidecar.commands);
+    let json = serde_json::to_string_pretty(&sidecar).expect("sidecars serialise");
     write_checkpoint(path, &json, |store| model.save_into(store).map_err(|e| e.to_string()))
 }
 
@@ -494,6 +530,8 @@ pub struct Trainer {
     step: u64,
     /// The step the run is expected to end at (for `decay: 0`).
     horizon: Option<u64>,
+    /// The commands of the checkpoint this trainer resumed, which its own checkpoints carry on.
+    commands: Vec<String>,
 }
 
 impl Trainer {
@@ -509,6 +547,7 @@ impl Trainer {
     pub fn resume(path: &Path, game: &str, train: TrainConfig, threads: usize) -> Result<Resumed, NnError> {
         let (model, sidecar) = load(path, Some(game), &Device::flex())?;
         let mut trainer = Self::from_model(sidecar.net.clone(), train, &model, sidecar.step, threads);
+        trainer.commands = sidecar.commands.clone();
         let state = optimizer_path(path);
         let restored = match std::fs::metadata(&state) {
             Err(_) => false,
@@ -555,6 +594,7 @@ impl Trainer {
             pool: pool(threads),
             step,
             horizon: None,
+            commands: Vec::new(),
         }
     }
 
@@ -709,10 +749,14 @@ impl Trainer {
         Network::from_model(self.config.clone(), self.model.to_burn(&Device::flex()), threads)
     }
 
-    /// Saves the current weights with `sidecar` (its `net` and `step` are set here).
+    /// Saves the current weights with `sidecar` (its `net` and `step` are set here, and its
+    /// `commands`, where empty, from the checkpoint this trainer resumed).
     pub fn save(&self, path: &Path, mut sidecar: Sidecar) -> Result<(), NnError> {
         sidecar.net = self.config.clone();
         sidecar.step = self.step;
+        if sidecar.commands.is_empty() {
+            sidecar.commands = self.commands.clone();
+        }
         save(&self.model.to_burn(&Device::flex()), &self.config, path, &sidecar)
     }
 
@@ -743,4 +787,18 @@ pub struct Resumed {
 /// Where [`Trainer::save_resumable`] keeps the optimiser state of the checkpoint at `path`.
 pub fn optimizer_path(path: &Path) -> PathBuf {
     path.with_extension("adamw")
+}
+
+#[cfg(test)]
+mod tests {
+    /// A recorded command reads back as the words it was given: quoted where a shell would
+    /// split or expand them.
+    #[test]
+    fn recorded_words_survive_a_shell() {
+        assert_eq!(super::shell_word("eval=(net:model=a.safetensors)"), "'eval=(net:model=a.safetensors)'");
+        assert_eq!(super::shell_word("catan:players=3,board=random"), "catan:players=3,board=random");
+        assert_eq!(super::shell_word("it's"), r"'it'\''s'");
+        assert_eq!(super::shell_word(""), "''");
+        assert_eq!(super::shell_word("a b"), "'a b'");
+    }
 }

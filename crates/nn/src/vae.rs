@@ -62,6 +62,9 @@ pub struct VaeSidecar {
     /// The run that made it, free-form.
     #[serde(default)]
     pub run: serde_json::Value,
+    /// The command lines that made it (see [`crate::Sidecar::commands`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
 }
 
 const KIND: &str = "vae";
@@ -388,14 +391,16 @@ impl Vae {
 
     /// Saves the weights (safetensors) and the sidecar beside them, each written whole.
     pub fn save(&self, path: &Path, game: &str, run: serde_json::Value) -> Result<(), NnError> {
-        let sidecar = VaeSidecar {
+        let mut sidecar = VaeSidecar {
             format: crate::SIDECAR_FORMAT,
             kind: KIND.into(),
             vae: self.config,
             game: game.into(),
             step: self.step,
             run,
+            commands: Vec::new(),
         };
+        crate::with_command(&mut sidecar.commands);
         let model = self.to_burn(&Device::flex());
         crate::write_checkpoint(path, &serde_json::to_string_pretty(&sidecar).expect("sidecars serialise"), |store| {
             model.save_into(store).map_err(|e| e.to_string())

@@ -43,6 +43,7 @@ fn sidecar(net: &NetConfig) -> Sidecar {
         game: "test".into(),
         step: 0,
         run: Default::default(),
+        commands: Vec::new(),
     }
 }
 
