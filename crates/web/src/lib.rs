@@ -180,6 +180,10 @@ struct Entry {
     memory: Mutex<Option<Reservation>>,
     /// Stored in the database (a replay is not).
     kept: bool,
+    /// Held for writing from a change to its commit, and for reading by snapshots: a client
+    /// never sees a move the store may still lose (after a crash the game would go on from
+    /// before it, and an agent might play another move there).
+    commit: tokio::sync::RwLock<()>,
 }
 
 impl Entry {
@@ -293,6 +297,7 @@ impl App {
             subscribers: AtomicUsize::new(0),
             memory: Mutex::new(Some(memory)),
             kept,
+            commit: tokio::sync::RwLock::new(()),
         });
         self.matches.lock().unwrap_or_else(|e| e.into_inner()).insert(id, entry.clone());
         entry
@@ -369,6 +374,7 @@ async fn command<T>(
     token: Option<&str>,
     f: impl FnOnce(&mut dyn Session, Access) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {
+    let gate = entry.commit.write().await;
     let (out, write, finished) = {
         let mut s = entry.lock();
         let access = s.access(token);
@@ -376,8 +382,10 @@ async fn command<T>(
         (out, app.persist(&entry, &mut **s), s.finished())
     };
     app.settle(&entry, finished);
+    let stored = committed(write).await;
+    drop(gate);
     entry.changed();
-    committed(write).await?;
+    stored?;
     drive(app.clone(), entry);
     Ok(out)
 }
@@ -429,6 +437,7 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
             job()
         })
         .await;
+        let gate = entry.commit.write().await;
         let (write, finished) = {
             let mut session = entry.lock();
             match done {
@@ -438,13 +447,17 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
             (app.persist(&entry, &mut **session), session.finished())
         };
         app.settle(&entry, finished);
-        entry.changed();
-        if let Err(e) = committed(write).await {
+        let stored = committed(write).await;
+        drop(gate);
+        if let Err(e) = stored {
             let mut s = entry.lock();
             s.control(&Control { paused: Some(true), ..Default::default() }).ok();
             s.job_failed(e.message);
+            drop(s);
+            entry.changed();
             return;
         }
+        entry.changed();
         drive(app, entry);
     });
 }
@@ -772,6 +785,7 @@ async fn snapshot(
 ) -> Result<axum::Json<Value>, ApiError> {
     let entry = app.entry(&id)?;
     let (ply, log_from) = (parse_usize(&query, "ply")?, parse_usize(&query, "log_from")?);
+    let committed = entry.commit.read().await;
     let mut snap = {
         let s = entry.lock();
         let access = s.access(token(&headers, &query));
@@ -779,6 +793,7 @@ async fn snapshot(
         s.check_viewer(viewer, access)?;
         s.snapshot(viewer, ply, log_from)?
     };
+    drop(committed);
     snap["id"] = json!(id);
     Ok(axum::Json(snap))
 }
@@ -977,9 +992,11 @@ async fn events(
     // Each event carries the log lines this stream has not sent yet (from the ply it last
     // sent, or from where an undo took the game back), not the whole log.
     let mut sent: Option<usize> = None;
-    let stream = WatchStream::new(entry.version.subscribe()).take_while(|v| *v != u64::MAX).map(move |_| {
+    let stream = WatchStream::new(entry.version.subscribe()).take_while(|v| *v != u64::MAX).filter_map(move |_| {
         let _alive = &subscription;
         entry.touch();
+        // A change not yet committed is skipped: its writer signals again once it is.
+        let _committed = entry.commit.try_read().ok()?;
         let snap = {
             let s = entry.lock();
             let latest = s.ply();
@@ -994,7 +1011,7 @@ async fn events(
             }
             Err(e) => Event::default().event("problem").data(json!({ "error": e.message }).to_string()),
         };
-        Ok::<Event, Infallible>(event)
+        Some(Ok::<Event, Infallible>(event))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
 }
