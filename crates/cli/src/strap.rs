@@ -6,6 +6,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use meeple_arena::{MatchConfig, run_match};
 use meeple_game::Game;
 use meeple_learn::strap::{Strap, StrapConfig, play_game, random_weights, weights_file};
 use std::io::Write;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct StrapArgs {
     /// Game spec, e.g. `santorini`.
     game: String,
@@ -88,6 +89,17 @@ pub struct StrapArgs {
     /// Replace an existing --out.
     #[arg(long, conflicts_with = "resume")]
     force: bool,
+    /// Two-player games: train this many random starts (seeds --seed, --seed + 1, ...), each
+    /// into its own file beside --out (`w.start1.txt`, ...), then play a round robin among them
+    /// at the training depth and write the one that scores most to --out. For learners whose
+    /// result depends on where they start (TreeStrap's centre-distance weight on Santorini):
+    /// the choice is made by the learned weights' own games, none against other weights.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    starts: u64,
+    /// Games each pair of starts plays in the round robin that picks among them (paired
+    /// seats, --opening-plies random plies first).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=100_000))]
+    select_games: u64,
 }
 
 impl StrapArgs {
@@ -104,6 +116,165 @@ fn parse_weights(given: &str) -> Result<Vec<f64>> {
 }
 
 pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // Ctrl-C stops after the game being played; its weights are then written.
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
+    }
+    let started = Instant::now();
+    if args.starts == 1 {
+        train_start(game, strap, args, args.seed, &args.out, &stop, started)?;
+        return Ok(());
+    }
+    if game.num_players() != 2 {
+        bail!(
+            "--starts picks among its starts by a round robin, which needs a two-player game; {} has {} players",
+            game.spec(),
+            game.num_players()
+        );
+    }
+    if !args.select_games.is_multiple_of(2) {
+        bail!("--select-games {}: give an even number (each pair plays both seatings)", args.select_games);
+    }
+    if args.init.is_some() {
+        bail!("--starts trains from random weights (one seed a start); --init gives them all one start");
+    }
+    meeple_arena::files::check_new_output(&args.out, "weights file", args.resume || args.force, true)
+        .map_err(|e| anyhow!(e))?;
+    let mut files = Vec::new();
+    for k in 0..args.starts {
+        let file = start_path(&args.out, k + 1);
+        let resume = args.resume && file.exists();
+        let one = StrapArgs {
+            resume,
+            force: args.force || (args.resume && !resume),
+            out: file.clone(),
+            starts: 1,
+            ..args.clone()
+        };
+        println!("start {} of {} (--seed {}): {}", k + 1, args.starts, args.seed + k, file.display());
+        if !train_start(game, strap, &one, args.seed + k, &file, &stop, started)? {
+            println!("stopped before every start was trained; --resume goes on");
+            return Ok(());
+        }
+        files.push(file);
+    }
+    let specs: Vec<String> =
+        files.iter().map(|f| format!("alphabeta:depth={},eval={}", args.depth, plays_as(args, f))).collect();
+    let mut config = MatchConfig::new(specs.clone(), args.select_games as usize, args.seed);
+    config.opening_plies = args.opening_plies;
+    let total = meeple_arena::total_games(2, &config);
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} round-robin games {elapsed_precise}").expect("template"),
+    );
+    let (summary, _) = run_match(game, &meeple_learn::extension(), &config, |_| bar.inc(1))?;
+    bar.finish();
+    // The agents in the order given: pick the highest score, the earlier start on a tie.
+    let mut best = 0;
+    for (i, a) in summary.agents.iter().enumerate() {
+        println!(
+            "  start {} (--seed {}): {:.1}% of its round-robin games",
+            i + 1,
+            args.seed + i as u64,
+            100.0 * a.score
+        );
+        if a.score > summary.agents[best].score {
+            best = i;
+        }
+    }
+    let weights = parse_weights(&files[best].display().to_string())?;
+    let made_by = format!(
+        "{}\n# start {} of {} (--seed {}, {}), chosen by a round robin among the starts ({} games a pair, --seed {}): {}",
+        command(strap, args, args.seed, &args.out),
+        best + 1,
+        args.starts,
+        args.seed + best as u64,
+        files[best].display(),
+        args.select_games,
+        args.seed,
+        summary.agents.iter().map(|a| format!("{:.1}%", 100.0 * a.score)).collect::<Vec<_>>().join(" "),
+    );
+    meeple_arena::files::write_atomic(
+        &args.out,
+        weights_file(&weights, &made_by, &plays_as(args, &args.out)).as_bytes(),
+    )?;
+    let json = PathBuf::from(format!("{}.select.json", args.out.display()));
+    meeple_arena::files::write_atomic(&json, serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    println!(
+        "start {} chosen; weights in {} (the round robin in {}); play them with eval={}",
+        best + 1,
+        args.out.display(),
+        json.display(),
+        plays_as(args, &args.out)
+    );
+    Ok(())
+}
+
+/// Where start `k` (from 1) of `--starts` keeps its weights: beside `out`, `.startK` before
+/// its extension.
+fn start_path(out: &std::path::Path, k: u64) -> PathBuf {
+    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match out.extension() {
+        Some(ext) => format!("{stem}.start{k}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.start{k}"),
+    };
+    out.with_file_name(name)
+}
+
+/// How the weights in `file` are played: read from the side to move where they were learned so.
+fn plays_as(args: &StrapArgs, file: &std::path::Path) -> String {
+    if args.mover {
+        format!("(mover:eval=({}:weights={}))", args.eval, file.display())
+    } else {
+        format!("({}:weights={})", args.eval, file.display())
+    }
+}
+
+/// The command that trains one start as it was trained (its own seed and file).
+fn command(strap: Strap, args: &StrapArgs, seed: u64, out: &std::path::Path) -> String {
+    format!(
+        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {}{}{}{} --out {}",
+        strap.name(),
+        args.game,
+        args.eval,
+        args.depth,
+        args.games,
+        args.lr,
+        args.win_value,
+        if args.proven_nodes { " --proven-nodes" } else { "" },
+        if args.minimax { " --minimax" } else { "" },
+        if args.zero_sum { " --zero-sum" } else { "" },
+        if args.mover { " --mover" } else { "" },
+        if args.after_move { " --after-move" } else { "" },
+        args.min_depth,
+        args.lambda,
+        args.opening_plies,
+        seed,
+        args.minutes.map(|m| format!(" --minutes {m}")).unwrap_or_default(),
+        // Quoted as the shell needs it: a file name or numbers with commas and minus signs.
+        args.init.as_ref().map(|i| format!(" --init='{i}'")).unwrap_or_default(),
+        if args.starts > 1 {
+            format!(" --starts {} --select-games {}", args.starts, args.select_games)
+        } else {
+            String::new()
+        },
+        out.display()
+    )
+}
+
+/// Trains one start into `out` (seeded by `seed`); whether it reached its games (false: stopped
+/// by Ctrl-C or --minutes, counted from `started`).
+fn train_start<G: Game>(
+    game: &G,
+    strap: Strap,
+    args: &StrapArgs,
+    seed: u64,
+    out: &std::path::Path,
+    stop: &AtomicBool,
+    started: Instant,
+) -> Result<bool> {
     if !(args.lr.is_finite() && args.lr > 0.0) {
         bail!("--lr {} must be a positive number", args.lr);
     }
@@ -121,7 +292,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         depth: args.depth,
         learning_rate: args.lr,
         opening_plies: args.opening_plies,
-        seed: args.seed,
+        seed,
         win_value: args.win_value,
         proven_nodes: args.proven_nodes,
         minimax: args.minimax,
@@ -131,24 +302,19 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         mover: args.mover,
         after_move: args.after_move,
     };
-    // How the weights are played: read from the side to move where they were learned so.
-    let loads = if args.mover {
-        format!("(mover:eval=({}:weights={}))", args.eval, args.out.display())
-    } else {
-        format!("({}:weights={})", args.eval, args.out.display())
-    };
-    let metrics = PathBuf::from(format!("{}.metrics.jsonl", args.out.display()));
-    meeple_arena::files::check_new_output(&args.out, "weights file", args.resume || args.force, true)
+    let loads = plays_as(args, out);
+    let metrics = PathBuf::from(format!("{}.metrics.jsonl", out.display()));
+    meeple_arena::files::check_new_output(out, "weights file", args.resume || args.force, true)
         .map_err(|e| anyhow!(e))?;
     let (mut weights, mut done) = if args.resume {
-        let weights = parse_weights(&args.out.display().to_string())
-            .with_context(|| format!("cannot resume from '{}'", args.out.display()))?;
+        let weights = parse_weights(&out.display().to_string())
+            .with_context(|| format!("cannot resume from '{}'", out.display()))?;
         let lines = std::fs::read_to_string(&metrics).unwrap_or_default();
         (weights, lines.lines().filter(|l| !l.trim().is_empty()).count() as u64)
     } else {
         let w = match &args.init {
             Some(i) => parse_weights(i)?,
-            None => random_weights(n, args.seed),
+            None => random_weights(n, seed),
         };
         if metrics.exists() {
             std::fs::remove_file(&metrics)?;
@@ -158,41 +324,12 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     if weights.len() != n {
         bail!("{} weights given; {} takes {n}", weights.len(), args.eval);
     }
-    let command = format!(
-        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {}{}{} --out {}",
-        strap.name(),
-        args.game,
-        args.eval,
-        args.depth,
-        args.games,
-        args.lr,
-        args.win_value,
-        if args.proven_nodes { " --proven-nodes" } else { "" },
-        if args.minimax { " --minimax" } else { "" },
-        if args.zero_sum { " --zero-sum" } else { "" },
-        if args.mover { " --mover" } else { "" },
-        if args.after_move { " --after-move" } else { "" },
-        args.min_depth,
-        args.lambda,
-        args.opening_plies,
-        args.seed,
-        args.minutes.map(|m| format!(" --minutes {m}")).unwrap_or_default(),
-        // Quoted as the shell needs it: a file name or numbers with commas and minus signs.
-        args.init.as_ref().map(|i| format!(" --init='{i}'")).unwrap_or_default(),
-        args.out.display()
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // Ctrl-C stops after the game being played; its weights are then written.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
-    }
+    let command = command(strap, args, seed, out);
     let bar = ProgressBar::new(args.games);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} games {elapsed_precise} {msg}").expect("template"),
     );
     bar.set_position(done);
-    let started = Instant::now();
     let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics)?;
     while done < args.games && !stop.load(Ordering::Relaxed) {
         if args.minutes.is_some_and(|m| started.elapsed().as_secs_f64() >= m * 60.0) {
@@ -204,7 +341,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
             bail!("the weights diverged at game {done}: give a smaller --lr");
         }
         done += 1;
-        meeple_arena::files::write_atomic(&args.out, weights_file(&weights, &command, &loads).as_bytes())?;
+        meeple_arena::files::write_atomic(out, weights_file(&weights, &command, &loads).as_bytes())?;
         let line = serde_json::json!({
             "schema": 1, "event": "generation", "trainer": strap.name(), "generation": done, "episodes": done,
             "positions": g.nodes, "wall_seconds": t.elapsed().as_secs_f64(),
@@ -218,8 +355,8 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     bar.finish();
     println!(
         "{done} games; weights in {} ({}); play them with eval={loads}",
-        args.out.display(),
+        out.display(),
         weights.iter().map(|w| format!("{w:.4}")).collect::<Vec<_>>().join(","),
     );
-    Ok(())
+    Ok(done >= args.games)
 }

@@ -62,6 +62,13 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     let resumed = meeple(&args);
     assert!(resumed.status.success(), "{}", text(&resumed));
     assert!(!text(&resumed).contains("nothing left to do"), "{}", text(&resumed));
+    // The checkpoint names both commands that made it, the first run's and the resumed one's.
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ckpt").join("last.json")).unwrap()).unwrap();
+    let commands: Vec<&str> = side["commands"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    assert!(commands[0].starts_with("meeple train az tictactoe --steps 6 --out "), "{commands:?}");
+    assert!(commands[1].contains("--steps 12") && commands[1].ends_with("--resume"), "{commands:?}");
     // Resuming a run that already reached its limit says so.
     let done = meeple(&args);
     assert!(done.status.success() && text(&done).contains("nothing left to do"), "{}", text(&done));
@@ -156,4 +163,45 @@ fn a_linear_learner_starts_from_given_weights_and_its_file_names_them() {
     // A weights vector of the wrong length is refused with both counts.
     let wrong = meeple(&[&args[..], &["--init", "1,2,3", "--out", d.join("x.txt").to_str().unwrap()]].concat());
     assert!(!wrong.status.success() && text(&wrong).contains("3 weights given; table36 takes 36"), "{}", text(&wrong));
+}
+
+#[test]
+fn several_random_starts_are_trained_and_their_round_robin_picks_one() {
+    // Three TreeStrap starts (seeds 4, 5, 6) into files beside --out, then a round robin among
+    // them: --out holds the chosen start's weights and names it, the round robin's summary
+    // beside it, and every start's own file names the single-start command that remakes it.
+    let d = dir("starts");
+    let out = d.join("w.txt");
+    let o = out.to_str().unwrap();
+    let args = ["train", "treestrap", "santorini", "--depth", "1", "--games", "3", "--lr", "1e-6", "--zero-sum"];
+    let run = [&args[..], &["--starts", "3", "--select-games", "4", "--seed", "4", "--out", o]].concat();
+    let first = meeple(&run);
+    assert!(first.status.success(), "{}", text(&first));
+    let chosen = std::fs::read_to_string(&out).unwrap();
+    let pick = chosen.lines().nth(1).unwrap();
+    let k: usize = pick.strip_prefix("# start ").and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    assert!(pick.contains(&format!("--seed {}", 3 + k)), "{pick}");
+    let start = std::fs::read_to_string(d.join(format!("w.start{k}.txt"))).unwrap();
+    let numbers = |f: &str| f.lines().find(|l| !l.starts_with('#')).unwrap().to_string();
+    assert_eq!(numbers(&chosen), numbers(&start));
+    assert!(start.starts_with("# meeple train treestrap santorini") && !start.contains("--starts"), "{start}");
+    assert!(start.contains(&format!("--seed {} ", 3 + k)), "{start}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("w.txt.select.json")).unwrap()).unwrap();
+    assert_eq!(summary["agents"].as_array().unwrap().len(), 3);
+    // Seeds 4-6 differ: the starts are not one start three times.
+    let all: Vec<String> =
+        (1..=3).map(|i| numbers(&std::fs::read_to_string(d.join(format!("w.start{i}.txt"))).unwrap())).collect();
+    assert!(all[0] != all[1] && all[1] != all[2], "{all:?}");
+    // Run again: refused (the files exist); --resume trains nothing more and picks the same.
+    let again = meeple(&run);
+    assert!(!again.status.success() && text(&again).contains("already exists"), "{}", text(&again));
+    let resumed = meeple(&[&run[..], &["--resume"]].concat());
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    assert_eq!(numbers(&std::fs::read_to_string(&out).unwrap()), numbers(&chosen));
+    // A multi-player game and an odd round robin are refused with the reason.
+    let odd = meeple(
+        &[&args[..], &["--starts", "2", "--select-games", "3", "--out", d.join("o.txt").to_str().unwrap()]].concat(),
+    );
+    assert!(!odd.status.success() && text(&odd).contains("--select-games 3"), "{}", text(&odd));
 }
