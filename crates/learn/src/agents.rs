@@ -61,6 +61,13 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             help: "value decided positions exactly (won, lost, drawn under best play) and stop searching them",
         },
         ParamInfo {
+            name: "prove",
+            default: "0",
+            accepts: "integer 0..=6",
+            help: "with the solver: look this many plies ahead through every move from each new leaf, and value it \
+                   exactly where that decides it (short tactics the network misses); 0: off",
+        },
+        ParamInfo {
             name: "legacy",
             default: "false",
             accepts: "true or false",
@@ -340,6 +347,7 @@ impl<S: State> AzAgent<S> {
             solver: o.get_bool("solver")?,
             legacy: o.get_bool("legacy")?,
             rescale,
+            prove: o.get_in("prove", 0..=6)?,
             ..SearchConfig::new(root, sims)
         }
         .quiet();

@@ -75,6 +75,13 @@ pub struct SearchConfig {
     /// with a single visit, so the target does not teach the forced exploration.
     #[serde(default)]
     pub forced_playouts: f32,
+    /// With the solver: before a leaf goes to the network, look this many plies ahead through
+    /// every move for a decided outcome (a move that wins outright for its mover, or every
+    /// move decided, as the solver decides nodes; chance stops the look), and value the leaf
+    /// exactly if one is found. Catches the short tactics a value network misses near the end of
+    /// a game (Baier and Winands's MCTS-MS); 0: off.
+    #[serde(default)]
+    pub prove: u32,
 }
 
 fn solver_default() -> bool {
@@ -103,6 +110,7 @@ impl SearchConfig {
             legacy: false,
             rescale: true,
             forced_playouts: 0.0,
+            prove: 0,
         }
     }
 
@@ -216,6 +224,8 @@ pub struct Search<S: State> {
     legal: Vec<Action>,
     outcomes: Vec<(Action, f64)>,
     scratch: Vec<f32>,
+    /// Move lists of the look-ahead, one a ply, kept for their allocations.
+    prove_legal: Vec<Vec<Action>>,
 }
 
 impl<S: State> Search<S> {
@@ -238,6 +248,7 @@ impl<S: State> Search<S> {
             legal: Vec::new(),
             outcomes: Vec::new(),
             scratch: Vec::new(),
+            prove_legal: Vec::new(),
         }
     }
 
@@ -434,6 +445,24 @@ impl<S: State> Search<S> {
                                 // Two descents met at one waiting leaf: evaluate what waits first.
                                 break 'descents;
                             }
+                            // The root is expanded whatever it holds: its children carry the move.
+                            if node != 0
+                                && self.config.solver
+                                && self.config.prove > 0
+                                && let Some(returns) = self.prove(&state, self.config.prove, 0)
+                            {
+                                let mut values = [0.0f32; meeple_game::MAX_PLAYERS];
+                                for (v, &r) in values.iter_mut().zip(returns.as_slice()) {
+                                    *v = r as f32;
+                                }
+                                for &n in &self.path {
+                                    self.nodes[n as usize].visits += 1;
+                                }
+                                self.solve(node, &values[..self.seats]);
+                                self.propagate();
+                                self.add_values(&values[..self.seats]);
+                                continue 'descents;
+                            }
                             // Visited now, valued on delivery: a virtual loss for the others.
                             for &n in &self.path {
                                 self.nodes[n as usize].visits += 1;
@@ -542,6 +571,44 @@ impl<S: State> Search<S> {
         std::mem::swap(&mut self.path, &mut path);
         self.add_values(&absolute);
         self.spare.push(path);
+    }
+
+    /// The outcome of `state` under best play if `depth` plies through every move decide it:
+    /// a move that gives its mover the best return there is, or the mover's best when every
+    /// move is decided (the rule of [`Search::try_solve`]); none where chance comes first or
+    /// something stays open. `ply` indexes the move lists kept for reuse.
+    fn prove(&mut self, state: &S, depth: u32, ply: usize) -> Option<meeple_game::Values> {
+        let mover = match state.turn() {
+            Turn::Terminal => return state.returns(),
+            Turn::Chance => return None,
+            Turn::Player(_) if depth == 0 => return None,
+            Turn::Player(p) => p,
+        };
+        if self.prove_legal.len() <= ply {
+            self.prove_legal.resize_with(ply + 1, Vec::new);
+        }
+        let mut legal = std::mem::take(&mut self.prove_legal[ply]);
+        state.legal_actions(&mut legal);
+        let (mut best, mut all) = (None::<meeple_game::Values>, true);
+        for &a in &legal {
+            let mut next = state.clone();
+            next.apply_unchecked(a);
+            match self.prove(&next, depth - 1, ply + 1) {
+                Some(v) if v.as_slice()[mover] >= 1.0 => {
+                    best = Some(v);
+                    all = true;
+                    break;
+                }
+                Some(v) => {
+                    if best.is_none_or(|b| v.as_slice()[mover] > b.as_slice()[mover]) {
+                        best = Some(v);
+                    }
+                }
+                None => all = false,
+            }
+        }
+        self.prove_legal[ply] = legal;
+        if all { best } else { None }
     }
 
     /// Adds one simulation's values along `self.path` (whose visits are already counted).
@@ -1056,6 +1123,85 @@ mod tests {
         let after = s.halving.as_ref().unwrap();
         assert_eq!(after.remaining.len(), (h.remaining.len() / 2).max(2), "halved once the values are in");
         assert!(after.target > h.target);
+    }
+
+    /// The exact value of a tic-tac-toe position for X (seat 0), by full minimax.
+    fn ttt_value(state: &<TicTacToe as Game>::State) -> f64 {
+        match state.turn() {
+            Turn::Terminal => state.returns().unwrap().as_slice()[0],
+            Turn::Player(p) => {
+                let mut legal = Vec::new();
+                state.legal_actions(&mut legal);
+                let values = legal.iter().map(|&a| {
+                    let mut next = *state;
+                    next.apply_unchecked(a);
+                    ttt_value(&next)
+                });
+                if p == 0 { values.fold(0.0, f64::max) } else { values.fold(1.0, f64::min) }
+            }
+            Turn::Chance => unreachable!("tic-tac-toe has no chance"),
+        }
+    }
+
+    #[test]
+    fn the_look_ahead_decides_only_what_its_plies_decide_and_never_wrongly() {
+        let mut s = Search::new(TicTacToe.initial_state(), 2, SearchConfig::new(Root::Puct, 64), 3);
+        // Nine plies decide the whole game: a draw.
+        let v = s.prove(&TicTacToe.initial_state(), 9, 0).expect("the whole game is within nine plies");
+        assert_eq!(v.as_slice(), &[0.5, 0.5]);
+        assert_eq!(s.prove(&TicTacToe.initial_state(), 8, 0), None, "eight plies leave games open");
+        // Along random games: whatever a shallow look decides is the position's exact value, and
+        // a mover with a winning move is found to win at one ply.
+        let mut rng = rng_from_seed(5);
+        let (mut decided, mut wins) = (0, 0);
+        let mut legal = Vec::new();
+        for _ in 0..200 {
+            let mut state = TicTacToe.initial_state();
+            while let Turn::Player(p) = state.turn() {
+                for depth in 1..=3 {
+                    if let Some(v) = s.prove(&state, depth, 0) {
+                        decided += 1;
+                        assert_eq!(v.as_slice()[0], ttt_value(&state), "{state} at {depth} plies");
+                    }
+                }
+                state.legal_actions(&mut legal);
+                let wins_now = legal.iter().any(|&a| {
+                    let mut next = state;
+                    next.apply_unchecked(a);
+                    next.returns().is_some_and(|r| r.as_slice()[p] == 1.0)
+                });
+                if wins_now {
+                    wins += 1;
+                    assert_eq!(s.prove(&state, 1, 0).map(|v| v.as_slice()[p]), Some(1.0), "{state}");
+                }
+                state.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+            }
+        }
+        assert!(decided > 100 && wins > 50, "{decided} decided, {wins} wins at hand");
+    }
+
+    #[test]
+    fn leaves_decided_by_the_look_ahead_solve_the_root_without_the_network() {
+        // After the root's own evaluation, every root child is a leaf that eight more plies
+        // decide: the root is solved (a draw) in nine descents and no leaf waits. Without the
+        // look-ahead the children go to the network.
+        for prove in [8, 0] {
+            let mut config = SearchConfig::new(Root::Puct, 64);
+            config.prove = prove;
+            let mut s = Search::new(TicTacToe.initial_state(), 2, config, 3);
+            assert_eq!(s.gather(1), 1);
+            s.deliver_all(&[0.0; 9], &[0.5, 0.5], 9, 2);
+            let waiting = s.gather(1);
+            if prove > 0 {
+                assert_eq!(waiting, 0);
+                assert!(s.nodes[0].solved && s.is_over());
+                assert_eq!(s.q(0, 0), 0.5);
+                assert!(s.children(0).all(|i| s.nodes[i].solved));
+            } else {
+                assert_eq!(waiting, 1);
+                assert!(!s.nodes[0].solved);
+            }
+        }
     }
 
     #[test]
