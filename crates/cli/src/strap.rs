@@ -171,16 +171,16 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     );
     let (summary, _) = run_match(game, &meeple_learn::extension(), &config, |_| bar.inc(1))?;
     bar.finish();
-    // The agents in the order given: pick the highest score, the earlier start on a tie.
+    // Each start's score, found by its spec; the highest wins, the earlier start on a tie.
+    let scores: Vec<f64> = specs
+        .iter()
+        .map(|s| summary.agents.iter().find(|a| &a.spec == s).map(|a| a.score))
+        .collect::<Option<_>>()
+        .ok_or_else(|| anyhow!("the round robin's summary lacks a start"))?;
     let mut best = 0;
-    for (i, a) in summary.agents.iter().enumerate() {
-        println!(
-            "  start {} (--seed {}): {:.1}% of its round-robin games",
-            i + 1,
-            args.seed + i as u64,
-            100.0 * a.score
-        );
-        if a.score > summary.agents[best].score {
+    for (i, &score) in scores.iter().enumerate() {
+        println!("  start {} (--seed {}): {:.1}% of its round-robin games", i + 1, args.seed + i as u64, 100.0 * score);
+        if score > scores[best] {
             best = i;
         }
     }
@@ -194,7 +194,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         files[best].display(),
         args.select_games,
         args.seed,
-        summary.agents.iter().map(|a| format!("{:.1}%", 100.0 * a.score)).collect::<Vec<_>>().join(" "),
+        scores.iter().map(|s| format!("{:.1}%", 100.0 * s)).collect::<Vec<_>>().join(" "),
     );
     meeple_arena::files::write_atomic(
         &args.out,
