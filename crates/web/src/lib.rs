@@ -375,11 +375,19 @@ async fn command<T>(
     f: impl FnOnce(&mut dyn Session, Access) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {
     let gate = entry.commit.write().await;
-    let (out, write, finished) = {
+    let applied = {
         let mut s = entry.lock();
         let access = s.access(token);
-        let out = f(&mut **s, access)?;
-        (out, app.persist(&entry, &mut **s), s.finished())
+        f(&mut **s, access).map(|out| (out, app.persist(&entry, &mut **s), s.finished()))
+    };
+    let (out, write, finished) = match applied {
+        Ok(a) => a,
+        Err(e) => {
+            // A stream that woke while the gate was held skipped its event: it gets one now.
+            drop(gate);
+            entry.changed();
+            return Err(e);
+        }
     };
     app.settle(&entry, finished);
     let stored = committed(write).await;
