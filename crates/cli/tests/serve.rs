@@ -11,8 +11,28 @@ fn meeple() -> Command {
     Command::new(env!("CARGO_BIN_EXE_meeple"))
 }
 
-/// Starts `meeple serve` on a free port; gives the child and its port once it listens.
-fn serve(data: &std::path::Path) -> (Child, u16) {
+/// A server process that is killed when dropped, so a failing assertion leaves none behind.
+struct Server(Child);
+
+impl Server {
+    fn kill(&mut self) -> std::io::Result<()> {
+        self.0.kill()
+    }
+
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.0.wait()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `meeple serve` on a free port; gives the server and its port once it listens.
+fn serve(data: &std::path::Path) -> (Server, u16) {
     let mut child = meeple()
         .args(["serve", "--port", "0", "--data-dir"])
         .arg(data)
@@ -27,7 +47,7 @@ fn serve(data: &std::path::Path) -> (Child, u16) {
             break rest.split('/').next().unwrap().parse().unwrap();
         }
     };
-    (child, port)
+    (Server(child), port)
 }
 
 /// One HTTP/1.1 request; the status and the JSON body.
@@ -116,14 +136,16 @@ fn a_game_in_progress_survives_kill_9_and_a_restart() {
 #[test]
 fn listening_beyond_this_machine_is_warned_about() {
     let data = std::env::temp_dir().join(format!("meeple-serve-warn-{}", std::process::id()));
-    let mut child = meeple()
-        .args(["serve", "--host", "0.0.0.0", "--port", "0", "--data-dir"])
-        .arg(&data)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut child = Server(
+        meeple()
+            .args(["serve", "--host", "0.0.0.0", "--port", "0", "--data-dir"])
+            .arg(&data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(child.0.stderr.take().unwrap());
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
     child.kill().unwrap();
