@@ -690,9 +690,9 @@ impl<G: Game> TdRun<G> {
 
     /// One decision in every game in flight (chance resolved first). The afterstates are built
     /// and valued in one forward pass per thread, each thread taking a contiguous share of the
-    /// games (building them costs about as much as the network, so the network's threads alone
-    /// left half the work on one core); the moves are then chosen on this thread, in slot order,
-    /// so a run's choices depend on its seed and thread count only.
+    /// games (building them was left on one core while only the network used the threads); the
+    /// moves are then chosen on this thread, in slot order, so a run's choices depend on its
+    /// seed and thread count only.
     fn step(&mut self) -> Result<(), LearnError> {
         for i in 0..self.slots.len() {
             // Chance first, then a finished game is replaced.
