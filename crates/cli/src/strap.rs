@@ -124,7 +124,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     }
     let started = Instant::now();
     if args.starts == 1 {
-        train_start(game, strap, args, args.seed, &args.out, &stop, started)?;
+        train_start(game, strap, args, &stop, started)?;
         return Ok(());
     }
     if game.num_players() != 2 {
@@ -150,11 +150,12 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
             resume,
             force: args.force || (args.resume && !resume),
             out: file.clone(),
+            seed: args.seed + k,
             starts: 1,
             ..args.clone()
         };
         println!("start {} of {} (--seed {}): {}", k + 1, args.starts, args.seed + k, file.display());
-        if !train_start(game, strap, &one, args.seed + k, &file, &stop, started)? {
+        if !train_start(game, strap, &one, &stop, started)? {
             println!("stopped before every start was trained; --resume goes on");
             return Ok(());
         }
@@ -187,7 +188,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     let weights = parse_weights(&files[best].display().to_string())?;
     let made_by = format!(
         "{}\n# start {} of {} (--seed {}, {}), chosen by a round robin among the starts ({} games a pair, --seed {}): {}",
-        command(strap, args, args.seed, &args.out),
+        command(strap, args),
         best + 1,
         args.starts,
         args.seed + best as u64,
@@ -232,8 +233,8 @@ fn plays_as(args: &StrapArgs, file: &std::path::Path) -> String {
     }
 }
 
-/// The command that trains one start as it was trained (its own seed and file).
-fn command(strap: Strap, args: &StrapArgs, seed: u64, out: &std::path::Path) -> String {
+/// The command `args` stand for (for one start of `--starts`: the command that remakes it alone).
+fn command(strap: Strap, args: &StrapArgs) -> String {
     format!(
         "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {}{}{}{} --out {}",
         strap.name(),
@@ -251,7 +252,7 @@ fn command(strap: Strap, args: &StrapArgs, seed: u64, out: &std::path::Path) -> 
         args.min_depth,
         args.lambda,
         args.opening_plies,
-        seed,
+        args.seed,
         args.minutes.map(|m| format!(" --minutes {m}")).unwrap_or_default(),
         // Quoted as the shell needs it: a file name or numbers with commas and minus signs.
         args.init.as_ref().map(|i| format!(" --init='{i}'")).unwrap_or_default(),
@@ -260,21 +261,14 @@ fn command(strap: Strap, args: &StrapArgs, seed: u64, out: &std::path::Path) -> 
         } else {
             String::new()
         },
-        out.display()
+        args.out.display()
     )
 }
 
-/// Trains one start into `out` (seeded by `seed`); whether it reached its games (false: stopped
-/// by Ctrl-C or --minutes, counted from `started`).
-fn train_start<G: Game>(
-    game: &G,
-    strap: Strap,
-    args: &StrapArgs,
-    seed: u64,
-    out: &std::path::Path,
-    stop: &AtomicBool,
-    started: Instant,
-) -> Result<bool> {
+/// Trains one start into `args.out` (seeded by `args.seed`); whether it reached its games
+/// (false: stopped by Ctrl-C or --minutes, counted from `started`).
+fn train_start<G: Game>(game: &G, strap: Strap, args: &StrapArgs, stop: &AtomicBool, started: Instant) -> Result<bool> {
+    let (seed, out) = (args.seed, args.out.as_path());
     if !(args.lr.is_finite() && args.lr > 0.0) {
         bail!("--lr {} must be a positive number", args.lr);
     }
@@ -324,7 +318,7 @@ fn train_start<G: Game>(
     if weights.len() != n {
         bail!("{} weights given; {} takes {n}", weights.len(), args.eval);
     }
-    let command = command(strap, args, seed, out);
+    let command = command(strap, args);
     let bar = ProgressBar::new(args.games);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} games {elapsed_precise} {msg}").expect("template"),
