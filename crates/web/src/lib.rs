@@ -705,7 +705,9 @@ async fn list_matches(AxState(app): Shared) -> axum::Json<Value> {
     let mut list: Vec<Value> = matches
         .iter()
         .filter_map(|e| {
-            // A match being changed is shown next time rather than waited for.
+            // A match being changed (or its change not yet committed) is shown next time
+            // rather than waited for.
+            let _committed = e.commit.try_read().ok()?;
             let s = e.session.try_lock().ok()?;
             let mut v = s.summary();
             v["id"] = json!(e.id);
@@ -1032,6 +1034,8 @@ fn attachment(name: &str, line: String) -> Response {
 
 async fn record(AxState(app): Shared, Path(id): Path<String>) -> Result<Response, ApiError> {
     let entry = app.entry(&id)?;
+    // A move not yet committed is not in the record: as a snapshot, it waits for the commit.
+    let _committed = entry.commit.read().await;
     let line = {
         let session = entry.lock();
         if !session.public() {
