@@ -102,6 +102,7 @@ pub fn drive<G: Game, L: Learner>(
         let by_time = args.minutes.map_or(0.0, |m| seconds / (m * 60.0).max(1e-9));
         let by_games = args.games.map_or(0.0, |g| p.episodes as f64 / g.max(1) as f64);
         run.set_done(by_time.max(by_games));
+        run.set_left(args.games.map(|g| g.saturating_sub(p.episodes)));
         let round = run.round()?;
         rounds += 1;
         run.set_seconds(base + session.elapsed().as_secs_f64());

@@ -150,6 +150,12 @@ pub struct DqnArgs {
     /// Plain DQN targets (the target network picks and values the next move).
     #[arg(long)]
     no_double: bool,
+    /// Play and save an exponential moving average of the weights, keeping this share of the
+    /// average at each optimiser step (e.g. 0.9998: about the last 5,000 steps). Exploration
+    /// still uses the online weights; the checkpoint holds the average, the online weights go
+    /// beside it (`last.online.safetensors`) for --resume.
+    #[arg(long, value_name = "D")]
+    average: Option<f64>,
     /// Games played side by side.
     #[arg(long, default_value_t = 16)]
     parallel: usize,
@@ -198,6 +204,7 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.target_every = args.target_every;
     c.tau = args.tau;
     c.double = !args.no_double;
+    c.average = args.average;
     c.parallel = args.parallel;
     c.opponent = args.opponent.clone();
     c.train.lr = args.lr;

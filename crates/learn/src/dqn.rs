@@ -11,7 +11,8 @@
 use crate::LearnError;
 use crate::replay::{NStep, Priorities, Replay, Sample};
 use crate::rl::{
-    Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, random_legal, sample, save_checkpoint, start,
+    Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, online_path, random_legal, remove_online, sample,
+    save_checkpoint, start,
 };
 use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
@@ -78,6 +79,11 @@ pub struct DqnConfig {
     /// Fine-tune the encoder with the network at this learning rate (none: frozen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fine_tune_encoder: Option<f64>,
+    /// Play and save an exponential moving average of the weights, this share of the average
+    /// kept at each optimiser step (none: the online weights). Exploration still acts on the
+    /// online network; checkpoints for play and the ladder hold the average.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average: Option<f64>,
 }
 
 impl DqnConfig {
@@ -117,6 +123,7 @@ impl DqnConfig {
             threads: 1,
             encoder: None,
             fine_tune_encoder: None,
+            average: None,
         }
     }
 
@@ -156,6 +163,11 @@ impl DqnConfig {
         if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
             return bad(format!("learning rate {} must be a positive number", self.train.lr));
         }
+        if let Some(d) = self.average
+            && !(d > 0.0 && d < 1.0)
+        {
+            return bad(format!("average {d} must lie strictly between 0 and 1 (e.g. 0.9998)"));
+        }
         Ok(())
     }
 }
@@ -183,14 +195,21 @@ pub struct DqnRun<G: Game> {
     /// Decisions of each game's current episode.
     plies: Vec<u32>,
     encoder: Option<Encoder>,
+    /// The moving average of the weights (with `config.average`).
+    average: Option<Vec<f32>>,
 }
 
 impl<G: Game> DqnRun<G> {
     /// A fresh run, or the one whose checkpoint is `resume` (weights, optimiser, progress and
     /// the exploration schedule; the replay memory starts empty, and the target from the
     /// online weights).
+    ///
+    /// An averaged run's checkpoint holds the average, and the online weights and optimiser
+    /// beside it ([`online_path`]): the run resumes from those, and the average from the
+    /// checkpoint.
     pub fn new(game: G, config: DqnConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
         config.check()?;
+        let online = resume.map(online_path).filter(|p| p.exists());
         let (encoder, trainer, progress) = start(
             &game,
             "dqn",
@@ -199,8 +218,13 @@ impl<G: Game> DqnRun<G> {
             (config.seed, config.threads),
             config.encoder.as_ref(),
             config.fine_tune_encoder,
-            resume,
+            online.as_deref().or(resume),
         )?;
+        let average = match (config.average, resume, &online) {
+            (None, ..) => None,
+            (Some(_), Some(path), Some(_)) => Some(saved_weights(&game, &config, path, trainer.parameters().len())?),
+            (Some(_), ..) => Some(trainer.parameters().to_vec()),
+        };
         // Memory keeps observations; an encoder in front reads them when they are used, so a
         // fine-tuned one always sees them as they are.
         let obs_len: usize = game.observation_shape().iter().product();
@@ -236,6 +260,7 @@ impl<G: Game> DqnRun<G> {
             owed: 0,
             plies: vec![0; config.parallel],
             encoder,
+            average,
             trainer,
             game,
             config,
@@ -251,6 +276,11 @@ impl<G: Game> DqnRun<G> {
 
     pub fn network(&self) -> Arc<Network> {
         self.acting.clone()
+    }
+
+    /// The moving average of the weights the run plays and saves (with `average`).
+    pub fn average(&self) -> Option<&[f32]> {
+        self.average.as_deref()
     }
 
     /// The length of the observations the environment gives (before any encoder).
@@ -375,6 +405,12 @@ impl<G: Game> DqnRun<G> {
         self.replay.update(&indices, &errors);
         self.sample.indices = indices;
         self.progress.steps = self.trainer.step();
+        if let (Some(avg), Some(d)) = (self.average.as_mut(), self.config.average) {
+            let d = d as f32;
+            for (m, &w) in avg.iter_mut().zip(self.trainer.parameters()) {
+                *m = d * *m + (1.0 - d) * w;
+            }
+        }
         if self.trainer.step().is_multiple_of(self.config.target_every) {
             let tau = self.config.tau as f32;
             for (t, &w) in self.target_theta.iter_mut().zip(self.trainer.parameters()) {
@@ -384,6 +420,22 @@ impl<G: Game> DqnRun<G> {
         }
         Ok(loss / b as f64)
     }
+}
+
+/// The weights saved in the checkpoint `path` (an averaged run's average), checked against the
+/// run's network size.
+fn saved_weights<G: Game>(game: &G, config: &DqnConfig, path: &Path, len: usize) -> Result<Vec<f32>, LearnError> {
+    let r = Trainer::resume(path, &game.spec().to_string(), config.train.clone(), 1)
+        .map_err(|e| LearnError::Config(e.to_string()))?;
+    let theta = r.trainer.parameters();
+    if theta.len() != len {
+        return Err(LearnError::Data(format!(
+            "'{}' holds {} weights, its run's network {len}",
+            path.display(),
+            theta.len()
+        )));
+    }
+    Ok(theta.to_vec())
 }
 
 /// Figures gathered over a round.
@@ -460,6 +512,17 @@ impl<G: Game> Learner for DqnRun<G> {
 
     fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
         let run = serde_json::json!({ "trainer": "dqn", "config": self.config, "progress": self.progress });
-        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, resumable, run)
+        let Some(avg) = &self.average else {
+            // A run resumed without its average writes the online weights here again: the
+            // file beside would otherwise be taken for them on the next resume.
+            if resumable {
+                remove_online(path)?;
+            }
+            return save_checkpoint(&self.game, &self.trainer, &self.encoder, path, resumable, run, None);
+        };
+        if resumable {
+            save_checkpoint(&self.game, &self.trainer, &self.encoder, &online_path(path), true, run.clone(), None)?;
+        }
+        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, false, run, Some(avg))
     }
 }

@@ -709,7 +709,7 @@ impl<G: Game> Learner for PpoRun<G> {
 
     fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
         let run = serde_json::json!({ "trainer": "ppo", "config": self.config, "progress": self.progress });
-        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, resumable, run)
+        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, resumable, run, None)
     }
 }
 

@@ -7,7 +7,7 @@ use meeple_game::{Game, Rng};
 use meeple_nn::{NetConfig, Sidecar, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How far a run has come; kept in its checkpoints' sidecars so `--resume` goes on from there.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -80,6 +80,10 @@ pub trait Learner {
     /// Before each round: the share of the run's limit (minutes or games) reached, for a
     /// learning rate annealed over the whole run (`decay: 0`; see [`aim_horizon`]).
     fn set_done(&mut self, _done: f64) {}
+    /// Before each round: the games the run may still play (its `--games` less those played;
+    /// none without a limit). Learners whose rounds can take several games at once use it to
+    /// stop at the limit exactly; the others may pass it by up to a round.
+    fn set_left(&mut self, _games: Option<u64>) {}
 }
 
 /// Points a run's learning-rate schedule at its end: with `decay: 0` the cosine runs to the
@@ -153,8 +157,9 @@ fn resumed<G: Game>(
     Ok((r.trainer, progress))
 }
 
-/// Writes a learner's checkpoint: the network, its encoder where fine-tuned (beside it), and a
-/// sidecar whose `run` is `run` with the name the agent finds the encoder by.
+/// Writes a learner's checkpoint: the network (`theta` in place of the trainer's weights where
+/// given: a moving average), its encoder where fine-tuned (beside it), and a sidecar whose `run`
+/// is `run` with the name the agent finds the encoder by.
 pub(crate) fn save_checkpoint<G: Game>(
     game: &G,
     trainer: &Trainer,
@@ -162,6 +167,7 @@ pub(crate) fn save_checkpoint<G: Game>(
     path: &Path,
     resumable: bool,
     mut run: serde_json::Value,
+    theta: Option<&[f32]>,
 ) -> Result<(), LearnError> {
     run["encoder"] = serde_json::json!(save_encoder(game, encoder, path)?);
     let sidecar = Sidecar {
@@ -172,10 +178,30 @@ pub(crate) fn save_checkpoint<G: Game>(
         run,
         commands: Vec::new(),
     };
-    if resumable {
-        trainer.save_resumable(path, sidecar)?;
-    } else {
-        trainer.save(path, sidecar)?;
+    match theta {
+        Some(theta) => trainer.save_with(theta, path, sidecar)?,
+        None if resumable => trainer.save_resumable(path, sidecar)?,
+        None => trainer.save(path, sidecar)?,
+    }
+    Ok(())
+}
+
+/// Where a learner that plays averaged weights keeps its online weights (and their optimiser
+/// state) beside the checkpoint `path`: `last.safetensors` -> `last.online.safetensors`.
+pub fn online_path(path: &Path) -> PathBuf {
+    path.with_extension("online.safetensors")
+}
+
+/// Removes the online weights beside `path` (and their optimiser state), if any.
+pub(crate) fn remove_online(path: &Path) -> Result<(), LearnError> {
+    let online = online_path(path);
+    for p in [meeple_nn::optimizer_path(&online), online] {
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(LearnError::Data(format!("cannot remove '{}': {e}", p.display())));
+            }
+            _ => {}
+        }
     }
     Ok(())
 }

@@ -505,6 +505,9 @@ pub struct TdRun<G: Game> {
     epsilon: f64,
     /// Games started (seeds the opponents and picks the learner's seat).
     started: u64,
+    /// Games the run may still train on (the `--games` limit less those trained); none: no
+    /// limit.
+    left: Option<u64>,
 }
 
 impl<G: Game> TdRun<G> {
@@ -559,6 +562,7 @@ impl<G: Game> TdRun<G> {
             targets: Vec::new(),
             epsilon: 0.0,
             started: 0,
+            left: None,
             trainer,
             net,
             game,
@@ -612,14 +616,23 @@ impl<G: Game> TdRun<G> {
         }
     }
 
-    /// Plays until `batch_games` games have finished, then trains on them: one round.
+    /// Limits the games the next rounds train on to `games` (none: no limit), so a run asked
+    /// for N games trains on exactly N although several may finish in one step.
+    pub fn set_left(&mut self, games: Option<u64>) {
+        self.left = games;
+    }
+
+    /// Plays until `batch_games` games have finished, then trains on them: one round. Games
+    /// that finish in the same step all train, unless the run's limit ([`TdRun::set_left`])
+    /// leaves fewer: those beyond it wait for a later round.
     pub fn round(&mut self) -> Result<TdRound, LearnError> {
         let started = std::time::Instant::now();
         let positions_before = self.progress.positions;
-        while self.finished.len() < self.config.batch_games {
+        let left = self.left.map_or(usize::MAX, |l| l.clamp(1, usize::MAX as u64) as usize);
+        while self.finished.len() < self.config.batch_games.min(left) {
             self.step()?;
         }
-        let games = std::mem::take(&mut self.finished);
+        let games: Vec<Finished> = self.finished.drain(..self.finished.len().min(left)).collect();
         let mut round = TdRound { games: games.len() as u64, ..TdRound::default() };
         let mut batch = Batch::default();
         let seats = self.game.num_players();
@@ -837,6 +850,10 @@ impl<G: Game> crate::rl::Learner for TdRun<G> {
         crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
     }
 
+    fn set_left(&mut self, games: Option<u64>) {
+        TdRun::set_left(self, games);
+    }
+
     fn set_seconds(&mut self, seconds: f64) {
         self.progress.seconds = seconds;
     }
@@ -1006,6 +1023,27 @@ mod tests {
         assert_eq!(one.0, 3);
         assert_eq!(play(3), one);
         assert_eq!(play(2), one);
+    }
+
+    /// A run limited to N games trains on exactly N, although games in flight finish together
+    /// (sixteen tic-tac-toe games started at once end within a few plies of each other): the
+    /// games beyond the limit wait for a later round instead of passing it.
+    #[test]
+    fn a_limit_stops_at_exactly_its_games() {
+        let mut config = TdConfig::report("tictactoe");
+        config.net = "mlp:layers=1,width=8".into();
+        config.parallel = 16;
+        let mut run = TdRun::new(meeple_games::TicTacToe, config.clone(), None).unwrap();
+        let together = run.round().unwrap().games;
+        assert!(together > 1, "games that finish in one step train in one round: {together}");
+        let mut run = TdRun::new(meeple_games::TicTacToe, config, None).unwrap();
+        let mut rounds = Vec::new();
+        while run.progress.games < 7 {
+            run.set_left(Some(7 - run.progress.games));
+            rounds.push(run.round().unwrap().games);
+        }
+        assert_eq!(run.progress.games, 7, "rounds {rounds:?}");
+        assert_eq!(rounds[0], together.min(7));
     }
 
     /// Four-player Catan trains as three-player Catan does: a round's games finish (won or

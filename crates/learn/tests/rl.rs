@@ -152,3 +152,53 @@ fn learners_read_observations_through_a_frozen_encoder() {
     assert!(err.contains("not connect4"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `average`: the checkpoint holds the moving average (what plays), the online weights and
+/// their optimiser go beside it, a resume takes each from its file, and a run resumed without
+/// the average drops the file beside (so a later resume cannot take stale weights from it).
+#[test]
+fn an_averaged_dqn_saves_the_average_and_resumes_both() {
+    let d = dir("average");
+    let weights = |p: &std::path::Path| {
+        let c = DqnConfig::report("tictactoe").train;
+        meeple_nn::Trainer::resume(p, "tictactoe", c, 1).unwrap().trainer.parameters().to_vec()
+    };
+    let mut c = small_dqn(Exploration::Boltzmann);
+    c.net = "mlp:layers=1,width=16".into();
+    c.learning_starts = 50;
+    c.average = Some(0.99);
+    let mut bad = c.clone();
+    for v in [0.0, 1.0, f64::NAN] {
+        bad.average = Some(v);
+        let err = DqnRun::new(TicTacToe, bad.clone(), None).err().unwrap().to_string();
+        assert!(err.contains("average") && err.contains("between 0 and 1"), "{err}");
+    }
+    let mut run = DqnRun::new(TicTacToe, c.clone(), None).unwrap();
+    while run.progress().steps < 20 {
+        run.round().unwrap();
+    }
+    let last = d.join("last.safetensors");
+    run.save(&last, true).unwrap();
+    let online = meeple_learn::rl::online_path(&last);
+    let (avg, theta) = (run.average().unwrap().to_vec(), run.trainer.parameters().to_vec());
+    assert_ne!(avg, theta, "the average lags the online weights");
+    assert_eq!(weights(&last), avg);
+    assert_eq!(weights(&online), theta);
+    assert!(meeple_nn::optimizer_path(&online).exists());
+    let (w, dr, l) = match_against_random(&format!("dqn:model={}", last.display()), 3);
+    assert_eq!(w + dr + l, 6);
+    let resumed = DqnRun::new(TicTacToe, c.clone(), Some(&last)).unwrap();
+    assert_eq!(resumed.trainer.parameters(), &theta[..]);
+    assert_eq!(resumed.trainer.step(), run.trainer.step());
+    assert_eq!(resumed.average().unwrap(), &avg[..]);
+    // Without the average: the online weights resume, and saving drops the file beside.
+    let mut plain = c;
+    plain.average = None;
+    let resumed = DqnRun::new(TicTacToe, plain, Some(&last)).unwrap();
+    assert_eq!(resumed.trainer.parameters(), &theta[..]);
+    assert!(resumed.average().is_none());
+    resumed.save(&last, true).unwrap();
+    assert!(!online.exists() && !meeple_nn::optimizer_path(&online).exists());
+    assert_eq!(weights(&last), theta);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -741,6 +741,9 @@ impl Trainer {
         let network = self.network_with(theta, 1)?;
         sidecar.net = self.config.clone();
         sidecar.step = self.step;
+        if sidecar.commands.is_empty() {
+            sidecar.commands = self.commands.clone();
+        }
         network.save(path, &sidecar)
     }
 
