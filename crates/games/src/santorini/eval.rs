@@ -16,7 +16,7 @@ const WEIGHTS_PARAM: &[ParamInfo] = &[ParamInfo {
     help: "feature weights (default: the hand weights)",
 }];
 
-pub(crate) const EVALUATOR_INFOS: [AgentInfo; 3] = [
+pub(crate) const EVALUATOR_INFOS: [AgentInfo; 4] = [
     AgentInfo {
         name: "linear8",
         about: "the report's linear evaluator: workers on level 0/1/2 and mean distance from the centre, for each \
@@ -37,6 +37,13 @@ pub(crate) const EVALUATOR_INFOS: [AgentInfo; 3] = [
                 the board's symmetries: centre, its edge and corner neighbours, the rim's middles, the cells beside \
                 them, the corners), 36 weights; as fast as linear8 in search; default: linear8's hand weights \
                 written as a table",
+        params: WEIGHTS_PARAM,
+    },
+    AgentInfo {
+        name: "tempo16",
+        about: "linear8 with two sets of weights, one for positions where the valued player is to move and one for \
+                the opponent to move (a worker on level 2 is worth more to the side that moves next), 16 weights; \
+                as fast as linear8 in search; default: the hand weights twice",
         params: WEIGHTS_PARAM,
     },
 ];
@@ -128,6 +135,12 @@ pub(crate) fn make_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<Santor
             weights_from(spec, "evaluator table36", table36_from_linear8(&LINEAR8_WEIGHTS))
                 .map(|w| Box::new(Linear8::table36(w)) as _),
         ),
+        "tempo16" => {
+            let mut hand = [0.0; 16];
+            hand[..8].copy_from_slice(&LINEAR8_WEIGHTS);
+            hand[8..].copy_from_slice(&LINEAR8_WEIGHTS);
+            Some(weights_from(spec, "evaluator tempo16", hand).map(|w| Box::new(Tempo16::new(w)) as _))
+        }
         "linear22" => Some(
             weights_from(spec, "evaluator linear22", linear22_default_weights())
                 .map(|w| Box::new(Linear22 { weights: w }) as _),
@@ -421,6 +434,90 @@ impl Evaluator<SantoriniState> for Linear8 {
         } else {
             self.frontier2::<false>(state, root, alpha, beta)
         }
+    }
+
+    fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
+        height_priority(state, action)
+    }
+
+    fn move_priorities(&self, state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
+        height_priorities(state, actions, out);
+    }
+
+    fn has_move_priority(&self) -> bool {
+        true
+    }
+}
+
+/// `linear8` split by the side to move: the first eight weights value a position for a player
+/// who is to move in it, the last eight for a player whose opponent is. A fixed player's value
+/// cannot tell whose turn it is, yet the same workers are worth more to the side about to move
+/// (a worker on level 2 beside a level-3 tower wins only if its side moves first). Each half is
+/// a [`Linear8`], and every position a shortcut values (all children of a node, all
+/// grandchildren) has the same side to move, so `linear8`'s shortcuts serve unchanged.
+#[derive(Clone, Debug)]
+pub struct Tempo16 {
+    weights: [f64; 16],
+    /// The weights for the valued player to move, and for the opponent to move.
+    on: Linear8,
+    off: Linear8,
+}
+
+impl Tempo16 {
+    pub fn new(weights: [f64; 16]) -> Self {
+        let half = |k: usize| -> [f64; 8] { std::array::from_fn(|i| weights[8 * k + i]) };
+        Tempo16 { weights, on: Linear8::new(half(0)), off: Linear8::new(half(1)) }
+    }
+
+    /// The half that values positions whose mover is `mover` for `player`.
+    fn half(&self, mover: Option<Player>, player: Player) -> &Linear8 {
+        if mover == Some(player) { &self.on } else { &self.off }
+    }
+}
+
+impl Evaluator<SantoriniState> for Tempo16 {
+    fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
+        self.half(state.current_player(), player).evaluate(state, player)
+    }
+
+    /// [`linear8_features`] in the half of the side to move (the other half zero).
+    fn features(&self, state: &SantoriniState, player: Player, out: &mut Vec<f64>) -> bool {
+        out.clear();
+        out.resize(16, 0.0);
+        let at = if state.current_player() == Some(player) { 0 } else { 8 };
+        out[at..at + 8].copy_from_slice(&linear8_features(state, player));
+        true
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        self.weights.to_vec()
+    }
+
+    /// A move changes the side to move, so a child is valued by the other half: its change is
+    /// the other half's bound plus the two halves' difference on this position (the larger for
+    /// either player, as the bound serves both).
+    fn move_gain_bound(&self, state: &SantoriniState) -> Option<f64> {
+        let gain = self.on.move_gain_bound(state)?.max(self.off.move_gain_bound(state)?);
+        let differ = |p: Player| (self.on.evaluate(state, p) - self.off.evaluate(state, p)).abs();
+        Some(gain + differ(0).max(differ(1)))
+    }
+
+    fn frontier_value(&self, state: &SantoriniState, root: Player, maximize: bool) -> Option<f64> {
+        // Every child has the opponent of the mover to move.
+        let next = state.current_player().map(|m| 1 - m);
+        self.half(next, root).frontier_value(state, root, maximize)
+    }
+
+    fn frontier2_value(
+        &self,
+        state: &SantoriniState,
+        root: Player,
+        maximize: bool,
+        alpha: f64,
+        beta: f64,
+    ) -> Option<f64> {
+        // Every grandchild has the mover to move again.
+        self.half(state.current_player(), root).frontier2_value(state, root, maximize, alpha, beta)
     }
 
     fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {

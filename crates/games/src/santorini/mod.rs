@@ -10,7 +10,7 @@ mod notation;
 #[cfg(test)]
 mod tests;
 
-pub use eval::{GreedyAgent, Linear8, Linear22};
+pub use eval::{GreedyAgent, Linear8, Linear22, Tempo16};
 
 use meeple_game::{
     Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,

@@ -373,12 +373,12 @@ fn specs_and_registries() {
     assert!(game().game_agent(&"santorini-greedy".parse().unwrap(), 0).unwrap().is_ok());
 }
 
-/// `linear8` (or `table36` if `table`) with random weights in [-4, 4].
-fn random_linear(rng: &mut meeple_game::Rng, table: bool) -> Linear8 {
-    if table {
-        Linear8::table36(std::array::from_fn(|_| rng.random_range(-4.0..4.0)))
-    } else {
-        Linear8::new(std::array::from_fn(|_| rng.random_range(-4.0..4.0)))
+/// `linear8`, `table36` or `tempo16` (by `kind` modulo 3) with random weights in [-4, 4].
+fn random_linear(rng: &mut meeple_game::Rng, kind: usize) -> Box<dyn Evaluator<SantoriniState>> {
+    match kind % 3 {
+        0 => Box::new(Linear8::new(std::array::from_fn(|_| rng.random_range(-4.0..4.0)))),
+        1 => Box::new(Linear8::table36(std::array::from_fn(|_| rng.random_range(-4.0..4.0)))),
+        _ => Box::new(Tempo16::new(std::array::from_fn(|_| rng.random_range(-4.0..4.0)))),
     }
 }
 
@@ -421,16 +421,41 @@ fn table36_features_and_its_linear8_table() {
     assert!(err.contains("36 comma-separated numbers"), "{err}");
 }
 
+/// `tempo16` values a position with its first half for the player to move and its second for
+/// the other, its features in the matching half; with both halves equal it is `linear8`.
+#[test]
+fn tempo16_reads_the_half_of_the_side_to_move() {
+    let s = pos("00000 00000 00200 01000 00000", "b2 c3 a1 e5", 0);
+    let mut f = Vec::new();
+    let t = Tempo16::new(std::array::from_fn(|i| i as f64));
+    assert!(t.features(&s, 0, &mut f));
+    assert_eq!(&f[..8], &eval::linear8_features(&s, 0)[..]);
+    assert!(f[8..].iter().all(|&x| x == 0.0));
+    assert!(t.features(&s, 1, &mut f));
+    assert!(f[..8].iter().all(|&x| x == 0.0));
+    assert_eq!(&f[8..], &eval::linear8_features(&s, 1)[..]);
+    let (on, off): ([f64; 8], [f64; 8]) = (std::array::from_fn(|i| i as f64), std::array::from_fn(|i| 8.0 + i as f64));
+    assert_eq!(t.evaluate(&s, 0), Linear8::new(on).evaluate(&s, 0));
+    assert_eq!(t.evaluate(&s, 1), Linear8::new(off).evaluate(&s, 1));
+    let g = game();
+    let hand = g.evaluator(&"tempo16".parse().unwrap()).unwrap().unwrap();
+    for p in 0..2 {
+        assert_eq!(hand.evaluate(&s, p), Linear8::default().evaluate(&s, p));
+    }
+    let err = g.evaluator(&"tempo16:weights=(1,2)".parse().unwrap()).unwrap().err().unwrap().to_string();
+    assert!(err.contains("16 comma-separated numbers"), "{err}");
+}
+
 #[test]
 fn linear_move_gain_bound_holds_for_every_move() {
     // Futility pruning is exact only if no move of the mover raises their value (or lowers the
     // opponent's) by more than the bound: checked over every move of random games, for random
-    // weights of both layouts (weights that make stepping down a level worth more than climbing
-    // included).
+    // weights of every layout (weights that make stepping down a level worth more than climbing
+    // included; tempo16's children valued by its other half).
     let mut rng = rng_from_seed(59);
     let (mut quiet, mut tight) = (0, 0);
     for i in 0..200 {
-        let e = random_linear(&mut rng, i % 2 == 1);
+        let e = random_linear(&mut rng, i);
         let mut s = game().initial_state();
         let mut legal = Vec::new();
         while !s.is_terminal() {
@@ -461,11 +486,11 @@ fn linear_move_gain_bound_holds_for_every_move() {
 fn linear8_fast_paths_match_the_features() {
     // `evaluate`, the horizon shortcut `frontier_value` and the batched move priorities must give
     // what the feature definition, a move-by-move search and the one-move priority give, for any
-    // weights, on positions from random play.
+    // weights of every layout, on positions from random play.
     let mut rng = rng_from_seed(41);
     let (mut checked, mut frontiers) = (0, 0);
     for i in 0..200 {
-        let e = random_linear(&mut rng, i % 2 == 1);
+        let e = random_linear(&mut rng, i);
         let mut s = game().initial_state();
         let mut legal = Vec::new();
         let mut features = Vec::new();
@@ -507,7 +532,7 @@ fn linear8_fast_paths_match_the_features() {
 fn linear8_two_ply_horizon_matches_a_search() {
     // Where `frontier2_value` answers, it equals the two-ply minimax over every move and build,
     // and with a window it only stops early with a valid bound.
-    fn minimax2(e: &Linear8, s: &SantoriniState, root: usize, depth: u32) -> f64 {
+    fn minimax2(e: &dyn Evaluator<SantoriniState>, s: &SantoriniState, root: usize, depth: u32) -> f64 {
         if depth == 0 {
             return e.evaluate(s, root);
         }
@@ -528,14 +553,14 @@ fn linear8_two_ply_horizon_matches_a_search() {
     let mut rng = rng_from_seed(43);
     let (mut answered, mut positions) = (0, 0);
     for i in 0..120 {
-        let e = random_linear(&mut rng, i % 2 == 1);
+        let e = random_linear(&mut rng, i);
         let mut s = game().initial_state();
         let mut legal = Vec::new();
         while !s.is_terminal() {
             for root in 0..2 {
                 let maximize = s.mover() == root;
                 if let Some(v) = e.frontier2_value(&s, root, maximize, f64::NEG_INFINITY, f64::INFINITY) {
-                    let exact = minimax2(&e, &s, root, 2);
+                    let exact = minimax2(&*e, &s, root, 2);
                     assert_eq!(v, exact, "{s:?}");
                     // A window just below (maximising) or above (minimising) the value may stop
                     // early, never on the wrong side.
