@@ -26,6 +26,11 @@ pub struct StrapArgs {
     /// Search depth of the self-play alpha-beta (the report: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=12))]
     depth: u32,
+    /// Every second game searches at this depth instead of --depth. An evaluator whose weights
+    /// depend on the side to move (Santorini's `tempo16`) needs an odd and an even depth: TD-Leaf
+    /// credits the principal variation's leaf, whose side to move the depth's parity sets.
+    #[arg(long, value_name = "DEPTH", value_parser = clap::value_parser!(u32).range(1..=12))]
+    odd_depth: Option<u32>,
     /// Self-play games.
     #[arg(long, default_value_t = 100)]
     games: u64,
@@ -236,11 +241,12 @@ fn plays_as(args: &StrapArgs, file: &std::path::Path) -> String {
 /// The command `args` stand for (for one start of `--starts`: the command that remakes it alone).
 fn command(strap: Strap, args: &StrapArgs) -> String {
     format!(
-        "meeple train {} {} --eval {} --depth {} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {}{}{}{} --out {}",
+        "meeple train {} {} --eval {} --depth {}{} --games {} --lr {} --win-value {}{}{}{}{}{} --min-depth {} --lambda {} --opening-plies {} --seed {}{}{}{} --out {}",
         strap.name(),
         args.game,
         args.eval,
         args.depth,
+        args.odd_depth.map(|d| format!(" --odd-depth {d}")).unwrap_or_default(),
         args.games,
         args.lr,
         args.win_value,
@@ -284,6 +290,7 @@ fn train_start<G: Game>(game: &G, strap: Strap, args: &StrapArgs, stop: &AtomicB
         strap,
         eval: args.eval.clone(),
         depth: args.depth,
+        odd_depth: args.odd_depth,
         learning_rate: args.lr,
         opening_plies: args.opening_plies,
         seed,

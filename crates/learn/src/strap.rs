@@ -45,6 +45,10 @@ pub struct StrapConfig {
     /// The linear evaluator's name (`linear8`).
     pub eval: String,
     pub depth: u32,
+    /// Every second game (those with an odd index) searches at this depth instead: with an
+    /// evaluator whose weights depend on the side to move (Santorini's `tempo16`), an odd and
+    /// an even depth give TD-Leaf leaves of both kinds.
+    pub odd_depth: Option<u32>,
     pub learning_rate: f64,
     /// Random plies that open each game (the same seed gives the same games).
     pub opening_plies: usize,
@@ -120,10 +124,16 @@ fn evaluator<G: Game>(
     meeple_search::make_evaluator(game, &search_eval_spec(config, weights))
 }
 
-fn searcher<G: Game>(game: &G, config: &StrapConfig, weights: &[f64], seed: u64) -> Result<AlphaBeta<G::State>, Error> {
+fn searcher<G: Game>(
+    game: &G,
+    config: &StrapConfig,
+    weights: &[f64],
+    seed: u64,
+    depth: u32,
+) -> Result<AlphaBeta<G::State>, Error> {
     let spec = format!(
         "alphabeta:depth={},tt=1mb,eval=({}){}",
-        config.depth,
+        depth,
         search_eval_spec(config, weights),
         if config.minimax { ",minimax=true" } else { "" }
     );
@@ -155,6 +165,7 @@ fn error(r: &NodeRecord, weights: &[f64], win_value: f64) -> f64 {
 /// TreeStrap) or at the game's end (TD-Leaf).
 pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], index: u64) -> Result<StrapGame, Error> {
     let seed = derive_seed(config.seed, index);
+    let depth = if index % 2 == 1 { config.odd_depth.unwrap_or(config.depth) } else { config.depth };
     let mut rng = rng_from_seed(derive_seed(seed, 1));
     let mut state = game.initial_state();
     let (mut out, mut sq) = (StrapGame::default(), 0.0);
@@ -179,7 +190,7 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
             out.plies += 1;
             continue;
         }
-        let mut ab = searcher(game, config, weights, derive_seed(seed, 2 + out.plies as u64))?;
+        let mut ab = searcher(game, config, weights, derive_seed(seed, 2 + out.plies as u64), depth)?;
         let action = meeple_game::Agent::act(&mut ab, &state, &meeple_game::Budget::UNLIMITED)?;
         if let Some(eval) = &eval {
             let mover = state.current_player().expect("a player's turn");
@@ -310,6 +321,7 @@ mod tests {
             strap,
             eval: "linear8".into(),
             depth: 3,
+            odd_depth: None,
             learning_rate: 1e-4,
             opening_plies: 0,
             seed: 1,
@@ -426,11 +438,11 @@ mod tests {
         let mut config = test_config(Strap::Tree);
         let w = random_weights(8, 3);
         for s in positions(6, 12).into_iter().skip(4) {
-            let mut ab = searcher(&game, &config, &w, 1).unwrap();
+            let mut ab = searcher(&game, &config, &w, 1, config.depth).unwrap();
             meeple_game::Agent::act(&mut ab, &s, &meeple_game::Budget::UNLIMITED).unwrap();
             let (root, pruned) = (ab.root_record(&s).unwrap(), ab.take_records());
             config.minimax = true;
-            let mut mm = searcher(&game, &config, &w, 1).unwrap();
+            let mut mm = searcher(&game, &config, &w, 1, config.depth).unwrap();
             meeple_game::Agent::act(&mut mm, &s, &meeple_game::Budget::UNLIMITED).unwrap();
             let (mm_root, all) = (mm.root_record(&s).unwrap(), mm.take_records());
             config.minimax = false;
@@ -448,7 +460,7 @@ mod tests {
         let game = meeple_games::santorini::Santorini::default();
         let config = StrapConfig { minimax: true, ..test_config(Strap::Tree) };
         let s = positions(5, 12).pop().unwrap();
-        let mut mm = searcher(&game, &config, &random_weights(8, 3), 1).unwrap();
+        let mut mm = searcher(&game, &config, &random_weights(8, 3), 1, config.depth).unwrap();
         meeple_game::Agent::act(&mut mm, &s, &meeple_game::Budget::UNLIMITED).unwrap();
         assert!(mm.root_record(&s).unwrap().to_move);
         let records = mm.take_records();
@@ -502,6 +514,7 @@ mod tests {
         let game = meeple_games::santorini::Santorini::default();
         let config = StrapConfig {
             depth: 2,
+            odd_depth: None,
             learning_rate: 1e-3,
             opening_plies: 2,
             seed: 5,
@@ -516,5 +529,32 @@ mod tests {
         }
         assert!(w.iter().all(|x| x.is_finite()));
         assert_ne!(w, start);
+    }
+
+    /// `odd_depth`: on `tempo16`, TD-Leaf at an odd depth credits leaves with the opponent to
+    /// move (the second half of the weights), at an even depth leaves with the learner to move
+    /// (the first half); games with an odd index search at `odd_depth`, so one run fits both.
+    #[test]
+    fn odd_games_search_at_the_odd_depth() {
+        let game = meeple_games::santorini::Santorini::default();
+        let config = StrapConfig {
+            eval: "tempo16".into(),
+            depth: 1,
+            odd_depth: Some(2),
+            learning_rate: 1e-3,
+            opening_plies: 4,
+            seed: 5,
+            ..test_config(Strap::Leaf)
+        };
+        let start = random_weights(16, 9);
+        let moved = |index: u64| {
+            let mut w = start.clone();
+            play_game(&game, &config, &mut w, index).unwrap();
+            let changed = |half: std::ops::Range<usize>| half.into_iter().any(|i| w[i] != start[i]);
+            (changed(0..8), changed(8..16))
+        };
+        assert_eq!(moved(0), (false, true), "depth 1: the opponent to move at every leaf");
+        assert_eq!(moved(1), (true, false), "depth 2: the learner to move at every leaf");
+        assert_eq!(moved(2), (false, true));
     }
 }
