@@ -520,16 +520,17 @@ impl Evaluator<SantoriniState> for Tempo16 {
         self.half(state.current_player(), root).frontier2_value(state, root, maximize, alpha, beta)
     }
 
+    // Move ordering is linear8's, whatever the weights.
     fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
-        height_priority(state, action)
+        self.on.move_priority(state, action)
     }
 
     fn move_priorities(&self, state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
-        height_priorities(state, actions, out);
+        self.on.move_priorities(state, actions, out);
     }
 
     fn has_move_priority(&self) -> bool {
-        true
+        self.on.has_move_priority()
     }
 }
 
