@@ -158,7 +158,8 @@ pub struct AzArgs {
     /// Peak learning rate.
     #[arg(long, default_value_t = 2e-3)]
     lr: f64,
-    /// Evaluate (and keep a checkpoint) every this many generations; 0 never.
+    /// Evaluate (and keep a checkpoint) every this many generations; 0 never. A resumed run may
+    /// change it.
     #[arg(long, default_value_t = 5)]
     eval_every: u64,
     /// Games against each ladder opponent per evaluation, a multiple of the seatings (default:

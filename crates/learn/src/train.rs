@@ -422,7 +422,6 @@ const OPTIONS: &[(&str, &str)] = &[
     ("value_mix", "--value-mix"),
     ("value_lambda", "--value-lambda"),
     ("value_mix_warmup", "--value-mix-warmup"),
-    ("eval_every", "--eval-every"),
     ("seed", "--seed"),
     ("threads", "--threads"),
 ];
@@ -444,6 +443,8 @@ pub fn config_difference(stored: &AzConfig, now: &AzConfig) -> Option<String> {
             _ => None,
         }
     }
+    // How often a run is evaluated does not change what it trains, so it may change on resume.
+    let now = &AzConfig { eval_every: stored.eval_every, ..now.clone() };
     let (a, b) = (serde_json::to_value(stored).ok()?, serde_json::to_value(now).ok()?);
     // The settings a user gives first, in the order of the options; then any other.
     let named = OPTIONS.iter().find_map(|(path, _)| {

@@ -139,6 +139,11 @@ fn the_same_seed_gives_the_same_checkpoint_and_runs_resume() {
     let more = RunLimit { seconds: None, steps: Some(12) };
     let resumed = train(&TicTacToe, &config, more, &a, true, None, &mut hooks).unwrap();
     assert!(resumed.steps >= 12 && resumed.generation > 1, "{resumed:?}");
+    // How often it is evaluated may change; what it trains may not.
+    let mut other = config.clone();
+    other.eval_every = config.eval_every + 3;
+    let again = RunLimit { seconds: None, steps: Some(14) };
+    assert!(train(&TicTacToe, &other, again, &a, true, None, &mut hooks).unwrap().steps >= 14);
     let mut other = config.clone();
     other.batch = 64;
     let err = train(&TicTacToe, &other, more, &a, true, None, &mut hooks).unwrap_err().to_string();
