@@ -370,6 +370,9 @@ fn specs_and_registries() {
     let err = game().evaluator(&"linear8:weights=(1,2)".parse().unwrap()).unwrap().err().unwrap().to_string();
     assert!(err.contains("8 comma-separated numbers"), "{err}");
     assert!(game().evaluator(&"linear8:weights=(1,2,3,4,5,6,7,8)".parse().unwrap()).unwrap().is_ok());
+    assert!(game().evaluator(&"tempo16:threats=true".parse().unwrap()).unwrap().is_ok());
+    let err = game().evaluator(&"linear8:threats=maybe".parse().unwrap()).unwrap().err().unwrap().to_string();
+    assert!(err.contains("threats"), "{err}");
     assert!(game().game_agent(&"santorini-greedy".parse().unwrap(), 0).unwrap().is_ok());
 }
 
@@ -581,6 +584,143 @@ fn linear8_two_ply_horizon_matches_a_search() {
         }
     }
     assert!(answered > positions / 2, "answered {answered} of {positions}");
+}
+
+/// Whether the mover wins at once by a climb (`Some(true)`), or every move lets the opponent
+/// win at once (`Some(false)`), by trying every move. (A move that leaves the opponent without
+/// a move wins too, but `forced_outcome` decides climbs only.)
+fn brute_outcome(s: &SantoriniState) -> Option<bool> {
+    let mut legal = Vec::new();
+    s.legal_actions(&mut legal);
+    let mut replies = Vec::new();
+    let mut all_lose = true;
+    for &a in &legal {
+        if matches!(s.decode(a), Decoded::Turn { build: None, .. }) {
+            return Some(true);
+        }
+        let mut c = *s;
+        c.apply_unchecked(a);
+        c.legal_actions(&mut replies);
+        all_lose &= c.returns().is_none()
+            && replies.iter().any(|&b| {
+                let mut g = c;
+                g.apply_unchecked(b);
+                g.returns().is_some_and(|r| r[c.mover()] == 1.0)
+            });
+    }
+    (all_lose && !legal.is_empty()).then_some(false)
+}
+
+#[test]
+fn forced_outcomes_agree_with_trying_every_move() {
+    // What `forced_outcome` decides, trying every move (and every reply) decides the same; a win
+    // on this move it never misses. Positions from random games (many end in climbs).
+    let mut rng = rng_from_seed(61);
+    let (mut wins, mut losses, mut positions) = (0, 0, 0);
+    let mut legal = Vec::new();
+    for _ in 0..300 {
+        let mut s = game().initial_state();
+        while !s.is_terminal() {
+            let brute = brute_outcome(&s);
+            match eval::forced_outcome(&s) {
+                Some(true) => {
+                    assert_eq!(brute, Some(true), "{s}");
+                    wins += 1;
+                }
+                Some(false) => {
+                    assert_eq!(brute, Some(false), "{s}");
+                    losses += 1;
+                }
+                None => assert_ne!(brute, Some(true), "a win at once missed\n{s}"),
+            }
+            positions += 1;
+            s.legal_actions(&mut legal);
+            s.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+        }
+    }
+    assert!(wins > 100 && losses > 30, "{wins} wins and {losses} losses decided in {positions} positions");
+    // Two level-3 cells beside O's level-2 worker on b2: X cannot dome both.
+    let s = pos("00000 00000 03000 02300 00000", "e5 e4 b2 a1", 0);
+    assert_eq!(eval::forced_outcome(&s), Some(false));
+    // One, and X's worker can step beside it to dome it.
+    let s = pos("00000 00000 03000 02000 00000", "b4 e5 b2 a1", 0);
+    assert_eq!(eval::forced_outcome(&s), None);
+    assert_eq!(brute_outcome(&s), None);
+    let threats = eval::Threats::new(Box::new(Linear8::default()));
+    assert_eq!(threats.evaluate(&pos("00000 00000 03000 02300 00000", "e5 e4 b2 a1", 0), 1), eval::THREAT_WIN - 1.0);
+}
+
+#[test]
+fn threat_shortcuts_answer_as_a_search_would() {
+    // With `threats=true` every shortcut (the futility bound, the one- and two-ply horizons)
+    // answers as visiting the positions would, decided ones valued ±1000: over random games, for
+    // random weights of every layout behind the checks.
+    let mut rng = rng_from_seed(67);
+    let (mut bounds, mut frontiers, mut twos, mut positions) = (0, 0, 0, 0);
+    let mut legal = Vec::new();
+    let mut replies = Vec::new();
+    for i in 0..150 {
+        let e = eval::Threats::new(random_linear(&mut rng, i));
+        let value = |c: &SantoriniState, root: usize| match c.returns() {
+            Some(r) => (2.0 * r[root] - 1.0) * 1e6,
+            None => e.evaluate(c, root),
+        };
+        let mut s = game().initial_state();
+        while !s.is_terminal() {
+            s.legal_actions(&mut legal);
+            let m = s.mover();
+            if let Some(gain) = e.move_gain_bound(&s) {
+                for &a in &legal {
+                    let mut c = s;
+                    c.apply_unchecked(a);
+                    for (p, sign) in [(m, 1.0), (1 - m, -1.0)] {
+                        let up = sign * (value(&c, p) - e.evaluate(&s, p));
+                        assert!(up <= gain + 1e-9, "a move gains {up} > {gain}\n{s}");
+                    }
+                }
+                bounds += 1;
+            }
+            for root in 0..2 {
+                let maximize = m == root;
+                let pick = |v: &mut dyn Iterator<Item = f64>| {
+                    if maximize { v.fold(f64::MIN, f64::max) } else { v.fold(f64::MAX, f64::min) }
+                };
+                if let Some(v) = e.frontier_value(&s, root, maximize) {
+                    let best = pick(&mut legal.iter().map(|&a| {
+                        let mut c = s;
+                        c.apply_unchecked(a);
+                        value(&c, root)
+                    }));
+                    assert_eq!(v, best, "{s}");
+                    frontiers += 1;
+                }
+                if let Some(v) = e.frontier2_value(&s, root, maximize, f64::NEG_INFINITY, f64::INFINITY) {
+                    let best = pick(&mut legal.iter().map(|&a| {
+                        let mut c = s;
+                        c.apply_unchecked(a);
+                        if c.is_terminal() {
+                            return value(&c, root);
+                        }
+                        c.legal_actions(&mut replies);
+                        let worst = replies.iter().map(|&b| {
+                            let mut g = c;
+                            g.apply_unchecked(b);
+                            value(&g, root)
+                        });
+                        if maximize { worst.fold(f64::MAX, f64::min) } else { worst.fold(f64::MIN, f64::max) }
+                    }));
+                    assert_eq!(v, best, "{s}");
+                    twos += 1;
+                }
+            }
+            positions += 1;
+            s.apply_unchecked(legal[rng.random_range(0..legal.len())]);
+        }
+    }
+    assert!(
+        bounds > 300 && frontiers > 300 && twos > 100,
+        "{bounds} bounds, {frontiers} one-ply and {twos} two-ply answers in {positions} positions"
+    );
 }
 
 #[test]
