@@ -220,10 +220,7 @@ fn quiet(state: &SantoriniState) -> bool {
     if state.placed < 4 || state.official || can_win_next(state, me) {
         return false;
     }
-    let blocked = state.dome | state.worker_bits[0] | state.worker_bits[1];
-    let reachable =
-        state.workers(1 - me).fold(0u32, |m, c| m | (NEIGHBOURS[c] & !blocked & state.climbable(state.height(c))));
-    reachable.count_ones() >= 3
+    at_least(reach(state, 1 - me), 3)
 }
 
 /// The 8 features for `player` then the opponent: workers on level 0, 1, 2 (each /2) and mean
@@ -582,9 +579,7 @@ impl Linear8 {
         }
         let workers_all = state.worker_bits[0] | state.worker_bits[1];
         let blocked = state.dome | workers_all;
-        let o_reach =
-            state.workers(o).fold(0u32, |acc, c| acc | (NEIGHBOURS[c] & !blocked & state.climbable(state.height(c))));
-        if !at_least(o_reach, 3) {
+        if !at_least(reach(state, o), 3) {
             return None; // one turn blocks at most two cells: with three the opponent can move
         }
         // The value is linear: the mover's part plus the opponent's part, each depending only
@@ -841,6 +836,12 @@ fn at_least(mut bits: u32, n: u32) -> bool {
     bits != 0
 }
 
+/// The cells `player`'s workers can move to now (free, and at most one level up).
+fn reach(state: &SantoriniState, player: Player) -> u32 {
+    let blocked = state.dome | state.worker_bits[0] | state.worker_bits[1];
+    state.workers(player).fold(0u32, |r, c| r | (NEIGHBOURS[c] & !blocked & state.climbable(state.height(c))))
+}
+
 /// Whether `player` could climb onto level 3 on their next move.
 fn can_win_next(state: &SantoriniState, player: Player) -> bool {
     let blocked = state.dome | state.worker_bits[0] | state.worker_bits[1];
@@ -881,8 +882,7 @@ pub fn forced_outcome(state: &SantoriniState) -> Option<bool> {
     // One threat: a move that ends beside it can dome it (the mover cannot stand on it: from
     // level 2 that climb would be a win, ruled out above, and lower it is too high).
     let t = threats.trailing_zeros() as usize;
-    let dests = state.workers(m).fold(0u32, |d, c| d | (NEIGHBOURS[c] & !blocked & state.climbable(state.height(c))));
-    (dests & NEIGHBOURS[t] == 0).then_some(false)
+    (reach(state, m) & NEIGHBOURS[t] == 0).then_some(false)
 }
 
 /// Cells where a worker of `player` may stand on level 2 after at most one move of theirs:
