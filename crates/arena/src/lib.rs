@@ -23,4 +23,4 @@ pub use play::{Merged, SPRT_BATCH, merge_games, play_game, play_games, run_match
 pub use records::PlayedGame;
 pub use schedule::{pairings, seatings, total_games};
 pub use stats::{Z95, wilson};
-pub use summary::{AgentSummary, MatchSummary, PairwiseSummary, SprtReport, outcome, summarize};
+pub use summary::{AgentSummary, MatchSummary, PairwiseSummary, SeatResult, SprtReport, outcome, summarize};

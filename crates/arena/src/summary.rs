@@ -41,6 +41,20 @@ pub struct AgentSummary {
     pub budget_ms: Option<f64>,
     /// Moves that took longer than `budget_ms`.
     pub over_budget: u64,
+    /// The same totals split by the seat it played, `by_seat[k]` for seat k: games like
+    /// Cathedral favour one seat, and a paired match's total hides where an agent drops points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_seat: Vec<SeatResult>,
+}
+
+/// An agent's results in one seat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeatResult {
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// (wins + draws/2) / games in this seat (0 when it never sat there).
+    pub score: f64,
 }
 
 /// The result of a match.
@@ -128,6 +142,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
     let labels = config.labels();
     let z = ratings::z_for_confidence(config.confidence);
     let mut wdl = vec![[0u64; 3]; n];
+    let mut seat_wdl = vec![vec![[0u64; 3]; players]; n];
     let mut pair = vec![vec![[0u64; 3]; n]; n];
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); n];
     for g in played {
@@ -135,6 +150,9 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
         for (seat, &agent) in g.seating.iter().enumerate() {
             let k = outcome(returns, seat);
             wdl[agent][k] += 1;
+            if let Some(cell) = seat_wdl[agent].get_mut(seat) {
+                cell[k] += 1;
+            }
             if players == 2 {
                 pair[agent][g.seating[1 - seat]][k] += 1;
             }
@@ -199,6 +217,15 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
                 p99_move_ms: t.get(((t.len() as f64 * 0.99).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0),
                 budget_ms,
                 over_budget: budget_ms.map_or(0, |b| t.iter().filter(|&&x| x > b).count() as u64),
+                by_seat: seat_wdl[a]
+                    .iter()
+                    .map(|&[wins, draws, losses]| SeatResult {
+                        wins,
+                        draws,
+                        losses,
+                        score: score_of([wins, draws, losses]),
+                    })
+                    .collect(),
             }
         })
         .collect();

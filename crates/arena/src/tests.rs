@@ -70,6 +70,12 @@ mod matches {
         // Both agents are "first": each sits as X in half the games.
         assert_eq!((s.agents[0].wins, s.agents[0].losses), (2, 2));
         assert_eq!(s.agents[0].score, 0.5);
+        // ... winning every game as X (seat 0) and losing every game as O.
+        for a in &s.agents {
+            let by_seat: Vec<(u64, u64, u64, f64)> =
+                a.by_seat.iter().map(|r| (r.wins, r.draws, r.losses, r.score)).collect();
+            assert_eq!(by_seat, vec![(2, 0, 0, 1.0), (0, 0, 2, 0.0)], "{}", a.name);
+        }
         // Records replay.
         for g in &games {
             meeple_game::replay(&TicTacToe, &g.record).unwrap();

@@ -299,6 +299,20 @@ fn print_table(
         let late = a.budget_ms.map(|_| a.over_budget.to_string()).unwrap_or_else(|| "-".into());
         writeln!(out, " {:>9.3} {:>9.3} {:>9.3} {:>6}", a.mean_move_ms, a.p99_move_ms, a.max_move_ms, late)?;
     }
+    if s.agents.iter().any(|a| a.by_seat.len() > 1) {
+        writeln!(out, "by seat (score, +wins =draws -losses):")?;
+        for &i in &order {
+            let a = &s.agents[i];
+            let seats: Vec<String> = a
+                .by_seat
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.wins + r.draws + r.losses > 0)
+                .map(|(k, r)| format!("seat {k} {:.1}% (+{} ={} -{})", 100.0 * r.score, r.wins, r.draws, r.losses))
+                .collect();
+            writeln!(out, "  {:<width$}  {}", a.name, seats.join(", "))?;
+        }
+    }
     if !s.metrics.is_empty() {
         let figures: Vec<String> =
             s.metrics.iter().map(|(k, [mean, sd])| format!("{k} {mean:.1} (sd {sd:.1})")).collect();
