@@ -307,8 +307,13 @@ impl App {
         let gone = self.matches.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
         if let Some(e) = &gone {
             e.version.send_replace(u64::MAX);
-            // An agent still thinking for it stops now, and gives back its place.
-            e.lock().stop_thinking();
+            // An agent still thinking for it stops now, and gives back its place; the others
+            // go now. With none out thinking, the match's memory comes back at once, not when
+            // the last task holding the entry (its driver, an event stream) lets go: a client
+            // that deletes a match may start another at once.
+            if !e.lock().close() {
+                e.memory.lock().unwrap_or_else(|x| x.into_inner()).take();
+            }
             if forget && let Some(store) = &self.store {
                 drop(store.forget(id));
             }
@@ -426,12 +431,14 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        // A dropped match plays no more.
-        if gone(&entry) {
-            return;
-        }
         let (job, spec) = {
             let mut s = entry.lock();
+            // A dropped match plays no more. Asked under the session's lock: dropping marks the
+            // match gone before it takes the lock to close it, so either this sees it gone or
+            // the close sees the job out and keeps the match's memory reserved.
+            if gone(&entry) {
+                return;
+            }
             let mover = s.mover();
             let Some(job) = s.next_job() else { return };
             let spec = mover.and_then(|p| s.summary()["seats"][p].as_str().map(str::to_string)).unwrap_or_default();

@@ -199,6 +199,9 @@ pub trait Session: Send + Any {
     fn job_failed(&mut self, why: String);
     /// Tells a thinking agent to stop at once (the match is dropped); its move is not played.
     fn stop_thinking(&mut self);
+    /// The match is dropped: stops a thinking agent and drops the idle ones. Returns whether an
+    /// agent is still out thinking (its job holds it until it stops).
+    fn close(&mut self) -> bool;
     /// What the store needs to know of this match.
     fn stored(&self) -> Option<Stored>;
     /// Moves the store has not seen, marked as seen.
@@ -937,6 +940,14 @@ impl<G: Game> Session for Live<G> {
         if let Some(c) = self.cancel.take() {
             c.cancel();
         }
+    }
+
+    fn close(&mut self) -> bool {
+        self.stop_thinking();
+        for seat in &mut self.seats {
+            seat.agent = None;
+        }
+        self.thinking.is_some()
     }
 
     fn stored(&self) -> Option<Stored> {
