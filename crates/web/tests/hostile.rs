@@ -255,6 +255,17 @@ async fn memory_is_bounded_by_the_budget_the_caps_and_the_log_pages() {
     assert!(refused.1["error"].as_str().unwrap().contains("memory budget"), "{}", refused.1);
     assert_eq!(made.len(), 4, "300 MB hold four matches with a 64 MB agent each");
     let (id, owner) = made.pop().unwrap();
+    // An event stream still open on it (its client has not read on since) holds the match's
+    // entry; the memory must come back all the same.
+    let request = Request::builder()
+        .method("GET")
+        .uri(format!("/api/matches/{id}/events"))
+        .header("host", "localhost:8080")
+        .header(meeple_web::TOKEN_HEADER, &owner)
+        .body(Body::empty())
+        .unwrap();
+    let stream = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
     let (status, _) = Call::new("DELETE", &format!("/api/matches/{id}")).token(&owner).go(&app).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     let (status, body) = Call::new("POST", "/api/matches")
@@ -262,6 +273,7 @@ async fn memory_is_bounded_by_the_budget_the_caps_and_the_log_pages() {
         .go(&app)
         .await;
     assert_eq!(status, StatusCode::CREATED, "freed memory is reserved again: {body}");
+    drop(stream);
     for (id, owner) in &made {
         Call::new("DELETE", &format!("/api/matches/{id}")).token(owner).go(&app).await;
     }
