@@ -156,6 +156,11 @@ pub struct DqnArgs {
     /// beside it (`last.online.safetensors`) for --resume.
     #[arg(long, value_name = "D")]
     average: Option<f64>,
+    /// Store each decision under every symmetry of the game (Cathedral: its 4 rotations;
+    /// tic-tac-toe: 8), that many transitions a decision: more data from the same games. The
+    /// memory counts transitions, so raise --buffer with it to keep as many games.
+    #[arg(long)]
+    symmetries: bool,
     /// Games played side by side.
     #[arg(long, default_value_t = 16)]
     parallel: usize,
@@ -205,6 +210,7 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.tau = args.tau;
     c.double = !args.no_double;
     c.average = args.average;
+    c.symmetries = args.symmetries;
     c.parallel = args.parallel;
     c.opponent = args.opponent.clone();
     c.train.lr = args.lr;

@@ -16,7 +16,7 @@ use crate::rl::{
 };
 use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
-use meeple_game::{Game, Rng, rng_from_seed};
+use meeple_game::{Action, Game, Rng, State, rng_from_seed};
 use meeple_nn::{Network, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -84,6 +84,11 @@ pub struct DqnConfig {
     /// online network; checkpoints for play and the ladder hold the average.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub average: Option<f64>,
+    /// Store every decision under each symmetry of the game ([`meeple_game::State::symmetries`]:
+    /// Cathedral's 4 rotations, tic-tac-toe's 8): that many transitions a decision, each the
+    /// image of the played one, so the memory holds that many times the data for the same games.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub symmetries: bool,
 }
 
 impl DqnConfig {
@@ -124,6 +129,7 @@ impl DqnConfig {
             encoder: None,
             fine_tune_encoder: None,
             average: None,
+            symmetries: false,
         }
     }
 
@@ -197,6 +203,12 @@ pub struct DqnRun<G: Game> {
     encoder: Option<Encoder>,
     /// The moving average of the weights (with `config.average`).
     average: Option<Vec<f32>>,
+    /// With `config.symmetries`: the transitions of the images under symmetries 1, 2, ...,
+    /// each assembled like the played one's, and scratch for their views.
+    images: Vec<NStep>,
+    image_obs: Vec<f32>,
+    image_mask: Vec<bool>,
+    legal: Vec<Action>,
 }
 
 impl<G: Game> DqnRun<G> {
@@ -243,6 +255,8 @@ impl<G: Game> DqnRun<G> {
         let replay = Replay::new(config.buffer, obs_len, game.num_actions(), config.priorities)?;
         let theta = trainer.parameters().to_vec();
         let target = trainer.network_with(&theta, config.threads)?;
+        let symmetries = if config.symmetries { game.initial_state().symmetries().max(1) } else { 1 };
+        let images = (1..symmetries).map(|_| NStep::new(config.parallel, config.n_step, config.gamma as f32)).collect();
         let mut run = DqnRun {
             acting: Arc::new(trainer.network(config.threads)),
             target_theta: theta,
@@ -261,6 +275,10 @@ impl<G: Game> DqnRun<G> {
             plies: vec![0; config.parallel],
             encoder,
             average,
+            images,
+            image_obs: Vec::new(),
+            image_mask: vec![false; game.num_actions()],
+            legal: Vec::new(),
             trainer,
             game,
             config,
@@ -313,7 +331,13 @@ impl<G: Game> DqnRun<G> {
                 }
             };
             self.actions[i] = choice as i64;
-            self.nstep.decide(i, &self.out.obs[i * o..(i + 1) * o], choice as u32, self.out.player[i] as usize);
+            let mover = self.out.player[i] as usize;
+            self.nstep.decide(i, &self.out.obs[i * o..(i + 1) * o], choice as u32, mover);
+            let state = self.env.state(i);
+            for (k, images) in self.images.iter_mut().enumerate() {
+                state.symmetric(k + 1).observation(mover, &mut self.image_obs);
+                images.decide(i, &self.image_obs, state.symmetric_action(choice as Action, k + 1), mover);
+            }
         }
         self.env.step_into(&self.actions, &mut self.next)?;
         let seats = self.game.num_players();
@@ -321,16 +345,24 @@ impl<G: Game> DqnRun<G> {
             let (ended, cut) = (self.next.terminated[i], self.next.truncated[i]);
             let rewards = &self.next.rewards[i * seats..(i + 1) * seats];
             let replay = &mut self.replay;
-            self.nstep.step(
-                i,
-                rewards,
-                ended,
-                cut,
-                self.next.player[i] as usize,
-                &self.next.obs[i * o..(i + 1) * o],
-                &self.next.mask[i * a..(i + 1) * a],
-                |t| replay.push(t),
-            );
+            let (next_player, next_obs, next_mask) =
+                (self.next.player[i] as usize, &self.next.obs[i * o..(i + 1) * o], &self.next.mask[i * a..(i + 1) * a]);
+            self.nstep.step(i, rewards, ended, cut, next_player, next_obs, next_mask, |t| replay.push(t));
+            for (k, images) in self.images.iter_mut().enumerate() {
+                if ended || cut {
+                    // The game restarted: nothing bootstraps from where it went.
+                    images.step(i, rewards, ended, cut, next_player, next_obs, next_mask, |t| replay.push(t));
+                    continue;
+                }
+                let image = self.env.state(i).symmetric(k + 1);
+                image.observation(next_player, &mut self.image_obs);
+                image.legal_actions(&mut self.legal);
+                self.image_mask.fill(false);
+                for &l in &self.legal {
+                    self.image_mask[l as usize] = true;
+                }
+                images.step(i, rewards, ended, cut, next_player, &self.image_obs, &self.image_mask, |t| replay.push(t));
+            }
             self.plies[i] += 1;
             if ended || cut {
                 stats.episodes += 1;
@@ -524,5 +556,56 @@ impl<G: Game> Learner for DqnRun<G> {
             save_checkpoint(&self.game, &self.trainer, &self.encoder, &online_path(path), true, run.clone(), None)?;
         }
         save_checkpoint(&self.game, &self.trainer, &self.encoder, path, false, run, Some(avg))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meeple_games::TicTacToe;
+
+    /// With `symmetries`, each decision goes to memory eight times on tic-tac-toe, each image
+    /// consistent in itself: the image's move is legal in the image's view, and the view it
+    /// leads to is that view with the move made, from the opponent's side.
+    #[test]
+    fn symmetric_images_are_whole_transitions() {
+        let mut c = DqnConfig::report("tictactoe");
+        c.net = "mlp:layers=1,width=8".into();
+        (c.parallel, c.learning_starts, c.symmetries, c.seed) = (1, 1 << 20, true, 5);
+        let mut run = DqnRun::new(TicTacToe, c, None).unwrap();
+        let mut stats = Stats::default();
+        while stats.episodes == 0 {
+            run.step(&mut stats).unwrap();
+        }
+        let replay = &run.replay;
+        assert_eq!(replay.len() as u64, 8 * stats.plies);
+        let first = replay.transition(0).action;
+        let initial = TicTacToe.initial_state();
+        let mut orbit: Vec<u32> = (0..8).map(|k| initial.symmetric_action(first, k)).collect();
+        let mut images: Vec<u32> = (0..8).map(|k| replay.transition(k).action).collect();
+        orbit.sort();
+        images.sort();
+        assert_eq!(images, orbit, "the first decision's eight images are its move's orbit");
+        let mut distinct = std::collections::HashSet::new();
+        for k in 0..replay.len() {
+            let t = replay.transition(k);
+            let cell = t.action as usize;
+            assert_eq!(t.obs[18 + cell], 1.0, "transition {k}: the move's cell is empty in its view");
+            distinct.insert((t.obs.iter().map(|&x| x as u8).collect::<Vec<_>>(), t.action));
+            if t.discount == 0.0 {
+                assert!([-1.0, 0.0, 1.0].contains(&t.reward), "transition {k}: a result, {}", t.reward);
+                continue;
+            }
+            assert_eq!((t.discount, t.reward), (-0.95, 0.0), "transition {k}");
+            for c in 0..9 {
+                let placed = (c == cell) as u8 as f32;
+                assert_eq!(t.next_obs[c], t.obs[9 + c], "transition {k}, cell {c}: their marks become mine");
+                assert_eq!(t.next_obs[9 + c], t.obs[c] + placed, "transition {k}, cell {c}: my marks, and the move");
+                assert_eq!(t.next_obs[18 + c], t.obs[18 + c] - placed, "transition {k}, cell {c}: empty cells");
+                assert_eq!(t.next_mask[c], t.next_obs[18 + c] == 1.0, "transition {k}, cell {c}: legal where empty");
+            }
+        }
+        // Unless the game's moves were all symmetric, the images add positions the game did not play.
+        assert!(distinct.len() as u64 > stats.plies, "{} distinct of {} plies", distinct.len(), stats.plies);
     }
 }

@@ -271,6 +271,19 @@ impl Replay {
         }
     }
 
+    /// Transition `k` as stored (`0..len()`, oldest first until the memory wraps).
+    pub fn transition(&self, k: usize) -> Transition<'_> {
+        let (o, a) = (self.obs_len, self.actions);
+        Transition {
+            obs: &self.obs[k * o..(k + 1) * o],
+            action: self.action[k],
+            reward: self.reward[k],
+            discount: self.discount[k],
+            next_obs: &self.next_obs[k * o..(k + 1) * o],
+            next_mask: &self.next_mask[k * a..(k + 1) * a],
+        }
+    }
+
     /// The sampling probability of transition `k` (for tests and diagnostics).
     pub fn probability(&self, k: usize) -> f64 {
         match &self.prioritized {

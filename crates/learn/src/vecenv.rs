@@ -172,6 +172,12 @@ impl<G: Game> VecEnvImpl<G> {
         Ok(VecEnvImpl { final_obs: vec![0.0; n * obs_len], game, config, slots, pool, obs_len, started: false })
     }
 
+    /// Game `i`'s current position: where its seat to move (the learner's, with opponents)
+    /// sees the observation of the last reset or step.
+    pub fn state(&self, i: usize) -> &G::State {
+        &self.slots[i].state
+    }
+
     /// Sizes `out` for this environment and clears what a step writes in part (masks, rewards,
     /// flags); the observations are written whole.
     fn clear(&self, out: &mut Outputs) {
