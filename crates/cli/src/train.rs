@@ -155,6 +155,15 @@ pub struct AzArgs {
     /// to --value-mix; 0 (the default) starts at --value-mix.
     #[arg(long, value_name = "G", default_value_t = 0)]
     value_mix_warmup: u64,
+    /// Expert iteration's start: an agent spec (say `ismcts:iters=300`) that plays the first
+    /// --teacher-generations generations' games in every seat instead of self-play; the
+    /// network learns its visit shares (or its moves, for agents that report no visits) and the
+    /// games' results, then goes on from its own searches.
+    #[arg(long, value_name = "SPEC")]
+    teacher: Option<String>,
+    /// Generations the --teacher plays.
+    #[arg(long, value_name = "G", default_value_t = 0)]
+    teacher_generations: u64,
     /// Peak learning rate.
     #[arg(long, default_value_t = 2e-3)]
     lr: f64,
@@ -252,7 +261,22 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     if args.random_opening_share > 0.0 && !(1..=1000).contains(&args.random_opening_plies) {
         bail!("--random-opening-plies {}: give 1 to 1000", args.random_opening_plies);
     }
+    match (&args.teacher, args.teacher_generations) {
+        (None, 0) => {}
+        (None, _) => bail!("--teacher-generations needs --teacher SPEC: the agent that plays them"),
+        (Some(t), 0) => bail!("--teacher '{t}' needs --teacher-generations G: how many generations it plays"),
+        (Some(_), g) if g > 1_000_000 => bail!("--teacher-generations {g}: give 1 to 1000000"),
+        (Some(t), _) => {
+            if args.selfplay == SelfplayArg::External {
+                bail!("--teacher plays its games here; with --selfplay external the players play them all");
+            }
+            // A wrong spec is refused now, not an hour into a run.
+            meeple_learn::make_agent(game, t, 0).map_err(|e| anyhow!("--teacher '{t}': {e}"))?;
+        }
+    }
     let mut config = default_config(game, args.sims, args.seed, threads);
+    config.teacher = args.teacher.clone();
+    config.teacher_generations = args.teacher_generations;
     if let Some(net) = &args.net {
         config.net = net.clone();
     }

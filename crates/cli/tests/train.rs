@@ -112,6 +112,15 @@ fn bad_training_arguments_are_refused() {
             "--value-mix-warmup",
         ),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--forced-playouts", "2", "--out", o], "--root puct"),
+        (vec!["train", "az", "tictactoe", "--steps", "1", "--teacher-generations", "3", "--out", o], "--teacher SPEC"),
+        (
+            vec!["train", "az", "tictactoe", "--steps", "1", "--teacher", "random", "--out", o],
+            "--teacher-generations G",
+        ),
+        (
+            vec!["train", "az", "tictactoe", "--steps", "1", "--teacher", "mcts:iters=x", "--teacher-generations", "1"],
+            "--teacher 'mcts:iters=x'",
+        ),
         (
             vec!["train", "az", "tictactoe", "--steps", "1", "--root", "puct", "--forced-playouts", "NaN", "--out", o],
             "--forced-playouts",

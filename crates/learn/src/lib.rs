@@ -21,7 +21,9 @@ pub mod vecenv;
 
 pub use agents::{AGENTS, EVALUATORS, NetValue, agent_infos, evaluator_infos, extension, make_agent};
 pub use search::{Root, Search, SearchConfig, SearchResult, Step};
-pub use selfplay::{Position, SelfPlayConfig, SelfPlayGame, SelfPlayStats, self_play, self_play_until};
+pub use selfplay::{
+    Position, SelfPlayConfig, SelfPlayGame, SelfPlayStats, self_play, self_play_until, teacher_play_until,
+};
 
 use meeple_nn::{Network, Output};
 

@@ -110,15 +110,61 @@ pub fn self_play_until<G: Game>(
     seed: u64,
     workers: usize,
     stop: &dyn Fn() -> bool,
+    on_game: impl FnMut(&SelfPlayGame),
+) -> Result<(Vec<SelfPlayGame>, SelfPlayStats), LearnError> {
+    let in_flight = config.in_flight.max(1).div_ceil(workers.clamp(1, games.max(1)));
+    on_workers(games, seed, workers, stop, on_game, &|indices, serial, stop, emit| {
+        play_share(game, evaluator, config, indices, in_flight, seed, serial, stop, emit)
+    })
+}
+
+/// Games of a teacher, an agent spec (`ismcts:iters=300`), in every seat, recorded as
+/// self-play games with targets: expert iteration's first generations (Anthony et al. 2017),
+/// in which a network learns from a stronger player's decisions before it learns from its
+/// own searches. A decision's policy target is the share of the teacher's visits among the
+/// legal moves where its search reports visits (MCTS, ISMCTS), else its move; the value target
+/// is the game's result (each decision's `root_value` is the returns). Each agent is made
+/// for its game and seat with a seed from the game's, so the games depend on `seed` alone;
+/// the random openings and the ply limit are `config`'s. Threads and `stop` as
+/// [`self_play_until`]; a game in progress when `stop()` says so is dropped.
+#[allow(clippy::too_many_arguments)]
+pub fn teacher_play_until<G: Game>(
+    game: &G,
+    teacher: &str,
+    config: &SelfPlayConfig,
+    games: usize,
+    seed: u64,
+    workers: usize,
+    stop: &dyn Fn() -> bool,
+    on_game: impl FnMut(&SelfPlayGame),
+) -> Result<(Vec<SelfPlayGame>, SelfPlayStats), LearnError> {
+    on_workers(games, seed, workers, stop, on_game, &|indices, _serial, stop, emit| {
+        teach_share(game, teacher, config, indices, seed, stop, emit)
+    })
+}
+
+/// How a worker plays its share: the game indices, whether it evaluates on its own thread
+/// (beside other workers), the stop request, and where each finished game goes.
+type Share<'a> = dyn Fn(&[usize], bool, &dyn Fn() -> bool, &mut dyn FnMut(SelfPlayGame)) -> Result<SelfPlayStats, LearnError>
+    + Sync
+    + 'a;
+
+/// Plays `games` games on `workers` threads (game `i` on worker `i % workers`), handing each
+/// to `on_game` on the calling thread as it finishes, and returns them in index order.
+fn on_workers(
+    games: usize,
+    seed: u64,
+    workers: usize,
+    stop: &dyn Fn() -> bool,
     mut on_game: impl FnMut(&SelfPlayGame),
+    share: &Share<'_>,
 ) -> Result<(Vec<SelfPlayGame>, SelfPlayStats), LearnError> {
     let start = std::time::Instant::now();
     let workers = workers.clamp(1, games.max(1));
-    let in_flight = config.in_flight.max(1).div_ceil(workers);
     let mut finished: Vec<SelfPlayGame> = Vec::new();
     let mut stats = if workers == 1 {
         let indices: Vec<usize> = (0..games).collect();
-        play_share(game, evaluator, config, &indices, in_flight, seed, false, stop, &mut |g| {
+        share(&indices, false, stop, &mut |g| {
             on_game(&g);
             finished.push(g);
         })?
@@ -134,10 +180,9 @@ pub fn self_play_until<G: Game>(
                     let (tx, halt, stopped) = (tx.clone(), &halt, &stopped);
                     scope.spawn(move || {
                         let indices: Vec<usize> = (w..games).step_by(workers).collect();
-                        let result =
-                            play_share(game, evaluator, config, &indices, in_flight, seed, true, halt, &mut |g| {
-                                let _ = tx.send(g);
-                            });
+                        let result = share(&indices, true, halt, &mut |g| {
+                            let _ = tx.send(g);
+                        });
                         if result.is_err() {
                             // The others need not finish a generation that fails.
                             stopped.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -178,6 +223,118 @@ pub fn self_play_until<G: Game>(
     Ok((finished, stats))
 }
 
+/// The random opening moves of a game whose generator is `rng` (drawn first from it).
+fn opening_plies(config: &SelfPlayConfig, rng: &mut Rng) -> u32 {
+    let share = if config.random_opening_share.is_finite() { config.random_opening_share.clamp(0.0, 1.0) } else { 0.0 };
+    if config.random_opening_plies > 0 && share > 0.0 && rng.random_bool(share) {
+        rng.random_range(1..=config.random_opening_plies)
+    } else {
+        0
+    }
+}
+
+/// A uniformly random legal move for `state`'s player `p`.
+fn random_move<S: State>(state: &S, p: Player, legal: &mut Vec<Action>, rng: &mut Rng) -> Result<Action, LearnError> {
+    state.legal_actions(legal);
+    if legal.is_empty() {
+        return Err(LearnError::Data(format!("player {p} is to move with no legal action")));
+    }
+    Ok(legal[rng.random_range(0..legal.len())])
+}
+
+/// Plays the teacher's games `indices` one after another (see [`teacher_play_until`]).
+fn teach_share<G: Game>(
+    game: &G,
+    teacher: &str,
+    config: &SelfPlayConfig,
+    indices: &[usize],
+    seed: u64,
+    stop: &dyn Fn() -> bool,
+    emit: &mut dyn FnMut(SelfPlayGame),
+) -> Result<SelfPlayStats, LearnError> {
+    let seats = game.num_players();
+    let mut stats = SelfPlayStats::default();
+    let (mut outcomes, mut legal) = (Vec::new(), Vec::new());
+    'games: for &i in indices {
+        let s = derive_seed(seed, i as u64);
+        let mut rng = rng_from_seed(s);
+        let mut random_left = opening_plies(config, &mut rng);
+        let mut agents = (0..seats)
+            .map(|p| {
+                crate::make_agent(game, teacher, derive_seed(s, 1 + p as u64))
+                    .map_err(|e| LearnError::Config(format!("teacher '{teacher}': {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut state = game.initial_state();
+        let (mut actions, mut positions, mut plies) = (Vec::new(), Vec::new(), 0u32);
+        let returns = loop {
+            if stop() {
+                break 'games;
+            }
+            match state.turn() {
+                Turn::Terminal => break state.returns().expect("terminal").to_vec(),
+                Turn::Chance => {
+                    state.chance_outcomes(&mut outcomes);
+                    let a = sample_chance(&outcomes, &mut rng);
+                    actions.push(a);
+                    state.apply_unchecked(a);
+                }
+                Turn::Player(p) => {
+                    if plies >= config.max_plies {
+                        continue 'games;
+                    }
+                    let a = if random_left > 0 {
+                        random_left -= 1;
+                        random_move(&state, p, &mut legal, &mut rng)?
+                    } else {
+                        let agent = &mut agents[p];
+                        let a = agent.act(&state, &meeple_game::Budget::default())?;
+                        state.legal_actions(&mut legal);
+                        if !legal.contains(&a) {
+                            return Err(LearnError::Data(format!(
+                                "teacher '{teacher}' chose {a}, not a legal move for player {p}"
+                            )));
+                        }
+                        positions.push(Position {
+                            ply: actions.len() as u32,
+                            mover: p,
+                            policy: teacher_policy(&agent.analysis(), &legal, a),
+                            root_value: Vec::new(),
+                        });
+                        a
+                    };
+                    actions.push(a);
+                    state.apply_unchecked(a);
+                    plies += 1;
+                }
+            }
+        };
+        let values: Vec<f32> = returns.iter().map(|&r| r as f32).collect();
+        for p in &mut positions {
+            p.root_value = values.clone();
+        }
+        stats.games += 1;
+        stats.positions += positions.len() as u64;
+        emit(SelfPlayGame { seed: s, actions, positions, returns });
+    }
+    Ok(stats)
+}
+
+/// A teacher's policy target: its visits' shares among the legal moves, or its move alone
+/// where it reports no visits.
+fn teacher_policy(analysis: &[meeple_game::MoveStat], legal: &[Action], chosen: Action) -> Vec<(Action, f32)> {
+    let visits: Vec<(Action, u64)> = analysis
+        .iter()
+        .filter_map(|m| Some((m.action, m.visits?)))
+        .filter(|&(a, n)| n > 0 && legal.contains(&a))
+        .collect();
+    let total: u64 = visits.iter().map(|v| v.1).sum();
+    if total == 0 {
+        return vec![(chosen, 1.0)];
+    }
+    visits.into_iter().map(|(a, n)| (a, (n as f64 / total as f64) as f32)).collect()
+}
+
 /// Plays the games `indices` (seeded from `seed` by index), `in_flight` at once, handing each
 /// finished game to `emit`; `stop()` is checked before every forward pass. `serial`: evaluate
 /// on this thread alone (a worker beside others) rather than in the evaluator's pool.
@@ -198,15 +355,10 @@ fn play_share<G: Game>(
     let mut stats = SelfPlayStats::default();
     let mut next = 0usize;
     let games = indices.len();
-    let share = if config.random_opening_share.is_finite() { config.random_opening_share.clamp(0.0, 1.0) } else { 0.0 };
     let new_slot = |k: usize| {
         let s = derive_seed(seed, indices[k] as u64);
         let mut rng = rng_from_seed(s);
-        let random_left = if config.random_opening_plies > 0 && share > 0.0 && rng.random_bool(share) {
-            rng.random_range(1..=config.random_opening_plies)
-        } else {
-            0
-        };
+        let random_left = opening_plies(config, &mut rng);
         Slot {
             seed: s,
             rng,
@@ -274,13 +426,7 @@ fn play_share<G: Game>(
                             }
                             if slot.random_left > 0 {
                                 slot.random_left -= 1;
-                                slot.state.legal_actions(&mut legal);
-                                if legal.is_empty() {
-                                    return Err(LearnError::Data(format!(
-                                        "player {p} is to move with no legal action"
-                                    )));
-                                }
-                                let a = legal[slot.rng.random_range(0..legal.len())];
+                                let a = random_move(&slot.state, p, &mut legal, &mut slot.rng)?;
                                 slot.actions.push(a);
                                 slot.state.apply_unchecked(a);
                                 slot.plies += 1;

@@ -9,7 +9,7 @@
 
 use crate::ladder::{Evaluation, Ladder};
 use crate::metrics::Metrics;
-use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until};
+use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until, teacher_play_until};
 use crate::{Evaluator, LearnError};
 use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
 use meeple_nn::{Batch, NetConfig, Sidecar, TrainConfig, Trainer};
@@ -53,6 +53,15 @@ pub struct AzConfig {
     /// positions, the search's value is less noisy. 0: `value_mix` from the start.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub value_mix_warmup: u64,
+    /// Expert iteration's start: an agent spec whose games, in every seat, are the first
+    /// `teacher_generations` generations' games instead of self-play (its visits or moves the
+    /// policy targets, the results the value targets; see
+    /// [`crate::selfplay::teacher_play_until`]). `None`: self-play from the first generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teacher: Option<String>,
+    /// Generations the teacher plays.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub teacher_generations: u64,
     /// Generations between evaluations (and kept checkpoints); 0: none.
     pub eval_every: u64,
     pub seed: u64,
@@ -422,6 +431,8 @@ const OPTIONS: &[(&str, &str)] = &[
     ("value_mix", "--value-mix"),
     ("value_lambda", "--value-lambda"),
     ("value_mix_warmup", "--value-mix-warmup"),
+    ("teacher", "--teacher"),
+    ("teacher_generations", "--teacher-generations"),
     ("seed", "--seed"),
     ("threads", "--threads"),
 ];
@@ -478,20 +489,18 @@ fn play_generation<G: Game>(
     // generations take minutes); step limits stay exact, so seeded runs stay reproducible.
     let out_of_time = || clock.over_time() || hooks.should_stop();
     let (mut games_done, mut positions) = (0u64, 0u64);
-    let (games, stats) = self_play_until(
-        game,
-        &network,
-        &config.selfplay,
-        config.games_per_generation,
-        seed,
-        config.threads,
-        &out_of_time,
-        |g| {
-            games_done += 1;
-            positions += g.positions.len() as u64;
-            hooks.selfplay(generation, games_done, positions);
-        },
-    )?;
+    let on_game = |g: &SelfPlayGame| {
+        games_done += 1;
+        positions += g.positions.len() as u64;
+        hooks.selfplay(generation, games_done, positions);
+    };
+    let (n, threads) = (config.games_per_generation, config.threads);
+    let (games, stats) = match &config.teacher {
+        Some(teacher) if generation <= config.teacher_generations => {
+            teacher_play_until(game, teacher, &config.selfplay, n, seed, threads, &out_of_time, on_game)?
+        }
+        _ => self_play_until(game, &network, &config.selfplay, n, seed, threads, &out_of_time, on_game)?,
+    };
     // The shard holds the games in index order, the order the window takes them in, so a
     // resumed run that reads it back trains on the same window as the uninterrupted run.
     let shard_path = run.shard(generation);
@@ -967,6 +976,8 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         value_mix: 0.5,
         value_lambda: 0.0,
         value_mix_warmup: 0,
+        teacher: None,
+        teacher_generations: 0,
         eval_every: 5,
         seed,
         threads,

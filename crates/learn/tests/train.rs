@@ -400,3 +400,122 @@ fn a_score_head_learns_the_final_margin_and_its_network_plays() {
     assert!(err.contains("score=true needs a game whose final scores"), "{err}");
     assert!(!bad.join("run.json").exists());
 }
+
+#[test]
+fn a_teacher_plays_every_seat_with_its_visits_or_its_moves_and_the_results_as_targets() {
+    use meeple_learn::selfplay::replay_states;
+    use meeple_learn::teacher_play_until;
+    let game = TicTacToe;
+    let mut config = default_config(&game, 8, 0, 1).selfplay;
+    let play = |spec: &str, config: &meeple_learn::SelfPlayConfig, workers: usize| {
+        let mut heard = 0;
+        let (games, stats) =
+            teacher_play_until(&game, spec, config, 12, 3, workers, &|| false, |_| heard += 1).unwrap();
+        assert_eq!((games.len(), heard, stats.games), (12, 12, 12), "{spec}");
+        let seeds: Vec<u64> = games.iter().map(|g| g.seed).collect();
+        assert_eq!(seeds, (0..12).map(|i| derive_seed(3, i)).collect::<Vec<_>>(), "games in index order");
+        for g in &games {
+            let states = replay_states(&game, g).unwrap();
+            assert!(states.last().unwrap().is_terminal());
+            let returns: Vec<f32> = g.returns.iter().map(|&r| r as f32).collect();
+            let mut legal = Vec::new();
+            for p in &g.positions {
+                let s = &states[p.ply as usize];
+                assert_eq!(s.current_player(), Some(p.mover), "{spec}: the mover is the player to move");
+                assert_eq!(p.root_value, returns, "{spec}: the value target is the result");
+                s.legal_actions(&mut legal);
+                assert!(p.policy.iter().all(|(a, _)| legal.contains(a)), "{spec}: targets on legal moves only");
+                let total: f32 = p.policy.iter().map(|x| x.1).sum();
+                assert!((total - 1.0).abs() < 1e-4, "{spec}: the target sums to {total}");
+                let played = g.actions[p.ply as usize];
+                assert!(p.policy.iter().any(|&(a, w)| a == played && w > 0.0), "{spec}: its move has a share");
+            }
+        }
+        games
+    };
+    // A search that reports visits: its shares; several visited moves at the first decision.
+    let mcts = play("mcts:iters=200", &config, 1);
+    assert!(mcts.iter().all(|g| g.positions.len() == g.actions.len()), "every move a teacher's decision");
+    assert!(mcts.iter().all(|g| g.positions[0].policy.len() > 1), "visit shares, not a single move");
+    assert_eq!(mcts, play("mcts:iters=200", &config, 2), "two workers play the same games");
+    // Alpha-beta reports no visits: its move is the target; searched to the end, tic-tac-toe
+    // is a draw, so every game of it is one.
+    let ab = play("alphabeta:depth=9", &config, 2);
+    for g in &ab {
+        assert_eq!(g.returns, vec![0.5, 0.5], "perfect play draws");
+        for p in &g.positions {
+            assert_eq!(p.policy, vec![(g.actions[p.ply as usize], 1.0)]);
+        }
+    }
+    // Random openings: unsearched, so no target, as in self-play.
+    config.random_opening_share = 1.0;
+    config.random_opening_plies = 3;
+    let opened = play("alphabeta:depth=9", &config, 1);
+    assert!(opened.iter().all(|g| (1..=3).contains(&g.positions[0].ply)), "1 to 3 random moves first");
+    // A stop request before the first move finishes nothing; a wrong spec is named.
+    let (games, _) = teacher_play_until(&game, "random", &config, 5, 1, 1, &|| true, |_| {}).unwrap();
+    assert!(games.is_empty());
+    let err = teacher_play_until(&game, "mcts:iters=x", &config, 2, 1, 1, &|| false, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("teacher 'mcts:iters=x'"), "{err}");
+}
+
+#[test]
+fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
+    let d = dir("teacher");
+    let mut config = small(5);
+    config.threads = 1;
+    config.games_per_generation = 32;
+    config.selfplay.in_flight = 32;
+    config.selfplay.random_opening_share = 1.0;
+    config.selfplay.random_opening_plies = 4;
+    config.min_window = 64;
+    config.reuse = 16.0;
+    config.teacher = Some("alphabeta:depth=9".into());
+    config.teacher_generations = 10;
+    let limit = RunLimit { seconds: None, steps: Some(1_000_000) };
+    // Stop after the twelfth generation: a hook that says so.
+    struct Until(Quiet, u64);
+    impl Hooks for Until {
+        fn generation(&mut self, m: &GenerationMetrics) {
+            self.0.generation(m)
+        }
+        fn should_stop(&self) -> bool {
+            self.0.generations.len() as u64 >= self.1
+        }
+    }
+    let mut until = Until(Quiet { generations: Vec::new() }, 12);
+    train(&TicTacToe, &config, limit, &d, false, None, &mut until).unwrap();
+    let run = RunDir { root: d.clone() };
+    let read = |g: u64| -> Vec<meeple_learn::SelfPlayGame> {
+        std::fs::read_to_string(run.shard(g)).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    for g in 1..=10 {
+        // The teacher's: every decision a single move with the result as its value.
+        for game in read(g) {
+            assert!(game.positions.iter().all(|p| p.policy.len() == 1), "generation {g}");
+            let returns: Vec<f32> = game.returns.iter().map(|&r| r as f32).collect();
+            assert!(game.positions.iter().all(|p| p.root_value == returns), "generation {g}");
+        }
+    }
+    // Self-play's: searches' shares, and fast searches with no policy target.
+    let own: Vec<_> = read(11).into_iter().chain(read(12)).flat_map(|g| g.positions).collect();
+    assert!(own.iter().any(|p| p.policy.is_empty()) && own.iter().any(|p| p.policy.len() > 1));
+    // The network learned the teacher's moves: its policy loss on them fell far below the
+    // uniform policy's (about 1.7 nats over tic-tac-toe's legal moves from these openings;
+    // alpha-beta breaks ties between equal moves at random, so it does not reach 0) ...
+    let losses: Vec<f64> = until.0.generations.iter().take(10).map(|m| m.policy_loss).filter(|&l| l > 0.0).collect();
+    eprintln!("policy losses over the teacher's generations: {losses:?}");
+    let last = *losses.last().unwrap();
+    assert!(losses.len() >= 5 && last < 0.75 && last < 0.6 * losses[0], "{losses:?}");
+    // ... and plays them: the network alone, no search, against random.
+    let (w, dr, l) = match_against_random(&format!("policy:model={}", run.last().display()), 50);
+    eprintln!("the network alone against random over 100 games: +{w} ={dr} -{l}");
+    assert!(w > 5 * l.max(1), "+{w} ={dr} -{l}");
+    // The run's settings say so, and a resume keeps them.
+    let stored: AzConfig = serde_json::from_str(&std::fs::read_to_string(run.config()).unwrap()).unwrap();
+    assert_eq!((stored.teacher.as_deref(), stored.teacher_generations), (Some("alphabeta:depth=9"), 10));
+    let mut other = config.clone();
+    other.teacher_generations = 11;
+    let err = train(&TicTacToe, &other, limit, &d, true, None, &mut until).unwrap_err().to_string();
+    assert!(err.contains("--teacher-generations 10 (this run: 11)"), "{err}");
+}

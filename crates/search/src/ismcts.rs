@@ -350,4 +350,15 @@ impl<S: State> Agent<S> for Ismcts<S> {
         self.last_root = root;
         Ok(action)
     }
+
+    fn analysis(&self) -> Vec<meeple_game::MoveStat> {
+        self.last_root
+            .iter()
+            .map(|&(action, visits, mean)| meeple_game::MoveStat {
+                action,
+                visits: Some(visits as u64),
+                value: Some(mean),
+            })
+            .collect()
+    }
 }
