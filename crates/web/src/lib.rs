@@ -465,10 +465,7 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
         let stored = committed(write).await;
         drop(gate);
         if let Err(e) = stored {
-            let mut s = entry.lock();
-            s.control(&Control { paused: Some(true), ..Default::default() }).ok();
-            s.job_failed(e.message);
-            drop(s);
+            entry.lock().halt(e.message);
             entry.changed();
             return;
         }

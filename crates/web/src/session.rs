@@ -197,6 +197,8 @@ pub trait Session: Send + Any {
     fn agents_bound(&self) -> u64;
     /// Records a job that died (an agent that panicked).
     fn job_failed(&mut self, why: String);
+    /// Pauses the match with `why` shown to its players (a move that could not be stored).
+    fn halt(&mut self, why: String);
     /// Tells a thinking agent to stop at once (the match is dropped); its move is not played.
     fn stop_thinking(&mut self);
     /// The match is dropped: stops a thinking agent and drops the idle ones. Returns whether an
@@ -241,6 +243,10 @@ pub struct Live<G: Game> {
     paused: bool,
     step: bool,
     thinking: Option<Player>,
+    /// A job is out: its agent thinking, or stopping after an undo took its line back. Its
+    /// agent holds memory until the job comes back, so the match keeps its reservation and
+    /// starts no second job until then (`thinking` is cleared by undo at once; this is not).
+    out: bool,
     /// Stops the thinking agent's search early (undo, a dropped match).
     cancel: Option<Arc<meeple_game::CancelHandle>>,
     /// Bumped by every undo: a move computed for an older line is dropped.
@@ -319,6 +325,7 @@ impl<G: Game> Live<G> {
             paused: false,
             step: false,
             thinking: None,
+            out: false,
             cancel: None,
             epoch: 0,
             error: None,
@@ -767,7 +774,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn next_job(&mut self) -> Option<Job> {
-        if self.replay || self.capped || self.thinking.is_some() || (self.paused && !self.step) {
+        if self.replay || self.capped || self.out || self.thinking.is_some() || (self.paused && !self.step) {
             return None;
         }
         let Turn::Player(p) = self.latest.turn() else { return None };
@@ -777,6 +784,7 @@ impl<G: Game> Session for Live<G> {
         let agent = self.seats[p].agent.take();
         self.step = false;
         self.thinking = Some(p);
+        self.out = true;
         self.version += 1;
         let state = self.latest.clone();
         let cancel = meeple_game::CancelHandle::new().map(Arc::new);
@@ -803,6 +811,7 @@ impl<G: Game> Session for Live<G> {
             Box::new(move |session: &mut dyn Session| {
                 let Some(live) = session.as_any_mut().downcast_mut::<Live<G>>() else { return };
                 live.version += 1;
+                live.out = false;
                 if live.epoch != epoch || live.ply() != ply {
                     // Taken back while it thought: the agent's tree belongs to another line.
                     return;
@@ -917,7 +926,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn busy(&self) -> bool {
-        self.thinking.is_some()
+        self.out
     }
 
     fn finished(&self) -> bool {
@@ -930,10 +939,17 @@ impl<G: Game> Session for Live<G> {
 
     fn job_failed(&mut self, why: String) {
         self.version += 1;
+        self.out = false;
         if let Some(p) = self.thinking.take() {
             self.error = Some(format!("seat {p} ({}) stopped: {why}", self.seats[p].spec));
             self.paused = true;
         }
+    }
+
+    fn halt(&mut self, why: String) {
+        self.version += 1;
+        self.error = Some(why);
+        self.paused = true;
     }
 
     fn stop_thinking(&mut self) {
@@ -947,7 +963,7 @@ impl<G: Game> Session for Live<G> {
         for seat in &mut self.seats {
             seat.agent = None;
         }
-        self.thinking.is_some()
+        self.out
     }
 
     fn stored(&self) -> Option<Stored> {

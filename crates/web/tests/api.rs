@@ -587,3 +587,46 @@ async fn the_server_caps_its_matches_and_drops_idle_ones() {
     let (_, list) = call(&app, "GET", "/api/matches", None).await;
     assert!(list["matches"].as_array().unwrap().is_empty(), "{list}");
 }
+
+/// An undo takes the agent's line back at once, but the agent's job is still out until it
+/// stops: until it comes back the match stays busy (its memory reserved on delete) and starts
+/// no second job, even once the person has moved again.
+#[test]
+fn an_agent_stopping_after_an_undo_still_counts_until_its_job_returns() {
+    use meeple_web::session::{self, Allowed, MoveRequest, Setup};
+    let setup = Setup {
+        game: "tictactoe".into(),
+        seats: vec!["human".into(), "mcts:iters=200".into()],
+        seed: Some(3),
+        move_time: Duration::from_secs(5),
+        delay: Duration::ZERO,
+    };
+    let mut next = 0;
+    let mut tokens = || {
+        next += 1;
+        format!("token-{next}")
+    };
+    let mut s = session::create(&setup, &Allowed::default(), &mut tokens, 1).unwrap();
+    // The match draws the owner's token and the person seat's, in its own order.
+    let person = (1..=4)
+        .map(|k| s.access(Some(&format!("token-{k}"))))
+        .find(|a| a.seat == Some(0))
+        .expect("one token is the person's seat");
+    let mv = |ply: usize, id: u16| MoveRequest { ply, action: None, id: Some(id.into()) };
+    s.submit(&mv(0, 4), person).unwrap();
+    let stale = s.next_job().expect("the agent is to move");
+    assert!(s.busy());
+    assert_eq!(s.undo(1, person).unwrap(), 0, "the person's move is taken back");
+    assert!(s.busy(), "the agent's job is out until it returns");
+    s.submit(&mv(0, 0), person).unwrap();
+    assert!(s.next_job().is_none(), "no second job while the first is out");
+    // The job runs on (its budget cancelled), comes back, and its move is dropped.
+    let done = stale();
+    done(&mut *s);
+    assert!(!s.busy());
+    assert_eq!(s.ply(), 1, "the stale reply is not played");
+    let job = s.next_job().expect("now the agent thinks about the new line");
+    job()(&mut *s);
+    assert_eq!(s.ply(), 2);
+    assert!(!s.close(), "nothing out: the memory can come back at once");
+}
