@@ -615,3 +615,29 @@ async fn matches_in_progress_and_finished_games_survive_a_restart() {
     assert_eq!(record["actions"], json!(["a1", "a2", "b1", "b2", "c1"]));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// 7b. An agent's move the store cannot write: the match pauses, and says so in its `error`
+/// with the store's reason, for the players to see (the table of moves is dropped under the
+/// server while its agent thinks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_move_the_store_cannot_write_pauses_the_match_with_the_error() {
+    let dir = std::env::temp_dir().join(format!("meeple-hostile-store-fail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let app = app_with(meeple_web::Config { data_dir: Some(dir.clone()), ..meeple_web::Config::default() });
+    let m = create(&app, json!({ "game": "connect4", "seats": ["human", "mcts"], "move_time_ms": 1500 })).await;
+    let (status, body) = Call::new("POST", &format!("/api/matches/{}/moves", m.id))
+        .token(&m.tokens[0])
+        .json(json!({ "ply": 0, "action": "4" }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let db = rusqlite::Connection::open(dir.join(meeple_web::store::FILE)).unwrap();
+    db.busy_timeout(Duration::from_secs(5)).unwrap();
+    db.execute_batch("DROP TABLE moves").unwrap();
+    let snap = wait_until(&app, &m, &m.tokens[0], |s| !s["error"].is_null()).await;
+    let error = snap["error"].as_str().unwrap();
+    assert!(error.contains("could not be stored") && error.contains("no such table"), "{error}");
+    assert_eq!(snap["paused"], true, "{snap}");
+    assert_eq!(snap["status"], "paused", "{snap}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
