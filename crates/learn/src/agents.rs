@@ -312,6 +312,12 @@ pub struct AzAgent<S: State> {
     obs: Vec<f32>,
     one: Vec<f32>,
     legal: Vec<Action>,
+    /// The leaves' legal moves end to end, where each leaf's start, for the network to compute
+    /// their logits alone; and those logits put back at their ids for the search.
+    listed: Vec<Action>,
+    starts: Vec<usize>,
+    logits: Vec<f32>,
+    moves: Vec<Action>,
     /// Root visits of the last search, most first.
     last: Vec<(Action, u64)>,
     _state: std::marker::PhantomData<S>,
@@ -369,6 +375,10 @@ impl<S: State> AzAgent<S> {
             obs: Vec::new(),
             one: Vec::new(),
             legal: Vec::new(),
+            listed: Vec::new(),
+            starts: Vec::new(),
+            logits: Vec::new(),
+            moves: Vec::new(),
             last: Vec::new(),
             _state: std::marker::PhantomData,
         })
@@ -415,13 +425,27 @@ impl<S: State> AzAgent<S> {
                 continue;
             }
             self.obs.clear();
+            self.listed.clear();
+            self.starts.clear();
+            self.starts.push(0);
             for leaf in search.leaves() {
                 let mover = leaf.current_player().expect("leaves that wait for the network are decisions");
                 leaf.observation(mover, &mut self.one);
                 self.obs.extend_from_slice(&self.one);
+                leaf.legal_actions(&mut self.moves);
+                self.listed.extend_from_slice(&self.moves);
+                self.starts.push(self.listed.len());
             }
-            let out = Evaluator::evaluate(self.net.as_ref(), &self.obs, n)?;
-            search.deliver_all(&out.logits, &out.values, self.net.actions(), self.net.seats());
+            let out = Evaluator::evaluate_listed(self.net.as_ref(), &self.obs, n, &self.listed, &self.starts, false)?;
+            // The search reads each leaf's legal moves' logits alone: the others keep stale values.
+            let actions = self.net.actions();
+            self.logits.resize(n * actions, 0.0);
+            for (b, w) in self.starts.windows(2).enumerate() {
+                for j in w[0]..w[1] {
+                    self.logits[b * actions + self.listed[j] as usize] = out.logits[j];
+                }
+            }
+            search.deliver_all(&self.logits, &out.values, actions, self.net.seats());
             evaluated += n as u32;
             longest = longest.max(batch_began.elapsed());
             // A tree at the process's cap stops growing: the search answers with what it has.

@@ -68,6 +68,27 @@ pub trait Evaluator: Send + Sync {
     fn evaluate_serial(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
         self.evaluate(obs, batch)
     }
+    /// The logits of listed actions alone (sample `b`'s are `actions[starts[b]..starts[b +
+    /// 1]]`, its logits at the same places) and every value; on the calling thread where
+    /// `serial`. A search reads only its legal moves' logits, and a network with a dense head
+    /// computes just those (Sagrada's leaves list a few dozen of 5,574 ids). By default the
+    /// full evaluation, picked out.
+    fn evaluate_listed(
+        &self,
+        obs: &[f32],
+        batch: usize,
+        actions: &[meeple_game::Action],
+        starts: &[usize],
+        serial: bool,
+    ) -> Result<Output, LearnError> {
+        let full = if serial { self.evaluate_serial(obs, batch)? } else { self.evaluate(obs, batch)? };
+        let n = self.actions();
+        let mut logits = Vec::with_capacity(actions.len());
+        for (b, w) in starts.windows(2).enumerate().take(batch) {
+            logits.extend(actions[w[0]..w[1]].iter().map(|&a| full.logits[b * n + a as usize]));
+        }
+        Ok(Output { logits, values: full.values })
+    }
 }
 
 impl Evaluator for Network {
@@ -89,6 +110,17 @@ impl Evaluator for Network {
 
     fn evaluate_serial(&self, obs: &[f32], batch: usize) -> Result<Output, LearnError> {
         Ok(Network::evaluate_serial(self, obs, batch)?)
+    }
+
+    fn evaluate_listed(
+        &self,
+        obs: &[f32],
+        batch: usize,
+        actions: &[meeple_game::Action],
+        starts: &[usize],
+        serial: bool,
+    ) -> Result<Output, LearnError> {
+        Ok(Network::evaluate_listed(self, obs, batch, actions, starts, serial)?)
     }
 }
 

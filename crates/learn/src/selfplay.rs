@@ -380,9 +380,15 @@ fn play_share<G: Game>(
     let mut waiting: Vec<usize> = Vec::new();
     let mut outcomes = Vec::new();
     let mut legal = Vec::new();
+    // Each waiting leaf's legal moves, end to end, and where each leaf's start: the network
+    // computes their logits alone; `row` puts one leaf's back at their ids for its search.
+    let (mut listed, mut starts, mut row) = (Vec::new(), Vec::new(), vec![0.0f32; actions]);
     loop {
         obs.clear();
         waiting.clear();
+        listed.clear();
+        starts.clear();
+        starts.push(0);
         for (k, slot_opt) in slots.iter_mut().enumerate() {
             while let Some(slot) = slot_opt.as_mut() {
                 if slot.search.is_none() {
@@ -457,6 +463,11 @@ fn play_share<G: Game>(
                             )));
                         }
                         obs.extend_from_slice(&one);
+                        let from = listed.len();
+                        leaf.legal_actions(&mut legal);
+                        listed.extend_from_slice(&legal);
+                        starts.push(listed.len());
+                        debug_assert!(listed.len() > from, "a decision has a legal move");
                         waiting.push(k);
                         break;
                     }
@@ -487,17 +498,17 @@ fn play_share<G: Game>(
         if waiting.is_empty() || stop() {
             break;
         }
-        let out = if serial {
-            evaluator.evaluate_serial(&obs, waiting.len())?
-        } else {
-            evaluator.evaluate(&obs, waiting.len())?
-        };
+        let out = evaluator.evaluate_listed(&obs, waiting.len(), &listed, &starts, serial)?;
         stats.evaluations += waiting.len() as u64;
         stats.batches += 1;
         for (b, &k) in waiting.iter().enumerate() {
             let slot = slots[k].as_mut().expect("a waiting game");
             let (search, _) = slot.search.as_mut().expect("a waiting search");
-            search.deliver(&out.logits[b * actions..(b + 1) * actions], &out.values[b * seats..(b + 1) * seats]);
+            // The search reads the leaf's legal moves' logits alone: the rest of `row` is stale.
+            for j in starts[b]..starts[b + 1] {
+                row[listed[j] as usize] = out.logits[j];
+            }
+            search.deliver(&row, &out.values[b * seats..(b + 1) * seats]);
         }
     }
     Ok(stats)

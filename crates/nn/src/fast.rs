@@ -97,6 +97,10 @@ pub(crate) struct Fast {
     heads: Option<Dense>,
     /// The dense head's last layer.
     policy_fc: Option<Dense>,
+    /// Its weights again, one row of `inputs` per action: where a leaf has a few dozen legal
+    /// actions among thousands of ids (Sagrada's 5,574), their rows alone give the logits the
+    /// search reads, a small part of the full product's work.
+    policy_rows: Option<Vec<f32>>,
     /// The plane head's 3x3 convolution.
     policy_planes: Option<Dense>,
     value_fc: Dense,
@@ -159,11 +163,23 @@ impl Fast {
         } else {
             trunk.extend(model.mlp.iter().map(Dense::from_linear));
         }
+        let policy_fc = model.policy_fc.as_ref().map(Dense::from_linear);
+        let policy_rows = policy_fc.as_ref().map(|fc| {
+            let (k, n) = (fc.inputs, fc.outputs);
+            let mut rows = vec![0.0; k * n];
+            for i in 0..k {
+                for o in 0..n {
+                    rows[o * k + i] = fc.weight[i * n + o];
+                }
+            }
+            rows
+        });
         Fast {
             config: config.clone(),
             trunk,
             heads,
-            policy_fc: model.policy_fc.as_ref().map(Dense::from_linear),
+            policy_fc,
+            policy_rows,
             policy_planes: model.policy_planes.as_ref().map(|c| Dense::from_conv(c, None)),
             value_fc: Dense::from_linear(&model.value_fc),
             value_out: Dense::from_linear(&model.value_out),
@@ -184,7 +200,7 @@ impl Fast {
             .par_chunks(chunk * n)
             .zip(logits.par_chunks_mut(chunk * a))
             .zip(vals.par_chunks_mut(chunk * seats))
-            .for_each(|((o, l), v)| self.chunk(o, o.len() / n, l, v));
+            .for_each(|((o, l), v)| self.chunk(o, o.len() / n, Policy::Full(l), v));
     }
 
     /// [`Fast::evaluate`] on the calling thread alone, chunk after chunk.
@@ -196,7 +212,50 @@ impl Fast {
         let chunks =
             obs[..batch * n].chunks(chunk * n).zip(logits.chunks_mut(chunk * a)).zip(vals.chunks_mut(chunk * seats));
         for ((o, l), v) in chunks {
-            self.chunk(o, o.len() / n, l, v);
+            self.chunk(o, o.len() / n, Policy::Full(l), v);
+        }
+    }
+
+    /// Whether [`Fast::evaluate_listed`] can answer: a dense policy head.
+    pub(crate) fn lists(&self) -> bool {
+        self.policy_rows.is_some()
+    }
+
+    /// The logits of the listed actions alone (`actions[starts[b]..starts[b + 1]]` for sample
+    /// `b`, written in that order) and the values, for a network with a dense policy head;
+    /// on the calling thread where `serial`, else chunks side by side in the current pool.
+    pub(crate) fn evaluate_listed(
+        &self,
+        obs: &[f32],
+        batch: usize,
+        actions: &[u32],
+        starts: &[usize],
+        serial: bool,
+        out: &mut crate::Output,
+    ) {
+        use rayon::prelude::*;
+        let crate::Output { logits, values: vals } = out;
+        let (n, seats) = (self.config.input_len(), self.config.seats);
+        let chunk = self.chunk_size(batch);
+        logits.resize(actions.len(), 0.0);
+        vals.resize(batch * seats, 0.0);
+        let mut jobs = Vec::with_capacity(batch.div_ceil(chunk));
+        let (mut rest_l, mut rest_v) = (&mut logits[..], &mut vals[..]);
+        for c in (0..batch).step_by(chunk) {
+            let m = chunk.min(batch - c);
+            let (l, lr) = std::mem::take(&mut rest_l).split_at_mut(starts[c + m] - starts[c]);
+            let (v, vr) = std::mem::take(&mut rest_v).split_at_mut(m * seats);
+            (rest_l, rest_v) = (lr, vr);
+            jobs.push((c, m, l, v));
+        }
+        let run = |(c, m, l, v): (usize, usize, &mut [f32], &mut [f32])| {
+            let policy = Policy::Listed { actions, starts: &starts[c..=c + m], out: l };
+            self.chunk(&obs[c * n..(c + m) * n], m, policy, v);
+        };
+        if serial {
+            jobs.into_iter().for_each(run);
+        } else {
+            jobs.into_par_iter().for_each(run);
         }
     }
 
@@ -212,21 +271,40 @@ impl Fast {
         }
     }
 
-    fn chunk(&self, obs: &[f32], batch: usize, logits: &mut [f32], vals: &mut [f32]) {
+    fn chunk(&self, obs: &[f32], batch: usize, policy: Policy<'_>, vals: &mut [f32]) {
         // The scratch is taken out of the thread's slot for the whole chunk, not borrowed: a wide
         // product runs on the rayon pool, and a thread waiting in it may start another chunk of
         // its own (work stealing), which then finds the slot empty and uses fresh buffers
         // instead of finding it borrowed.
         let mut scratch = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
         let s = &mut scratch;
+        let (logits, listed): (&mut [f32], _) = match policy {
+            Policy::Full(l) => (l, None),
+            Policy::Listed { actions, starts, out } => (&mut [], Some((actions, starts, out))),
+        };
         match self.config.trunk {
             Trunk::Resnet { .. } => self.tower(obs, batch, s, logits),
             Trunk::Mlp { .. } => self.mlp(obs, batch, s),
             Trunk::Resmlp { .. } => self.resmlp(obs, batch, s),
         }
-        if let Some(fc) = &self.policy_fc {
-            fc.product(&s.policy_in, batch, logits);
-            add_bias(logits, &fc.bias, false);
+        match (&self.policy_fc, listed) {
+            (Some(fc), None) => {
+                fc.product(&s.policy_in, batch, logits);
+                add_bias(logits, &fc.bias, false);
+            }
+            (Some(fc), Some((actions, starts, out))) => {
+                let rows = self.policy_rows.as_ref().expect("rows beside a dense head");
+                let k = fc.inputs;
+                for b in 0..batch {
+                    let x = &s.policy_in[b * k..(b + 1) * k];
+                    for j in starts[b]..starts[b + 1] {
+                        let a = actions[j] as usize;
+                        out[j - starts[0]] = fc.bias[a] + dot(x, &rows[a * k..(a + 1) * k]);
+                    }
+                }
+            }
+            (None, Some(_)) => unreachable!("listed logits need a dense head"),
+            (None, None) => {}
         }
         let hidden = sized(&mut s.hidden, batch * self.value_fc.outputs);
         self.value_fc.product(&s.value_in, batch, hidden);
@@ -427,6 +505,32 @@ impl Fast {
             }
         }
     }
+}
+
+/// Where [`Fast::chunk`] puts the policy: every action's logit, or the listed actions' alone.
+enum Policy<'a> {
+    Full(&'a mut [f32]),
+    /// Sample `b`'s actions are `actions[starts[b]..starts[b + 1]]` (`starts` of this chunk,
+    /// offsets into the whole batch's list); their logits go to `out` from `starts[0]` on.
+    Listed {
+        actions: &'a [u32],
+        starts: &'a [usize],
+        out: &'a mut [f32],
+    },
+}
+
+/// A dot product in eight running sums, which the compiler keeps in vector registers (one
+/// running sum would be a chain of dependent additions).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
 
 fn add_bias(out: &mut [f32], bias: &[f32], relu: bool) {

@@ -183,11 +183,8 @@ impl Network {
         self.forward(obs, batch, true)
     }
 
-    fn forward(&self, obs: &[f32], batch: usize, serial: bool) -> Result<Output, NnError> {
+    fn check_input(&self, obs: &[f32], batch: usize) -> Result<(), NnError> {
         let n = self.config.input_len();
-        if batch == 0 {
-            return Ok(Output::default());
-        }
         if obs.len() != batch * n {
             return Err(NnError::Shape(format!(
                 "{} values for {batch} observations of {n} (the network's input {:?})",
@@ -195,11 +192,71 @@ impl Network {
                 self.config.input
             )));
         }
+        Ok(())
+    }
+
+    fn forward(&self, obs: &[f32], batch: usize, serial: bool) -> Result<Output, NnError> {
+        if batch == 0 {
+            return Ok(Output::default());
+        }
+        self.check_input(obs, batch)?;
         let mut out = Output::default();
         if serial {
             self.fast.evaluate_serial(obs, batch, &mut out.logits, &mut out.values);
         } else {
             self.pool.install(|| self.fast.evaluate(obs, batch, &mut out.logits, &mut out.values));
+        }
+        Ok(out)
+    }
+
+    /// The logits of listed actions alone, and every seat's value: sample `b`'s actions are
+    /// `actions[starts[b]..starts[b + 1]]` and its logits land at the same places in
+    /// `Output::logits` (`starts` has `batch + 1` offsets, from 0 to `actions.len()`). A search
+    /// reads only its legal moves' logits; with a dense head and a few legal moves among many
+    /// ids this skips most of the head's product. Equal to [`Network::evaluate`]'s logits at
+    /// those actions, to float rounding (tested). `serial` as [`Network::evaluate_serial`].
+    pub fn evaluate_listed(
+        &self,
+        obs: &[f32],
+        batch: usize,
+        actions: &[u32],
+        starts: &[usize],
+        serial: bool,
+    ) -> Result<Output, NnError> {
+        let total = self.config.actions;
+        if starts.len() != batch + 1
+            || starts.first() != Some(&0)
+            || starts.last() != Some(&actions.len())
+            || starts.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(NnError::Shape(format!(
+                "{} offsets for {batch} observations' lists of {} actions: wanted {} rising from 0 to {}",
+                starts.len(),
+                actions.len(),
+                batch + 1,
+                actions.len()
+            )));
+        }
+        if let Some(&a) = actions.iter().find(|&&a| a as usize >= total) {
+            return Err(NnError::Shape(format!("action {a} listed for a network of {total} actions")));
+        }
+        // Where most ids are listed anyway (or the head reads planes), the full product is as
+        // cheap: take it and pick the listed ones out.
+        if batch == 0 || !self.fast.lists() || 2 * actions.len() >= batch * total {
+            let full = self.forward(obs, batch, serial)?;
+            let mut logits = Vec::with_capacity(actions.len());
+            for b in 0..batch {
+                let row = &full.logits[b * total..(b + 1) * total];
+                logits.extend(actions[starts[b]..starts[b + 1]].iter().map(|&a| row[a as usize]));
+            }
+            return Ok(Output { logits, values: full.values });
+        }
+        self.check_input(obs, batch)?;
+        let mut out = Output::default();
+        if serial {
+            self.fast.evaluate_listed(obs, batch, actions, starts, true, &mut out);
+        } else {
+            self.pool.install(|| self.fast.evaluate_listed(obs, batch, actions, starts, false, &mut out));
         }
         Ok(out)
     }

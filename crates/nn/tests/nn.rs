@@ -295,6 +295,68 @@ fn the_fast_forward_pass_equals_burns() {
 }
 
 #[test]
+fn listed_logits_equal_the_full_evaluation_at_those_actions() {
+    // 300 actions, each sample listing a few (as a search's legal moves), some none; heads that
+    // compute rows (dense) and one that falls back to the full product (planes).
+    for (spec, input) in [
+        ("mlp:layers=2,width=16", vec![10]),
+        ("resmlp:blocks=1,width=24", vec![10]),
+        ("mlp:layers=1,width=13,score=true", vec![7]),
+        ("resnet:blocks=1,channels=4", vec![3, 6, 7]),
+        ("resnet:blocks=1,channels=4,head=planes", vec![3, 6, 7]),
+    ] {
+        let actions = 300;
+        let cells = input.get(1).map_or(0, |r| r * input[2]);
+        let index: Vec<u32> = (0..actions).map(|a| (a * (9 * cells) / actions) as u32).collect();
+        let planes = spec.contains("head=planes").then_some((9, &index[..]));
+        let config = NetConfig::from_spec(spec, &input, actions, 3, planes).unwrap();
+        let net = Network::new(config.clone(), 9, 2);
+        let batch = 11;
+        let obs: Vec<f32> = (0..batch * config.input_len()).map(|i| ((i * 7919) % 13) as f32 / 6.0 - 1.0).collect();
+        let full = net.evaluate(&obs, batch).unwrap();
+        let (mut listed, mut starts) = (Vec::new(), vec![0]);
+        for b in 0..batch {
+            // Sample 4 lists nothing; the others 1 to 10 ids spread over the range, out of order.
+            let n = if b == 4 { 0 } else { 1 + (b * 7) % 10 };
+            listed.extend((0..n).map(|j| ((b * 131 + j * 37 + (j * j * 11)) % actions) as u32).rev());
+            starts.push(listed.len());
+        }
+        for serial in [false, true] {
+            let got = net.evaluate_listed(&obs, batch, &listed, &starts, serial).unwrap();
+            assert_eq!(got.values, full.values, "{spec}: the same values");
+            assert_eq!(got.logits.len(), listed.len(), "{spec}: a logit per listed action");
+            for b in 0..batch {
+                let (ids, got) = (&listed[starts[b]..starts[b + 1]], &got.logits[starts[b]..starts[b + 1]]);
+                for (&a, &g) in ids.iter().zip(got) {
+                    let want = full.logits[b * actions + a as usize];
+                    let diff = (g - want).abs();
+                    assert!(diff <= 1e-5 * (1.0 + want.abs()), "{spec}: sample {b}'s action {a}: {g} vs {want}");
+                }
+            }
+        }
+        // Every id listed: the full product, picked out, the same figures.
+        let all: Vec<u32> = (0..batch).flat_map(|_| 0..actions as u32).collect();
+        let every: Vec<usize> = (0..=batch).map(|b| b * actions).collect();
+        let got = net.evaluate_listed(&obs, batch, &all, &every, false).unwrap();
+        assert_eq!(got.logits, full.logits, "{spec}: every action listed");
+        // Bad lists are refused with the reason, not read past their ends.
+        let refuse = |listed: &[u32], starts: &[usize], want: &str| {
+            let e = net.evaluate_listed(&obs, batch, listed, starts, false).unwrap_err().to_string();
+            assert!(e.contains(want), "{spec}: {e}");
+        };
+        refuse(&listed, &starts[..batch], "offsets");
+        let mut falling = starts.clone();
+        falling[3] = falling[2] + 100;
+        refuse(&listed, &falling, "rising");
+        refuse(
+            &[actions as u32],
+            &[0, 1].into_iter().chain(std::iter::repeat_n(1, batch - 1)).collect::<Vec<_>>(),
+            "action 300",
+        );
+    }
+}
+
+#[test]
 fn a_wide_network_evaluates_from_several_threads_at_once() {
     // Wide products go parallel inside a chunk; a pool thread waiting in one may start another
     // chunk on the same thread. Several callers at once, each with its own two-thread pool.
