@@ -4,7 +4,7 @@
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use meeple_game::{Game, limits};
+use meeple_game::{Game, State, limits};
 use meeple_games::with_game;
 use meeple_learn::Root;
 use meeple_learn::ladder::{Evaluation, Ladder, LadderConfig};
@@ -164,6 +164,17 @@ pub struct AzArgs {
     /// Generations the --teacher plays.
     #[arg(long, value_name = "G", default_value_t = 0)]
     teacher_generations: u64,
+    /// After those generations, the share of every generation's games the --teacher still plays
+    /// (expert iteration kept going, so self-play cannot wash its policy out); 0 (the default):
+    /// self-play alone.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    teacher_share: f64,
+    /// The share of the game's result, in the value target, given to the final score margin
+    /// rather than the win or loss: each seat's 0.5 + 0.5 x its lead over the best other seat on
+    /// the game's score scale, clamped to 0..1 (games with scores: cathedral, catan, sagrada). 0
+    /// (the default): win or loss alone.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    value_score: f64,
     /// Peak learning rate.
     #[arg(long, default_value_t = 2e-3)]
     lr: f64,
@@ -249,6 +260,22 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.value_lambda) {
         bail!("--value-lambda {}: give a weight from 0 to 1", args.value_lambda);
     }
+    if !(0.0..=1.0).contains(&args.value_score) {
+        bail!("--value-score {}: give a share from 0 to 1", args.value_score);
+    }
+    if args.value_score > 0.0 && game.initial_state().score_scale().is_none() {
+        bail!(
+            "--value-score {}: {} has no score margin; the games with one are cathedral, catan and sagrada",
+            args.value_score,
+            game.spec()
+        );
+    }
+    if !(0.0..=1.0).contains(&args.teacher_share) {
+        bail!("--teacher-share {}: give a share from 0 to 1", args.teacher_share);
+    }
+    if args.teacher_share > 0.0 && args.teacher.is_none() {
+        bail!("--teacher-share needs --teacher SPEC: the agent that plays those games");
+    }
     if args.value_mix_warmup > 1_000_000 {
         bail!("--value-mix-warmup {}: give 0 (off) to 1000000 generations", args.value_mix_warmup);
     }
@@ -277,6 +304,8 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     let mut config = default_config(game, args.sims, args.seed, threads);
     config.teacher = args.teacher.clone();
     config.teacher_generations = args.teacher_generations;
+    config.teacher_share = args.teacher_share;
+    config.value_score = args.value_score;
     if let Some(net) = &args.net {
         config.net = net.clone();
     }

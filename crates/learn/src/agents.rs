@@ -82,6 +82,27 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
                    sigma on the win probabilities as they are. Default: the model sidecar's \
                    `play.rescale`, else true",
         },
+        ParamInfo {
+            name: "rollout",
+            default: "",
+            accepts: "an agent spec, e.g. sagrada-rules, random, (mcts:iters=50)",
+            help: "AlphaGo's mixed leaf value: each leaf the network values is also played to the end by this agent \
+                   in every seat, and the playout's result mixed into the network's value by `lambda`; default: \
+                   the network's value alone",
+        },
+        ParamInfo {
+            name: "lambda",
+            default: "0.5",
+            accepts: "number from 0 to 1",
+            help: "with rollout: the playout's share of a leaf's value (AlphaGo: 0.5)",
+        },
+        ParamInfo {
+            name: "rollout_score",
+            default: "0",
+            accepts: "number from 0 to 1",
+            help: "with rollout: the share of a playout's result given to its final score margin, as `train az \
+                   --value-score` gives it (games with scores)",
+        },
         THREADS,
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
@@ -320,6 +341,15 @@ pub struct AzAgent<S: State> {
     moves: Vec<Action>,
     /// Root visits of the last search, most first.
     last: Vec<(Action, u64)>,
+    /// The mixed leaf value: a playout agent for each seat (none: the network's value alone),
+    /// the playout's share, and its result's share on the score margin.
+    rollout: Vec<BoxedAgent<S>>,
+    lambda: f32,
+    rollout_score: f64,
+    /// The leaves' playout results (a value per seat) and the values mixed from them.
+    rolled: Vec<f32>,
+    mixed: Vec<f32>,
+    outcomes: Vec<(Action, f64)>,
     _state: std::marker::PhantomData<S>,
 }
 
@@ -357,6 +387,27 @@ impl<S: State> AzAgent<S> {
             ..SearchConfig::new(root, sims)
         }
         .quiet();
+        let share = |key: &str| -> Result<f64, Error> {
+            let x: f64 = o.get(key)?;
+            if (0.0..=1.0).contains(&x) { Ok(x) } else { Err(o.bad_value(key, &x.to_string())) }
+        };
+        let (lambda, rollout_score) = (share("lambda")? as f32, share("rollout_score")?);
+        let rollout_spec: String = o.get("rollout")?;
+        let rollout = if rollout_spec.trim().is_empty() {
+            Vec::new()
+        } else {
+            if rollout_score > 0.0 && game.initial_state().score_scale().is_none() {
+                return Err(
+                    o.bad_value("rollout_score", &format!("{rollout_score} ({} has no score margin)", game.spec()))
+                );
+            }
+            (0..game.num_players())
+                .map(|p| {
+                    make_agent(game, &rollout_spec, meeple_game::derive_seed(seed, 0x5011 + p as u64))
+                        .map_err(|e| o.bad_value("rollout", &format!("{rollout_spec} ({e})")))
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
         Ok(AzAgent {
             net,
             sims: (o.given("sims") || time.is_none()).then_some(sims),
@@ -380,6 +431,12 @@ impl<S: State> AzAgent<S> {
             logits: Vec::new(),
             moves: Vec::new(),
             last: Vec::new(),
+            rollout,
+            lambda,
+            rollout_score,
+            rolled: Vec::new(),
+            mixed: Vec::new(),
+            outcomes: Vec::new(),
             _state: std::marker::PhantomData,
         })
     }
@@ -445,7 +502,29 @@ impl<S: State> AzAgent<S> {
                     self.logits[b * actions + self.listed[j] as usize] = out.logits[j];
                 }
             }
-            search.deliver_all(&self.logits, &out.values, actions, self.net.seats());
+            let values = if self.rollout.is_empty() {
+                &out.values[..]
+            } else {
+                self.rolled.clear();
+                for leaf in search.leaves() {
+                    let mover = leaf.current_player().expect("leaves that wait for the network are decisions");
+                    let r =
+                        playout(&mut self.rollout, leaf.clone(), &mut self.rng, &mut self.outcomes, &mut self.moves)?;
+                    let margins = if self.rollout_score > 0.0 { crate::train::margin_values(&r) } else { None };
+                    let returns = r.returns().expect("a playout ends the game");
+                    // Mover first, as the network gives its values.
+                    for k in 0..returns.len() {
+                        let p = (mover + k) % returns.len();
+                        let m = margins.as_ref().map_or(returns[p], |m| m[p]);
+                        self.rolled.push(((1.0 - self.rollout_score) * returns[p] + self.rollout_score * m) as f32);
+                    }
+                }
+                let lambda = self.lambda;
+                self.mixed.clear();
+                self.mixed.extend(out.values.iter().zip(&self.rolled).map(|(&v, &r)| (1.0 - lambda) * v + lambda * r));
+                &self.mixed[..]
+            };
+            search.deliver_all(&self.logits, values, actions, self.net.seats());
             evaluated += n as u32;
             longest = longest.max(batch_began.elapsed());
             // A tree at the process's cap stops growing: the search answers with what it has.
@@ -456,6 +535,39 @@ impl<S: State> AzAgent<S> {
                 return Ok(evaluated);
             }
         }
+    }
+}
+
+/// Plays `state` to its end with `agents` (one per seat; chance from `rng`) and returns the
+/// final state. An agent's illegal or failed move is an error naming it.
+fn playout<S: State>(
+    agents: &mut [BoxedAgent<S>],
+    mut state: S,
+    rng: &mut Rng,
+    outcomes: &mut Vec<(Action, f64)>,
+    legal: &mut Vec<Action>,
+) -> Result<S, Error> {
+    loop {
+        let action = match state.turn() {
+            meeple_game::Turn::Terminal => return Ok(state),
+            meeple_game::Turn::Chance => {
+                state.chance_outcomes(outcomes);
+                meeple_game::sample_chance(outcomes, rng)
+            }
+            meeple_game::Turn::Player(p) => {
+                let agent = &mut agents[p];
+                let a = agent.act(&state, &Budget::default())?;
+                state.legal_actions(legal);
+                if !legal.contains(&a) {
+                    return Err(Error::Agent {
+                        agent: "az".into(),
+                        reason: format!("its rollout agent '{}' chose {a}, not a legal move", agent.spec()),
+                    });
+                }
+                a
+            }
+        };
+        state.apply_unchecked(action);
     }
 }
 

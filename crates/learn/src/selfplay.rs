@@ -123,7 +123,7 @@ pub fn self_play_until<G: Game>(
 /// in which a network learns from a stronger player's decisions before it learns from its
 /// own searches. A decision's policy target is the share of the teacher's visits among the
 /// legal moves where its search reports visits (MCTS, ISMCTS), else its move; the value target
-/// is the game's result (each decision's `root_value` is the returns). Each agent is made
+/// is the game's result (a decision's `root_value` is empty: no search value of ours). Each agent is made
 /// for its game and seat with a seed from the game's, so the games depend on `seed` alone;
 /// the random openings and the ply limit are `config`'s. Threads and `stop` as
 /// [`self_play_until`]; a game in progress when `stop()` says so is dropped.
@@ -309,10 +309,6 @@ fn teach_share<G: Game>(
                 }
             }
         };
-        let values: Vec<f32> = returns.iter().map(|&r| r as f32).collect();
-        for p in &mut positions {
-            p.root_value = values.clone();
-        }
         stats.games += 1;
         stats.positions += positions.len() as u64;
         emit(SelfPlayGame { seed: s, actions, positions, returns });

@@ -53,6 +53,12 @@ pub struct AzConfig {
     /// positions, the search's value is less noisy. 0: `value_mix` from the start.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub value_mix_warmup: u64,
+    /// The result in the value target is this share the final score margin and the rest the
+    /// win or loss: each seat's `0.5 + 0.5 x` its lead over the best other seat on the game's
+    /// [`State::score_scale`], clamped to 0..=1 (a game decided by luck says more by how much it
+    /// was won than by who won). 0: the result alone. Needs a game with a score scale.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub value_score: f64,
     /// Expert iteration's start: an agent spec whose games, in every seat, are the first
     /// `teacher_generations` generations' games instead of self-play (its visits or moves the
     /// policy targets, the results the value targets; see
@@ -62,6 +68,11 @@ pub struct AzConfig {
     /// Generations the teacher plays.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub teacher_generations: u64,
+    /// After those generations, the teacher still plays this share of every generation's games
+    /// (expert iteration kept going: self-play cannot wash the teacher's policy out of the
+    /// window). 0: self-play alone after the teacher's generations.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub teacher_share: f64,
     /// Generations between evaluations (and kept checkpoints); 0: none.
     pub eval_every: u64,
     pub seed: u64,
@@ -254,6 +265,7 @@ pub fn train<G: Game>(
         return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));
     }
     let net = net_config(game, &config.net)?;
+    check_targets(game, config)?;
     let (mut trainer, mut progress) = open_run(config, &run, &net, resume)?;
     let mut window: VecDeque<Sample<G::State>> = VecDeque::new();
     if resume {
@@ -433,6 +445,8 @@ const OPTIONS: &[(&str, &str)] = &[
     ("value_mix_warmup", "--value-mix-warmup"),
     ("teacher", "--teacher"),
     ("teacher_generations", "--teacher-generations"),
+    ("teacher_share", "--teacher-share"),
+    ("value_score", "--value-score"),
     ("seed", "--seed"),
     ("threads", "--threads"),
 ];
@@ -471,6 +485,33 @@ pub fn config_difference(stored: &AzConfig, now: &AzConfig) -> Option<String> {
     Some(format!("{name} {was} (this run: {is})"))
 }
 
+/// The value target's and the teacher's settings, checked before a run starts.
+fn check_targets<G: Game>(game: &G, config: &AzConfig) -> Result<(), LearnError> {
+    ValueTarget::new(config.value_mix, config.value_lambda)?.with_score(config.value_score)?;
+    if config.value_score > 0.0 && game.initial_state().score_scale().is_none() {
+        return Err(LearnError::Config(format!(
+            "value score share {}: a value target on the score margin needs a game whose final scores say by \
+             how much it was won ({} does not; cathedral, catan and sagrada do)",
+            config.value_score,
+            game.spec()
+        )));
+    }
+    if !(0.0..=1.0).contains(&config.teacher_share) {
+        return Err(LearnError::Config(format!("teacher share {} is outside 0 to 1", config.teacher_share)));
+    }
+    if config.teacher_share > 0.0 && config.teacher.is_none() {
+        return Err(LearnError::Config(format!(
+            "teacher share {}: there is no teacher to play those games",
+            config.teacher_share
+        )));
+    }
+    Ok(())
+}
+
+/// The seed stream of a generation's teacher games beside its self-play (see
+/// [`AzConfig::teacher_share`]).
+const TEACHER_STREAM: u64 = 0x7eac_4e25;
+
 /// Plays one generation of self-play with the trainer's current weights, writing its games to
 /// the generation's shard. `None` when it was stopped before any game ended: no generation took
 /// place (nothing is written, so a resumed run plays it again from its seed).
@@ -498,6 +539,39 @@ fn play_generation<G: Game>(
     let (games, stats) = match &config.teacher {
         Some(teacher) if generation <= config.teacher_generations => {
             teacher_play_until(game, teacher, &config.selfplay, n, seed, threads, &out_of_time, on_game)?
+        }
+        Some(teacher) if config.teacher_share > 0.0 => {
+            // The teacher's games first, from a seed stream of their own, then self-play's.
+            let mut on_game = on_game;
+            let taught = ((n as f64) * config.teacher_share).round() as usize;
+            let teacher_seed = derive_seed(seed, TEACHER_STREAM);
+            let (mut games, mut stats) = teacher_play_until(
+                game,
+                teacher,
+                &config.selfplay,
+                taught,
+                teacher_seed,
+                threads,
+                &out_of_time,
+                &mut on_game,
+            )?;
+            let (own, more) = self_play_until(
+                game,
+                &network,
+                &config.selfplay,
+                n - taught,
+                seed,
+                threads,
+                &out_of_time,
+                &mut on_game,
+            )?;
+            games.extend(own);
+            stats.games += more.games;
+            stats.positions += more.positions;
+            stats.evaluations += more.evaluations;
+            stats.batches += more.batches;
+            stats.seconds += more.seconds;
+            (games, stats)
         }
         _ => self_play_until(game, &network, &config.selfplay, n, seed, threads, &out_of_time, on_game)?,
     };
@@ -733,12 +807,19 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// How a position's value target is made from its game: `mix` x the result + (1 - `mix`) x
-/// the short-term search value with `lambda` (see [`AzConfig::value_lambda`]).
+/// the short-term search value with `lambda` (see [`AzConfig::value_lambda`]); the result is
+/// `score` x the score margin's value + (1 - `score`) x the win or loss
+/// (see [`AzConfig::value_score`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValueTarget {
     pub mix: f64,
     pub lambda: f64,
+    pub score: f64,
 }
 
 impl ValueTarget {
@@ -749,19 +830,33 @@ impl ValueTarget {
                 return Err(LearnError::Config(format!("{name} {x} is outside 0 to 1")));
             }
         }
-        Ok(ValueTarget { mix, lambda })
+        Ok(ValueTarget { mix, lambda, score: 0.0 })
+    }
+
+    /// The same with `score` of the result on the score margin (0 to 1, checked).
+    pub fn with_score(self, score: f64) -> Result<Self, LearnError> {
+        if !(0.0..=1.0).contains(&score) {
+            return Err(LearnError::Config(format!("value score share {score} is outside 0 to 1")));
+        }
+        Ok(ValueTarget { score, ..self })
     }
 
     /// The target for the games of generation `generation` (1 the first).
     fn of(config: &AzConfig, generation: u64) -> Self {
         let warmup = config.value_mix_warmup;
         let ramp = if warmup == 0 { 1.0 } else { (generation as f64 / warmup as f64).min(1.0) };
-        ValueTarget { mix: config.value_mix * ramp, lambda: config.value_lambda }
+        ValueTarget { mix: config.value_mix * ramp, lambda: config.value_lambda, score: config.value_score }
     }
 
-    /// The targets of a game's positions, each a value per seat.
-    fn targets(&self, record: &SelfPlayGame) -> Vec<Vec<f32>> {
-        let z = &record.returns;
+    /// The targets of a game's positions, each a value per seat; `margins` the seats' score
+    /// margins' values (see [`margin_values`]) where `score` is above 0.
+    fn targets(&self, record: &SelfPlayGame, margins: Option<&[f64]>) -> Vec<Vec<f32>> {
+        let z: Vec<f64> = match margins {
+            Some(m) if self.score > 0.0 => {
+                record.returns.iter().zip(m).map(|(&r, &m)| (1.0 - self.score) * r + self.score * m).collect()
+            }
+            _ => record.returns.clone(),
+        };
         // Backwards from the end: short = (1 - λ) q + λ short', the result past the last decision.
         let mut short: Vec<f64> = z.clone();
         let mut out = vec![Vec::new(); record.positions.len()];
@@ -785,7 +880,15 @@ fn add_game<G: Game>(
     let states = replay_states(game, record)?;
     let last = std::sync::Arc::new(states.last().expect("a game has its first state").clone());
     let mut legal = Vec::new();
-    for (p, value) in record.positions.iter().zip(target.targets(record)) {
+    let margins = if target.score > 0.0 { margin_values(&*last) } else { None };
+    if target.score > 0.0 && margins.is_none() {
+        return Err(LearnError::Config(format!(
+            "a value target on the score margin needs a game whose final scores say by how much it was won \
+             ({} does not)",
+            game.spec()
+        )));
+    }
+    for (p, value) in record.positions.iter().zip(target.targets(record, margins.as_deref())) {
         let state = states
             .get(p.ply as usize)
             .ok_or_else(|| LearnError::Data(format!("a position at ply {} beyond the game", p.ply)))?;
@@ -935,6 +1038,13 @@ fn sample_batch<S: State>(window: &VecDeque<Sample<S>>, net: &NetConfig, size: u
     batch
 }
 
+/// Each seat's score margin as a value in 0..=1 for a game that ended in `last`: `0.5 + 0.5 x`
+/// [`score_margin`] (a seat that won by the game's scale or more 1, one that lost by it 0).
+/// `None` where the game is unfinished or has no score scale.
+pub(crate) fn margin_values<S: State>(last: &S) -> Option<Vec<f64>> {
+    (0..last.scores().len()).map(|p| score_margin(last, p).map(|m| 0.5 + 0.5 * m as f64)).collect()
+}
+
 /// The score-margin target of a game that ended in `last`, for `mover`: the mover's score minus
 /// the best other seat's, over the game's [`State::score_scale`], clamped to -1..=1. `None`
 /// where the game has no scale or did not finish (a game cut at the ply cap).
@@ -976,8 +1086,10 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         value_mix: 0.5,
         value_lambda: 0.0,
         value_mix_warmup: 0,
+        value_score: 0.0,
         teacher: None,
         teacher_generations: 0,
+        teacher_share: 0.0,
         eval_every: 5,
         seed,
         threads,
@@ -1074,7 +1186,7 @@ mod tests {
     }
 
     fn seat0(target: ValueTarget) -> Vec<f32> {
-        target.targets(&record()).iter().map(|v| v[0]).collect()
+        target.targets(&record(), None).iter().map(|v| v[0]).collect()
     }
 
     fn close(a: &[f32], b: &[f32]) -> bool {
@@ -1118,7 +1230,7 @@ mod tests {
         assert!(close(&short, &[0.475, 0.75, 0.9]), "{short:?}");
         // λ 1 is the result alone, whatever the mix; and the seats' targets still sum to 1.
         assert!(close(&seat0(ValueTarget::new(0.3, 1.0).unwrap()), &[1.0, 1.0, 1.0]));
-        for v in ValueTarget::new(0.3, 0.5).unwrap().targets(&record()) {
+        for v in ValueTarget::new(0.3, 0.5).unwrap().targets(&record(), None) {
             assert!((v[0] + v[1] - 1.0).abs() < 1e-6, "{v:?}");
         }
         for (mix, lambda) in [(1.5, 0.0), (0.5, -0.1), (0.5, f64::NAN)] {
@@ -1138,12 +1250,73 @@ mod tests {
         assert!([1, 3, 9].iter().all(|&g| ValueTarget::of(&config, g).lambda == 0.25));
         // Generation 1's games teach the search's value mostly: 0.2 x 1 + 0.8 x 0.2 for the first
         // position of the record (won by seat 0, root value 0.2).
-        let first = ValueTarget::of(&config, 1).targets(&record())[0][0];
-        let lambda_free = ValueTarget { mix: 0.2, lambda: 0.0 }.targets(&record())[0][0];
+        let first = ValueTarget::of(&config, 1).targets(&record(), None)[0][0];
+        let lambda_free = ValueTarget { mix: 0.2, lambda: 0.0, score: 0.0 }.targets(&record(), None)[0][0];
         assert!((lambda_free - (0.2 + 0.8 * 0.2)).abs() < 1e-6, "{lambda_free}");
         assert!(first > lambda_free, "the short-term value leans toward the result: {first}");
         // The stored run configuration leaves the field out when it is off, so older runs resume.
         config.value_mix_warmup = 0;
         assert!(!serde_json::to_string(&config).unwrap().contains("value_mix_warmup"));
+    }
+
+    #[test]
+    fn the_value_score_share_puts_the_result_on_the_score_margin() {
+        // Seat 0 won, by a margin worth 0.7 to it (0.3 to seat 1).
+        let margins = [0.7, 0.3];
+        let result_only = ValueTarget::new(1.0, 0.0).unwrap();
+        let on = |score: f64| result_only.with_score(score).unwrap().targets(&record(), Some(&margins));
+        assert!(on(0.0).iter().all(|v| close(v, &[1.0, 0.0])), "share 0: the win alone");
+        assert!(on(1.0).iter().all(|v| close(v, &[0.7, 0.3])), "share 1: the margin alone");
+        assert!(on(0.5).iter().all(|v| close(v, &[0.85, 0.15])), "{:?}", on(0.5));
+        // With the search's value in the mix, the margin's share goes to the result's part only:
+        // 0.5 x (0.5 x 1 + 0.5 x 0.7) + 0.5 x 0.2 at the first position.
+        let mixed = ValueTarget::new(0.5, 0.0).unwrap().with_score(0.5).unwrap().targets(&record(), Some(&margins));
+        assert!((mixed[0][0] - (0.5 * 0.85 + 0.5 * 0.2)).abs() < 1e-6, "{mixed:?}");
+        // No margins given (a game without one): the result.
+        assert!(close(&result_only.with_score(1.0).unwrap().targets(&record(), None)[0], &[1.0, 0.0]));
+        for bad in [-0.1, 1.5, f64::NAN] {
+            assert!(result_only.with_score(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn margin_values_follow_a_finished_games_scores() {
+        use meeple_games::{Cathedral, TicTacToe};
+        let game = Cathedral::default();
+        let (mut rng, mut legal) = (rng_from_seed(9), Vec::new());
+        let mut state = game.initial_state();
+        assert_eq!(margin_values(&state), None, "an unfinished game");
+        while state.returns().is_none() {
+            let a = state.random_action(&mut rng, &mut legal);
+            state.apply_unchecked(a);
+        }
+        let m = margin_values(&state).unwrap();
+        let lead = score_margin(&state, 0).unwrap() as f64;
+        assert!((m[0] - (0.5 + 0.5 * lead)).abs() < 1e-6 && (m[0] + m[1] - 1.0).abs() < 1e-6, "{m:?} {lead}");
+        // The winner's margin value is above a half, the loser's below.
+        let r = state.returns().unwrap();
+        let winner = if r[0] > r[1] { 0 } else { 1 };
+        assert!(r[0] == r[1] || m[winner] > 0.5, "{m:?} {r:?}");
+        let mut ttt = TicTacToe.initial_state();
+        for a in [0, 3, 1, 4, 2] {
+            ttt.apply_unchecked(a);
+        }
+        assert_eq!(margin_values(&ttt), None, "a game without a score scale");
+        // A run asking for it there is refused before it starts, as is a teacher share without a
+        // teacher or outside 0 to 1.
+        let mut config = default_config(&TicTacToe, 8, 0, 1);
+        config.value_score = 0.5;
+        let err = check_targets(&TicTacToe, &config).unwrap_err().to_string();
+        assert!(err.contains("score margin") && err.contains("sagrada"), "{err}");
+        config.value_score = 0.0;
+        config.teacher_share = 0.25;
+        assert!(check_targets(&TicTacToe, &config).unwrap_err().to_string().contains("no teacher"));
+        config.teacher = Some("random".into());
+        assert!(check_targets(&TicTacToe, &config).is_ok());
+        config.teacher_share = 1.5;
+        assert!(check_targets(&TicTacToe, &config).unwrap_err().to_string().contains("outside 0 to 1"));
+        let mut cathedral = default_config(&game, 8, 0, 1);
+        cathedral.value_score = 1.0;
+        assert!(check_targets(&game, &cathedral).is_ok());
     }
 }

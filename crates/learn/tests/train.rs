@@ -417,12 +417,11 @@ fn a_teacher_plays_every_seat_with_its_visits_or_its_moves_and_the_results_as_ta
         for g in &games {
             let states = replay_states(&game, g).unwrap();
             assert!(states.last().unwrap().is_terminal());
-            let returns: Vec<f32> = g.returns.iter().map(|&r| r as f32).collect();
             let mut legal = Vec::new();
             for p in &g.positions {
                 let s = &states[p.ply as usize];
                 assert_eq!(s.current_player(), Some(p.mover), "{spec}: the mover is the player to move");
-                assert_eq!(p.root_value, returns, "{spec}: the value target is the result");
+                assert!(p.root_value.is_empty(), "{spec}: no search value of ours: the target is the result");
                 s.legal_actions(&mut legal);
                 assert!(p.policy.iter().all(|(a, _)| legal.contains(a)), "{spec}: targets on legal moves only");
                 let total: f32 = p.policy.iter().map(|x| x.1).sum();
@@ -493,8 +492,7 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
         // The teacher's: every decision a single move with the result as its value.
         for game in read(g) {
             assert!(game.positions.iter().all(|p| p.policy.len() == 1), "generation {g}");
-            let returns: Vec<f32> = game.returns.iter().map(|&r| r as f32).collect();
-            assert!(game.positions.iter().all(|p| p.root_value == returns), "generation {g}");
+            assert!(game.positions.iter().all(|p| p.root_value.is_empty()), "generation {g}");
         }
     }
     // Self-play's: searches' shares, and fast searches with no policy target.
@@ -518,4 +516,149 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
     other.teacher_generations = 11;
     let err = train(&TicTacToe, &other, limit, &d, true, None, &mut until).unwrap_err().to_string();
     assert!(err.contains("--teacher-generations 10 (this run: 11)"), "{err}");
+}
+
+#[test]
+fn a_teacher_share_keeps_the_teacher_in_every_generation() {
+    let d = dir("teacher-share");
+    let mut config = small(6);
+    config.threads = 1;
+    config.games_per_generation = 8;
+    config.selfplay.in_flight = 8;
+    config.min_window = 16;
+    config.teacher = Some("alphabeta:depth=9".into());
+    config.teacher_generations = 1;
+    config.teacher_share = 0.25;
+    let limit = RunLimit { seconds: None, steps: Some(1_000_000) };
+    struct Until(Quiet, u64);
+    impl Hooks for Until {
+        fn generation(&mut self, m: &GenerationMetrics) {
+            self.0.generation(m)
+        }
+        fn should_stop(&self) -> bool {
+            self.0.generations.len() as u64 >= self.1
+        }
+    }
+    let mut until = Until(Quiet { generations: Vec::new() }, 3);
+    train(&TicTacToe, &config, limit, &d, false, None, &mut until).unwrap();
+    let run = RunDir { root: d.clone() };
+    let read = |g: u64| -> Vec<meeple_learn::SelfPlayGame> {
+        std::fs::read_to_string(run.shard(g)).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    // The teacher's decisions carry no search value and one move; self-play's carry root values.
+    let taught = |g: &meeple_learn::SelfPlayGame| g.positions.iter().all(|p| p.root_value.is_empty());
+    assert!(read(1).iter().all(taught), "generation 1 is the teacher's alone");
+    for g in 2..=3 {
+        let games = read(g);
+        assert_eq!(games.len(), 8, "generation {g}");
+        let teacher: Vec<_> = games.iter().filter(|x| taught(x)).collect();
+        assert_eq!(teacher.len(), 2, "generation {g}: a quarter of 8 games the teacher's");
+        assert!(teacher.iter().all(|x| x.positions.iter().all(|p| p.policy.len() == 1)), "generation {g}");
+        assert!(games.iter().filter(|x| !taught(x)).all(|x| x.positions.iter().all(|p| p.root_value.len() == 2)));
+        // Each game its own seed: the teacher's come from a stream apart from self-play's.
+        let seeds: std::collections::BTreeSet<u64> = games.iter().map(|x| x.seed).collect();
+        assert_eq!(seeds.len(), 8, "generation {g}");
+    }
+    // The share is part of the run: a resume with another is refused, naming it.
+    let mut other = config.clone();
+    other.teacher_share = 0.5;
+    let err = train(&TicTacToe, &other, limit, &d, true, None, &mut until).unwrap_err().to_string();
+    assert!(err.contains("--teacher-share 0.25 (this run: 0.5)"), "{err}");
+}
+
+/// Tic-tac-toe's value for the player to move under best play (1 win, 0.5 draw, 0 loss).
+fn best_value(state: &<TicTacToe as Game>::State) -> f64 {
+    let mover = state.current_player().expect("a decision");
+    let mut legal = Vec::new();
+    state.legal_actions(&mut legal);
+    legal
+        .iter()
+        .map(|&a| {
+            let mut next = *state;
+            next.apply_unchecked(a);
+            match next.returns() {
+                Some(r) => r[mover],
+                None => 1.0 - best_value(&next),
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_misses() {
+    let d = dir("rollout");
+    std::fs::create_dir_all(&d).unwrap();
+    let model = d.join("untrained.safetensors");
+    let config = small(1);
+    let net = meeple_learn::train::fresh_network(&TicTacToe, &config.net, config.seed, 1).unwrap();
+    let sidecar = meeple_nn::Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: net.config().clone(),
+        game: TicTacToe.spec().to_string(),
+        step: 0,
+        run: Default::default(),
+        commands: Vec::new(),
+    };
+    net.save(&model, &sidecar).unwrap();
+    // Positions from random play where some move gives away the best result.
+    let (mut rng, mut legal, mut positions) = (rng_from_seed(11), Vec::new(), Vec::new());
+    while positions.len() < 40 {
+        let mut state = TicTacToe.initial_state();
+        let plies = 1 + (rand::RngExt::random::<u32>(&mut rng) % 5);
+        for _ in 0..plies {
+            if state.returns().is_some() {
+                break;
+            }
+            let a = state.random_action(&mut rng, &mut legal);
+            state.apply_unchecked(a);
+        }
+        if state.returns().is_some() {
+            continue;
+        }
+        let best = best_value(&state);
+        state.legal_actions(&mut legal);
+        let mover = state.current_player().unwrap();
+        let worse = legal.iter().any(|&a| {
+            let mut next = state;
+            next.apply_unchecked(a);
+            next.returns().map_or_else(|| 1.0 - best_value(&next), |r| r[mover]) < best
+        });
+        if worse {
+            positions.push((state, best));
+        }
+    }
+    // Without the solver the untrained network's search has only its own values; playouts by
+    // a perfect player make each leaf's value exact.
+    let plays_best = |spec: &str| -> usize {
+        let mut agent = meeple_learn::make_agent(&TicTacToe, spec, 3).unwrap();
+        positions
+            .iter()
+            .filter(|(state, best)| {
+                let a = agent.act(state, &meeple_game::Budget::default()).unwrap();
+                let mover = state.current_player().unwrap();
+                let mut next = *state;
+                next.apply_unchecked(a);
+                next.returns().map_or_else(|| 1.0 - best_value(&next), |r| r[mover]) == *best
+            })
+            .count()
+    };
+    let base = format!("az:model={},sims=32,solver=false", model.display());
+    let alone = plays_best(&base);
+    let mixed = plays_best(&format!("{base},rollout=(alphabeta:depth=9),lambda=1"));
+    let half = plays_best(&format!("{base},rollout=(alphabeta:depth=9)"));
+    eprintln!("best moves of {}: network alone {alone}, half playouts {half}, playouts alone {mixed}", positions.len());
+    assert!(mixed >= 38 && mixed > alone + 8, "network alone {alone}, with playouts {mixed}");
+    assert!(half > alone, "network alone {alone}, half playouts {half}");
+    // A playout share of 0 leaves the network's values as they are: the same moves.
+    let moves = |spec: &str| -> Vec<meeple_game::Action> {
+        let mut agent = meeple_learn::make_agent(&TicTacToe, spec, 3).unwrap();
+        positions.iter().map(|(s, _)| agent.act(s, &meeple_game::Budget::default()).unwrap()).collect()
+    };
+    assert_eq!(moves(&base), moves(&format!("{base},rollout=random,lambda=0")));
+    // Wrong settings are named.
+    let err = |spec: String| meeple_learn::make_agent(&TicTacToe, &spec, 0).err().expect(&spec).to_string();
+    assert!(err(format!("{base},rollout=(nonsense)")).contains("rollout"));
+    assert!(err(format!("{base},rollout=random,lambda=2")).contains("lambda"));
+    let e = err(format!("{base},rollout=random,rollout_score=0.5"));
+    assert!(e.contains("rollout_score") && e.contains("no score margin"), "{e}");
 }

@@ -699,13 +699,14 @@ const MAX_SHARD_BATCH: usize = 1 << 16;
 /// A training batch of `size` positions drawn from self-play shard files (`RUN/selfplay/gen-*.jsonl`)
 /// as `meeple train az` draws one (uniformly, each under a random symmetry; value targets mixing
 /// the result and the root value by `value_mix`, that root value a short-term one with weight
-/// `value_lambda` as `--value-lambda` makes it), for the network whose sidecar `"net"` is
+/// `value_lambda` as `--value-lambda` makes it, the result on the score margin by `value_score`
+/// as `--value-score` makes it), for the network whose sidecar `"net"` is
 /// `net` (JSON): a dict of float32 arrays `obs [size, *input]`, `legal`, `policy [size, actions]`,
 /// `policy_weight [size]`, `value [size, seats]` (mover first), and `ownership [size, cells]`,
 /// `ownership_weight [size]` where the network has an ownership head, and `score [size]`,
 /// `score_weight [size]` where it has a score-margin head. The same seed gives the same batch.
 #[pyfunction]
-#[pyo3(signature = (game, shards, net, size, seed, value_mix, value_lambda = 0.0))]
+#[pyo3(signature = (game, shards, net, size, seed, value_mix, value_lambda = 0.0, value_score = 0.0))]
 #[allow(clippy::too_many_arguments)]
 fn shard_batch<'py>(
     py: Python<'py>,
@@ -716,6 +717,7 @@ fn shard_batch<'py>(
     seed: u64,
     value_mix: f64,
     value_lambda: f64,
+    value_score: f64,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     let game = game_arg(game)?;
     let net: meeple_nn::NetConfig =
@@ -724,7 +726,8 @@ fn shard_batch<'py>(
         return Err(PyValueError::new_err(format!("size {size}: give 1 to {MAX_SHARD_BATCH} positions")));
     }
     let target = meeple_learn::train::ValueTarget::new(value_mix, value_lambda)
-        .map_err(|e| PyValueError::new_err(format!("value_mix, value_lambda: {e}")))?;
+        .and_then(|t| t.with_score(value_score))
+        .map_err(|e| PyValueError::new_err(format!("value_mix, value_lambda, value_score: {e}")))?;
     let batch = py.detach(|| game.shard_batch(&shards, &net, target, size, seed)).map_err(PyValueError::new_err)?;
     batch_dict(py, &batch, &net)
 }

@@ -262,6 +262,7 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
     value_mix = float(config.get("value_mix", 0.5))
     value_lambda = float(config.get("value_lambda", 0.0))
     value_mix_warmup = int(config.get("value_mix_warmup", 0))
+    value_score = float(config.get("value_score", 0.0))
     last = os.path.join(run, "ckpt", "last.safetensors")
     net, sidecar = load(last, device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
@@ -309,7 +310,7 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
         # gives each generation's games their own; the window is mostly the newest games).
         mix = value_mix * min(1.0, (progress["generation"] + 1) / value_mix_warmup) if value_mix_warmup else value_mix
         data = _meeple.shard_batch(game, window_files, json.dumps(sidecar["net"]), n_steps * batch,
-                                   seed + progress["generation"] + 1, mix, value_lambda)
+                                   seed + progress["generation"] + 1, mix, value_lambda, value_score)
         net.train()
         sums = [0.0, 0.0, 0.0, 0.0]
         for k in range(n_steps):
