@@ -103,6 +103,13 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             help: "with rollout: the share of a playout's result given to its final score margin, as `train az \
                    --value-score` gives it (games with scores)",
         },
+        ParamInfo {
+            name: "worlds",
+            default: "1",
+            accepts: "integer 1..=64",
+            help: "where the game hides information: searches a move, each from its own sample of what is hidden \
+                   (the simulations or the time shared out evenly), their root visits summed to choose the move",
+        },
         THREADS,
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],
@@ -341,6 +348,8 @@ pub struct AzAgent<S: State> {
     moves: Vec<Action>,
     /// Root visits of the last search, most first.
     last: Vec<(Action, u64)>,
+    /// Searches a move, each from its own determinization.
+    worlds: u32,
     /// The mixed leaf value: a playout agent for each seat (none: the network's value alone),
     /// the playout's share, and its result's share on the score margin.
     rollout: Vec<BoxedAgent<S>>,
@@ -417,6 +426,7 @@ impl<S: State> AzAgent<S> {
             rng: rng_from_seed(seed),
             spec: spec.to_string(),
             verbose: o.get_bool("verbose")?,
+            worlds: o.get_in("worlds", 1..=64)?,
             batch: match o.get_opt::<usize>("batch")? {
                 Some(b) if (1..=256).contains(&b) => Some(b),
                 Some(b) => return Err(o.bad_value("batch", &b.to_string())),
@@ -594,51 +604,81 @@ impl<S: State> Agent<S> for AzAgent<S> {
             return Ok(self.legal[0]);
         }
         let stop = budget.stop_at(start, self.time);
-        let root = state.determinize_open(mover, &mut self.rng);
         // Plan the simulations: the cap given, and what fits the time at the pace of the last
         // searches (a short trial search measures it the first time). Gumbel's sequential
         // halving shares out a known budget, so a timed search must know its size up front.
         if self.sim_seconds.is_none() && stop.is_some() {
             let t = Instant::now();
             let trial = SearchConfig { sims: 32, ..self.config.clone() };
-            let mut search = Search::new(root.clone(), self.seats, trial, self.rng.random());
+            let root = state.determinize_open(mover, &mut self.rng);
+            let mut search = Search::new(root, self.seats, trial, self.rng.random());
             self.run(&mut search, None, budget.cancel, 0)?;
             self.sim_seconds = Some(t.elapsed().as_secs_f64() / search.sims().max(1) as f64);
         }
-        let mut sims = self.sims.unwrap_or(u32::MAX);
-        if let (Some(stop), Some(per)) = (stop, self.sim_seconds) {
-            sims = sims.min(sims_to_fit(stop, per)).max(1);
-        }
-        // The most a replanned search may run: the caps the spec and the budget set.
+        // With several worlds each search gets an even share of the simulations and of the time
+        // left, and the moves' root visits are summed over them.
+        let worlds = self.worlds;
         let iterations = budget.iterations.map(|n| n.min(u32::MAX as u64) as u32);
-        let cap = iterations.unwrap_or(u32::MAX).min(self.sims.unwrap_or(u32::MAX));
-        if let Some(n) = iterations {
-            sims = sims.min(n).max(1);
+        let mut visits: Vec<(Action, u64)> = Vec::new();
+        let (mut evaluated, mut nodes, mut value, mut first) = (0u32, 0usize, 0.0f32, None);
+        for w in 0..worlds {
+            let share = |n: u32| (n / worlds).max(1);
+            let stop_w = stop.map(|s| {
+                let left = s.saturating_duration_since(Instant::now());
+                Instant::now() + left / (worlds - w)
+            });
+            let mut sims = self.sims.map_or(u32::MAX, share);
+            if let (Some(stop), Some(per)) = (stop_w, self.sim_seconds) {
+                sims = sims.min(sims_to_fit(stop, per)).max(1);
+            }
+            // The most a replanned search may run: the caps the spec and the budget set.
+            let cap = iterations.map_or(u32::MAX, share).min(self.sims.map_or(u32::MAX, share));
+            if let Some(n) = iterations {
+                sims = sims.min(share(n)).max(1);
+            }
+            let root = state.determinize_open(mover, &mut self.rng);
+            let config = SearchConfig { sims, ..self.config.clone() };
+            let mut search = Search::new(root, self.seats, config, self.rng.random());
+            let began = Instant::now();
+            evaluated += self.run(&mut search, stop_w, budget.cancel, cap)?;
+            if search.sims() >= 16 {
+                // Late in a game many simulations end at terminal states without the network: the
+                // newest pace matters most.
+                let per = began.elapsed().as_secs_f64() / search.sims() as f64;
+                self.sim_seconds = Some(self.sim_seconds.map_or(per, |e| 0.3 * e + 0.7 * per));
+            }
+            let result = search.result();
+            first.get_or_insert(result.action);
+            nodes += search.nodes();
+            value += result.value.get(mover).copied().unwrap_or(0.0) / worlds as f32;
+            for &(a, n) in &result.visits {
+                match visits.iter_mut().find(|v| v.0 == a) {
+                    Some(v) => v.1 += n as u64,
+                    None => visits.push((a, n as u64)),
+                }
+            }
+            if budget.cancel.is_some_and(meeple_game::Cancel::is_set) {
+                break;
+            }
         }
-        let config = SearchConfig { sims, ..self.config.clone() };
-        let mut search = Search::new(root, self.seats, config, self.rng.random());
-        let began = Instant::now();
-        let evaluated = self.run(&mut search, stop, budget.cancel, cap)?;
-        if search.sims() >= 16 {
-            // Late in a game many simulations end at terminal states without the network: the
-            // newest pace matters most.
-            let per = began.elapsed().as_secs_f64() / search.sims() as f64;
-            self.sim_seconds = Some(self.sim_seconds.map_or(per, |e| 0.3 * e + 0.7 * per));
-        }
-        let result = search.result();
-        let action = if self.legal.contains(&result.action) { result.action } else { self.legal[0] };
-        self.last = result.visits.iter().map(|&(a, n)| (a, n as u64)).collect();
+        // One world: the search's own choice (Gumbel's halving winner); more: the most visited
+        // over them all.
+        let chosen = if worlds == 1 {
+            first.expect("a search ran")
+        } else {
+            visits.iter().max_by_key(|&&(a, n)| (n, std::cmp::Reverse(a))).map_or(self.legal[0], |v| v.0)
+        };
+        let action = if self.legal.contains(&chosen) { chosen } else { self.legal[0] };
+        self.last = visits;
         self.last.sort_by_key(|&(a, n)| (std::cmp::Reverse(n), a));
         if self.verbose {
-            let mut top = result.visits.clone();
-            top.sort_by_key(|v| std::cmp::Reverse(v.1));
             let shown: Vec<String> =
-                top.iter().take(5).map(|&(a, n)| format!("{} {n}v", state.action_to_string(a))).collect();
+                self.last.iter().take(5).map(|&(a, n)| format!("{} {n}v", state.action_to_string(a))).collect();
             eprintln!(
                 "az: {evaluated} evaluations in {:.3} s, {} nodes, value {:.3}, plays {}; top {}",
                 start.elapsed().as_secs_f64(),
-                search.nodes(),
-                result.value.get(mover).copied().unwrap_or(0.0),
+                nodes,
+                value,
                 state.action_to_string(action),
                 shown.join(", ")
             );

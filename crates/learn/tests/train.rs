@@ -655,8 +655,23 @@ fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_miss
         positions.iter().map(|(s, _)| agent.act(s, &meeple_game::Budget::default()).unwrap()).collect()
     };
     assert_eq!(moves(&base), moves(&format!("{base},rollout=random,lambda=0")));
+    // Several worlds share out the simulations, and the move's visits are summed over them.
+    let mut agent = meeple_learn::make_agent(&TicTacToe, &format!("{base},worlds=4"), 5).unwrap();
+    let empty = TicTacToe.initial_state();
+    agent.act(&empty, &meeple_game::Budget::default()).unwrap();
+    let summed = agent.analysis();
+    let mut eight = meeple_learn::make_agent(&TicTacToe, &base.replace("sims=32", "sims=8"), 5).unwrap();
+    eight.act(&empty, &meeple_game::Budget::default()).unwrap();
+    // Tic-tac-toe hides nothing and play adds no noise: four equal searches of 8 simulations.
+    let mut four: Vec<(meeple_game::Action, u64)> =
+        eight.analysis().iter().map(|m| (m.action, 4 * m.visits.unwrap())).collect();
+    let mut got: Vec<(meeple_game::Action, u64)> = summed.iter().map(|m| (m.action, m.visits.unwrap())).collect();
+    four.sort();
+    got.sort();
+    assert!(!got.is_empty() && got == four, "{got:?} against {four:?}");
     // Wrong settings are named.
     let err = |spec: String| meeple_learn::make_agent(&TicTacToe, &spec, 0).err().expect(&spec).to_string();
+    assert!(err(format!("{base},worlds=0")).contains("worlds"));
     assert!(err(format!("{base},rollout=(nonsense)")).contains("rollout"));
     assert!(err(format!("{base},rollout=random,lambda=2")).contains("lambda"));
     let e = err(format!("{base},rollout=random,rollout_score=0.5"));
