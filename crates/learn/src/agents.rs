@@ -518,8 +518,14 @@ impl<S: State> AzAgent<S> {
                 self.rolled.clear();
                 for leaf in search.leaves() {
                     let mover = leaf.current_player().expect("leaves that wait for the network are decisions");
-                    let r =
-                        playout(&mut self.rollout, leaf.clone(), &mut self.rng, &mut self.outcomes, &mut self.moves)?;
+                    let r = playout(
+                        &mut self.rollout,
+                        leaf.clone(),
+                        stop,
+                        &mut self.rng,
+                        &mut self.outcomes,
+                        &mut self.moves,
+                    )?;
                     let margins = if self.rollout_score > 0.0 { crate::train::margin_values(&r) } else { None };
                     let returns = r.returns().expect("a playout ends the game");
                     // Mover first, as the network gives its values.
@@ -549,10 +555,13 @@ impl<S: State> AzAgent<S> {
 }
 
 /// Plays `state` to its end with `agents` (one per seat; chance from `rng`) and returns the
-/// final state. An agent's illegal or failed move is an error naming it.
+/// final state. The agents get `deadline` as theirs, and once it has passed the playout ends
+/// with random moves, so a slow playout agent cannot hold a timed search past its time. An
+/// agent's illegal or failed move is an error naming it.
 fn playout<S: State>(
     agents: &mut [BoxedAgent<S>],
     mut state: S,
+    deadline: Option<Instant>,
     rng: &mut Rng,
     outcomes: &mut Vec<(Action, f64)>,
     legal: &mut Vec<Action>,
@@ -564,9 +573,12 @@ fn playout<S: State>(
                 state.chance_outcomes(outcomes);
                 meeple_game::sample_chance(outcomes, rng)
             }
+            meeple_game::Turn::Player(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                state.random_action(rng, legal)
+            }
             meeple_game::Turn::Player(p) => {
                 let agent = &mut agents[p];
-                let a = agent.act(&state, &Budget::default())?;
+                let a = agent.act(&state, &Budget::nested(deadline))?;
                 state.legal_actions(legal);
                 if !legal.contains(&a) {
                     return Err(Error::Agent {
@@ -612,7 +624,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             let trial = SearchConfig { sims: 32, ..self.config.clone() };
             let root = state.determinize_open(mover, &mut self.rng);
             let mut search = Search::new(root, self.seats, trial, self.rng.random());
-            self.run(&mut search, None, budget.cancel, 0)?;
+            self.run(&mut search, stop, budget.cancel, 0)?;
             self.sim_seconds = Some(t.elapsed().as_secs_f64() / search.sims().max(1) as f64);
         }
         // With several worlds each search gets an even share of the simulations and of the time

@@ -669,6 +669,17 @@ fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_miss
     four.sort();
     got.sort();
     assert!(!got.is_empty() && got == four, "{got:?} against {four:?}");
+    // A slow playout agent is held to a timed search's deadline: its playouts end with random
+    // moves once the time is up (a million-iteration MCTS a ply would take minutes a move).
+    let mut slow = meeple_learn::make_agent(
+        &TicTacToe,
+        &format!("az:model={},time=100ms,rollout=(mcts:iters=1000000)", model.display()),
+        1,
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    slow.act(&empty, &meeple_game::Budget::default()).unwrap();
+    assert!(t.elapsed().as_secs_f64() < 5.0, "{:?} for a 100 ms move", t.elapsed());
     // Wrong settings are named.
     let err = |spec: String| meeple_learn::make_agent(&TicTacToe, &spec, 0).err().expect(&spec).to_string();
     assert!(err(format!("{base},worlds=0")).contains("worlds"));
