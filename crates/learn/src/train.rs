@@ -880,14 +880,9 @@ fn add_game<G: Game>(
     let states = replay_states(game, record)?;
     let last = std::sync::Arc::new(states.last().expect("a game has its first state").clone());
     let mut legal = Vec::new();
+    // A game cut at the ply cap has no margin: its result alone (the game's own scale is checked
+    // before a run starts).
     let margins = if target.score > 0.0 { margin_values(&*last) } else { None };
-    if target.score > 0.0 && margins.is_none() {
-        return Err(LearnError::Config(format!(
-            "a value target on the score margin needs a game whose final scores say by how much it was won \
-             ({} does not)",
-            game.spec()
-        )));
-    }
     for (p, value) in record.positions.iter().zip(target.targets(record, margins.as_deref())) {
         let state = states
             .get(p.ply as usize)
@@ -967,7 +962,14 @@ pub fn batch_from_shards<G: Game>(
     size: usize,
     seed: u64,
 ) -> Result<Batch, LearnError> {
-    let target = ValueTarget::new(target.mix, target.lambda)?;
+    let target = ValueTarget::new(target.mix, target.lambda)?.with_score(target.score)?;
+    if target.score > 0.0 && game.initial_state().score_scale().is_none() {
+        return Err(LearnError::Config(format!(
+            "value score share {}: {} has no score margin (cathedral, catan and sagrada do)",
+            target.score,
+            game.spec()
+        )));
+    }
     // The network must be one for this game: its shapes size the batch.
     let shape = (game.observation_shape(), game.num_actions(), game.num_players());
     if (net.input.clone(), net.actions, net.seats) != shape {
@@ -1318,5 +1320,26 @@ mod tests {
         let mut cathedral = default_config(&game, 8, 0, 1);
         cathedral.value_score = 1.0;
         assert!(check_targets(&game, &cathedral).is_ok());
+    }
+
+    #[test]
+    fn a_game_cut_at_the_ply_cap_teaches_its_result_where_the_margin_is_asked() {
+        use meeple_games::Cathedral;
+        let game = Cathedral::default();
+        let (mut rng, mut legal) = (rng_from_seed(3), Vec::new());
+        let mut state = game.initial_state();
+        let mut actions = Vec::new();
+        for _ in 0..4 {
+            let a = state.random_action(&mut rng, &mut legal);
+            state.apply_unchecked(a);
+            actions.push(a);
+        }
+        assert!(state.returns().is_none(), "cut before its end");
+        let position = Position { ply: 0, mover: 0, policy: Vec::new(), root_value: Vec::new() };
+        let record = SelfPlayGame { seed: 0, actions, positions: vec![position], returns: vec![0.5, 0.5] };
+        let target = ValueTarget::new(1.0, 0.0).unwrap().with_score(1.0).unwrap();
+        let mut window = VecDeque::new();
+        assert_eq!(add_game(&game, &record, target, &mut window).unwrap(), 1);
+        assert_eq!(window[0].value, vec![0.5, 0.5]);
     }
 }

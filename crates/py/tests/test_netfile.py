@@ -105,6 +105,8 @@ def test_shard_batches_take_the_short_term_value_target(tmp_path, meeple_cli):
     assert not np.array_equal(result, own)
     with pytest.raises(ValueError, match="value lambda"):
         _meeple.shard_batch("tictactoe", shards, net, 64, 1, 0.5, value_lambda=1.5)
+    with pytest.raises(ValueError, match="no score margin"):
+        _meeple.shard_batch("tictactoe", shards, net, 64, 1, 0.5, value_score=0.5)
 
 
 def test_shard_batches_carry_the_score_margin_target(tmp_path, meeple_cli):
@@ -131,3 +133,8 @@ def test_shard_batches_carry_the_score_margin_target(tmp_path, meeple_cli):
     assert len(np.unique(score)) > 2, "the margin says by how much, not only who won"
     losses = _meeple.shard_loss(path, batch)
     assert losses["score"] > 0.0
+    # value_score 1 (`--value-score`): the value target is the margin's value, 0.5 + 0.5 x margin.
+    on_margin = _meeple.shard_batch(game, shards, json.dumps(sidecar["net"]), 64, 1, 1.0, value_score=1.0)
+    assert np.allclose(on_margin["value"][:, 0], 0.5 + 0.5 * score, atol=1e-6)
+    with pytest.raises(ValueError, match="value score"):
+        _meeple.shard_batch(game, shards, json.dumps(sidecar["net"]), 64, 1, 1.0, value_score=1.5)
