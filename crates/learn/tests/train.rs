@@ -34,6 +34,23 @@ impl Hooks for Quiet {
     }
 }
 
+/// Quiet's hooks that ask the run to stop after the given number of generations.
+struct Until(Quiet, u64);
+
+impl Hooks for Until {
+    fn generation(&mut self, m: &GenerationMetrics) {
+        self.0.generation(m)
+    }
+    fn should_stop(&self) -> bool {
+        self.0.generations.len() as u64 >= self.1
+    }
+}
+
+/// The games of a run's generation `g`, as its shard holds them.
+fn shard_games(run: &RunDir, g: u64) -> Vec<meeple_learn::SelfPlayGame> {
+    std::fs::read_to_string(run.shard(g)).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("meeple-learn-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -472,22 +489,11 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
     config.teacher = Some("alphabeta:depth=9".into());
     config.teacher_generations = 10;
     let limit = RunLimit { seconds: None, steps: Some(1_000_000) };
-    // Stop after the twelfth generation: a hook that says so.
-    struct Until(Quiet, u64);
-    impl Hooks for Until {
-        fn generation(&mut self, m: &GenerationMetrics) {
-            self.0.generation(m)
-        }
-        fn should_stop(&self) -> bool {
-            self.0.generations.len() as u64 >= self.1
-        }
-    }
+    // Stop after the twelfth generation.
     let mut until = Until(Quiet { generations: Vec::new() }, 12);
     train(&TicTacToe, &config, limit, &d, false, None, &mut until).unwrap();
     let run = RunDir { root: d.clone() };
-    let read = |g: u64| -> Vec<meeple_learn::SelfPlayGame> {
-        std::fs::read_to_string(run.shard(g)).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
+    let read = |g: u64| shard_games(&run, g);
     for g in 1..=10 {
         // The teacher's: every decision a single move with the result as its value.
         for game in read(g) {
@@ -530,21 +536,10 @@ fn a_teacher_share_keeps_the_teacher_in_every_generation() {
     config.teacher_generations = 1;
     config.teacher_share = 0.25;
     let limit = RunLimit { seconds: None, steps: Some(1_000_000) };
-    struct Until(Quiet, u64);
-    impl Hooks for Until {
-        fn generation(&mut self, m: &GenerationMetrics) {
-            self.0.generation(m)
-        }
-        fn should_stop(&self) -> bool {
-            self.0.generations.len() as u64 >= self.1
-        }
-    }
     let mut until = Until(Quiet { generations: Vec::new() }, 3);
     train(&TicTacToe, &config, limit, &d, false, None, &mut until).unwrap();
     let run = RunDir { root: d.clone() };
-    let read = |g: u64| -> Vec<meeple_learn::SelfPlayGame> {
-        std::fs::read_to_string(run.shard(g)).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
+    let read = |g: u64| shard_games(&run, g);
     // The teacher's decisions carry no search value and one move; self-play's carry root values.
     let taught = |g: &meeple_learn::SelfPlayGame| g.positions.iter().all(|p| p.root_value.is_empty());
     assert!(read(1).iter().all(taught), "generation 1 is the teacher's alone");
