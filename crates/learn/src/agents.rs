@@ -103,6 +103,30 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
             help: "with rollout: the share of a playout's result given to its final score margin, as `train az \
                    --value-score` gives it (games with scores)",
         },
+        meeple_search::rollout::MARGIN,
+        meeple_search::rollout::MARGIN_UNIT,
+        meeple_search::rollout::CUTOFF,
+        meeple_search::rollout::EVAL_SCALE,
+        ParamInfo {
+            name: "eval",
+            default: "zero",
+            accepts: "an evaluator of the game",
+            help: "evaluator for playout cut-offs and for filter",
+        },
+        ParamInfo {
+            name: "filter",
+            default: "false",
+            accepts: "true or false",
+            help: "forward pruning: each node the network expands drops the moves eval's filter rules out, as \
+                   `ismcts:filter=true` does",
+        },
+        ParamInfo {
+            name: "resample",
+            default: "false",
+            accepts: "true or false",
+            help: "with rollout, where the game hides information: each playout starts from a fresh sample of what \
+                   the searching player cannot see (as ISMCTS samples each iteration), not the search's one world",
+        },
         ParamInfo {
             name: "worlds",
             default: "1",
@@ -350,15 +374,20 @@ pub struct AzAgent<S: State> {
     last: Vec<(Action, u64)>,
     /// Searches a move, each from its own determinization.
     worlds: u32,
-    /// The mixed leaf value: a playout agent for each seat (none: the network's value alone),
-    /// the playout's share, and its result's share on the score margin.
-    rollout: Vec<BoxedAgent<S>>,
+    /// The mixed leaf value: the playout, as `mcts` and `ismcts` run theirs (none: the
+    /// network's value alone), the playout's share, and its result's share on the score margin.
+    rollout: Option<meeple_search::rollout::Rollout<S>>,
     lambda: f32,
     rollout_score: f64,
+    /// Whether each playout starts from its own sample of what `searcher` cannot see.
+    resample: bool,
+    /// The player whose move the search chooses.
+    searcher: Player,
+    /// Forward pruning of the tree's moves (`filter=true`).
+    filter: Option<Arc<dyn GameEvaluator<S>>>,
     /// The leaves' playout results (a value per seat) and the values mixed from them.
     rolled: Vec<f32>,
     mixed: Vec<f32>,
-    outcomes: Vec<(Action, f64)>,
     _state: std::marker::PhantomData<S>,
 }
 
@@ -402,21 +431,37 @@ impl<S: State> AzAgent<S> {
         };
         let (lambda, rollout_score) = (share("lambda")? as f32, share("rollout_score")?);
         let rollout_spec: String = o.get("rollout")?;
+        let eval_spec: String = o.get("eval")?;
+        let eval = meeple_search::make_evaluator_with(game, &eval_spec, &extension())
+            .map_err(|e| o.bad_value("eval", &format!("{eval_spec} ({e})")))?;
+        let shaping = meeple_search::rollout::RolloutConfig::from_options(&o)?;
+        let resample = o.get_bool("resample")?;
         let rollout = if rollout_spec.trim().is_empty() {
-            Vec::new()
+            // Playout settings without a playout would silently do nothing.
+            for key in ["margin", "margin_unit", "cutoff", "eval_scale", "rollout_score", "resample"] {
+                if o.given(key) {
+                    return Err(o.bad_value(key, &format!("{} (only with rollout=AGENT)", o.get::<String>(key)?)));
+                }
+            }
+            None
         } else {
             if rollout_score > 0.0 && game.initial_state().score_scale().is_none() {
                 return Err(
                     o.bad_value("rollout_score", &format!("{rollout_score} ({} has no score margin)", game.spec()))
                 );
             }
-            (0..game.num_players())
-                .map(|p| {
-                    make_agent(game, &rollout_spec, meeple_game::derive_seed(seed, 0x5011 + p as u64))
-                        .map_err(|e| o.bad_value("rollout", &format!("{rollout_spec} ({e})")))
-                })
-                .collect::<Result<Vec<_>, _>>()?
+            // `random` takes the fast built-in playout; any other spec plays every seat.
+            let playout = if rollout_spec.trim() == "random" {
+                None
+            } else {
+                Some(
+                    make_agent(game, &rollout_spec, meeple_game::derive_seed(seed, 0x5011))
+                        .map_err(|e| o.bad_value("rollout", &format!("{rollout_spec} ({e})")))?,
+                )
+            };
+            Some(meeple_search::rollout::Rollout::new(playout, eval.clone(), shaping, game.num_players()))
         };
+        let filter = o.get_bool("filter")?.then_some(eval);
         Ok(AzAgent {
             net,
             sims: (o.given("sims") || time.is_none()).then_some(sims),
@@ -444,9 +489,11 @@ impl<S: State> AzAgent<S> {
             rollout,
             lambda,
             rollout_score,
+            resample,
+            searcher: 0,
+            filter,
             rolled: Vec::new(),
             mixed: Vec::new(),
-            outcomes: Vec::new(),
             _state: std::marker::PhantomData,
         })
     }
@@ -512,33 +559,29 @@ impl<S: State> AzAgent<S> {
                     self.logits[b * actions + self.listed[j] as usize] = out.logits[j];
                 }
             }
-            let values = if self.rollout.is_empty() {
-                &out.values[..]
-            } else {
+            let values = if let Some(rollout) = self.rollout.as_mut() {
+                rollout.set_deadline(stop);
                 self.rolled.clear();
                 for leaf in search.leaves() {
                     let mover = leaf.current_player().expect("leaves that wait for the network are decisions");
-                    let r = playout(
-                        &mut self.rollout,
-                        leaf.clone(),
-                        stop,
-                        &mut self.rng,
-                        &mut self.outcomes,
-                        &mut self.moves,
-                    )?;
-                    let margins = if self.rollout_score > 0.0 { crate::train::margin_values(&r) } else { None };
-                    let returns = r.returns().expect("a playout ends the game");
+                    let start =
+                        if self.resample { leaf.determinize_open(self.searcher, &mut self.rng) } else { leaf.clone() };
+                    let end = rollout.play(start, &mut self.rng);
+                    let reward = rollout.reward(&end);
+                    let margins = if self.rollout_score > 0.0 { crate::train::margin_values(&end) } else { None };
                     // Mover first, as the network gives its values.
-                    for k in 0..returns.len() {
-                        let p = (mover + k) % returns.len();
-                        let m = margins.as_ref().map_or(returns[p], |m| m[p]);
-                        self.rolled.push(((1.0 - self.rollout_score) * returns[p] + self.rollout_score * m) as f32);
+                    for k in 0..reward.len() {
+                        let p = (mover + k) % reward.len();
+                        let m = margins.as_ref().map_or(reward[p], |m| m[p]);
+                        self.rolled.push(((1.0 - self.rollout_score) * reward[p] + self.rollout_score * m) as f32);
                     }
                 }
                 let lambda = self.lambda;
                 self.mixed.clear();
                 self.mixed.extend(out.values.iter().zip(&self.rolled).map(|(&v, &r)| (1.0 - lambda) * v + lambda * r));
                 &self.mixed[..]
+            } else {
+                &out.values[..]
             };
             search.deliver_all(&self.logits, values, actions, self.net.seats());
             evaluated += n as u32;
@@ -551,45 +594,6 @@ impl<S: State> AzAgent<S> {
                 return Ok(evaluated);
             }
         }
-    }
-}
-
-/// Plays `state` to its end with `agents` (one per seat; chance from `rng`) and returns the
-/// final state. The agents get `deadline` as theirs, and once it has passed the playout ends
-/// with random moves, so a slow playout agent cannot hold a timed search past its time. An
-/// agent's illegal or failed move is an error naming it.
-fn playout<S: State>(
-    agents: &mut [BoxedAgent<S>],
-    mut state: S,
-    deadline: Option<Instant>,
-    rng: &mut Rng,
-    outcomes: &mut Vec<(Action, f64)>,
-    legal: &mut Vec<Action>,
-) -> Result<S, Error> {
-    loop {
-        let action = match state.turn() {
-            meeple_game::Turn::Terminal => return Ok(state),
-            meeple_game::Turn::Chance => {
-                state.chance_outcomes(outcomes);
-                meeple_game::sample_chance(outcomes, rng)
-            }
-            meeple_game::Turn::Player(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
-                state.random_action(rng, legal)
-            }
-            meeple_game::Turn::Player(p) => {
-                let agent = &mut agents[p];
-                let a = agent.act(&state, &Budget::nested(deadline))?;
-                state.legal_actions(legal);
-                if !legal.contains(&a) {
-                    return Err(Error::Agent {
-                        agent: "az".into(),
-                        reason: format!("its rollout agent '{}' chose {a}, not a legal move", agent.spec()),
-                    });
-                }
-                a
-            }
-        };
-        state.apply_unchecked(action);
     }
 }
 
@@ -611,6 +615,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             return Err(Error::Agent { agent: "az".into(), reason: "no decision to make in this state".into() });
         };
         let start = Instant::now();
+        self.searcher = mover;
         state.legal_actions(&mut self.legal);
         if self.legal.len() == 1 && budget.is_timed(self.time) {
             return Ok(self.legal[0]);
@@ -619,11 +624,11 @@ impl<S: State> Agent<S> for AzAgent<S> {
         // Plan the simulations: the cap given, and what fits the time at the pace of the last
         // searches (a short trial search measures it the first time). Gumbel's sequential
         // halving shares out a known budget, so a timed search must know its size up front.
-        if self.sim_seconds.is_none() && stop.is_some() {
+        if self.sim_seconds.is_none() && stop.is_some() && self.config.root == Root::Gumbel {
             let t = Instant::now();
             let trial = SearchConfig { sims: 32, ..self.config.clone() };
             let root = state.determinize_open(mover, &mut self.rng);
-            let mut search = Search::new(root, self.seats, trial, self.rng.random());
+            let mut search = Search::new(root, self.seats, trial, self.rng.random()).with_filter(self.filter.clone());
             self.run(&mut search, stop, budget.cancel, 0)?;
             self.sim_seconds = Some(t.elapsed().as_secs_f64() / search.sims().max(1) as f64);
         }
@@ -640,7 +645,9 @@ impl<S: State> Agent<S> for AzAgent<S> {
                 Instant::now() + left / (worlds - w)
             });
             let mut sims = self.sims.map_or(u32::MAX, share);
-            if let (Some(stop), Some(per)) = (stop_w, self.sim_seconds) {
+            // A PUCT root needs no budget up front: a timed one runs to its stop. (Planned at
+            // the last move's pace, it stopped with a tenth of its time or more unspent.)
+            if let (Some(stop), Some(per), Root::Gumbel) = (stop_w, self.sim_seconds, self.config.root) {
                 sims = sims.min(sims_to_fit(stop, per)).max(1);
             }
             // The most a replanned search may run: the caps the spec and the budget set.
@@ -650,7 +657,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             }
             let root = state.determinize_open(mover, &mut self.rng);
             let config = SearchConfig { sims, ..self.config.clone() };
-            let mut search = Search::new(root, self.seats, config, self.rng.random());
+            let mut search = Search::new(root, self.seats, config, self.rng.random()).with_filter(self.filter.clone());
             let began = Instant::now();
             evaluated += self.run(&mut search, stop_w, budget.cancel, cap)?;
             if search.sims() >= 16 {

@@ -226,6 +226,9 @@ pub struct Search<S: State> {
     scratch: Vec<f32>,
     /// Move lists of the look-ahead, one a ply, kept for their allocations.
     prove_legal: Vec<Vec<Action>>,
+    /// Forward pruning: an evaluator whose [`meeple_game::Evaluator::filter`] drops moves from
+    /// each node the network expands.
+    filter: Option<std::sync::Arc<dyn meeple_game::Evaluator<S>>>,
 }
 
 impl<S: State> Search<S> {
@@ -249,7 +252,16 @@ impl<S: State> Search<S> {
             outcomes: Vec::new(),
             scratch: Vec::new(),
             prove_legal: Vec::new(),
+            filter: None,
         }
+    }
+
+    /// The same search with forward pruning: at each node the network expands, `filter`'s
+    /// evaluator drops the moves its [`meeple_game::Evaluator::filter`] rules out (all of them
+    /// stay where it would drop every one). The solver's look-ahead still reads every move.
+    pub fn with_filter(mut self, filter: Option<std::sync::Arc<dyn meeple_game::Evaluator<S>>>) -> Self {
+        self.filter = filter;
+        self
     }
 
     /// The simulations this search may run.
@@ -545,6 +557,12 @@ impl<S: State> Search<S> {
         let node = p.node;
         let mover = p.state.current_player().expect("leaves that wait for the network are decisions");
         p.state.legal_actions(&mut self.legal);
+        if let Some(f) = self.filter.as_ref().filter(|_| self.legal.len() > 1) {
+            f.filter(&p.state, &mut self.legal);
+            if self.legal.is_empty() {
+                p.state.legal_actions(&mut self.legal);
+            }
+        }
         let first = self.nodes.len() as u32;
         let max = self.legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
         let total: f32 = self.legal.iter().map(|&a| (logits[a as usize] - max).exp()).sum();
@@ -1104,6 +1122,52 @@ mod tests {
         assert_eq!((visits(&plain), visits(&grown)), (39, 119));
         let most = |r: &SearchResult| r.visits.iter().map(|v| v.1).max().unwrap();
         assert!(most(&grown) > 2 * most(&plain), "{:?} against {:?}", grown.visits, plain.visits);
+    }
+
+    /// Keeps the moves whose number is even, or none at all.
+    struct EvenMoves(bool);
+
+    impl meeple_game::Evaluator<<TicTacToe as Game>::State> for EvenMoves {
+        fn evaluate(&self, _: &<TicTacToe as Game>::State, _: meeple_game::Player) -> f64 {
+            0.0
+        }
+
+        fn filter(&self, _: &<TicTacToe as Game>::State, actions: &mut Vec<Action>) {
+            actions.retain(|&a| self.0 && a % 2 == 0);
+        }
+    }
+
+    #[test]
+    fn a_filter_prunes_every_expanded_node_and_never_leaves_one_without_moves() {
+        for root in [Root::Gumbel, Root::Puct] {
+            let run = |keep: bool| {
+                let mut config = SearchConfig::new(root, 200).quiet();
+                config.solver = false;
+                let mut s = Search::new(TicTacToe.initial_state(), 2, config, 5)
+                    .with_filter(Some(std::sync::Arc::new(EvenMoves(keep))));
+                while s.gather(4) > 0 {
+                    s.deliver_all(&[0.0f32; 9 * 4], &[0.5f32; 2 * 4], 9, 2);
+                }
+                s
+            };
+            let mut s = run(true);
+            // Every node with children has only even moves (a1, a3, b2, c1, c3 where all are
+            // open), or, where every even square is taken, all its moves, which are odd: never a mix.
+            let expanded: Vec<&Node> = s.nodes.iter().filter(|n| n.children > 0).collect();
+            assert!(expanded.len() > 20, "{} nodes expanded", expanded.len());
+            assert_eq!(s.nodes[0].children, 5);
+            for n in &expanded {
+                let kids: Vec<Action> = s.nodes[n.first_child as usize..(n.first_child + n.children) as usize]
+                    .iter()
+                    .map(|k| k.action)
+                    .collect();
+                let even = kids.iter().filter(|&&a| a % 2 == 0).count();
+                assert!(even == kids.len() || even == 0, "{kids:?}");
+            }
+            assert_eq!(s.result().action % 2, 0);
+            // A filter that would drop every move drops none.
+            assert_eq!(run(false).nodes[0].children, 9);
+        }
     }
 
     #[test]

@@ -683,3 +683,103 @@ fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_miss
     let e = err(format!("{base},rollout=random,rollout_score=0.5"));
     assert!(e.contains("rollout_score") && e.contains("no score margin"), "{e}");
 }
+
+#[test]
+fn az_runs_ismcts_playouts_prunes_with_the_filter_and_names_wrong_playout_settings() {
+    use meeple_games::Sagrada;
+    let game = Sagrada::default();
+    let d = dir("az-playouts");
+    std::fs::create_dir_all(&d).unwrap();
+    let model = d.join("untrained.safetensors");
+    let net = meeple_learn::train::fresh_network(&game, "mlp:layers=1,width=16", 1, 1).unwrap();
+    let sidecar = meeple_nn::Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: net.config().clone(),
+        game: game.spec().to_string(),
+        step: 0,
+        run: Default::default(),
+        commands: Vec::new(),
+    };
+    net.save(&model, &sidecar).unwrap();
+    let thesis = meeple_search::make_evaluator(&game, "thesis").unwrap();
+    let base = format!("az:model={},sims=24", model.display());
+    let pruned = format!("{base},rollout=sagrada-rules,lambda=1,margin=smooth,eval=thesis,filter=true,resample=true");
+    let (mut agent, mut plain) =
+        (meeple_learn::make_agent(&game, &pruned, 4).unwrap(), meeple_learn::make_agent(&game, &base, 4).unwrap());
+    // Through two games, wherever the thesis's filter keeps some move but drops others, the
+    // pruned search plays a kept move; the untrained network alone plays some dropped ones.
+    let (mut rng, mut legal, mut kept, mut outcomes) = (rng_from_seed(9), Vec::new(), Vec::new(), Vec::new());
+    let (mut filtered, mut plain_dropped) = (0, 0);
+    for _ in 0..2 {
+        let mut state = game.initial_state();
+        while let Some(turn) = (state.returns().is_none()).then(|| state.turn()) {
+            let a = match turn {
+                meeple_game::Turn::Chance => {
+                    state.chance_outcomes(&mut outcomes);
+                    meeple_game::sample_chance(&outcomes, &mut rng)
+                }
+                _ => {
+                    state.legal_actions(&mut legal);
+                    kept.clone_from(&legal);
+                    thesis.filter(&state, &mut kept);
+                    if kept.is_empty() || kept.len() == legal.len() {
+                        state.random_action(&mut rng, &mut legal)
+                    } else {
+                        filtered += 1;
+                        let a = agent.act(&state, &meeple_game::Budget::default()).unwrap();
+                        assert!(kept.contains(&a), "{} dropped by the filter", state.action_to_string(a));
+                        let b = plain.act(&state, &meeple_game::Budget::default()).unwrap();
+                        plain_dropped += usize::from(!kept.contains(&b));
+                        a
+                    }
+                }
+            };
+            state.apply(a).unwrap();
+        }
+    }
+    eprintln!(
+        "{filtered} positions where the filter drops some moves; the network alone played {plain_dropped} of them"
+    );
+    assert!(filtered >= 10 && plain_dropped > 0, "{filtered} filtered positions, {plain_dropped} dropped plain");
+    // Playout settings without a playout, and unknown ones, are named.
+    let err = |spec: String| meeple_learn::make_agent(&game, &spec, 0).err().expect(&spec).to_string();
+    for key in ["margin=smooth", "cutoff=4", "resample=true", "eval_scale=2"] {
+        let e = err(format!("{base},{key}"));
+        assert!(e.contains(key.split('=').next().unwrap()) && e.contains("only with rollout"), "{e}");
+    }
+    assert!(err(format!("{base},rollout=random,margin=lots")).contains("margin"));
+    assert!(err(format!("{base},eval=nonsense")).contains("eval"));
+}
+
+#[test]
+fn a_timed_puct_search_runs_to_its_stop_and_a_sims_cap_still_holds() {
+    use meeple_games::Connect4;
+    let game = Connect4::default();
+    let d = dir("puct-time");
+    std::fs::create_dir_all(&d).unwrap();
+    let model = d.join("untrained.safetensors");
+    let net = meeple_learn::train::fresh_network(&game, "mlp:layers=1,width=16", 1, 1).unwrap();
+    let sidecar = meeple_nn::Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: net.config().clone(),
+        game: game.spec().to_string(),
+        step: 0,
+        run: Default::default(),
+        commands: Vec::new(),
+    };
+    net.save(&model, &sidecar).unwrap();
+    let start = game.initial_state();
+    let timed = |spec: &str| {
+        let mut agent = meeple_learn::make_agent(&game, spec, 2).unwrap();
+        let t = std::time::Instant::now();
+        let a = agent.act(&start, &meeple_game::Budget::default()).unwrap();
+        assert!(start.is_legal(a));
+        let visits: u64 = agent.analysis().iter().map(|m| m.visits.unwrap()).sum();
+        (t.elapsed().as_secs_f64(), visits)
+    };
+    // 400 ms less the budget's reserve (15 ms) is the stop; a slower machine only takes longer.
+    let (secs, visits) = timed(&format!("az:model={},time=400ms,root=puct", model.display()));
+    assert!(secs >= 0.36, "{secs:.3} s of 0.385 and {visits} root visits");
+    let (secs, visits) = timed(&format!("az:model={},time=10s,root=puct,sims=200", model.display()));
+    assert!(secs < 5.0 && visits <= 200, "{secs:.3} s and {visits} root visits for a cap of 200");
+}

@@ -8,7 +8,7 @@ mod evaluators;
 pub mod ismcts;
 pub mod mcts;
 mod playout;
-mod rollout;
+pub mod rollout;
 mod simple;
 mod tt;
 

@@ -1,6 +1,6 @@
-//! Playouts shared by the tree searches (`mcts`, `ismcts`): a leaf is played to the end by a
-//! policy (random, or any agent spec), optionally cut off and scored by an evaluator, and the
-//! result is turned into per-player rewards, with the Sagrada report's score-margin bonus.
+//! Playouts shared by the tree searches (`mcts`, `ismcts`, and meeple-learn's `az`): a leaf is
+//! played to the end by a policy (random, or any agent spec), optionally cut off and scored by an
+//! evaluator, and the result is turned into per-player rewards, with the Sagrada report's score-margin bonus.
 
 use meeple_game::{
     Action, BoxedAgent, Budget, Error, Evaluator, Game, Options, ParamInfo, Rng, State, Turn, Values, sample_chance,
@@ -60,32 +60,32 @@ pub(crate) fn playout_factory<G: Game>(
 }
 
 /// The options that shape a playout and its reward (shared by `mcts` and `ismcts`).
-pub(crate) const PLAYOUT: ParamInfo = ParamInfo {
+pub const PLAYOUT: ParamInfo = ParamInfo {
     name: "playout",
     default: "random",
     accepts: "an agent spec, e.g. random, first, (alphabeta:depth=1)",
     help: "policy that plays out simulations",
 };
-pub(crate) const CUTOFF: ParamInfo = ParamInfo {
+pub const CUTOFF: ParamInfo = ParamInfo {
     name: "cutoff",
     default: "",
     accepts: "integer >= 0",
     help: "stop playouts after this many plies and score with the evaluator (default: play to the end)",
 };
-pub(crate) const EVAL_SCALE: ParamInfo = ParamInfo {
+pub const EVAL_SCALE: ParamInfo = ParamInfo {
     name: "eval_scale",
     default: "1",
     accepts: "number > 0",
     help: "cut-off reward = 1/(1+exp(-value/eval_scale))",
 };
-pub(crate) const MARGIN: ParamInfo = ParamInfo {
+pub const MARGIN: ParamInfo = ParamInfo {
     name: "margin",
     default: "none",
     accepts: "none, steps or smooth",
     help: "score-margin bonus for wins: steps = +1 per margin_unit up to 4 units (the Sagrada report), smooth = \
            proportional; reward = (result + bonus) / 5",
 };
-pub(crate) const MARGIN_UNIT: ParamInfo =
+pub const MARGIN_UNIT: ParamInfo =
     ParamInfo { name: "margin_unit", default: "5", accepts: "number > 0", help: "points per bonus step" };
 
 /// A number that must be positive (or zero, when allowed), else the option's error.
@@ -96,10 +96,14 @@ pub(crate) fn positive(o: &Options<'_>, key: &str, allow_zero: bool) -> Result<f
 
 /// The options that shape a playout and its reward.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct RolloutConfig {
+pub struct RolloutConfig {
+    /// Plies after which a playout stops and the evaluator scores it (none: to the end).
     pub cutoff: Option<u32>,
+    /// The evaluator's value that a cut-off squashes to 0.73 (`1/(1+e^-1)`).
     pub eval_scale: f64,
+    /// How a finished game's scores shape its rewards.
     pub margin: Margin,
+    /// Points of lead per bonus step.
     pub margin_unit: f64,
 }
 
@@ -122,7 +126,7 @@ fn past(deadline: Option<std::time::Instant>) -> bool {
 }
 
 /// A playout policy with its scratch space.
-pub(crate) struct Rollout<S: State> {
+pub struct Rollout<S: State> {
     playout: Option<BoxedAgent<S>>,
     eval: Arc<dyn Evaluator<S>>,
     cfg: RolloutConfig,
@@ -150,7 +154,13 @@ impl<S: State> Rollout<S> {
     }
 
     /// Plays out from a leaf and returns each player's reward.
-    pub fn simulate(&mut self, mut state: S, rng: &mut Rng) -> Values {
+    pub fn simulate(&mut self, state: S, rng: &mut Rng) -> Values {
+        let end = self.play(state, rng);
+        self.reward(&end)
+    }
+
+    /// Plays out from a leaf: to the end of the game, or to the cut-off.
+    pub fn play(&mut self, mut state: S, rng: &mut Rng) -> S {
         if self.playout.is_none() && self.cfg.cutoff.is_none() {
             crate::random_playout(&mut state, rng, &mut self.legal, &mut self.outcomes);
         } else {
@@ -178,11 +188,17 @@ impl<S: State> Rollout<S> {
                 plies += 1;
             }
         }
+        state
+    }
+
+    /// Each player's reward where a playout stopped: the game's returns with the margin bonus,
+    /// or, at a cut-off, the evaluator's value squashed to [0, 1].
+    pub fn reward(&self, state: &S) -> Values {
         match state.returns() {
-            Some(r) => self.shape(&state, r),
+            Some(r) => self.shape(state, r),
             None => {
                 let r: Vec<f64> = (0..self.num_players)
-                    .map(|p| 1.0 / (1.0 + (-self.eval.evaluate(&state, p) / self.cfg.eval_scale).exp()))
+                    .map(|p| 1.0 / (1.0 + (-self.eval.evaluate(state, p) / self.cfg.eval_scale).exp()))
                     .collect();
                 Values::from_slice(&r)
             }
