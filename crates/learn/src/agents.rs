@@ -462,6 +462,9 @@ impl<S: State> AzAgent<S> {
             Some(meeple_search::rollout::Rollout::new(playout, eval.clone(), shaping, game.num_players()))
         };
         let filter = o.get_bool("filter")?.then_some(eval);
+        if o.given("eval") && filter.is_none() && !(rollout.is_some() && o.given("cutoff")) {
+            return Err(o.bad_value("eval", &format!("{eval_spec} (read only by filter=true and a playout's cutoff)")));
+        }
         Ok(AzAgent {
             net,
             sims: (o.given("sims") || time.is_none()).then_some(sims),

@@ -749,6 +749,9 @@ fn az_runs_ismcts_playouts_prunes_with_the_filter_and_names_wrong_playout_settin
     }
     assert!(err(format!("{base},rollout=random,margin=lots")).contains("margin"));
     assert!(err(format!("{base},eval=nonsense")).contains("eval"));
+    let e = err(format!("{base},rollout=random,eval=thesis"));
+    assert!(e.contains("eval") && e.contains("filter=true"), "{e}");
+    meeple_learn::make_agent(&game, &format!("{base},rollout=random,cutoff=4,eval=thesis"), 0).unwrap();
 }
 
 #[test]
