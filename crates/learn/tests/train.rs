@@ -57,6 +57,24 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
+/// Saves `game`'s network `net` (a spec) at its first weights, with a sidecar, as
+/// `dir/untrained.safetensors`, and returns that path.
+fn save_untrained<G: Game>(game: &G, dir: &Path, net: &str, seed: u64) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("untrained.safetensors");
+    let net = meeple_learn::train::fresh_network(game, net, seed, 1).unwrap();
+    let sidecar = meeple_nn::Sidecar {
+        format: meeple_nn::SIDECAR_FORMAT,
+        net: net.config().clone(),
+        game: game.spec().to_string(),
+        step: 0,
+        run: Default::default(),
+        commands: Vec::new(),
+    };
+    net.save(&path, &sidecar).unwrap();
+    path
+}
+
 fn small(seed: u64) -> AzConfig {
     let mut c = default_config(&TicTacToe, 32, seed, 2);
     c.net = "resnet:blocks=2,channels=16".into();
@@ -89,18 +107,8 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
     assert!(pw > 3 * pl, "policy +{pw} -{pl}");
     // ... and what it plays is learned: the same network untrained (the run's first weights),
     // alone or with a search too small to find the tactics, scores clearly less.
-    let untrained = d.join("untrained.safetensors");
     let config = small(1);
-    let net = meeple_learn::train::fresh_network(&TicTacToe, &config.net, config.seed, 1).unwrap();
-    let sidecar = meeple_nn::Sidecar {
-        format: meeple_nn::SIDECAR_FORMAT,
-        net: net.config().clone(),
-        game: TicTacToe.spec().to_string(),
-        step: 0,
-        run: Default::default(),
-        commands: Vec::new(),
-    };
-    net.save(&untrained, &sidecar).unwrap();
+    let untrained = save_untrained(&TicTacToe, &d, &config.net, config.seed);
     let score = |(w, dr, _): (u32, u32, u32)| (w as f64 + 0.5 * dr as f64) / 100.0;
     for (what, trained, fresh) in [
         ("policy", format!("policy:model={}", model.display()), format!("policy:model={}", untrained.display())),
@@ -581,20 +589,8 @@ fn best_value(state: &<TicTacToe as Game>::State) -> f64 {
 
 #[test]
 fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_misses() {
-    let d = dir("rollout");
-    std::fs::create_dir_all(&d).unwrap();
-    let model = d.join("untrained.safetensors");
     let config = small(1);
-    let net = meeple_learn::train::fresh_network(&TicTacToe, &config.net, config.seed, 1).unwrap();
-    let sidecar = meeple_nn::Sidecar {
-        format: meeple_nn::SIDECAR_FORMAT,
-        net: net.config().clone(),
-        game: TicTacToe.spec().to_string(),
-        step: 0,
-        run: Default::default(),
-        commands: Vec::new(),
-    };
-    net.save(&model, &sidecar).unwrap();
+    let model = save_untrained(&TicTacToe, &dir("rollout"), &config.net, config.seed);
     // Positions from random play where some move gives away the best result.
     let (mut rng, mut legal, mut positions) = (rng_from_seed(11), Vec::new(), Vec::new());
     while positions.len() < 40 {
@@ -688,19 +684,7 @@ fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_miss
 fn az_runs_ismcts_playouts_prunes_with_the_filter_and_names_wrong_playout_settings() {
     use meeple_games::Sagrada;
     let game = Sagrada::default();
-    let d = dir("az-playouts");
-    std::fs::create_dir_all(&d).unwrap();
-    let model = d.join("untrained.safetensors");
-    let net = meeple_learn::train::fresh_network(&game, "mlp:layers=1,width=16", 1, 1).unwrap();
-    let sidecar = meeple_nn::Sidecar {
-        format: meeple_nn::SIDECAR_FORMAT,
-        net: net.config().clone(),
-        game: game.spec().to_string(),
-        step: 0,
-        run: Default::default(),
-        commands: Vec::new(),
-    };
-    net.save(&model, &sidecar).unwrap();
+    let model = save_untrained(&game, &dir("az-playouts"), "mlp:layers=1,width=16", 1);
     let thesis = meeple_search::make_evaluator(&game, "thesis").unwrap();
     let base = format!("az:model={},sims=24", model.display());
     let pruned = format!("{base},rollout=sagrada-rules,lambda=1,margin=smooth,eval=thesis,filter=true,resample=true");
@@ -758,19 +742,7 @@ fn az_runs_ismcts_playouts_prunes_with_the_filter_and_names_wrong_playout_settin
 fn a_timed_puct_search_runs_to_its_stop_and_a_sims_cap_still_holds() {
     use meeple_games::Connect4;
     let game = Connect4::default();
-    let d = dir("puct-time");
-    std::fs::create_dir_all(&d).unwrap();
-    let model = d.join("untrained.safetensors");
-    let net = meeple_learn::train::fresh_network(&game, "mlp:layers=1,width=16", 1, 1).unwrap();
-    let sidecar = meeple_nn::Sidecar {
-        format: meeple_nn::SIDECAR_FORMAT,
-        net: net.config().clone(),
-        game: game.spec().to_string(),
-        step: 0,
-        run: Default::default(),
-        commands: Vec::new(),
-    };
-    net.save(&model, &sidecar).unwrap();
+    let model = save_untrained(&game, &dir("puct-time"), "mlp:layers=1,width=16", 1);
     let start = game.initial_state();
     let timed = |spec: &str| {
         let mut agent = meeple_learn::make_agent(&game, spec, 2).unwrap();
