@@ -379,10 +379,8 @@ pub struct AzAgent<S: State> {
     rollout: Option<meeple_search::rollout::Rollout<S>>,
     lambda: f32,
     rollout_score: f64,
-    /// Whether each playout starts from its own sample of what `searcher` cannot see.
+    /// Whether each playout starts from its own sample of what the searching player cannot see.
     resample: bool,
-    /// The player whose move the search chooses.
-    searcher: Player,
     /// Forward pruning of the tree's moves (`filter=true`).
     filter: Option<Arc<dyn GameEvaluator<S>>>,
     /// The leaves' playout results (a value per seat) and the values mixed from them.
@@ -493,7 +491,6 @@ impl<S: State> AzAgent<S> {
             lambda,
             rollout_score,
             resample,
-            searcher: 0,
             filter,
             rolled: Vec::new(),
             mixed: Vec::new(),
@@ -501,11 +498,12 @@ impl<S: State> AzAgent<S> {
         })
     }
 
-    /// Runs `search` to its end (or `stop`), evaluating its leaves in batches; returns the
-    /// network evaluations made. A timed search may grow to `cap` simulations.
+    /// Runs `search` for `searcher`'s move to its end (or `stop`), evaluating its leaves in
+    /// batches; returns the network evaluations made. A timed search may grow to `cap` simulations.
     fn run(
         &mut self,
         search: &mut Search<S>,
+        searcher: Player,
         stop: Option<Instant>,
         cancel: Option<meeple_game::Cancel>,
         cap: u32,
@@ -568,7 +566,7 @@ impl<S: State> AzAgent<S> {
                 for leaf in search.leaves() {
                     let mover = leaf.current_player().expect("leaves that wait for the network are decisions");
                     let start =
-                        if self.resample { leaf.determinize_open(self.searcher, &mut self.rng) } else { leaf.clone() };
+                        if self.resample { leaf.determinize_open(searcher, &mut self.rng) } else { leaf.clone() };
                     let end = rollout.play(start, &mut self.rng);
                     let reward = rollout.reward(&end);
                     let margins = if self.rollout_score > 0.0 { crate::train::margin_values(&end) } else { None };
@@ -618,7 +616,6 @@ impl<S: State> Agent<S> for AzAgent<S> {
             return Err(Error::Agent { agent: "az".into(), reason: "no decision to make in this state".into() });
         };
         let start = Instant::now();
-        self.searcher = mover;
         state.legal_actions(&mut self.legal);
         if self.legal.len() == 1 && budget.is_timed(self.time) {
             return Ok(self.legal[0]);
@@ -632,7 +629,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             let trial = SearchConfig { sims: 32, ..self.config.clone() };
             let root = state.determinize_open(mover, &mut self.rng);
             let mut search = Search::new(root, self.seats, trial, self.rng.random()).with_filter(self.filter.clone());
-            self.run(&mut search, stop, budget.cancel, 0)?;
+            self.run(&mut search, mover, stop, budget.cancel, 0)?;
             self.sim_seconds = Some(t.elapsed().as_secs_f64() / search.sims().max(1) as f64);
         }
         // With several worlds each search gets an even share of the simulations and of the time
@@ -662,7 +659,7 @@ impl<S: State> Agent<S> for AzAgent<S> {
             let config = SearchConfig { sims, ..self.config.clone() };
             let mut search = Search::new(root, self.seats, config, self.rng.random()).with_filter(self.filter.clone());
             let began = Instant::now();
-            evaluated += self.run(&mut search, stop_w, budget.cancel, cap)?;
+            evaluated += self.run(&mut search, mover, stop_w, budget.cancel, cap)?;
             if search.sims() >= 16 {
                 // Late in a game many simulations end at terminal states without the network: the
                 // newest pace matters most.
