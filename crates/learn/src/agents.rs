@@ -42,6 +42,19 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
         ParamInfo { name: "root", default: "gumbel", accepts: "gumbel or puct", help: "root policy" },
         ParamInfo { name: "c", default: "2", accepts: "number >= 0", help: "PUCT exploration constant" },
         ParamInfo {
+            name: "fpu",
+            default: "0.25",
+            accepts: "number from 0 to 1",
+            help: "PUCT first-play urgency: an unvisited move is valued at its parent's value less this",
+        },
+        ParamInfo {
+            name: "prior_temp",
+            default: "1",
+            accepts: "number from 0.1 to 10",
+            help: "policy softmax temperature (Leela Chess Zero's): the network's logits divided by this before \
+                   the priors and the Gumbel root read them; above 1 flattens a sharp policy",
+        },
+        ParamInfo {
             name: "m",
             default: "16",
             accepts: "integer 1..=256",
@@ -413,8 +426,18 @@ impl<S: State> AzAgent<S> {
         if !(c.is_finite() && c >= 0.0) {
             return Err(o.bad_value("c", &c.to_string()));
         }
+        let fpu: f32 = o.get("fpu")?;
+        if !(0.0..=1.0).contains(&fpu) {
+            return Err(o.bad_value("fpu", &fpu.to_string()));
+        }
+        let prior_temp: f32 = o.get("prior_temp")?;
+        if !(0.1..=10.0).contains(&prior_temp) {
+            return Err(o.bad_value("prior_temp", &prior_temp.to_string()));
+        }
         let config = SearchConfig {
             c_puct: c,
+            fpu,
+            prior_temp,
             gumbel_m: o.get_in("m", 1..=256)?,
             solver: o.get_bool("solver")?,
             legacy: o.get_bool("legacy")?,

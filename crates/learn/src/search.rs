@@ -82,6 +82,15 @@ pub struct SearchConfig {
     /// a game (Baier and Winands's MCTS-MS); 0: off.
     #[serde(default)]
     pub prove: u32,
+    /// Policy softmax temperature (Leela Chess Zero's `PolicyTemperature`): each expanded
+    /// node's logits are divided by this before the priors (PUCT) and the Gumbel root read
+    /// them; above 1 flattens a sharp policy so the search looks past its first choice.
+    #[serde(default = "prior_temp_default")]
+    pub prior_temp: f32,
+}
+
+fn prior_temp_default() -> f32 {
+    1.0
 }
 
 fn solver_default() -> bool {
@@ -111,6 +120,7 @@ impl SearchConfig {
             rescale: true,
             forced_playouts: 0.0,
             prove: 0,
+            prior_temp: 1.0,
         }
     }
 
@@ -564,11 +574,12 @@ impl<S: State> Search<S> {
             }
         }
         let first = self.nodes.len() as u32;
-        let max = self.legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
-        let total: f32 = self.legal.iter().map(|&a| (logits[a as usize] - max).exp()).sum();
+        let inv_t = 1.0 / self.config.prior_temp;
+        let max = self.legal.iter().map(|&a| logits[a as usize] * inv_t).fold(f32::NEG_INFINITY, f32::max);
+        let total: f32 = self.legal.iter().map(|&a| (logits[a as usize] * inv_t - max).exp()).sum();
         for i in 0..self.legal.len() {
             let a = self.legal[i];
-            let logit = logits[a as usize];
+            let logit = logits[a as usize] * inv_t;
             self.push_node(Node::new(a, (logit - max).exp() / total, logit));
         }
         let n = &mut self.nodes[node as usize];
@@ -580,7 +591,9 @@ impl<S: State> Search<S> {
             self.prepare_root();
         }
         // Values arrive mover first; the tree keeps absolute seats.
-        let mut absolute = vec![0.0; self.seats];
+        let mut absolute = std::mem::take(&mut self.scratch);
+        absolute.clear();
+        absolute.resize(self.seats, 0.0);
         for (i, &v) in values.iter().take(self.seats).enumerate() {
             absolute[(mover + i) % self.seats] = v;
         }
@@ -588,6 +601,7 @@ impl<S: State> Search<S> {
         let mut path = p.path;
         std::mem::swap(&mut self.path, &mut path);
         self.add_values(&absolute);
+        self.scratch = absolute;
         self.spare.push(path);
     }
 
@@ -1266,6 +1280,28 @@ mod tests {
                 assert!(!s.nodes[0].solved);
             }
         }
+    }
+
+    #[test]
+    fn the_prior_temperature_divides_the_logits_before_the_softmax() {
+        let logits: [f32; 9] = [1.0, 0.0, -1.0, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0];
+        let priors = |t: f32| -> Vec<f32> {
+            let config = SearchConfig { prior_temp: t, ..SearchConfig::new(Root::Puct, 64).quiet() };
+            let mut s = Search::new(TicTacToe.initial_state(), 2, config, 3);
+            s.gather(1);
+            s.deliver_all(&logits, &[0.5, 0.5], 9, 2);
+            s.children(0).map(|i| s.nodes[i].prior).collect()
+        };
+        for t in [1.0f32, 2.0, 0.5] {
+            let z: f64 = logits.iter().map(|&l| (l as f64 / t as f64).exp()).sum();
+            for (k, &p) in priors(t).iter().enumerate() {
+                let want = (logits[k] as f64 / t as f64).exp() / z;
+                assert!((p as f64 - want).abs() < 1e-6, "T {t}, a{}: {p} against {want}", k + 1);
+            }
+        }
+        // By hand at T 2: a1's share e^0.5 / (e^0.5 + 1 + e^-0.5 + 6 e^-1) = 0.3018.
+        assert!((priors(2.0)[0] - 0.3018).abs() < 1e-3);
+        assert!(priors(2.0)[0] < priors(1.0)[0], "a higher temperature flattens the favourite");
     }
 
     #[test]

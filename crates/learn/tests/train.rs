@@ -676,6 +676,14 @@ fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_miss
     assert!(err(format!("{base},worlds=0")).contains("worlds"));
     assert!(err(format!("{base},rollout=(nonsense)")).contains("rollout"));
     assert!(err(format!("{base},rollout=random,lambda=2")).contains("lambda"));
+    for bad in ["fpu=-0.1", "fpu=1.5", "fpu=nan", "prior_temp=0", "prior_temp=11", "prior_temp=nan"] {
+        let e = err(format!("{base},root=puct,{bad}"));
+        let key = bad.split('=').next().unwrap();
+        assert!(e.contains(key) && e.contains("from"), "{bad}: {e}");
+    }
+    for good in ["fpu=0", "fpu=1", "prior_temp=0.1", "prior_temp=2.5"] {
+        meeple_learn::make_agent(&TicTacToe, &format!("{base},root=puct,{good}"), 0).expect(good);
+    }
     let e = err(format!("{base},rollout=random,rollout_score=0.5"));
     assert!(e.contains("rollout_score") && e.contains("no score margin"), "{e}");
 }
