@@ -426,18 +426,10 @@ impl<S: State> AzAgent<S> {
         if !(c.is_finite() && c >= 0.0) {
             return Err(o.bad_value("c", &c.to_string()));
         }
-        let fpu: f32 = o.get("fpu")?;
-        if !(0.0..=1.0).contains(&fpu) {
-            return Err(o.bad_value("fpu", &fpu.to_string()));
-        }
-        let prior_temp: f32 = o.get("prior_temp")?;
-        if !(0.1..=10.0).contains(&prior_temp) {
-            return Err(o.bad_value("prior_temp", &prior_temp.to_string()));
-        }
         let config = SearchConfig {
             c_puct: c,
-            fpu,
-            prior_temp,
+            fpu: o.get_in("fpu", 0.0..=1.0)?,
+            prior_temp: o.get_in("prior_temp", 0.1..=10.0)?,
             gumbel_m: o.get_in("m", 1..=256)?,
             solver: o.get_bool("solver")?,
             legacy: o.get_bool("legacy")?,
