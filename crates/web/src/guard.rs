@@ -2,7 +2,8 @@
 //! browser: the `Host` must be one of the server's own names (so a page that rebinds its DNS name
 //! to this machine is refused), a foreign `Origin` is refused, commands must be JSON (a
 //! cross-site form or a `text/plain` fetch cannot send one without the browser asking first),
-//! bodies arrive within a time limit, and every answer forbids framing and sniffing.
+//! bodies arrive within a time limit, no token is taken from an address (a proxy's log would
+//! keep it), and every answer forbids framing and sniffing.
 
 use crate::error::ApiError;
 use axum::body::Body;
@@ -45,10 +46,8 @@ fn host_name(host: &str) -> &str {
     }
 }
 
-/// The largest body a route takes (record uploads are larger than commands).
-fn body_limit(path: &str) -> usize {
-    if path == "/api/replays" { crate::MAX_RECORDS_BODY } else { crate::MAX_BODY }
-}
+/// The route that reads its own body as it streams: a records upload, as JSON lines.
+const UPLOAD: &str = "/api/replays";
 
 pub async fn check(State(policy): State<Arc<Policy>>, request: Request, next: Next) -> Response {
     let mut response = match admit(&policy, request).await {
@@ -93,6 +92,13 @@ async fn admit(policy: &Policy, request: Request) -> Result<Request, ApiError> {
             )));
         }
     }
+    if let Some(q) = request.uri().query()
+        && q.split('&').any(|pair| pair.split('=').next().is_some_and(|k| k.eq_ignore_ascii_case("token")))
+    {
+        return Err(ApiError::bad(
+            "a token in the address is refused (proxies and browsers keep addresses): send it in the X-Meeple-Token header; an event stream opens with a ticket (POST /api/matches/ID/ticket)",
+        ));
+    }
     let command = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if command
         && request.headers().get("sec-fetch-site").and_then(|v| v.to_str().ok()).is_some_and(|v| v == "cross-site")
@@ -106,16 +112,22 @@ async fn admit(policy: &Policy, request: Request) -> Result<Request, ApiError> {
     if *request.method() != Method::POST {
         return Ok(request);
     }
-    let json = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        return Err(ApiError::unsupported("commands must be sent as JSON with Content-Type: application/json"));
+    let content_type = request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let json = content_type.split(';').next().is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    let upload = request.uri().path() == UPLOAD;
+    // JSON lines are no simple request either (a page elsewhere cannot send them without the
+    // browser asking first); the upload reads them itself, with its budget and time limit.
+    if upload && crate::upload::is_lines(content_type) {
+        return Ok(request);
     }
-    let limit = body_limit(request.uri().path());
+    if !json {
+        return Err(ApiError::unsupported(if upload {
+            "a replay is asked for as JSON (Content-Type: application/json), or a records file uploaded as JSON lines (application/x-ndjson)"
+        } else {
+            "commands must be sent as JSON with Content-Type: application/json"
+        }));
+    }
+    let limit = crate::MAX_BODY;
     let (parts, body) = request.into_parts();
     let bytes = match tokio::time::timeout(policy.body_timeout, axum::body::to_bytes(body, limit)).await {
         Err(_) => {

@@ -1,38 +1,41 @@
-//! `meeple serve`: every game in the browser, safe to share. The server owns the matches (rules,
-//! chance, agents); the embedded page draws the views the games give and sends clicks back as
-//! moves.
+//! `meeple serve`: every game in the browser, safe to share with strangers. The server owns the
+//! matches (rules, chance, agents); the embedded page draws the views the games give and sends
+//! clicks back as moves.
 //!
 //! The API is JSON over HTTP for commands and server-sent events for updates; see `docs/web.md`
-//! for every route and the threat model. In short: a person's seat answers only to its secret
-//! token; the seed that fixes every deal stays on the server until the game is over; every
-//! request passes [`guard`] (own `Host`, no foreign `Origin`, JSON commands); specs from clients
-//! read files only from allowed directories; agents are built and think on the blocking pool,
-//! never under a lock, within one memory budget; matches are kept in SQLite and resume after a
-//! restart.
+//! for every route and the safety model. In short: a person's seat answers only to the secret
+//! token of whoever claimed it (the creator gets its own seat's token and invitations for the
+//! others); the seed that fixes every deal stays on the server until the game is over; every
+//! request passes [`guard`] (own `Host`, no foreign `Origin`, JSON commands, no token in an
+//! address); specs from clients read files only from allowed directories; agents are built and
+//! think on the blocking pool, never under a lock, in fair shares per client with a person's
+//! move first; one memory budget with a share per client; a change to a match is stored before
+//! it is shown, and matches resume after a restart.
 
 mod budget;
+mod clients;
 mod error;
 mod guard;
+mod pool;
+mod routes;
 pub mod session;
 pub mod store;
+mod streams;
+mod upload;
 
+pub use clients::{Client, Grouping};
 pub use error::ApiError;
 pub use session::{Control, MoveRequest, SPECTATOR, Setup};
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State as AxState};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{Html, IntoResponse, Response};
+use axum::extract::{DefaultBodyLimit, Extension};
+use axum::http::{HeaderMap, header};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
 use budget::{Budget, Reservation};
-use meeple_arena::records;
-use meeple_game::{Game, GameRecord, Player};
-use serde_json::{Value, json};
-use session::{Access, Allowed, Session};
+use meeple_game::{Game, Player};
+use pool::{Class, Pool};
+use session::{Access, Allowed, Change, Session};
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,8 +43,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use store::Store;
 use tokio::sync::{Semaphore, watch};
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::WatchStream;
 
 const INDEX: &str = include_str!("../static/index.html");
 const SCRIPT: &str = include_str!("../static/app.js");
@@ -51,8 +52,8 @@ const STYLE: &str = include_str!("../static/style.css");
 pub const MAX_BODY: usize = 64 * 1024;
 /// The largest records upload.
 pub const MAX_RECORDS_BODY: usize = 16 * 1024 * 1024;
-/// The header a page sends its seat or owner token in (a query's `token=` serves event streams,
-/// which cannot send headers).
+/// The header a client sends its seat or owner token in. No route takes a token in its
+/// address (a proxy's log would keep it): event streams open with a ticket instead.
 pub const TOKEN_HEADER: &str = "x-meeple-token";
 /// Memory a match's bookkeeping is counted at, besides its moves.
 const MATCH_BASE_BYTES: u64 = 64 << 10;
@@ -64,7 +65,8 @@ pub fn random_u64() -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// 128 random bits from the operating system, as 32 hex digits: match ids and seat tokens.
+/// 128 random bits from the operating system, as 32 hex digits: match ids, seat tokens,
+/// invitations and stream tickets.
 pub fn random_token() -> String {
     let mut b = [0u8; 16];
     getrandom::fill(&mut b).expect("the operating system gives random bytes");
@@ -76,17 +78,22 @@ pub fn random_token() -> String {
 pub struct Config {
     /// Matches held at once (replays included); creating one more is refused with 503.
     pub max_matches: usize,
-    /// Matches one client address may hold at once (429 beyond).
+    /// Matches one client may hold at once (429 beyond).
     pub max_matches_per_client: usize,
-    /// A match nobody has touched for this long is dropped.
+    /// A match nobody has asked about for this long leaves memory (the store keeps it; the
+    /// next request for it brings it back).
     pub idle: Duration,
-    /// How often idle matches are looked for.
+    /// How often idle matches are looked for (and the store pruned, every hour of these).
     pub sweep_every: Duration,
-    /// Agent threads that may think at once (an agent with `threads=4` takes 4).
+    /// Agent threads shared by everyone (an agent with `threads=4` takes 4).
     pub thinkers: usize,
-    /// Analysis threads that may run at once, apart from the agents' so advice never starves a
-    /// game.
+    /// Agent threads beyond those, kept for moves a person is waiting for.
+    pub reserved_thinkers: usize,
+    /// Analysis threads shared by everyone, a pool apart from the agents' so advice never
+    /// holds up a game.
     pub analysts: usize,
+    /// Analysis threads beyond those, for a client's first analysis.
+    pub reserved_analysts: usize,
     /// Records files offered for replay (`meeple serve --records FILE`).
     pub records: Vec<PathBuf>,
     /// Where games are kept (SQLite); `None`: in memory only.
@@ -95,48 +102,76 @@ pub struct Config {
     pub model_dirs: Vec<PathBuf>,
     /// Host names the server answers to besides the loopback ones.
     pub hosts: Vec<String>,
-    /// The memory all matches, agents, analyses and replays share.
+    /// The memory all matches, agents, analyses, replays and uploads share.
     pub memory_budget: u64,
+    /// The most of it one client may hold (`None`: a quarter).
+    pub client_memory: Option<u64>,
     /// The most one agent spec may take: its tables, and the tree it may grow.
     pub max_agent_memory: u64,
     /// The most plies a match may reach, and a replayed game may have.
     pub max_plies: usize,
-    /// Event streams per match, and in all.
-    pub max_subscribers: usize,
+    /// Event streams a match's spectators may hold (its seats have their own).
+    pub max_spectators: usize,
+    /// Event streams each seat of a match may hold (its player's tabs and devices).
+    pub seat_streams: usize,
+    /// Spectators' event streams in all, and per client.
     pub max_streams: usize,
-    /// Open connections (`serve` only).
+    pub max_streams_per_client: usize,
+    /// An event stream ends after this long (the page opens a new one).
+    pub stream_life: Duration,
+    /// Open connections (`serve` only), in all and per client (trusted proxies aside).
     pub max_connections: usize,
+    pub max_connections_per_client: usize,
     /// How long a request's header, or an idle connection's next one, may take (`serve` only).
     pub header_timeout: Duration,
     /// How long a request's body may take to arrive.
     pub body_timeout: Duration,
-    /// Finished games kept in the store.
-    pub keep_finished: usize,
+    /// Finished games kept in the store, at most, and for how many days (`None`: no limit by age).
+    pub keep_games: usize,
+    pub keep_days: Option<u32>,
+    /// How long a write waits for a database another program holds locked.
+    pub store_timeout: Duration,
+    /// Move a damaged store aside and start a fresh one, instead of refusing to start.
+    pub move_damaged_store: bool,
+    /// How addresses are grouped into clients, and which proxy's header is believed.
+    pub clients: Grouping,
 }
 
 impl Default for Config {
     fn default() -> Self {
         let cores = meeple_game::limits::cores();
+        let store = store::Options::default();
         Config {
             max_matches: 100,
-            max_matches_per_client: 50,
-            idle: Duration::from_secs(3600),
+            max_matches_per_client: 16,
+            idle: Duration::from_secs(30 * 60),
             sweep_every: Duration::from_secs(60),
             thinkers: cores,
+            reserved_thinkers: (cores / 2).max(1),
             analysts: (cores / 2).max(1),
+            reserved_analysts: 1,
             records: Vec::new(),
             data_dir: None,
             model_dirs: Vec::new(),
             hosts: Vec::new(),
             memory_budget: meeple_game::limits::memory() / 4,
+            client_memory: None,
             max_agent_memory: 64 << 20,
             max_plies: 20_000,
-            max_subscribers: 16,
+            max_spectators: 12,
+            seat_streams: 4,
             max_streams: 256,
+            max_streams_per_client: 24,
+            stream_life: Duration::from_secs(10 * 60),
             max_connections: 512,
+            max_connections_per_client: 32,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
-            keep_finished: 10_000,
+            keep_games: store.keep_games,
+            keep_days: store.keep_days,
+            store_timeout: store.busy,
+            move_damaged_store: false,
+            clients: Grouping::default(),
         }
     }
 }
@@ -163,9 +198,19 @@ impl Config {
         let per_ply = 12 + (size_of::<G::State>() as u64 + 512) / session::CHECKPOINT_EVERY as u64;
         MATCH_BASE_BYTES + self.max_plies as u64 * per_ply
     }
+
+    fn store_options(&self) -> store::Options {
+        store::Options {
+            keep_games: self.keep_games,
+            keep_days: self.keep_days,
+            busy: self.store_timeout,
+            move_damaged: self.move_damaged_store,
+        }
+    }
 }
 
-/// The address a request came from (set by [`serve`]; absent in tests that call the router).
+/// The address a request came from (set by [`serve`]; absent in tests that call the router,
+/// whose requests then count against no client's share).
 #[derive(Clone, Copy, Debug)]
 pub struct Peer(pub IpAddr);
 
@@ -175,15 +220,18 @@ struct Entry {
     /// Bumped on every change; event streams follow it. `u64::MAX`: the match is gone.
     version: watch::Sender<u64>,
     touched: Mutex<Instant>,
-    client: Option<IpAddr>,
-    subscribers: AtomicUsize,
+    /// Whose share the match counts against.
+    client: Option<Client>,
+    /// Event streams its spectators hold, and each seat's.
+    spectators: AtomicUsize,
+    seat_streams: Vec<AtomicUsize>,
     memory: Mutex<Option<Reservation>>,
     /// Stored in the database (a replay is not).
     kept: bool,
-    /// Held for writing from a change to its commit, and for reading by snapshots: a client
-    /// never sees a move the store may still lose (after a crash the game would go on from
-    /// before it, and an agent might play another move there).
-    commit: tokio::sync::RwLock<()>,
+    /// Held from computing a change until it is stored and applied, so changes are made one
+    /// at a time, each on the match as the one before left it. Readers never wait for it: the
+    /// match shows only what is stored.
+    gate: tokio::sync::Mutex<()>,
 }
 
 impl Entry {
@@ -194,6 +242,10 @@ impl Entry {
 
     fn touch(&self) {
         *self.touched.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn gone(&self) -> bool {
+        *self.version.borrow() == u64::MAX
     }
 
     fn changed(&self) {
@@ -214,37 +266,24 @@ struct App {
     matches: Mutex<HashMap<String, Arc<Entry>>>,
     /// Matches being built, counted against the cap before their agents are.
     pending: AtomicUsize,
-    thinkers: Arc<Semaphore>,
-    analysts: Arc<Semaphore>,
+    thinkers: Arc<Pool>,
+    analysts: Arc<Pool>,
     budget: Arc<Budget>,
     store: Option<Store>,
+    /// Spectators' streams in all, and per client.
     streams: AtomicUsize,
-    /// Analyses asked for (waiting or running) per client address.
-    asking: Mutex<HashMap<IpAddr, usize>>,
+    client_streams: clients::Counts,
+    /// Analyses asked for (waiting or running) per client.
+    asking: clients::Counts,
+    tickets: streams::Tickets,
+    /// The first page of past games, for the store generation it was read at.
+    games_page: Mutex<Option<(u64, usize, serde_json::Value)>>,
+    /// Lookups of stored matches at once (each a read of the store).
+    loading: Semaphore,
 }
 
-/// Analyses one client address may have waiting or running at once.
+/// Analyses one client may have waiting or running at once.
 const ANALYSES_PER_CLIENT: usize = 2;
-
-/// A client's place among the analyses asked for, given back when dropped.
-struct Asking {
-    app: Arc<App>,
-    client: Option<IpAddr>,
-}
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        if let Some(ip) = self.client {
-            let mut asking = self.app.asking.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(n) = asking.get_mut(&ip) {
-                *n -= 1;
-                if *n == 0 {
-                    asking.remove(&ip);
-                }
-            }
-        }
-    }
-}
 
 /// A place among the matches, taken before a match is built.
 struct Slot<'a>(&'a App);
@@ -256,15 +295,85 @@ impl Drop for Slot<'_> {
 }
 
 impl App {
-    fn entry(&self, id: &str) -> Result<Arc<Entry>, ApiError> {
-        let found = self.matches.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
-        let entry = found.ok_or_else(|| ApiError::not_found("no such match (it may have expired)"))?;
-        entry.touch();
+    /// The client a request comes from.
+    fn caller(&self, peer: Option<Extension<Peer>>, headers: &HeaderMap) -> Option<Client> {
+        peer.map(|Extension(Peer(ip))| self.config.clients.client(ip, headers))
+    }
+
+    /// The match `id`, from memory or, if the store has it (dropped as idle, or finished before
+    /// a restart), brought back: counted against `client`'s share like a new one.
+    async fn entry(self: &Arc<Self>, id: &str, client: Option<Client>) -> Result<Arc<Entry>, ApiError> {
+        if let Some(e) = self.matches.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned() {
+            e.touch();
+            return Ok(e);
+        }
+        let missing = || ApiError::not_found("no such match (it may have expired)");
+        let Some(store) = &self.store else { return Err(missing()) };
+        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(missing());
+        }
+        let _turn = self.loading.acquire().await.map_err(|_| ApiError::busy("the server is stopping"))?;
+        // Another request may have brought it back meanwhile.
+        if let Some(e) = self.matches.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned() {
+            e.touch();
+            return Ok(e);
+        }
+        let kept = store.load(id).await.map_err(ApiError::busy)?.ok_or_else(missing)?;
+        let slot = self.slot(client)?;
+        let (session, bytes) = match kept {
+            store::Kept::Broken(why) => {
+                eprintln!("meeple serve: match {id} is not resumed and is pruned: {why}");
+                drop(store.forget(id));
+                return Err(missing());
+            }
+            store::Kept::Live(row) => {
+                let allowed = self.allowed.clone();
+                let restored = tokio::task::spawn_blocking(move || {
+                    session::restore(&row.stored, &row.moves, &allowed).map(|s| (s, row))
+                })
+                .await
+                .map_err(|_| ApiError::bad("the match could not be rebuilt"))?;
+                let (session, row) = match restored {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("meeple serve: match {id} is not resumed and is pruned: {}", e.message);
+                        drop(store.forget(id));
+                        return Err(missing());
+                    }
+                };
+                (session, self.resumed_bytes(&row.stored))
+            }
+            store::Kept::Over(text) => {
+                let record = meeple_game::GameRecord::from_json(&text)
+                    .map_err(|e| ApiError::unprocessable(format!("the kept record cannot be read: {e}")))?;
+                let bytes = meeple_games::with_game!(record.game.as_str(), |g| self.config.match_bytes(&g))?;
+                let max = self.config.max_plies;
+                let session =
+                    tokio::task::spawn_blocking(move || session::open_replay(&record, max, String::new(), true))
+                        .await
+                        .map_err(|_| ApiError::bad("the game could not be rebuilt"))??;
+                (session, bytes)
+            }
+        };
+        let memory = self.budget.reserve(bytes, "a kept match", client)?;
+        let entry = self.insert(id.to_string(), session, client, memory);
+        drop(slot);
+        drive(self.clone(), entry.clone());
         Ok(entry)
     }
 
+    /// Memory a stored match takes once resumed: its moves, and its agents at the cap until
+    /// they are built at their next move.
+    fn resumed_bytes(&self, stored: &session::Stored) -> u64 {
+        let bytes =
+            meeple_games::with_game!(stored.game.as_str(), |g| self.config.match_bytes(&g)).unwrap_or(MATCH_BASE_BYTES);
+        let agents =
+            stored.seats.iter().filter(|s| s.as_str() != "human").count() as u64 * self.config.max_agent_memory;
+        bytes + agents
+    }
+
     /// Checks the caps before anything is built: all matches, and this client's.
-    fn slot(&self, client: Option<IpAddr>) -> Result<Slot<'_>, ApiError> {
+    fn slot(&self, client: Option<Client>) -> Result<Slot<'_>, ApiError> {
         let matches = self.matches.lock().unwrap_or_else(|e| e.into_inner());
         let pending = self.pending.fetch_add(1, Ordering::Relaxed);
         let slot = Slot(self);
@@ -274,8 +383,8 @@ impl App {
                 self.config.max_matches
             )));
         }
-        if let Some(ip) = client {
-            let mine = matches.values().filter(|e| e.client == Some(ip)).count();
+        if let Some(c) = client {
+            let mine = matches.values().filter(|e| e.client == Some(c)).count();
             if mine >= self.config.max_matches_per_client {
                 return Err(ApiError::too_many(format!(
                     "this address holds its share of {} matches; finish or delete one first",
@@ -286,23 +395,27 @@ impl App {
         Ok(slot)
     }
 
-    fn insert(&self, id: String, session: Box<dyn Session>, client: Option<IpAddr>, memory: Reservation) -> Arc<Entry> {
+    /// Puts a match among the live ones; if one with its id got there first (two requests
+    /// bringing a stored match back), that one stays and this is dropped.
+    fn insert(&self, id: String, session: Box<dyn Session>, client: Option<Client>, memory: Reservation) -> Arc<Entry> {
         let kept = self.store.is_some() && session.stored().is_some();
+        let seats = session.snapshot(None, Some(0), Some(0)).map_or(0, |s| s["seats"].as_array().map_or(0, Vec::len));
         let entry = Arc::new(Entry {
             id: id.clone(),
             session: Mutex::new(session),
             version: watch::channel(0).0,
             touched: Mutex::new(Instant::now()),
             client,
-            subscribers: AtomicUsize::new(0),
+            spectators: AtomicUsize::new(0),
+            seat_streams: (0..seats).map(|_| AtomicUsize::new(0)).collect(),
             memory: Mutex::new(Some(memory)),
             kept,
-            commit: tokio::sync::RwLock::new(()),
+            gate: tokio::sync::Mutex::new(()),
         });
-        self.matches.lock().unwrap_or_else(|e| e.into_inner()).insert(id, entry.clone());
-        entry
+        self.matches.lock().unwrap_or_else(|e| e.into_inner()).entry(id).or_insert(entry).clone()
     }
 
+    /// Drops a match from memory; `forget`: from the store too (a match deleted for good).
     fn remove(&self, id: &str, forget: bool) -> bool {
         let gone = self.matches.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
         if let Some(e) = &gone {
@@ -314,15 +427,16 @@ impl App {
             if !e.lock().close() {
                 e.memory.lock().unwrap_or_else(|x| x.into_inner()).take();
             }
-            if forget && let Some(store) = &self.store {
-                drop(store.forget(id));
-            }
+        }
+        if forget && let Some(store) = &self.store {
+            drop(store.forget(id));
         }
         gone.is_some()
     }
 
-    /// Drops matches nobody has touched for the idle time. The table is locked only to copy the
-    /// list; a match whose lock is taken is busy, and is looked at next time.
+    /// Drops from memory the matches nobody has asked about for the idle time (the store keeps
+    /// them). The table is locked only to copy the list; a match whose lock is taken is busy,
+    /// and is looked at next time.
     fn sweep(&self) {
         let now = Instant::now();
         let all: Vec<Arc<Entry>> = self.matches.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
@@ -337,26 +451,19 @@ impl App {
                 Err(std::sync::TryLockError::WouldBlock) => false,
             };
             if idle {
-                // A finished game is already in the store; one in progress stays there too, to
-                // resume after a restart, unless it is dropped here for good.
-                self.remove(&e.id, true);
+                self.remove(&e.id, false);
             }
         }
+        self.tickets.sweep();
     }
 
-    /// Sends what changed in a match to the store; call with the match locked, so its writes
-    /// keep their order. The answer says when they are committed.
-    fn persist(
-        &self,
-        entry: &Entry,
-        session: &mut dyn Session,
-    ) -> Option<tokio::sync::oneshot::Receiver<Result<(), String>>> {
-        let store = self.store.as_ref().filter(|_| entry.kept)?;
-        let unsaved = session.take_unsaved();
-        let stored = session.stored();
-        match unsaved {
-            Some(u) => Some(store.save(&entry.id, stored, u)),
-            None => Some(store.save(&entry.id, stored, session::Unsaved { keep: session.ply(), ..Default::default() })),
+    /// Has the store commit a change's write (for a match it keeps); the error says why it
+    /// could not.
+    async fn store_change(&self, entry: &Entry, write: session::Write) -> Result<(), String> {
+        let Some(store) = self.store.as_ref().filter(|_| entry.kept) else { return Ok(()) };
+        match store.save(&entry.id, write).await {
+            Ok(r) => r,
+            Err(_) => Err("the game store has stopped".into()),
         }
     }
 
@@ -365,110 +472,142 @@ impl App {
         if finished {
             let mut m = entry.memory.lock().unwrap_or_else(|e| e.into_inner());
             if m.as_ref().is_some_and(|r| r.bytes() > MATCH_BASE_BYTES) {
-                *m = self.budget.reserve(MATCH_BASE_BYTES, "a finished match").ok();
+                // Given back before the smaller part is taken again, so a client at its share
+                // keeps its finished match.
+                *m = None;
+                *m = self.budget.reserve(MATCH_BASE_BYTES, "a finished match", entry.client).ok();
             }
         }
     }
 }
 
-/// Runs a command on a match: under its lock, with what the request's token allows; then stores
-/// what changed (answering once it is committed) and lets the agents go on.
-async fn command<T>(
+/// Runs a command on a match: `f` computes the change with what the request's token allows;
+/// the store commits it; then it is applied and `then` reads the match as it is now, under the
+/// same lock. A change the store cannot write is not applied: the client is told, and may try
+/// again.
+async fn command<T, U>(
     app: &Arc<App>,
     entry: Arc<Entry>,
     token: Option<&str>,
-    f: impl FnOnce(&mut dyn Session, Access) -> Result<T, ApiError>,
-) -> Result<T, ApiError> {
-    let gate = entry.commit.write().await;
-    let applied = {
-        let mut s = entry.lock();
+    f: impl FnOnce(&dyn Session, Access) -> Result<(Change, T), ApiError>,
+    then: impl FnOnce(&dyn Session, T) -> Result<U, ApiError>,
+) -> Result<U, ApiError> {
+    let gate = entry.gate.lock().await;
+    let (change, out) = {
+        let s = entry.lock();
         let access = s.access(token);
-        f(&mut **s, access).map(|out| (out, app.persist(&entry, &mut **s), s.finished()))
+        f(&**s, access)?
     };
-    let (out, write, finished) = match applied {
-        Ok(a) => a,
-        Err(e) => {
-            // A stream that woke while the gate was held skipped its event: it gets one now.
-            drop(gate);
-            entry.changed();
-            return Err(e);
-        }
+    if let Err(e) = app.store_change(&entry, change.write.clone()).await {
+        return Err(ApiError::busy(format!("the game store could not write this, so nothing changed: {e}. Try again")));
+    }
+    let (answer, finished) = {
+        let mut s = entry.lock();
+        s.apply(change);
+        (then(&**s, out), s.finished())
     };
     app.settle(&entry, finished);
-    let stored = committed(write).await;
     drop(gate);
     entry.changed();
-    stored?;
     drive(app.clone(), entry);
-    Ok(out)
-}
-
-async fn committed(write: Option<tokio::sync::oneshot::Receiver<Result<(), String>>>) -> Result<(), ApiError> {
-    let Some(rx) = write else { return Ok(()) };
-    match rx.await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(ApiError::busy(format!("the move was played but could not be stored: {e}"))),
-        Err(_) => Err(ApiError::busy("the game store has stopped")),
-    }
+    answer
 }
 
 /// The threads an agent spec asks for (`threads=N` anywhere in it), at least one.
-fn spec_threads(spec: &str) -> u32 {
-    let mut total = 0u32;
+fn spec_threads(spec: &str) -> usize {
+    let mut total = 0usize;
     for part in spec.split([',', ':', '(', ')']) {
         if let Some(n) = part.trim().strip_prefix("threads=") {
-            total = total.saturating_add(n.trim().parse::<u32>().unwrap_or(1).max(1));
+            total = total.saturating_add(n.trim().parse::<usize>().unwrap_or(1).max(1));
         }
     }
     total.max(1)
 }
 
-/// Runs the match's agents: each move thinks on the blocking pool, then the match goes on.
+/// Runs the match's agents: each move waits for its share of the thinkers, thinks on the
+/// blocking pool, is stored, and only then played; then the match goes on. A move the store
+/// cannot write waits, shown to the players, and is tried again until it can (or an undo takes
+/// its line back).
 fn drive(app: Arc<App>, entry: Arc<Entry>) {
     tokio::spawn(async move {
-        let gone = |e: &Entry| *e.version.borrow() == u64::MAX;
         let delay = entry.lock().delay();
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        let (job, spec) = {
+        let (job, spec, person) = {
             let mut s = entry.lock();
             // A dropped match plays no more. Asked under the session's lock: dropping marks the
             // match gone before it takes the lock to close it, so either this sees it gone or
             // the close sees the job out and keeps the match's memory reserved.
-            if gone(&entry) {
+            if entry.gone() {
                 return;
             }
             let mover = s.mover();
             let Some(job) = s.next_job() else { return };
             let spec = mover.and_then(|p| s.summary()["seats"][p].as_str().map(str::to_string)).unwrap_or_default();
-            (job, spec)
+            (job, spec, s.has_person())
         };
         entry.changed(); // "thinking"
-        let threads = spec_threads(&spec).min(app.config.thinkers.max(1) as u32);
-        let permit = app.thinkers.clone().acquire_many_owned(threads).await;
+        let class = if person { Class::Person } else { Class::Background };
+        let grant = app.thinkers.acquire(entry.client, class, spec_threads(&spec)).await;
         let done = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+            let _grant = grant;
             job()
         })
         .await;
-        let gate = entry.commit.write().await;
-        let (write, finished) = {
+        let mut gate = entry.gate.lock().await;
+        let change = {
             let mut session = entry.lock();
             match done {
                 Ok(completion) => completion(&mut **session),
                 Err(e) => session.job_failed(if e.is_panic() { "the agent panicked".into() } else { e.to_string() }),
             }
-            (app.persist(&entry, &mut **session), session.finished())
         };
-        app.settle(&entry, finished);
-        let stored = committed(write).await;
-        drop(gate);
-        if let Err(e) = stored {
-            entry.lock().halt(e.message);
+        let Some(change) = change else {
+            // Taken back while it thought: whoever took it back drives the match on.
+            drop(gate);
             entry.changed();
             return;
+        };
+        let mut wait = Duration::from_millis(250);
+        loop {
+            match app.store_change(&entry, change.write.clone()).await {
+                Ok(()) => break,
+                Err(e) => {
+                    entry.lock().stall(Some(format!(
+                        "the agent's move could not be stored, so it is not played yet ({e}); trying again"
+                    )));
+                    drop(gate);
+                    entry.changed();
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(10));
+                    if entry.gone() {
+                        return;
+                    }
+                    gate = entry.gate.lock().await;
+                    let stale = {
+                        let mut s = entry.lock();
+                        let stale = !s.valid(&change);
+                        if stale {
+                            s.stall(None);
+                        }
+                        stale
+                    };
+                    if stale {
+                        drop(gate);
+                        entry.changed();
+                        return;
+                    }
+                }
+            }
         }
+        let finished = {
+            let mut s = entry.lock();
+            s.apply(change);
+            s.finished()
+        };
+        app.settle(&entry, finished);
+        drop(gate);
         entry.changed();
         drive(app, entry);
     });
@@ -484,54 +623,76 @@ pub fn router(config: Config) -> Router {
 pub fn build(config: Config) -> Result<Router, String> {
     meeple_game::limits::set_tree_cap(config.max_agent_memory);
     let store = match &config.data_dir {
-        Some(dir) => Some(Store::open(dir, config.keep_finished)?),
+        Some(dir) => {
+            let (store, notes) = Store::open(dir, config.store_options())?;
+            for n in notes {
+                eprintln!("meeple serve: {n}");
+            }
+            Some(store)
+        }
         None => None,
     };
+    let share = config.client_memory.unwrap_or(config.memory_budget / 4);
     let app = Arc::new(App {
         allowed: config.allowed(),
         matches: Mutex::new(HashMap::new()),
         pending: AtomicUsize::new(0),
-        thinkers: Arc::new(Semaphore::new(config.thinkers.max(1))),
-        analysts: Arc::new(Semaphore::new(config.analysts.max(1))),
-        budget: Budget::new(config.memory_budget),
+        thinkers: Pool::new(config.thinkers.max(1), config.reserved_thinkers),
+        analysts: Pool::new(config.analysts.max(1), config.reserved_analysts),
+        budget: Budget::new(config.memory_budget, share),
         store,
         streams: AtomicUsize::new(0),
-        asking: Mutex::new(HashMap::new()),
+        client_streams: clients::Counts::default(),
+        asking: clients::Counts::default(),
+        tickets: streams::Tickets::default(),
+        games_page: Mutex::new(None),
+        loading: Semaphore::new(4),
         config,
     });
     resume(&app)?;
     let sweeper = Arc::downgrade(&app);
     let every = app.config.sweep_every;
     tokio::spawn(async move {
+        let mut sweeps = 0u64;
         loop {
             tokio::time::sleep(every).await;
-            match sweeper.upgrade() {
-                Some(app) => app.sweep(),
-                None => return,
+            let Some(app) = sweeper.upgrade() else { return };
+            app.sweep();
+            sweeps += 1;
+            if sweeps.is_multiple_of((3600 / every.as_secs().max(1)).max(1))
+                && let Some(store) = &app.store
+            {
+                drop(store.prune());
             }
         }
     });
     let policy = Arc::new(guard::Policy::new(&app.config.hosts, app.config.body_timeout));
     let api = Router::new()
-        .route("/api/catalog", get(catalog))
-        .route("/api/game", get(game_info))
-        .route("/api/matches", get(list_matches).post(create_match))
-        .route("/api/matches/{id}", get(snapshot).delete(delete_match))
-        .route("/api/matches/{id}/moves", post(submit))
-        .route("/api/matches/{id}/undo", post(undo))
-        .route("/api/matches/{id}/control", post(control))
-        .route("/api/matches/{id}/analysis", post(analysis))
-        .route("/api/matches/{id}/events", get(events))
-        .route("/api/matches/{id}/record", get(record))
-        .route("/api/records", get(list_records))
-        .route("/api/status", get(status))
-        .route("/api/games", get(list_games))
-        .route("/api/games/{id}/record", get(game_record))
+        .route("/api/catalog", get(routes::catalog))
+        .route("/api/game", get(routes::game_info))
+        .route("/api/matches", get(routes::list_matches).post(routes::create_match))
+        .route("/api/matches/{id}", get(routes::snapshot).delete(routes::delete_match))
+        .route("/api/matches/{id}/moves", post(routes::submit))
+        .route("/api/matches/{id}/undo", post(routes::undo))
+        .route("/api/matches/{id}/control", post(routes::control))
+        .route("/api/matches/{id}/claim", post(routes::claim))
+        .route("/api/matches/{id}/token", post(routes::rotate))
+        .route("/api/matches/{id}/invite", post(routes::invite))
+        .route("/api/matches/{id}/analysis", post(routes::analysis))
+        .route("/api/matches/{id}/ticket", post(streams::ticket))
+        .route("/api/matches/{id}/events", get(streams::events))
+        .route("/api/matches/{id}/record", get(routes::record))
+        .route("/api/records", get(routes::list_records))
+        .route("/api/status", get(routes::status))
+        .route("/api/games", get(routes::list_games))
+        .route("/api/games/{id}/record", get(routes::game_record))
         .layer(DefaultBodyLimit::max(MAX_BODY));
-    let uploads = Router::new().route("/api/replays", post(open_replay)).layer(DefaultBodyLimit::max(MAX_RECORDS_BODY));
+    // The upload reads its own body, as it streams (the guard passes it on unread).
+    let uploads =
+        Router::new().route("/api/replays", post(upload::open_replay)).layer(DefaultBodyLimit::max(MAX_RECORDS_BODY));
     Ok(Router::new()
-        .route("/", get(page))
-        .route("/m/{id}", get(page))
+        .route("/", get(routes::page))
+        .route("/m/{id}", get(routes::page))
         .route("/app.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT) }))
         .route("/style.css", get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE) }))
         .merge(api)
@@ -543,7 +704,7 @@ pub fn build(config: Config) -> Result<Router, String> {
         .layer(middleware::from_fn_with_state(policy, guard::check)))
 }
 
-/// Brings back the matches the store has in progress.
+/// Brings back the matches the store has in progress; a row that cannot be resumed is pruned.
 fn resume(app: &Arc<App>) -> Result<(), String> {
     let Some(store) = &app.store else { return Ok(()) };
     let rows = store.live_blocking(app.config.max_matches)?;
@@ -551,23 +712,21 @@ fn resume(app: &Arc<App>) -> Result<(), String> {
         let row = match row {
             Ok(r) => r,
             Err((id, why)) => {
-                eprintln!("meeple serve: match {id} is not resumed: {why}");
+                eprintln!("meeple serve: match {id} is not resumed and is pruned: {why}");
+                drop(store.forget(&id));
                 continue;
             }
         };
         let session = match session::restore(&row.stored, &row.moves, &app.allowed) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("meeple serve: match {} is not resumed: {}", row.id, e.message);
+                eprintln!("meeple serve: match {} is not resumed and is pruned: {}", row.id, e.message);
+                drop(store.forget(&row.id));
                 continue;
             }
         };
-        let bytes = meeple_games::with_game!(row.stored.game.as_str(), |g| app.config.match_bytes(&g))
-            .unwrap_or(MATCH_BASE_BYTES);
-        // Its agents are built at their next move; until then they are counted at the cap.
-        let agents = row.stored.tokens.iter().filter(|t| t.is_none()).count() as u64 * app.config.max_agent_memory;
-        let Ok(memory) = app.budget.reserve(bytes + agents, "a resumed match") else {
-            eprintln!("meeple serve: match {} is not resumed: the memory budget is full", row.id);
+        let Ok(memory) = app.budget.reserve(app.resumed_bytes(&row.stored), "a resumed match", None) else {
+            eprintln!("meeple serve: match {} stays in the store: the memory budget is full", row.id);
             continue;
         };
         let entry = app.insert(row.id, session, None, memory);
@@ -577,7 +736,8 @@ fn resume(app: &Arc<App>) -> Result<(), String> {
 }
 
 /// Serves on `host:port` until Ctrl-C; calls `ready` with the address once listening. Each
-/// connection has a header (and idle) timeout; beyond the connection limit new ones are closed.
+/// connection has a header (and idle) timeout; beyond the connection limits (in all, and per
+/// client) new ones are closed.
 pub async fn serve(
     host: &str,
     port: u16,
@@ -590,10 +750,13 @@ pub async fn serve(
         // Its own address is a name the server answers to.
         config.hosts.push(local.ip().to_string());
     }
-    let (header_timeout, limit) = (config.header_timeout, config.max_connections);
+    let (header_timeout, limit, per_client) =
+        (config.header_timeout, config.max_connections, config.max_connections_per_client);
+    let grouping = config.clients.clone();
     let router = build(config).map_err(std::io::Error::other)?;
     ready(local);
     let connections = Arc::new(Semaphore::new(limit.max(1)));
+    let held = Arc::new(clients::Counts::default());
     let shutdown = tokio::signal::ctrl_c();
     tokio::pin!(shutdown);
     loop {
@@ -605,11 +768,23 @@ pub async fn serve(
             },
             _ = &mut shutdown => return Ok(()),
         };
+        // A trusted proxy carries many clients; everyone else has a share of the connections.
+        let client = (!grouping.is_trusted(peer.ip())).then(|| grouping.of(peer.ip()));
+        if let Some(c) = client
+            && !held.take(c, per_client)
+        {
+            drop(stream);
+            continue;
+        }
         let Ok(permit) = connections.clone().try_acquire_owned() else {
+            if let Some(c) = client {
+                held.give(c);
+            }
             drop(stream);
             continue;
         };
         let service = hyper_util::service::TowerToHyperService::new(router.clone().layer(Extension(Peer(peer.ip()))));
+        let held = held.clone();
         tokio::spawn(async move {
             let _permit = permit;
             let connection = hyper::server::conn::http1::Builder::new()
@@ -618,24 +793,14 @@ pub async fn serve(
                 .max_buf_size(64 * 1024)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
             let _ = connection.await;
+            if let Some(c) = client {
+                held.give(c);
+            }
         });
     }
 }
 
-type Shared = AxState<Arc<App>>;
-
-async fn page() -> Html<&'static str> {
-    Html(INDEX)
-}
-
-fn json_body<T: serde::de::DeserializeOwned>(body: &Bytes, what: &str) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("bad JSON for {what}: {e}")))
-}
-
-/// The token a request carries: the header, else `?token=`.
-fn token<'a>(headers: &'a HeaderMap, query: &'a HashMap<String, String>) -> Option<&'a str> {
-    headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok()).or_else(|| query.get("token").map(String::as_str))
-}
+type Shared = axum::extract::State<Arc<App>>;
 
 /// The seat a request views: `?viewer=N` or `spectator`, else the seat of its token.
 fn parse_viewer(query: &HashMap<String, String>, access: Access) -> Result<Option<Player>, ApiError> {
@@ -649,524 +814,7 @@ fn parse_viewer(query: &HashMap<String, String>, access: Access) -> Result<Optio
     }
 }
 
-fn parse_usize(query: &HashMap<String, String>, name: &str) -> Result<Option<usize>, ApiError> {
-    query
-        .get(name)
-        .map(|v| v.trim().parse::<usize>().map_err(|_| ApiError::bad(format!("{name} '{v}' is not a ply number"))))
-        .transpose()
-}
-
-fn param_json(p: &meeple_game::ParamInfo) -> Value {
-    json!({ "name": p.name, "default": p.default, "accepts": p.accepts, "help": p.help })
-}
-
-async fn catalog() -> axum::Json<Value> {
-    let games: Vec<Value> = meeple_games::GAMES
-        .iter()
-        .map(|g| {
-            let params: Vec<Value> = g.params.iter().map(param_json).collect();
-            json!({ "name": g.name, "about": g.about, "params": params })
-        })
-        .collect();
-    axum::Json(json!({ "games": games }))
-}
-
-fn describe<G: Game>(game: &G) -> Value {
-    let agents: Vec<Value> = meeple_learn::agent_infos(game)
-        .iter()
-        .map(|a| {
-            let params: Vec<Value> = a.params.iter().map(param_json).collect();
-            json!({ "name": a.name, "about": a.about, "params": params })
-        })
-        .collect();
-    let (opponent, advisor) = game.table_agents();
-    json!({
-        "spec": game.spec().to_string(), "name": G::INFO.name, "players": game.num_players(), "agents": agents,
-        "opponent": opponent, "advisor": advisor,
-    })
-}
-
-async fn game_info(Query(query): Query<HashMap<String, String>>) -> Result<axum::Json<Value>, ApiError> {
-    let spec = query.get("spec").ok_or_else(|| ApiError::bad("give the game as ?spec=NAME:KEY=VALUE,..."))?;
-    Ok(axum::Json(meeple_games::with_game!(spec.as_str(), |g| describe(&g))?))
-}
-
-/// What the server holds against its limits (no secrets): for operators and load tests.
-async fn status(AxState(app): Shared) -> axum::Json<Value> {
-    let matches = app.matches.lock().unwrap_or_else(|e| e.into_inner()).len();
-    axum::Json(json!({
-        "matches": matches, "max_matches": app.config.max_matches,
-        "memory_reserved": app.budget.used(), "memory_budget": app.budget.total(),
-        "streams": app.streams.load(Ordering::Relaxed), "max_streams": app.config.max_streams,
-        "thinkers_free": app.thinkers.available_permits(), "analysts_free": app.analysts.available_permits(),
-        // Whether games are kept, not where: no path of this machine leaves the server.
-        "keeps_games": app.store.is_some(),
-    }))
-}
-
-async fn list_matches(AxState(app): Shared) -> axum::Json<Value> {
-    let matches: Vec<Arc<Entry>> = app.matches.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
-    let mut list: Vec<Value> = matches
-        .iter()
-        .filter_map(|e| {
-            // A match being changed (or its change not yet committed) is shown next time
-            // rather than waited for.
-            let _committed = e.commit.try_read().ok()?;
-            let s = e.session.try_lock().ok()?;
-            let mut v = s.summary();
-            v["id"] = json!(e.id);
-            Some(v)
-        })
-        .collect();
-    list.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
-    axum::Json(json!({ "matches": list }))
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CreateRequest {
-    game: String,
-    seats: Vec<String>,
-    /// A seed of the client's choosing makes the match "open"; without one it is secret.
-    seed: Option<u64>,
-    /// Milliseconds each agent may think per move (default 1000).
-    move_time_ms: Option<u64>,
-    /// Pause before each move when only agents play (default 500 ms).
-    delay_ms: Option<u64>,
-    /// The seat whose view the answer shows (default: the first person's, else a spectator's).
-    viewer: Option<Player>,
-}
-
-async fn create_match(AxState(app): Shared, peer: Option<Extension<Peer>>, body: Bytes) -> Result<Response, ApiError> {
-    let req: CreateRequest = json_body(&body, "a new match")?;
-    if req.seats.len() > 16 || req.game.len() > 1024 {
-        return Err(ApiError::bad("a match has at most 16 seats and a game spec of at most 1 KB"));
-    }
-    let client = peer.map(|Extension(Peer(ip))| ip);
-    let slot = app.slot(client)?;
-    let bytes = meeple_games::with_game!(req.game.as_str(), |g| app.config.match_bytes(&g))?;
-    let mut memory = app.budget.reserve(bytes, "a new match")?;
-    let setup = Setup {
-        game: req.game,
-        seats: req.seats,
-        seed: req.seed,
-        move_time: Duration::from_millis(req.move_time_ms.unwrap_or(1000)),
-        delay: Duration::from_millis(req.delay_ms.unwrap_or(500).min(u64::MAX / 2)),
-    };
-    let viewer = req.viewer.or_else(|| setup.seats.iter().position(|s| s.trim() == "human"));
-    let allowed = app.allowed.clone();
-    // Building agents loads networks and tables: off the async threads.
-    let session =
-        tokio::task::spawn_blocking(move || session::create(&setup, &allowed, &mut random_token, random_u64()))
-            .await
-            .map_err(|e| ApiError::bad(format!("could not build the match: {e}")))??;
-    // Its agents' tables and the trees they may grow, as they say once built.
-    memory.join(app.budget.reserve(session.agents_bound(), "the match's agents")?);
-    let stored = session.stored().expect("a new match is not a replay");
-    let id = random_token();
-    let owner = stored.owner.clone();
-    // The creator holds every person seat's token, not an agent's eyes.
-    let seat = viewer.filter(|&v| stored.tokens.get(v).is_some_and(Option::is_some));
-    session.check_viewer(viewer, Access { seat, owner: true })?;
-    let mut snapshot = session.snapshot(viewer, None, None)?;
-    let write = app.store.as_ref().map(|s| s.create(&id, &stored));
-    let entry = app.insert(id.clone(), session, client, memory);
-    drop(slot);
-    if let Err(e) = committed(write).await {
-        // A match that could not be kept is not offered either.
-        app.remove(&id, false);
-        return Err(e);
-    }
-    drive(app.clone(), entry);
-    snapshot["id"] = json!(id);
-    let seats: Vec<Value> = stored
-        .tokens
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| {
-            t.as_ref().map(|t| json!({ "seat": i, "token": t, "join": format!("/m/{id}#seat={i}&token={t}") }))
-        })
-        .collect();
-    let body = json!({ "id": id, "url": format!("/m/{id}"), "owner": owner, "seats": seats, "snapshot": snapshot });
-    Ok((StatusCode::CREATED, axum::Json(body)).into_response())
-}
-
-async fn snapshot(
-    AxState(app): Shared,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-) -> Result<axum::Json<Value>, ApiError> {
-    let entry = app.entry(&id)?;
-    let (ply, log_from) = (parse_usize(&query, "ply")?, parse_usize(&query, "log_from")?);
-    let committed = entry.commit.read().await;
-    let mut snap = {
-        let s = entry.lock();
-        let access = s.access(token(&headers, &query));
-        let viewer = parse_viewer(&query, access)?;
-        s.check_viewer(viewer, access)?;
-        s.snapshot(viewer, ply, log_from)?
-    };
-    drop(committed);
-    snap["id"] = json!(id);
-    Ok(axum::Json(snap))
-}
-
-async fn delete_match(
-    AxState(app): Shared,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-) -> Result<StatusCode, ApiError> {
-    let entry = app.entry(&id)?;
-    if !entry.lock().access(token(&headers, &query)).owner {
-        return Err(ApiError::forbidden("deleting a match needs its owner's token (given when it was created)"));
-    }
-    if app.remove(&id, true) { Ok(StatusCode::NO_CONTENT) } else { Err(ApiError::not_found("no such match")) }
-}
-
-#[derive(serde::Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct MoveBody {
-    ply: usize,
-    action: Option<String>,
-    id: Option<meeple_game::Action>,
-    /// The seat the answer's snapshot is for (default: the mover's).
-    viewer: Option<Player>,
-}
-
-async fn submit(
-    AxState(app): Shared,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-    body: Bytes,
-) -> Result<axum::Json<Value>, ApiError> {
-    let req: MoveBody = json_body(&body, "a move (give {\"ply\": N, \"action\": \"...\"})")?;
-    let entry = app.entry(&id)?;
-    let mut snap = command(&app, entry, token(&headers, &query), |session, access| {
-        let viewer = req.viewer.or(access.seat);
-        session.check_viewer(viewer, access)?;
-        session.submit(&MoveRequest { ply: req.ply, action: req.action, id: req.id }, access)?;
-        session.snapshot(viewer, None, None)
-    })
-    .await?;
-    snap["id"] = json!(id);
-    Ok(axum::Json(snap))
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UndoBody {
-    /// The ply the asker sees: a second click of the same undo is refused as stale.
-    ply: usize,
-}
-
-async fn undo(
-    AxState(app): Shared,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-    body: Bytes,
-) -> Result<axum::Json<Value>, ApiError> {
-    let req: UndoBody = json_body(&body, "an undo (give {\"ply\": N}, the ply you see)")?;
-    let entry = app.entry(&id)?;
-    let ply = command(&app, entry, token(&headers, &query), |s, access| s.undo(req.ply, access)).await?;
-    Ok(axum::Json(json!({ "ply": ply })))
-}
-
-async fn control(
-    AxState(app): Shared,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-    body: Bytes,
-) -> Result<axum::Json<Value>, ApiError> {
-    let req: Control = json_body(&body, "controls ({\"paused\": bool, \"delay_ms\": N, \"step\": true})")?;
-    let entry = app.entry(&id)?;
-    command(&app, entry, token(&headers, &query), |s, access| {
-        if !access.owner {
-            return Err(ApiError::forbidden("pausing or stepping a match needs its owner's token"));
-        }
-        s.control(&req)
-    })
-    .await?;
-    Ok(axum::Json(json!({ "ok": true })))
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AnalysisRequest {
-    agent: String,
-    ply: Option<usize>,
-    viewer: Option<Player>,
-    time_ms: Option<u64>,
-}
-
-async fn analysis(
-    AxState(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-    body: Bytes,
-) -> Result<axum::Json<Value>, ApiError> {
-    let req: AnalysisRequest = json_body(&body, "an analysis ({\"agent\": SPEC, \"time_ms\": N})")?;
-    let entry = app.entry(&id)?;
-    let time = Duration::from_millis(req.time_ms.unwrap_or(1000));
-    // Stops the search if the client goes away (this handler is dropped) while it runs.
-    let cancel = meeple_game::CancelHandle::new().map(Arc::new);
-    let job = {
-        let s = entry.lock();
-        let access = s.access(token(&headers, &query));
-        let viewer = req.viewer.or(access.seat);
-        s.check_viewer(viewer, access)?;
-        s.analysis(&req.agent, req.ply, viewer, time, cancel.as_ref().map(|c| c.token()))?
-    };
-    let client = peer.map(|Extension(Peer(ip))| ip);
-    if let Some(ip) = client {
-        let mut asking = app.asking.lock().unwrap_or_else(|e| e.into_inner());
-        let n = asking.entry(ip).or_insert(0);
-        if *n >= ANALYSES_PER_CLIENT {
-            return Err(ApiError::too_many(format!(
-                "this address has {ANALYSES_PER_CLIENT} analyses under way; wait for one to answer"
-            )));
-        }
-        *n += 1;
-    }
-    let asking = Asking { app: app.clone(), client };
-    let memory = app.budget.reserve(app.config.max_agent_memory, "an analysis")?;
-    let threads = spec_threads(&req.agent).min(app.config.analysts.max(1) as u32);
-    // Waits for a place among the analysts; a client that hangs up before one frees never
-    // starts its job. Once running, the place is the job's until it ends (its time is capped).
-    let permit = tokio::time::timeout(Duration::from_secs(30), app.analysts.clone().acquire_many_owned(threads))
-        .await
-        .map_err(|_| ApiError::busy("every analyst is busy; try again shortly"))?
-        .map_err(|_| ApiError::busy("the server is stopping"))?;
-    let mut on_hang_up = HangUp(cancel.clone());
-    let answer = tokio::task::spawn_blocking(move || {
-        // The job keeps its place (and its cancel flag) until it ends, hung up or not.
-        let _held = (permit, memory, asking, cancel);
-        job()
-    })
-    .await
-    .map_err(|_| ApiError::bad("the agent stopped with a panic"))??;
-    on_hang_up.0 = None;
-    Ok(axum::Json(answer))
-}
-
-/// Cancels an analysis whose client went away: dropped with the handler before its answer.
-struct HangUp(Option<Arc<meeple_game::CancelHandle>>);
-
-impl Drop for HangUp {
-    fn drop(&mut self) {
-        if let Some(c) = &self.0 {
-            c.cancel();
-        }
-    }
-}
-
-/// Counts an event stream against the caps while it lives.
-struct Subscription {
-    app: Arc<App>,
-    entry: Arc<Entry>,
-}
-
-impl Drop for Subscription {
-    fn drop(&mut self) {
-        self.app.streams.fetch_sub(1, Ordering::Relaxed);
-        self.entry.subscribers.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-async fn events(
-    AxState(app): Shared,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-) -> Result<Response, ApiError> {
-    let entry = app.entry(&id)?;
-    let viewer = {
-        let s = entry.lock();
-        let access = s.access(token(&headers, &query));
-        let viewer = parse_viewer(&query, access)?;
-        s.check_viewer(viewer, access)?;
-        viewer
-    };
-    if entry.subscribers.fetch_add(1, Ordering::Relaxed) >= app.config.max_subscribers {
-        entry.subscribers.fetch_sub(1, Ordering::Relaxed);
-        return Err(ApiError::too_many(format!("this match has its {} watchers", app.config.max_subscribers)));
-    }
-    if app.streams.fetch_add(1, Ordering::Relaxed) >= app.config.max_streams {
-        app.streams.fetch_sub(1, Ordering::Relaxed);
-        entry.subscribers.fetch_sub(1, Ordering::Relaxed);
-        return Err(ApiError::busy("the server has all the event streams it serves"));
-    }
-    let subscription = Subscription { app: app.clone(), entry: entry.clone() };
-    // Each event carries the log lines this stream has not sent yet (from the ply it last
-    // sent, or from where an undo took the game back), not the whole log.
-    let mut sent: Option<usize> = None;
-    let stream = WatchStream::new(entry.version.subscribe()).take_while(|v| *v != u64::MAX).filter_map(move |_| {
-        let _alive = &subscription;
-        entry.touch();
-        // A change not yet committed is skipped: its writer signals again once it is.
-        let _committed = entry.commit.try_read().ok()?;
-        let snap = {
-            let s = entry.lock();
-            let latest = s.ply();
-            let from = sent.map(|p| p.min(latest));
-            s.snapshot(viewer, None, from)
-        };
-        let event = match snap {
-            Ok(mut s) => {
-                sent = s["ply"].as_u64().map(|p| p as usize);
-                s["id"] = json!(id);
-                Event::default().event("state").id(s["ply"].to_string()).data(s.to_string())
-            }
-            Err(e) => Event::default().event("problem").data(json!({ "error": e.message }).to_string()),
-        };
-        Some(Ok::<Event, Infallible>(event))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
-}
-
-fn attachment(name: &str, line: String) -> Response {
-    let disposition = format!("attachment; filename=\"meeple-{name}.jsonl\"");
-    ([(header::CONTENT_TYPE, "application/json".to_string()), (header::CONTENT_DISPOSITION, disposition)], line + "\n")
-        .into_response()
-}
-
-async fn record(AxState(app): Shared, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let entry = app.entry(&id)?;
-    // A move not yet committed is not in the record: as a snapshot, it waits for the commit.
-    let _committed = entry.commit.read().await;
-    let line = {
-        let session = entry.lock();
-        if !session.public() {
-            return Err(ApiError::forbidden(
-                "the record shows every hidden deal (private cards, development cards): it can be downloaded once the game is over",
-            ));
-        }
-        session.record().to_json()
-    };
-    Ok(attachment(&id, line))
-}
-
-async fn list_games(AxState(app): Shared) -> Result<axum::Json<Value>, ApiError> {
-    let Some(store) = &app.store else { return Ok(axum::Json(json!({ "games": [] }))) };
-    let games = store.finished(200).await.map_err(|_| ApiError::busy("the game store has stopped"))?;
-    Ok(axum::Json(json!({ "games": games.map_err(ApiError::busy)? })))
-}
-
-async fn stored_record(app: &App, id: &str) -> Result<String, ApiError> {
-    let store = app.store.as_ref().ok_or_else(|| ApiError::not_found("this server keeps no games"))?;
-    if id.len() > 64 {
-        return Err(ApiError::not_found("no such finished game"));
-    }
-    store
-        .record(id)
-        .await
-        .map_err(|_| ApiError::busy("the game store has stopped"))?
-        .map_err(ApiError::busy)?
-        .ok_or_else(|| ApiError::not_found("no such finished game"))
-}
-
-async fn game_record(AxState(app): Shared, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let line = stored_record(&app, &id).await?;
-    Ok(attachment(&id, line))
-}
-
-/// The `index`-th game of records text: lines are counted, only the one asked for is read.
-fn pick_record(text: &str, index: usize) -> Result<(GameRecord, usize), ApiError> {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    if lines.is_empty() {
-        return Err(ApiError::bad("the records hold no game"));
-    }
-    let count = lines.len();
-    let line = lines
-        .get(index)
-        .ok_or_else(|| ApiError::bad(format!("index {index} is beyond the {count} games in these records")))?;
-    let entry = records::parse_line(line, true)
-        .map_err(|e| ApiError::unprocessable(format!("the records, game {}: {e}", index + 1)))?;
-    Ok((entry.into_record(), count))
-}
-
-async fn list_records(AxState(app): Shared) -> axum::Json<Value> {
-    let files: Vec<Value> = app
-        .config
-        .records
-        .iter()
-        .enumerate()
-        .map(|(i, p)| json!({ "file": i, "name": p.file_name().map(|n| n.to_string_lossy().to_string()) }))
-        .collect();
-    axum::Json(json!({ "files": files }))
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReplayRequest {
-    /// The records as text (JSON lines), or
-    records: Option<String>,
-    /// the number of a file the server was started with (`GET /api/records`), or
-    file: Option<usize>,
-    /// a finished game the server keeps (`GET /api/games`).
-    game: Option<String>,
-    /// Which game of the records (0 = the first).
-    #[serde(default)]
-    index: usize,
-}
-
-async fn open_replay(AxState(app): Shared, peer: Option<Extension<Peer>>, body: Bytes) -> Result<Response, ApiError> {
-    // The upload itself is counted while it is read.
-    let reading = app.budget.reserve(2 * body.len() as u64, "the uploaded records")?;
-    let req: ReplayRequest =
-        json_body(&body, "a replay ({\"records\": TEXT}, {\"file\": N} or {\"game\": ID}, and \"index\")")?;
-    drop(body);
-    let client = peer.map(|Extension(Peer(ip))| ip);
-    let slot = app.slot(client)?;
-    let text = match (req.records, req.file, req.game) {
-        (Some(t), None, None) => t,
-        (None, Some(k), None) => {
-            let path = app.config.records.get(k).ok_or_else(|| {
-                ApiError::not_found(format!("no records file {k}: the server has {}", app.config.records.len()))
-            })?;
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || read_capped(&path))
-                .await
-                .map_err(|e| ApiError::bad(e.to_string()))??
-        }
-        (None, None, Some(id)) => stored_record(&app, &id).await?,
-        _ => {
-            return Err(ApiError::bad(
-                "give one of \"records\" (the file's text), \"file\" (a served file's number) or \"game\" (a kept game's id)",
-            ));
-        }
-    };
-    let (record, count) = pick_record(&text, req.index)?;
-    drop(text);
-    let max_plies = app.config.max_plies;
-    let bytes = meeple_games::with_game!(record.game.as_str(), |g| app.config.match_bytes(&g))?;
-    let memory = app.budget.reserve(bytes, "a replay")?;
-    let owner = random_token();
-    let given = owner.clone();
-    let session = tokio::task::spawn_blocking(move || session::open_replay(&record, max_plies, given))
-        .await
-        .map_err(|e| ApiError::bad(e.to_string()))??;
-    drop(reading);
-    let plies = session.ply();
-    let id = random_token();
-    app.insert(id.clone(), session, client, memory);
-    drop(slot);
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(json!({ "id": id, "url": format!("/m/{id}"), "owner": owner, "plies": plies, "games": count })),
-    )
-        .into_response())
-}
-
-fn read_capped(path: &std::path::Path) -> Result<String, ApiError> {
-    // The operator named this file at start-up; its name is shown, the system's message is not.
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    meeple_game::limits::read_text(path, MAX_RECORDS_BODY as u64, "records file")
-        .map_err(|_| ApiError::unprocessable(format!("records file '{name}' cannot be read, or is over 16 MB")))
+/// The token a request carries, in its header.
+fn token(headers: &HeaderMap) -> Option<&str> {
+    headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok())
 }

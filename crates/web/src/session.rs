@@ -2,6 +2,10 @@
 //! checkpoints), the seats (people with their secret tokens, or agents), the chance stream and
 //! the watch controls. Generic over the game; the server sees it through [`Session`].
 //!
+//! Nothing changes a match in place: a move, an undo, a claimed seat is first a [`Change`],
+//! computed from the match as it is; the server has the store commit its [`Write`] and only
+//! then [`Session::apply`]s it. A change the store cannot write is never played or shown.
+//!
 //! What a match keeps is bounded: actions (4 bytes a ply) and one position every
 //! [`CHECKPOINT_EVERY`] plies, a ply cap, agents only while the game goes on. Nothing slow runs
 //! here: agents are built and think inside [`Job`]s the server runs off its async threads and
@@ -35,8 +39,9 @@ pub const LOG_PAGE: usize = 400;
 /// A computation to run off the async runtime (an agent's move), and what to do with its result
 /// once the match is locked again.
 pub type Job = Box<dyn FnOnce() -> Completion + Send>;
-/// Applies a finished job's result to the match it came from.
-pub type Completion = Box<dyn FnOnce(&mut dyn Session) + Send>;
+/// Takes a finished job back into the match it came from: the change to store, if its result
+/// still applies.
+pub type Completion = Box<dyn FnOnce(&mut dyn Session) -> Option<Change> + Send>;
 /// An analysis to run off the async runtime; it gives the answer to send.
 /// A bad advisor spec is an error; a search that fails is an answer with an `error`.
 pub type AnalysisJob = Box<dyn FnOnce() -> Result<Value, ApiError> + Send>;
@@ -89,6 +94,9 @@ pub struct Setup {
     pub move_time: Duration,
     /// Pause before each agent move when no person plays (watching).
     pub delay: Duration,
+    /// The person seats the creator plays itself and holds the tokens of (hot seat); every
+    /// other person seat gets an invitation. `None`: the first person seat.
+    pub play: Option<Vec<Player>>,
 }
 
 /// A move as a client sends it.
@@ -128,8 +136,12 @@ pub struct Access {
 pub struct Stored {
     pub game: String,
     pub seats: Vec<String>,
-    /// A token per seat: `Some` for a person's.
+    /// A token per seat: `Some` for a person's seat its creator kept or a player claimed.
     pub tokens: Vec<Option<String>>,
+    /// A person seat's invitation: the code that claims it (`tokens` is then `None`), or, once
+    /// claimed, the spent code (so claiming it again is told apart from a wrong code).
+    #[serde(default)]
+    pub invites: Vec<Option<String>>,
     pub owner: String,
     pub seed: u64,
     pub open: bool,
@@ -138,15 +150,56 @@ pub struct Stored {
     pub paused: bool,
 }
 
-/// Moves not yet in the store: after an undo the stored line is cut to `keep` plies first.
+/// What the store writes for a [`Change`], in one transaction: the stored line cut to `keep`
+/// plies and these moves from there on, the setup when it changed, the record once the game is
+/// over.
 #[derive(Clone, Debug, Default)]
-pub struct Unsaved {
+pub struct Write {
     pub keep: usize,
     /// `(ply, action, ms)` from `keep` on.
     pub moves: Vec<(usize, Action, Option<f32>)>,
-    /// The record, once the game is over.
+    pub setup: Option<Stored>,
     pub finished: Option<GameRecord>,
 }
+
+/// A change to a match, computed from the match as it is, applied once the store has committed
+/// its `write`.
+pub struct Change {
+    pub write: Write,
+    effect: Effect,
+}
+
+enum Effect {
+    /// Moves that were already shown reach the store (nature's after a restart, the opening deal).
+    Saved,
+    /// A person's move and nature's that follow it.
+    Moves,
+    Undo {
+        to: usize,
+    },
+    Control(Control),
+    /// Seats claimed, tokens rotated, invitations issued.
+    Seats {
+        tokens: Vec<Option<String>>,
+        invites: Vec<Option<String>>,
+    },
+    /// An agent's move, with the agent itself (its tree) back, for the line it was computed on.
+    Agent {
+        seat: Player,
+        epoch: u64,
+        ply: usize,
+        agent: Option<Box<dyn Any + Send>>,
+    },
+    /// An agent that could not move: the match pauses with why.
+    Failed {
+        epoch: u64,
+        ply: usize,
+        error: String,
+    },
+}
+
+/// A seat and the secret handed out for it: its token, or its invitation's code.
+pub type Handed = (Player, String);
 
 /// A match of any game, as the server drives it.
 pub trait Session: Send + Any {
@@ -164,11 +217,29 @@ pub trait Session: Send + Any {
     fn ply(&self) -> usize;
     /// Refuses a viewer the asker may not be.
     fn check_viewer(&self, viewer: Option<Player>, access: Access) -> Result<(), ApiError>;
-    fn submit(&mut self, request: &MoveRequest, access: Access) -> Result<(), ApiError>;
+    /// A person's move, with nature's that follow it.
+    fn submit(&self, request: &MoveRequest, access: Access) -> Result<Change, ApiError>;
     /// Takes back the last person's move (and the agents' replies), if `ply` is the ply the
-    /// match is at (a second click of the same undo is stale); gives the ply gone back to.
-    fn undo(&mut self, ply: usize, access: Access) -> Result<usize, ApiError>;
-    fn control(&mut self, control: &Control) -> Result<(), ApiError>;
+    /// match is at (a second click of the same undo is stale); gives the ply it goes back to.
+    fn undo(&self, ply: usize, access: Access) -> Result<(Change, usize), ApiError>;
+    fn control(&self, control: &Control) -> Result<Change, ApiError>;
+    /// Claims the person seat whose invitation is `invite` for whoever holds `token` from now
+    /// on; gives the seat.
+    fn claim(&self, invite: &str, token: String) -> Result<(Change, Player), ApiError>;
+    /// Replaces the asker's seat token with `token`; gives the seat.
+    fn rotate(&self, access: Access, token: String) -> Result<(Change, Player), ApiError>;
+    /// Issues `code` as the invitation of an unclaimed person seat, voiding the one before.
+    fn invite(&self, seat: Player, code: String) -> Result<Change, ApiError>;
+    /// The moves nature made since the store last wrote (after a restart), as a change.
+    fn unsaved(&self) -> Option<Change>;
+    /// Whether `change` still fits the match (an agent's move whose line an undo took back no
+    /// longer does).
+    fn valid(&self, change: &Change) -> bool;
+    /// Applies a change the store has committed. False: the match has moved on (an undo took
+    /// back the line an agent's move was computed on) and nothing changed.
+    fn apply(&mut self, change: Change) -> bool;
+    /// Shows the players why an agent's move is waiting for the store (`None`: it no longer is).
+    fn stall(&mut self, why: Option<String>);
     /// The next agent move to compute, if an agent is to move and may.
     fn next_job(&mut self) -> Option<Job>;
     /// The pause before the next agent move (watching only).
@@ -188,6 +259,8 @@ pub trait Session: Send + Any {
     /// Whether everything about the match may be shown to anyone (no person plays, the game is
     /// over, or it is a replay): the record holds every hidden deal.
     fn public(&self) -> bool;
+    /// Whether a person plays at this table (an agent's move there is one a person waits for).
+    fn has_person(&self) -> bool;
     /// Whether an agent is thinking (the match is not idle).
     fn busy(&self) -> bool;
     /// Whether the game is over (or stopped at its ply cap).
@@ -195,10 +268,8 @@ pub trait Session: Send + Any {
     /// The memory the agents may hold at most ([`meeple_game::Agent::memory_bound`]), counted
     /// when they are built.
     fn agents_bound(&self) -> u64;
-    /// Records a job that died (an agent that panicked).
-    fn job_failed(&mut self, why: String);
-    /// Pauses the match with `why` shown to its players (a move that could not be stored).
-    fn halt(&mut self, why: String);
+    /// Records a job that died (an agent that panicked): the change that pauses the match.
+    fn job_failed(&mut self, why: String) -> Option<Change>;
     /// Tells a thinking agent to stop at once (the match is dropped); its move is not played.
     fn stop_thinking(&mut self);
     /// The match is dropped: stops a thinking agent and drops the idle ones. Returns whether an
@@ -206,14 +277,18 @@ pub trait Session: Send + Any {
     fn close(&mut self) -> bool;
     /// What the store needs to know of this match.
     fn stored(&self) -> Option<Stored>;
-    /// Moves the store has not seen, marked as seen.
-    fn take_unsaved(&mut self) -> Option<Unsaved>;
+    /// The seats whose tokens this server holds for the creator (`play`), and the invitations of
+    /// the others: `(seat, token)` and `(seat, code)`.
+    fn handed_out(&self) -> (Vec<Handed>, Vec<Handed>);
 }
 
 struct Seat<S: State> {
     spec: String,
     human: bool,
+    /// A person seat's token: its creator kept it, or a player claimed it.
     token: Option<String>,
+    /// Its invitation: unspent while `token` is `None`, the spent code once claimed.
+    invite: Option<String>,
     /// The agent, absent for a person, while it thinks, before it is first built (inside its
     /// first job) and once the game is over.
     agent: Option<BoxedAgent<S>>,
@@ -254,8 +329,12 @@ pub struct Live<G: Game> {
     error: Option<String>,
     /// Stopped at the ply cap.
     capped: bool,
+    /// Why an agent's move is waiting for the store.
+    stalled: Option<String>,
     /// A replay of a record: read-only, every seat's view open.
     replay: bool,
+    /// The replay is a game this server kept, opened at its end (its page after a restart).
+    ended: bool,
     /// Bumped by every change, so a client keeps the newest of the snapshots it receives.
     version: u64,
     /// Plies the store holds, and whether it holds the end.
@@ -285,9 +364,14 @@ pub fn restore(
         .map(|m| Box::new(m) as Box<dyn Session>))?
 }
 
-/// Opens a record as a read-only match.
-pub fn open_replay(record: &GameRecord, max_plies: usize, owner: String) -> Result<Box<dyn Session>, ApiError> {
-    meeple_games::with_game!(record.game.as_str(), |g| Live::replay(g, record, max_plies, owner)
+/// Opens a record as a read-only match; `ended`: a game this server kept, shown at its end.
+pub fn open_replay(
+    record: &GameRecord,
+    max_plies: usize,
+    owner: String,
+    ended: bool,
+) -> Result<Box<dyn Session>, ApiError> {
+    meeple_games::with_game!(record.game.as_str(), |g| Live::replay(g, record, max_plies, owner, ended)
         .map(|m| Box::new(m) as Box<dyn Session>))?
 }
 
@@ -330,7 +414,9 @@ impl<G: Game> Live<G> {
             epoch: 0,
             error: None,
             capped: false,
+            stalled: None,
             replay: false,
+            ended: false,
             version: 0,
             saved: 0,
             saved_end: false,
@@ -362,14 +448,27 @@ impl<G: Game> Live<G> {
         if setup.delay > MAX_DELAY {
             return Err(ApiError::bad(format!("delay is above {} ms", MAX_DELAY.as_millis())));
         }
+        let persons: Vec<Player> = (0..n).filter(|&i| setup.seats[i].trim() == "human").collect();
+        let play = setup.play.clone().unwrap_or_else(|| persons.iter().take(1).copied().collect());
+        for (k, &p) in play.iter().enumerate() {
+            if !persons.contains(&p) {
+                return Err(ApiError::bad(format!(
+                    "play: seat {p} is not a person's seat (the person seats are {persons:?}); list the seats you play yourself"
+                )));
+            }
+            if play[..k].contains(&p) {
+                return Err(ApiError::bad(format!("play: seat {p} is listed twice")));
+            }
+        }
         let seed = setup.seed.unwrap_or(os_seed);
         let mut live = Live::blank(game, seed, setup.seed.is_some(), tokens(), allowed);
         for (i, spec) in setup.seats.iter().enumerate() {
             let spec = spec.trim();
             let seat_seed = derive_seed(seed, 1 + i as u64);
             if spec == "human" {
-                let token = Some(tokens());
-                live.seats.push(Seat { spec: "human".into(), human: true, token, agent: None, seed, bound: 0 });
+                // The creator holds the seats it plays; the others wait for whoever claims them.
+                let (token, invite) = if play.contains(&i) { (Some(tokens()), None) } else { (None, Some(tokens())) };
+                live.seats.push(Seat { spec: "human".into(), human: true, token, invite, agent: None, seed, bound: 0 });
                 continue;
             }
             let agent = allowed
@@ -380,6 +479,7 @@ impl<G: Game> Live<G> {
                 spec: agent.spec(),
                 human: false,
                 token: None,
+                invite: None,
                 agent: Some(agent),
                 seed: seat_seed,
                 bound,
@@ -393,15 +493,17 @@ impl<G: Game> Live<G> {
 
     fn restore(game: G, stored: &Stored, moves: &[(Action, Option<f32>)], allowed: &Allowed) -> Result<Self, ApiError> {
         let n = game.num_players();
-        if stored.seats.len() != n || stored.tokens.len() != n {
+        let invites = if stored.invites.is_empty() { vec![None; n] } else { stored.invites.clone() };
+        if stored.seats.len() != n || stored.tokens.len() != n || invites.len() != n {
             return Err(ApiError::bad(format!("a stored match of {} has {} seats", game.spec(), stored.seats.len())));
         }
         let mut live = Live::blank(game, stored.seed, stored.open, stored.owner.clone(), allowed);
-        for (i, (spec, token)) in stored.seats.iter().zip(&stored.tokens).enumerate() {
+        for (i, ((spec, token), invite)) in stored.seats.iter().zip(&stored.tokens).zip(invites).enumerate() {
             live.seats.push(Seat {
                 spec: spec.clone(),
-                human: token.is_some(),
+                human: spec == "human" || token.is_some(),
                 token: token.clone(),
+                invite,
                 agent: None,
                 seed: derive_seed(stored.seed, 1 + i as u64),
                 bound: 0,
@@ -420,7 +522,7 @@ impl<G: Game> Live<G> {
         Ok(live)
     }
 
-    fn replay(game: G, record: &GameRecord, max_plies: usize, owner: String) -> Result<Self, ApiError> {
+    fn replay(game: G, record: &GameRecord, max_plies: usize, owner: String, ended: bool) -> Result<Self, ApiError> {
         if record.actions.len() > max_plies {
             return Err(ApiError::unprocessable(format!(
                 "the game has {} plies; this server replays games of at most {max_plies}",
@@ -429,11 +531,12 @@ impl<G: Game> Live<G> {
         }
         let mut live = Live::blank(game, record.seed, false, owner, &Allowed::default());
         live.replay = true;
+        live.ended = ended;
         live.paused = true;
         live.saved_end = true;
         for i in 0..live.game.num_players() {
             let spec = record.agents.get(i).cloned().unwrap_or_else(|| "?".into());
-            live.seats.push(Seat { spec, human: false, token: None, agent: None, seed: 0, bound: 0 });
+            live.seats.push(Seat { spec, human: false, token: None, invite: None, agent: None, seed: 0, bound: 0 });
         }
         for (k, text) in record.actions.iter().enumerate() {
             let a = live
@@ -495,21 +598,31 @@ impl<G: Game> Live<G> {
         self.version += 1;
     }
 
-    /// Nature moves at once. Each draw comes from the match's seed and the ply it is made at, so
-    /// a restarted server draws what it would have, and undo never draws again.
+    /// Nature's draw at `ply`: from the match's seed and the ply, so a restarted server draws
+    /// what it would have, and undo never draws again.
+    fn draw(&self, state: &G::State, ply: usize, outcomes: &mut Vec<(Action, f64)>) -> Action {
+        state.chance_outcomes(outcomes);
+        let mut rng = rng_from_seed(derive_seed(derive_seed(self.seed, 0), ply as u64));
+        sample_chance(outcomes, &mut rng)
+    }
+
+    /// Nature moves at once (a new match's deal, a restored match's next draw).
     fn resolve_chance(&mut self) {
         let mut outcomes = Vec::new();
         while self.latest.turn() == Turn::Chance && !self.capped {
-            self.latest.chance_outcomes(&mut outcomes);
-            let mut rng = rng_from_seed(derive_seed(derive_seed(self.seed, 0), self.latest_ply() as u64));
-            let a = sample_chance(&outcomes, &mut rng);
+            let a = self.draw(&self.latest, self.latest_ply(), &mut outcomes);
             self.push(a, None).expect("a listed chance outcome applies");
             self.check_cap();
         }
     }
 
+    /// Whether a match at `ply` plies in `state` has reached the server's ply cap.
+    fn capped_at(&self, ply: usize, state: &G::State) -> bool {
+        ply >= self.allowed.max_plies && !state.is_terminal() && !self.replay
+    }
+
     fn check_cap(&mut self) {
-        if self.latest_ply() >= self.allowed.max_plies && !self.latest.is_terminal() && !self.replay {
+        if self.capped_at(self.latest_ply(), &self.latest) {
             self.capped = true;
             self.error = Some(format!("the match stopped at this server's limit of {} plies", self.allowed.max_plies));
             for seat in &mut self.seats {
@@ -518,17 +631,102 @@ impl<G: Game> Live<G> {
         }
     }
 
+    /// `first` and nature's moves after it, played on a copy of the latest position: the moves,
+    /// and the position they lead to.
+    #[allow(clippy::type_complexity)]
+    fn follow(
+        &self,
+        first: Action,
+        ms: Option<f32>,
+    ) -> Result<(Vec<(Action, Option<f32>)>, G::State), meeple_game::Error> {
+        let mut state = self.latest.clone();
+        state.apply(first)?;
+        let mut moves = vec![(first, ms)];
+        let mut outcomes = Vec::new();
+        while state.turn() == Turn::Chance && !self.capped_at(self.latest_ply() + moves.len(), &state) {
+            let a = self.draw(&state, self.latest_ply() + moves.len(), &mut outcomes);
+            state.apply(a)?;
+            moves.push((a, None));
+        }
+        Ok((moves, state))
+    }
+
+    /// The change that cuts the line to `base` plies and plays `new` after it (leading to
+    /// `last`), writing whatever the store has not seen before `base` too.
+    fn change(
+        &self,
+        base: usize,
+        new: Vec<(Action, Option<f32>)>,
+        last: Option<&G::State>,
+        setup: Option<Stored>,
+        effect: Effect,
+    ) -> Change {
+        let keep = self.saved.min(base);
+        let mut moves: Vec<(usize, Action, Option<f32>)> =
+            (keep..base).map(|k| (k, self.actions[k], self.move_ms[k])).collect();
+        moves.extend(new.iter().enumerate().map(|(i, &(a, ms))| (base + i, a, ms)));
+        let finished = match last {
+            Some(s) if s.is_terminal() || self.capped_at(base + new.len(), s) => {
+                let line = self.actions[..base].iter().copied().chain(new.iter().map(|m| m.0));
+                Some(self.record_of(line, s))
+            }
+            Some(_) => None,
+            None => (base == self.latest_ply() && self.finished() && !self.saved_end).then(|| self.record()),
+        };
+        Change { write: Write { keep, moves, setup, finished }, effect }
+    }
+
+    /// A change of who holds the seats: tokens and invitations.
+    fn seats_change(&self, tokens: Vec<Option<String>>, invites: Vec<Option<String>>) -> Change {
+        let setup = self.stored().map(|s| Stored { tokens: tokens.clone(), invites: invites.clone(), ..s });
+        self.change(self.latest_ply(), Vec::new(), None, setup, Effect::Seats { tokens, invites })
+    }
+
+    /// The change that pauses the match because an agent could not move.
+    fn failed(&self, error: String) -> Change {
+        let setup = self.stored().map(|s| Stored { paused: true, ..s });
+        let (epoch, ply) = (self.epoch, self.latest_ply());
+        self.change(ply, Vec::new(), None, setup, Effect::Failed { epoch, ply, error })
+    }
+
+    /// The game along `line` from the start, ending in `last`, as an arena record.
+    fn record_of(&self, line: impl Iterator<Item = Action>, last: &G::State) -> GameRecord {
+        let mut actions = Vec::with_capacity(self.actions.len() + 4);
+        let mut s = self.checkpoints[0].clone();
+        for a in line {
+            actions.push(s.action_to_string(a));
+            s.apply_unchecked(a);
+        }
+        GameRecord {
+            game: self.spec.clone(),
+            seed: self.seed,
+            agents: self.seats.iter().map(|s| s.spec.clone()).collect(),
+            actions,
+            returns: last.returns().map(|r| r.to_vec()),
+            scores: last.scores().to_vec(),
+            metrics: if last.is_terminal() {
+                last.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+            } else {
+                Default::default()
+            },
+        }
+    }
+
     fn has_human(&self) -> bool {
         self.seats.iter().any(|s| s.human)
     }
 
     fn status(&self) -> &'static str {
-        if self.replay {
+        if self.ended {
+            "over"
+        } else if self.replay {
             "replay"
         } else if self.latest.is_terminal() {
             "over"
         } else if self.capped {
             "stopped"
+        } else if self.stalled.is_some() {
+            "stalled"
         } else if self.thinking.is_some() {
             "thinking"
         } else if self.paused {
@@ -631,7 +829,12 @@ impl<G: Game> Session for Live<G> {
                 .collect();
         }
         let result = state.returns().map(|r| json!({ "returns": r.as_slice(), "scores": state.scores().as_slice() }));
-        let seats: Vec<Value> = self.seats.iter().map(|s| json!({ "spec": s.spec, "human": s.human })).collect();
+        // Whether a person holds each person seat (a seat whose invitation is unclaimed waits).
+        let seats: Vec<Value> = self
+            .seats
+            .iter()
+            .map(|s| json!({ "spec": s.spec, "human": s.human, "seated": s.token.is_some() }))
+            .collect();
         let undoable = !self.replay && self.undo_target().is_ok_and(|(_, p)| viewer == Some(p));
         // The last move a player made before this ply, to mark on the board: its click targets.
         let last = (0..ply).rev().find(|&k| self.movers[k] != u8::MAX).map(|k| {
@@ -646,7 +849,7 @@ impl<G: Game> Session for Live<G> {
             "viewer": viewer, "seats": seats, "turn": turn_json(state.turn()), "view": state.view(viewer),
             "legal": legal, "log": log, "log_start": start, "result": result, "status": self.status(),
             "thinking": self.thinking, "paused": self.paused, "delay_ms": self.delay.as_millis() as u64,
-            "move_time_ms": self.move_time.as_millis() as u64, "error": self.error, "replay": self.replay,
+            "move_time_ms": self.move_time.as_millis() as u64, "error": self.stalled.as_ref().or(self.error.as_ref()), "replay": self.replay,
             "undoable": undoable, "version": self.version, "prompt": prompt, "last": last,
         }))
     }
@@ -665,7 +868,7 @@ impl<G: Game> Session for Live<G> {
         self.latest_ply()
     }
 
-    fn submit(&mut self, request: &MoveRequest, access: Access) -> Result<(), ApiError> {
+    fn submit(&self, request: &MoveRequest, access: Access) -> Result<Change, ApiError> {
         if self.replay {
             return Err(ApiError::conflict("a replay is read-only", self.ply()));
         }
@@ -712,14 +915,11 @@ impl<G: Game> Session for Live<G> {
                 }
             )));
         }
-        self.push(action, None).map_err(|e| ApiError::unprocessable(e.to_string()))?;
-        self.check_cap();
-        self.resolve_chance();
-        self.error = None;
-        Ok(())
+        let (new, last) = self.follow(action, None).map_err(|e| ApiError::unprocessable(e.to_string()))?;
+        Ok(self.change(self.latest_ply(), new, Some(&last), None, Effect::Moves))
     }
 
-    fn undo(&mut self, ply: usize, access: Access) -> Result<usize, ApiError> {
+    fn undo(&self, ply: usize, access: Access) -> Result<(Change, usize), ApiError> {
         if self.replay {
             return Err(ApiError::conflict("a replay is read-only", self.ply()));
         }
@@ -735,38 +935,167 @@ impl<G: Game> Session for Live<G> {
                 "the move to take back is seat {whose}'s: only that seat's token may take it back"
             )));
         }
-        self.truncate(target);
-        self.epoch += 1;
-        self.thinking = None;
-        self.stop_thinking();
-        self.error = None;
-        // Agents may keep a search tree of the line that was taken back: they start afresh at
-        // their next move (built inside that job, not here under the lock).
-        for seat in &mut self.seats {
-            seat.agent = None;
-        }
-        Ok(target)
+        Ok((self.change(target, Vec::new(), None, None, Effect::Undo { to: target }), target))
     }
 
-    fn control(&mut self, control: &Control) -> Result<(), ApiError> {
+    fn control(&self, control: &Control) -> Result<Change, ApiError> {
         if self.replay {
             return Err(ApiError::conflict("a replay is read-only", self.ply()));
         }
-        if let Some(ms) = control.delay_ms {
-            let d = Duration::from_millis(ms);
-            if d > MAX_DELAY {
-                return Err(ApiError::bad(format!("delay_ms {ms} is above {}", MAX_DELAY.as_millis())));
+        if let Some(ms) = control.delay_ms
+            && Duration::from_millis(ms) > MAX_DELAY
+        {
+            return Err(ApiError::bad(format!("delay_ms {ms} is above {}", MAX_DELAY.as_millis())));
+        }
+        let setup = self.stored().map(|s| Stored {
+            delay_ms: control.delay_ms.unwrap_or(s.delay_ms),
+            paused: control.paused.unwrap_or(s.paused),
+            ..s
+        });
+        Ok(self.change(self.latest_ply(), Vec::new(), None, setup, Effect::Control(control.clone())))
+    }
+
+    fn claim(&self, invite: &str, token: String) -> Result<(Change, Player), ApiError> {
+        let found = (!invite.is_empty())
+            .then(|| self.seats.iter().position(|s| s.invite.as_deref().is_some_and(|c| same_token(c, invite))))
+            .flatten();
+        let Some(p) = found else {
+            return Err(ApiError::forbidden(
+                "this invitation is not one of this match's: the link is mistyped, or its table's owner issued the seat a new one",
+            ));
+        };
+        if self.seats[p].token.is_some() {
+            return Err(ApiError::conflict(
+                format!("seat {p}'s invitation has been used: the seat is taken (ask whoever sent the link)"),
+                self.ply(),
+            ));
+        }
+        let mut tokens: Vec<Option<String>> = self.seats.iter().map(|s| s.token.clone()).collect();
+        tokens[p] = Some(token);
+        let invites = self.seats.iter().map(|s| s.invite.clone()).collect();
+        Ok((self.seats_change(tokens, invites), p))
+    }
+
+    fn rotate(&self, access: Access, token: String) -> Result<(Change, Player), ApiError> {
+        let Some(p) = access.seat else {
+            return Err(ApiError::forbidden("a new token for a seat needs that seat's token"));
+        };
+        let mut tokens: Vec<Option<String>> = self.seats.iter().map(|s| s.token.clone()).collect();
+        tokens[p] = Some(token);
+        let invites = self.seats.iter().map(|s| s.invite.clone()).collect();
+        Ok((self.seats_change(tokens, invites), p))
+    }
+
+    fn invite(&self, seat: Player, code: String) -> Result<Change, ApiError> {
+        let Some(s) = self.seats.get(seat) else {
+            return Err(ApiError::bad(format!("seat {seat} is not a seat: seats are 0..{}", self.seats.len())));
+        };
+        if !s.human {
+            return Err(ApiError::bad(format!("seat {seat} is an agent's: only a person's seat has an invitation")));
+        }
+        if s.token.is_some() {
+            return Err(ApiError::conflict(
+                format!(
+                    "seat {seat} is taken (claimed, or kept by its creator): its invitation cannot be issued again"
+                ),
+                self.ply(),
+            ));
+        }
+        let tokens = self.seats.iter().map(|s| s.token.clone()).collect();
+        let mut invites: Vec<Option<String>> = self.seats.iter().map(|s| s.invite.clone()).collect();
+        invites[seat] = Some(code);
+        Ok(self.seats_change(tokens, invites))
+    }
+
+    fn unsaved(&self) -> Option<Change> {
+        let behind = self.saved < self.latest_ply() || (self.finished() && !self.saved_end);
+        (behind && !self.replay).then(|| self.change(self.latest_ply(), Vec::new(), None, None, Effect::Saved))
+    }
+
+    fn valid(&self, change: &Change) -> bool {
+        match &change.effect {
+            Effect::Agent { epoch, ply, .. } | Effect::Failed { epoch, ply, .. } => {
+                *epoch == self.epoch && *ply == self.latest_ply()
             }
-            self.delay = d;
+            _ => true,
         }
-        if let Some(p) = control.paused {
-            self.paused = p;
+    }
+
+    fn apply(&mut self, change: Change) -> bool {
+        if !self.valid(&change) {
+            return false;
         }
-        if control.step == Some(true) {
-            self.step = true;
+        let Change { write, effect } = change;
+        if let Effect::Undo { to } = effect {
+            self.truncate(to);
+        }
+        for &(k, a, ms) in &write.moves {
+            if k < self.latest_ply() {
+                continue;
+            }
+            // Computed on this very line, under the same gate: it applies.
+            if let Err(e) = self.push(a, ms) {
+                self.error = Some(format!("a stored move did not apply: {e}"));
+                break;
+            }
+            self.check_cap();
+        }
+        self.saved = self.latest_ply();
+        self.saved_end = self.finished();
+        match effect {
+            Effect::Saved => {}
+            Effect::Moves => self.error = None,
+            Effect::Undo { .. } => {
+                self.epoch += 1;
+                self.thinking = None;
+                self.stop_thinking();
+                self.error = None;
+                // Agents may keep a search tree of the line that was taken back: they start
+                // afresh at their next move (built inside that job, not here under the lock).
+                for seat in &mut self.seats {
+                    seat.agent = None;
+                }
+            }
+            Effect::Control(c) => {
+                if let Some(ms) = c.delay_ms {
+                    self.delay = Duration::from_millis(ms);
+                }
+                if let Some(p) = c.paused {
+                    self.paused = p;
+                }
+                if c.step == Some(true) {
+                    self.step = true;
+                }
+            }
+            Effect::Seats { tokens, invites } => {
+                for ((seat, token), invite) in self.seats.iter_mut().zip(tokens).zip(invites) {
+                    seat.token = token;
+                    seat.invite = invite;
+                }
+            }
+            Effect::Agent { seat, agent, .. } => {
+                self.thinking = None;
+                self.cancel = None;
+                self.stalled = None;
+                if !self.latest.is_terminal() && !self.capped {
+                    self.seats[seat].agent = agent.and_then(|a| a.downcast::<BoxedAgent<G::State>>().ok()).map(|a| *a);
+                }
+            }
+            Effect::Failed { error, .. } => {
+                self.thinking = None;
+                self.cancel = None;
+                self.stalled = None;
+                self.error = Some(error);
+                self.paused = true;
+            }
         }
         self.version += 1;
-        Ok(())
+        true
+    }
+
+    fn stall(&mut self, why: Option<String>) {
+        self.stalled = why;
+        self.version += 1;
     }
 
     fn delay(&self) -> Duration {
@@ -809,32 +1138,24 @@ impl<G: Game> Session for Live<G> {
             };
             let ms = start.elapsed().as_secs_f64() * 1e3;
             Box::new(move |session: &mut dyn Session| {
-                let Some(live) = session.as_any_mut().downcast_mut::<Live<G>>() else { return };
+                let live = session.as_any_mut().downcast_mut::<Live<G>>()?;
                 live.version += 1;
                 live.out = false;
                 if live.epoch != epoch || live.ply() != ply {
                     // Taken back while it thought: the agent's tree belongs to another line.
-                    return;
+                    return None;
                 }
-                live.thinking = None;
-                live.cancel = None;
-                live.seats[p].agent = agent;
-                match chosen {
-                    Ok(a) => match live.push(a, Some(ms as f32)) {
-                        Ok(()) => {
-                            live.check_cap();
-                            live.resolve_chance();
+                let spec = &live.seats[p].spec;
+                Some(match chosen {
+                    Ok(a) => match live.follow(a, Some(ms as f32)) {
+                        Ok((new, last)) => {
+                            let agent = agent.map(|a| Box::new(a) as Box<dyn Any + Send>);
+                            live.change(ply, new, Some(&last), None, Effect::Agent { seat: p, epoch, ply, agent })
                         }
-                        Err(e) => {
-                            live.error = Some(format!("seat {p} ({}) chose an illegal move: {e}", live.seats[p].spec));
-                            live.paused = true;
-                        }
+                        Err(e) => live.failed(format!("seat {p} ({spec}) chose an illegal move: {e}")),
                     },
-                    Err(e) => {
-                        live.error = Some(format!("seat {p} ({}) failed: {e}", live.seats[p].spec));
-                        live.paused = true;
-                    }
-                }
+                    Err(e) => live.failed(format!("seat {p} ({spec}) failed: {e}")),
+                })
             }) as Completion
         }))
     }
@@ -899,30 +1220,15 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn record(&self) -> GameRecord {
-        let last = &self.latest;
-        let mut actions = Vec::with_capacity(self.actions.len());
-        let mut s = self.checkpoints[0].clone();
-        for &a in &self.actions {
-            actions.push(s.action_to_string(a));
-            s.apply_unchecked(a);
-        }
-        GameRecord {
-            game: self.spec.clone(),
-            seed: self.seed,
-            agents: self.seats.iter().map(|s| s.spec.clone()).collect(),
-            actions,
-            returns: last.returns().map(|r| r.to_vec()),
-            scores: last.scores().to_vec(),
-            metrics: if last.is_terminal() {
-                last.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-            } else {
-                Default::default()
-            },
-        }
+        self.record_of(self.actions.iter().copied(), &self.latest)
     }
 
     fn public(&self) -> bool {
         self.replay || !self.has_human() || self.latest.is_terminal() || self.capped
+    }
+
+    fn has_person(&self) -> bool {
+        self.has_human()
     }
 
     fn busy(&self) -> bool {
@@ -937,19 +1243,11 @@ impl<G: Game> Session for Live<G> {
         self.seats.iter().map(|s| s.bound).sum()
     }
 
-    fn job_failed(&mut self, why: String) {
+    fn job_failed(&mut self, why: String) -> Option<Change> {
         self.version += 1;
         self.out = false;
-        if let Some(p) = self.thinking.take() {
-            self.error = Some(format!("seat {p} ({}) stopped: {why}", self.seats[p].spec));
-            self.paused = true;
-        }
-    }
-
-    fn halt(&mut self, why: String) {
-        self.version += 1;
-        self.error = Some(why);
-        self.paused = true;
+        let p = self.thinking?;
+        Some(self.failed(format!("seat {p} ({}) stopped: {why}", self.seats[p].spec)))
     }
 
     fn stop_thinking(&mut self) {
@@ -974,6 +1272,7 @@ impl<G: Game> Session for Live<G> {
             game: self.spec.clone(),
             seats: self.seats.iter().map(|s| s.spec.clone()).collect(),
             tokens: self.seats.iter().map(|s| s.token.clone()).collect(),
+            invites: self.seats.iter().map(|s| s.invite.clone()).collect(),
             owner: self.owner.clone(),
             seed: self.seed,
             open: self.open,
@@ -983,15 +1282,16 @@ impl<G: Game> Session for Live<G> {
         })
     }
 
-    fn take_unsaved(&mut self) -> Option<Unsaved> {
-        if self.replay || (self.saved == self.ply() && (self.saved_end || !self.finished())) {
-            return None;
+    fn handed_out(&self) -> (Vec<Handed>, Vec<Handed>) {
+        let mut kept = Vec::new();
+        let mut invited = Vec::new();
+        for (i, s) in self.seats.iter().enumerate() {
+            match (&s.token, &s.invite) {
+                (Some(t), None) => kept.push((i, t.clone())),
+                (None, Some(c)) => invited.push((i, c.clone())),
+                _ => {}
+            }
         }
-        let keep = self.saved;
-        let moves = (keep..self.ply()).map(|k| (k, self.actions[k], self.move_ms[k])).collect();
-        let finished = self.finished().then(|| self.record());
-        self.saved = self.ply();
-        self.saved_end = self.finished();
-        Some(Unsaved { keep, moves, finished })
+        (kept, invited)
     }
 }

@@ -68,11 +68,15 @@ fn made(body: &Value, seats: usize) -> Made {
 }
 
 async fn create(app: &Router, game: &str, seats: &[&str], seed: u64) -> Made {
+    let persons: Vec<usize> = (0..seats.len()).filter(|&i| seats[i] == "human").collect();
     let (status, body) = call(
         app,
         "POST",
         "/api/matches",
-        Some(json!({ "game": game, "seats": seats, "seed": seed, "delay_ms": 0, "move_time_ms": 200 })),
+        // Every person seat is played here, as at one screen.
+        Some(
+            json!({ "game": game, "seats": seats, "seed": seed, "delay_ms": 0, "move_time_ms": 200, "play": persons }),
+        ),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -600,6 +604,7 @@ fn an_agent_stopping_after_an_undo_still_counts_until_its_job_returns() {
         seed: Some(3),
         move_time: Duration::from_secs(5),
         delay: Duration::ZERO,
+        play: None,
     };
     let mut next = 0;
     let mut tokens = || {
@@ -613,20 +618,28 @@ fn an_agent_stopping_after_an_undo_still_counts_until_its_job_returns() {
         .find(|a| a.seat == Some(0))
         .expect("one token is the person's seat");
     let mv = |ply: usize, id: u16| MoveRequest { ply, action: None, id: Some(id.into()) };
-    s.submit(&mv(0, 4), person).unwrap();
+    // Each change is computed first and applied once stored (here: at once).
+    let change = s.submit(&mv(0, 4), person).unwrap();
+    assert_eq!(s.ply(), 0, "a change is not played before it is applied");
+    assert!(s.apply(change));
     let stale = s.next_job().expect("the agent is to move");
     assert!(s.busy());
-    assert_eq!(s.undo(1, person).unwrap(), 0, "the person's move is taken back");
+    let (change, to) = s.undo(1, person).unwrap();
+    assert_eq!(to, 0, "the person's move is taken back");
+    assert!(s.apply(change));
     assert!(s.busy(), "the agent's job is out until it returns");
-    s.submit(&mv(0, 0), person).unwrap();
+    let change = s.submit(&mv(0, 0), person).unwrap();
+    assert!(s.apply(change));
     assert!(s.next_job().is_none(), "no second job while the first is out");
     // The job runs on (its budget cancelled), comes back, and its move is dropped.
     let done = stale();
-    done(&mut *s);
+    assert!(done(&mut *s).is_none(), "the stale reply is no change");
     assert!(!s.busy());
     assert_eq!(s.ply(), 1, "the stale reply is not played");
     let job = s.next_job().expect("now the agent thinks about the new line");
-    job()(&mut *s);
+    let reply = job()(&mut *s).expect("the agent's move");
+    assert_eq!(s.ply(), 1, "not played before it is applied");
+    assert!(s.apply(reply));
     assert_eq!(s.ply(), 2);
     assert!(!s.close(), "nothing out: the memory can come back at once");
 }

@@ -18,11 +18,13 @@ struct Call<'a> {
     uri: &'a str,
     body: Option<String>,
     headers: Vec<(&'a str, String)>,
+    /// The client's address, as `meeple serve` tells the router.
+    peer: Option<std::net::IpAddr>,
 }
 
 impl<'a> Call<'a> {
     fn new(method: &'a str, uri: &'a str) -> Self {
-        Call { method, uri, body: None, headers: vec![("host", "localhost:8080".into())] }
+        Call { method, uri, body: None, headers: vec![("host", "localhost:8080".into())], peer: None }
     }
     fn json(mut self, v: Value) -> Self {
         self.body = Some(v.to_string());
@@ -37,12 +39,20 @@ impl<'a> Call<'a> {
     fn token(self, t: &str) -> Self {
         self.header(meeple_web::TOKEN_HEADER, t)
     }
+    fn from(mut self, ip: &str) -> Self {
+        self.peer = Some(ip.parse().unwrap());
+        self
+    }
     async fn send(self, app: &Router) -> (StatusCode, Value, axum::http::HeaderMap) {
         let mut req = Request::builder().method(self.method).uri(self.uri);
         for (k, v) in &self.headers {
             req = req.header(*k, v);
         }
-        let res = app.clone().oneshot(req.body(self.body.map_or_else(Body::empty, Body::from)).unwrap()).await.unwrap();
+        let app = match self.peer {
+            Some(ip) => app.clone().layer(axum::Extension(meeple_web::Peer(ip))),
+            None => app.clone(),
+        };
+        let res = app.oneshot(req.body(self.body.map_or_else(Body::empty, Body::from)).unwrap()).await.unwrap();
         let (status, headers) = (res.status(), res.headers().clone());
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
         let value =
@@ -455,10 +465,10 @@ async fn a_dropped_match_stops_its_thinking_agent() {
 async fn seats_answer_only_to_their_tokens_and_a_finished_game_stands() {
     let app =
         app_with(meeple_web::Config { body_timeout: Duration::from_millis(300), ..meeple_web::Config::default() });
-    let m = create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"] })).await;
+    let m = create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"], "play": [0, 1] })).await;
     assert_eq!(m.id.len(), 32, "{}", m.id);
     assert!(m.id.bytes().all(|b| b.is_ascii_hexdigit()));
-    let other = create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"] })).await;
+    let other = create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"], "play": [0, 1] })).await;
     assert_ne!(m.id, other.id);
     // Creating a match does not open an agent's eyes either.
     let (status, body) = Call::new("POST", "/api/matches")
@@ -466,8 +476,6 @@ async fn seats_answer_only_to_their_tokens_and_a_finished_game_stands() {
         .go(&app)
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let join = m.body["seats"][1]["join"].as_str().unwrap();
-    assert!(join.starts_with(&format!("/m/{}#", m.id)) && join.contains(&m.tokens[1]), "{join}");
     let moves = format!("/api/matches/{}/moves", m.id);
     // Neither a stranger, nor the other seat, nor another match's token moves for seat 0.
     for t in ["", "0", other.tokens[0].as_str(), m.tokens[1].as_str(), m.owner.as_str()] {
@@ -584,7 +592,7 @@ async fn matches_in_progress_and_finished_games_survive_a_restart() {
     let moves = format!("/api/matches/{}/moves", live.id);
     Call::new("POST", &moves).token(&live.tokens[0]).json(json!({ "ply": 0, "action": "4" })).go(&app).await;
     let before = wait_until(&app, &live, &live.tokens[0], |s| s["ply"] == 2).await;
-    let done = create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"] })).await;
+    let done = create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"], "play": [0, 1] })).await;
     for (ply, cell) in ["a1", "a2", "b1", "b2", "c1"].iter().enumerate() {
         Call::new("POST", &format!("/api/matches/{}/moves", done.id))
             .token(&done.tokens[ply % 2])
@@ -616,11 +624,11 @@ async fn matches_in_progress_and_finished_games_survive_a_restart() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// 7b. An agent's move the store cannot write: the match pauses, and says so in its `error`
-/// with the store's reason, for the players to see (the table of moves is dropped under the
-/// server while its agent thinks).
+/// 7b. An agent's move the store cannot write (the table of moves dropped under the server
+/// while the agent thinks) is not played: the match says why it waits, with the store's
+/// reason, and plays the move once the store can write it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agent_move_the_store_cannot_write_pauses_the_match_with_the_error() {
+async fn an_agent_move_the_store_cannot_write_waits_with_the_error() {
     let dir = std::env::temp_dir().join(format!("meeple-hostile-store-fail-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let app = app_with(meeple_web::Config { data_dir: Some(dir.clone()), ..meeple_web::Config::default() });
@@ -637,7 +645,659 @@ async fn an_agent_move_the_store_cannot_write_pauses_the_match_with_the_error() 
     let snap = wait_until(&app, &m, &m.tokens[0], |s| !s["error"].is_null()).await;
     let error = snap["error"].as_str().unwrap();
     assert!(error.contains("could not be stored") && error.contains("no such table"), "{error}");
-    assert_eq!(snap["paused"], true, "{snap}");
-    assert_eq!(snap["status"], "paused", "{snap}");
+    assert_eq!(snap["status"], "stalled", "{snap}");
+    assert_eq!(snap["ply"], 1, "the move is not shown: {snap}");
+    db.execute_batch(
+        "CREATE TABLE moves (match TEXT NOT NULL, ply INTEGER NOT NULL, action INTEGER NOT NULL, ms REAL,
+         PRIMARY KEY (match, ply)) WITHOUT ROWID",
+    )
+    .unwrap();
+    let snap = wait_until(&app, &m, &m.tokens[0], |s| s["ply"] == 2).await;
+    assert!(snap["error"].is_null(), "{snap}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------- the shared table
+//
+// The hostile test tried as a stranger on the network and as a hostile page would: each way it
+// found to hurt the people at a table, replayed.
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("meeple-hostile-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn stored(dir: &std::path::Path) -> meeple_web::Config {
+    meeple_web::Config { data_dir: Some(dir.to_path_buf()), ..meeple_web::Config::default() }
+}
+
+async fn snapshot_of(app: &Router, id: &str, token: &str) -> Value {
+    let (status, snap) = Call::new("GET", &format!("/api/matches/{id}")).token(token).go(app).await;
+    assert_eq!(status, StatusCode::OK, "{snap}");
+    snap
+}
+
+/// 8. What is shown is stored. With the database locked by another program (a backup, the
+/// sqlite3 shell) a person's move is refused and not played, and an agent's move is not shown
+/// until it is stored; the game a restart resumes is exactly the game the clients saw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_the_store_cannot_write_is_not_played() {
+    let dir = temp_dir("locked");
+    let locked = || meeple_web::Config { store_timeout: Duration::from_millis(300), ..stored(&dir) };
+    let app = app_with(locked());
+    let m = create(&app, json!({ "game": "connect4", "seats": ["human", "mcts"], "move_time_ms": 1500 })).await;
+    let me = m.tokens[0].clone();
+    let moves = format!("/api/matches/{}/moves", m.id);
+    let lock = rusqlite::Connection::open(dir.join(meeple_web::store::FILE)).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (status, body) = Call::new("POST", &moves).token(&me).json(json!({ "ply": 0, "action": "4" })).go(&app).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let snap = snapshot_of(&app, &m.id, &me).await;
+    assert_eq!(snap["ply"], 0, "a move the store refused is not played: {snap}");
+    assert!(!snap["legal"].as_array().unwrap().is_empty(), "the person may try again: {snap}");
+    lock.execute_batch("COMMIT").unwrap();
+    let (status, body) = Call::new("POST", &moves).token(&me).json(json!({ "ply": 0, "action": "4" })).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "the same move once the store can write: {body}");
+    // The agent thinks for 1.5 s; meanwhile the database is locked again.
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let waiting = wait_until(&app, &m, &me, |s| !s["error"].is_null() || s["ply"] != 1).await;
+    assert_eq!(waiting["ply"], 1, "the agent's move is not shown before it is stored: {waiting}");
+    assert!(waiting["error"].as_str().unwrap().contains("stored"), "{waiting}");
+    lock.execute_batch("COMMIT").unwrap();
+    let seen = wait_until(&app, &m, &me, |s| s["ply"] == 2 && !s["legal"].as_array().unwrap().is_empty()).await;
+    assert!(seen["error"].is_null(), "{seen}");
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let app = app_with(locked());
+    let after = wait_until(&app, &m, &me, |s| !s["legal"].as_array().unwrap().is_empty()).await;
+    assert_eq!((&after["ply"], &after["log"], &after["view"]), (&seen["ply"], &seen["log"], &seen["view"]));
+    drop(lock);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// 9. Seats belong to whoever claims them. The creator gets its own seat's token, the owner's,
+/// and an invitation for every other person seat; the invitation is spent once claimed, and
+/// then only the claimer can see that seat's hidden view or move for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seat_belongs_to_whoever_claims_its_invitation() {
+    let app = app();
+    let (status, made) = Call::new("POST", "/api/matches")
+        .json(json!({ "game": "sagrada", "seats": ["human", "human"] }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let (id, owner) = (made["id"].as_str().unwrap().to_string(), made["owner"].as_str().unwrap().to_string());
+    let mine = made["seats"].as_array().unwrap();
+    assert_eq!(mine.len(), 1, "the creator is given its own seat's token only: {made}");
+    assert_eq!(mine[0]["seat"], 0);
+    let creator = mine[0]["token"].as_str().unwrap().to_string();
+    let invite = &made["invites"][0];
+    assert_eq!(invite["seat"], 1, "{made}");
+    let code = invite["invite"].as_str().unwrap().to_string();
+    assert!(invite["join"].as_str().unwrap().contains(&format!("#invite={code}")), "{invite}");
+    let claim = format!("/api/matches/{id}/claim");
+    let (status, body) = Call::new("POST", &claim).json(json!({ "invite": "0".repeat(32) })).go(&app).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a wrong invitation claims nothing: {body}");
+    let (status, claimed) = Call::new("POST", &claim).json(json!({ "invite": code })).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "{claimed}");
+    assert_eq!(claimed["seat"], 1);
+    let theirs = claimed["token"].as_str().unwrap().to_string();
+    let (status, body) = Call::new("POST", &claim).json(json!({ "invite": code })).go(&app).await;
+    assert_eq!(status, StatusCode::CONFLICT, "an invitation is claimed once: {body}");
+    // Neither of the creator's tokens opens seat 1's view or moves for it.
+    for t in [&creator, &owner] {
+        let (status, body) = Call::new("GET", &format!("/api/matches/{id}?viewer=1")).token(t).go(&app).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        let (status, _) = Call::new("GET", &format!("/api/matches/{id}/events?viewer=1")).token(t).go(&app).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+    }
+    let (status, snap) = Call::new("GET", &format!("/api/matches/{id}")).token(&theirs).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "{snap}");
+    assert_eq!(snap["viewer"], 1);
+    assert!(snap["view"]["players"][1]["private"].is_string(), "the claimer sees its secret: {snap}");
+    let (_, mine) = Call::new("GET", &format!("/api/matches/{id}")).token(&creator).go(&app).await;
+    assert!(mine["view"]["players"][1]["private"].is_null(), "{mine}");
+    // The seat rotates its token: the old one stops working.
+    let (status, rotated) =
+        Call::new("POST", &format!("/api/matches/{id}/token")).token(&theirs).json(json!({})).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "{rotated}");
+    let fresh = rotated["token"].as_str().unwrap().to_string();
+    assert_ne!(fresh, theirs);
+    let (status, _) = Call::new("GET", &format!("/api/matches/{id}?viewer=1")).token(&theirs).go(&app).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the old token is void");
+    let (status, _) = Call::new("GET", &format!("/api/matches/{id}?viewer=1")).token(&fresh).go(&app).await;
+    assert_eq!(status, StatusCode::OK);
+    // A claimed seat's invitation cannot be issued again, by the owner or anyone.
+    let invite_again = format!("/api/matches/{id}/invite");
+    let (status, body) = Call::new("POST", &invite_again).token(&owner).json(json!({ "seat": 1 })).go(&app).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    // An unclaimed one the owner can re-issue; the old link is then void.
+    let (_, other) = Call::new("POST", "/api/matches")
+        .json(json!({ "game": "sagrada", "seats": ["human", "human"] }))
+        .go(&app)
+        .await;
+    let other_id = other["id"].as_str().unwrap();
+    let old_code = other["invites"][0]["invite"].as_str().unwrap();
+    let reissue = format!("/api/matches/{other_id}/invite");
+    let (status, _) = Call::new("POST", &reissue).token(&creator).json(json!({ "seat": 1 })).go(&app).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "another match's seat token is no owner");
+    let (status, reissued) =
+        Call::new("POST", &reissue).token(other["owner"].as_str().unwrap()).json(json!({ "seat": 1 })).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "{reissued}");
+    let new_code = reissued["invite"].as_str().unwrap();
+    let other_claim = format!("/api/matches/{other_id}/claim");
+    let (status, _) = Call::new("POST", &other_claim).json(json!({ "invite": old_code })).go(&app).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the re-issued invitation voids the old link");
+    let (status, _) = Call::new("POST", &other_claim).json(json!({ "invite": new_code })).go(&app).await;
+    assert_eq!(status, StatusCode::OK);
+    // Hot seat: a creator may keep the seats it plays itself at one screen.
+    let (status, hot) = Call::new("POST", "/api/matches")
+        .json(json!({ "game": "tictactoe", "seats": ["human", "human"], "play": [0, 1] }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hot}");
+    assert_eq!(hot["seats"].as_array().unwrap().len(), 2, "{hot}");
+    assert_eq!(hot["invites"], json!([]), "{hot}");
+}
+
+/// Times a person's move until the agent's answer is shown.
+async fn answer_time(app: &Router, id: &str, token: &str, ply: u64, column: &str) -> Duration {
+    let start = Instant::now();
+    let (status, body) = Call::new("POST", &format!("/api/matches/{id}/moves"))
+        .token(token)
+        .json(json!({ "ply": ply, "action": column }))
+        .go(app)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    loop {
+        let snap = snapshot_of(app, id, token).await;
+        if snap["ply"].as_u64().unwrap() >= ply + 2 || snap["result"].is_object() {
+            return start.elapsed();
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{snap}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// 10. Fair shares of the thinkers: beside a stranger's agent-only matches at 5 s a move, a
+/// person's fast opponent answers at once, whether the stranger is elsewhere or shares the
+/// person's machine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_person_waiting_for_an_agent_goes_before_a_strangers_agent_only_matches() {
+    for (stranger, person) in [("10.0.0.2", "10.0.0.1"), ("127.0.0.2", "127.0.0.1")] {
+        let app = app_with(meeple_web::Config { thinkers: 2, ..meeple_web::Config::default() });
+        let mut theirs = Vec::new();
+        for _ in 0..8 {
+            let (status, made) = Call::new("POST", "/api/matches")
+                .from(stranger)
+                .json(json!({ "game": "connect4", "seats": ["mcts", "mcts"], "move_time_ms": 5000, "delay_ms": 0 }))
+                .go(&app)
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{made}");
+            theirs.push((made["id"].as_str().unwrap().to_string(), made["owner"].as_str().unwrap().to_string()));
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (status, made) = Call::new("POST", "/api/matches")
+            .from(person)
+            .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=200"] }))
+            .go(&app)
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        let (id, me) = (made["id"].as_str().unwrap(), made["seats"][0]["token"].as_str().unwrap());
+        let mut worst = Duration::ZERO;
+        for (k, column) in ["4", "3", "5"].iter().enumerate() {
+            worst = worst.max(answer_time(&app, id, me, 2 * k as u64, column).await);
+        }
+        assert!(worst < Duration::from_millis(1000), "stranger {stranger}: the person's answer took {worst:?}");
+        for (id, owner) in theirs {
+            Call::new("DELETE", &format!("/api/matches/{id}")).token(&owner).go(&app).await;
+        }
+    }
+}
+
+/// 11. Fair shares of the analysts: a person's hint does not wait behind a stranger's long
+/// analyses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_persons_hint_does_not_wait_behind_a_strangers_analyses() {
+    let app = app_with(meeple_web::Config { analysts: 1, ..meeple_web::Config::default() });
+    let (_, theirs) = Call::new("POST", "/api/matches")
+        .from("10.0.0.2")
+        .json(json!({ "game": "connect4", "seats": ["human", "random"] }))
+        .go(&app)
+        .await;
+    let mut asked = Vec::new();
+    for _ in 0..2 {
+        let (app, id, t) = (
+            app.clone(),
+            theirs["id"].as_str().unwrap().to_string(),
+            theirs["seats"][0]["token"].as_str().unwrap().to_string(),
+        );
+        asked.push(tokio::spawn(async move {
+            Call::new("POST", &format!("/api/matches/{id}/analysis"))
+                .from("10.0.0.2")
+                .token(&t)
+                .json(json!({ "agent": "mcts", "time_ms": 8000 }))
+                .go(&app)
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, mine) = Call::new("POST", "/api/matches")
+        .from("10.0.0.1")
+        .json(json!({ "game": "connect4", "seats": ["human", "random"] }))
+        .go(&app)
+        .await;
+    let start = Instant::now();
+    let (status, hint) = Call::new("POST", &format!("/api/matches/{}/analysis", mine["id"].as_str().unwrap()))
+        .from("10.0.0.1")
+        .token(mine["seats"][0]["token"].as_str().unwrap())
+        .json(json!({ "agent": "mcts:iters=100", "time_ms": 1000 }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{hint}");
+    assert!(start.elapsed() < Duration::from_millis(2500), "the hint took {:?}", start.elapsed());
+    for a in asked {
+        a.abort();
+    }
+}
+
+/// 12. One client's share of the memory budget: a client that holds many matches is refused
+/// its next one (429) while others can still play.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_reserve_the_whole_memory_budget() {
+    let app = app_with(meeple_web::Config {
+        memory_budget: 300 << 20,
+        max_agent_memory: 64 << 20,
+        ..meeple_web::Config::default()
+    });
+    let mut made = 0;
+    let refused = loop {
+        let (status, body) = Call::new("POST", "/api/matches")
+            .from("10.0.0.2")
+            .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
+            .go(&app)
+            .await;
+        if status != StatusCode::CREATED {
+            break (status, body);
+        }
+        made += 1;
+        assert!(made < 10, "never refused");
+    };
+    assert_eq!(refused.0, StatusCode::TOO_MANY_REQUESTS, "{}", refused.1);
+    assert!(refused.1["error"].as_str().unwrap().contains("share"), "{}", refused.1);
+    let (status, body) = Call::new("POST", "/api/matches")
+        .from("10.0.0.3")
+        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "another client still plays: {body}");
+}
+
+fn stream_request(id: &str, viewer: &str, token: Option<&str>) -> Request<Body> {
+    let mut r = Request::builder()
+        .method("GET")
+        .uri(format!("/api/matches/{id}/events?viewer={viewer}"))
+        .header("host", "localhost:8080");
+    if let Some(t) = token {
+        r = r.header(meeple_web::TOKEN_HEADER, t);
+    }
+    r.body(Body::empty()).unwrap()
+}
+
+/// 13. A match's own seats always get an event stream, however many a stranger holds on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_cannot_take_a_matchs_event_streams() {
+    let app = app();
+    let (_, made) = Call::new("POST", "/api/matches")
+        .from("10.0.0.1")
+        .json(json!({ "game": "connect4", "seats": ["human", "random"] }))
+        .go(&app)
+        .await;
+    let (id, me) = (made["id"].as_str().unwrap(), made["seats"][0]["token"].as_str().unwrap());
+    let stranger = app.clone().layer(axum::Extension(meeple_web::Peer("10.0.0.9".parse().unwrap())));
+    let mut held = Vec::new();
+    for _ in 0..20 {
+        let res = stranger.clone().oneshot(stream_request(id, "spectator", None)).await.unwrap();
+        if res.status() == StatusCode::OK {
+            held.push(res);
+        }
+    }
+    assert!(held.len() < 20, "a stranger took {} streams of one match", held.len());
+    let person = app.clone().layer(axum::Extension(meeple_web::Peer("10.0.0.1".parse().unwrap())));
+    let res = person.oneshot(stream_request(id, "0", Some(me))).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK, "the seat's own stream");
+}
+
+/// 14. Clients by address: every loopback address is one client, and so is an IPv6 /64; a
+/// client's share of matches holds across them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_addresses_of_one_machine_or_one_network_are_one_client() {
+    let app = app_with(meeple_web::Config { max_matches_per_client: 2, ..meeple_web::Config::default() });
+    let new = |from: &'static str| {
+        let app = app.clone();
+        async move {
+            Call::new("POST", "/api/matches")
+                .from(from)
+                .json(json!({ "game": "connect4", "seats": ["human", "random"] }))
+                .go(&app)
+                .await
+                .0
+        }
+    };
+    for (first, second, third, elsewhere) in [
+        ("127.0.0.2", "::1", "::ffff:127.0.0.5", "192.0.2.7"),
+        ("2001:db8::1", "2001:db8::2", "2001:db8::ffff:1", "2001:db8:0:1::1"),
+        ("192.0.2.1", "::ffff:192.0.2.1", "192.0.2.1", "192.0.2.2"),
+    ] {
+        assert_eq!(new(first).await, StatusCode::CREATED);
+        assert_eq!(new(second).await, StatusCode::CREATED);
+        assert_eq!(new(third).await, StatusCode::TOO_MANY_REQUESTS, "{third} after {first} and {second}");
+        assert_eq!(new(elsewhere).await, StatusCode::CREATED, "{elsewhere} is another client");
+    }
+}
+
+/// 15. Budgets before bytes: an upload reserves its memory before its body is read, so held
+/// uploads are refused at once once a client's share is taken, never read into memory first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_reserve_their_memory_before_their_bodies_are_read() {
+    let app = app_with(meeple_web::Config { memory_budget: 256 << 20, ..meeple_web::Config::default() })
+        .layer(axum::Extension(meeple_web::Peer("10.0.0.2".parse().unwrap())));
+    let mut held = Vec::new();
+    let mut answers = Vec::new();
+    for _ in 0..8 {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(1);
+        tx.send(Ok("{\"game\":\"tictactoe\",".into())).await.unwrap();
+        let req = Request::builder()
+            .method("POST")
+            .uri("/api/replays?index=0")
+            .header("host", "localhost")
+            .header("content-type", "application/x-ndjson")
+            .header("content-length", (16 << 20).to_string())
+            .body(Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx)))
+            .unwrap();
+        answers.push(tokio::spawn(app.clone().oneshot(req)));
+        held.push(tx);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, status) = Call::new("GET", "/api/status").go(&app).await;
+    assert!(status["memory_reserved"].as_u64().unwrap() >= 16 << 20, "the held uploads reserve nothing: {status}");
+    let refused = answers.iter().filter(|a| a.is_finished()).count();
+    assert!(refused >= 4, "only {refused} of 8 held uploads were refused before they were read");
+    drop(held);
+}
+
+/// 16. The list of past games is not read on the store's writer: many clients asking for it
+/// at once do not hold up anyone's moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_list_of_past_games_does_not_hold_up_moves() {
+    let dir = temp_dir("list");
+    drop(app_with(stored(&dir)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    {
+        // 300 long finished games, as a busy server keeps them.
+        let mut db = rusqlite::Connection::open(dir.join(meeple_web::store::FILE)).unwrap();
+        let tx = db.transaction().unwrap();
+        let actions: Vec<&str> = std::iter::repeat_n("a1", 20_000).collect();
+        for k in 0..300 {
+            let record = json!({ "game": "tictactoe", "seed": k, "agents": ["a", "b"], "actions": actions, "returns": [1.0, -1.0], "scores": [1.0, 0.0] });
+            tx.execute(
+                "INSERT INTO matches (id, game, setup, status, created, updated, record) VALUES (?1, 'tictactoe', '{}', 'over', ?2, ?2, ?3)",
+                rusqlite::params![format!("{k:032x}"), k, record.to_string()],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let app = app_with(stored(&dir));
+    let m = create(&app, json!({ "game": "connect4", "seats": ["human", "first"], "move_time_ms": 20 })).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for _ in 0..8 {
+        let (app, stop) = (app.clone(), stop.clone());
+        readers.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                Call::new("GET", "/api/games").go(&app).await;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut worst = Duration::ZERO;
+    for (k, column) in ["7", "6", "5"].iter().enumerate() {
+        worst = worst.max(answer_time(&app, &m.id, &m.tokens[0], 2 * k as u64, column).await);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        r.await.unwrap();
+    }
+    assert!(worst < Duration::from_millis(300), "a move took {worst:?} beside the lists");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// 17. Tokens stay out of addresses (a proxy logs them): no route takes `?token=`; an event
+/// stream is opened with a short-lived ticket that works once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_route_takes_a_token_in_its_address() {
+    let app = app();
+    let m = create(&app, json!({ "game": "connect4", "seats": ["human", "random"] })).await;
+    let me = &m.tokens[0];
+    for path in
+        [format!("/api/matches/{}?token={me}", m.id), format!("/api/matches/{}/events?viewer=0&token={me}", m.id)]
+    {
+        let (status, body) = Call::new("GET", &path).go(&app).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("X-Meeple-Token"), "{body}");
+    }
+    let (status, ticket) =
+        Call::new("POST", &format!("/api/matches/{}/ticket", m.id)).token(me).json(json!({})).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "{ticket}");
+    let ticket = ticket["ticket"].as_str().unwrap().to_string();
+    assert_ne!(&ticket, me);
+    let open = |t: String| {
+        let (app, id) = (app.clone(), m.id.clone());
+        async move {
+            let req = Request::builder()
+                .method("GET")
+                .uri(format!("/api/matches/{id}/events?ticket={t}"))
+                .header("host", "localhost")
+                .body(Body::empty())
+                .unwrap();
+            app.oneshot(req).await.unwrap()
+        }
+    };
+    let first = open(ticket.clone()).await;
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(open(ticket).await.status(), StatusCode::FORBIDDEN, "a ticket works once");
+}
+
+/// Makes `dir` and what it holds unwritable, even for root (the immutable flag); false where
+/// this machine cannot.
+fn make_read_only(dir: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444));
+        let _ = std::process::Command::new("chattr").arg("+i").arg(&p).status();
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555));
+    let _ = std::process::Command::new("chattr").arg("+i").arg(dir).status();
+    std::fs::write(dir.join("probe"), "x").is_err()
+}
+
+fn make_writable(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::process::Command::new("chattr").arg("-i").arg(dir).status();
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let _ = std::process::Command::new("chattr").arg("-i").arg(&p).status();
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644));
+    }
+}
+
+/// 18. A store that tells what is wrong: a damaged database names its file and what to do; a
+/// data directory that cannot be written is refused at start; rows that cannot be resumed are
+/// pruned; a finished game's page still works after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_says_what_is_wrong_and_keeps_what_it_can() {
+    let dir = temp_dir("disk");
+    let app = app_with(stored(&dir));
+    let done = create(&app, json!({ "game": "tictactoe", "seats": ["first", "first"], "delay_ms": 0 })).await;
+    let watch = |app: Router| {
+        let id = done.id.clone();
+        async move {
+            let start = Instant::now();
+            loop {
+                let (status, snap) = Call::new("GET", &format!("/api/matches/{id}")).go(&app).await;
+                if status == StatusCode::OK && snap["result"].is_object() {
+                    return snap;
+                }
+                assert!(start.elapsed() < Duration::from_secs(20), "{status} {snap}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    let before = watch(app.clone()).await;
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    {
+        let db = rusqlite::Connection::open(dir.join(meeple_web::store::FILE)).unwrap();
+        db.execute(
+            "INSERT INTO matches (id, game, setup, status, created, updated) VALUES ('broken1', 'connect4', 'not json', 'live', 1, 1)",
+            [],
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO matches (id, game, setup, status, created, updated) VALUES ('broken2', 'chess', '{}', 'live', 1, 1)",
+            [],
+        )
+        .unwrap();
+    }
+    // After a restart the finished game's page is its replay; rows that cannot be resumed go.
+    let app = app_with(stored(&dir));
+    let after = watch(app.clone()).await;
+    let moves = |s: &Value| s["log"].as_array().unwrap().iter().map(|l| l["text"].clone()).collect::<Vec<_>>();
+    assert_eq!(
+        (moves(&after), &after["result"], &after["status"]),
+        (moves(&before), &before["result"], &json!("over"))
+    );
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let db = rusqlite::Connection::open(dir.join(meeple_web::store::FILE)).unwrap();
+    let left: i64 =
+        db.query_row("SELECT count(*) FROM matches WHERE id IN ('broken1', 'broken2')", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0, "rows that cannot be resumed are pruned");
+    drop(db);
+    // A damaged file: the error names it and what to do.
+    let file = dir.join(meeple_web::store::FILE);
+    let mut bytes = std::fs::read(&file).unwrap();
+    for b in bytes.iter_mut().skip(4096).take(4096) {
+        *b = 0xA5;
+    }
+    std::fs::write(&file, &bytes).unwrap();
+    let Err(error) = meeple_web::build(stored(&dir)) else { panic!("a damaged store is refused") };
+    assert!(error.contains(&file.display().to_string()), "{error}");
+    assert!(error.contains("damaged") && error.contains("move"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A data directory that cannot be written is refused at start, not at the first game.
+    let dir = temp_dir("read-only");
+    drop(app_with(stored(&dir)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    if make_read_only(&dir) {
+        let refused = meeple_web::build(stored(&dir)).err();
+        make_writable(&dir);
+        let error = refused.expect("a read-only data directory is refused");
+        assert!(error.contains("cannot be written") && error.contains(&dir.display().to_string()), "{error}");
+    } else {
+        make_writable(&dir);
+        eprintln!("this machine cannot make a directory read-only for this user: that check did not run");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// 19. Streams and matches do not live for ever: a stream ends after its time (the page opens
+/// another) and once its game is over; a match nobody asks about leaves memory, stays in the
+/// store, and comes back when someone asks for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_streams_and_idle_matches_time_out() {
+    let dir = temp_dir("idle");
+    let app = app_with(meeple_web::Config {
+        stream_life: Duration::from_millis(300),
+        idle: Duration::from_millis(300),
+        sweep_every: Duration::from_millis(100),
+        ..stored(&dir)
+    });
+    let m = create(&app, json!({ "game": "connect4", "seats": ["human", "random"] })).await;
+    let res = app.clone().oneshot(stream_request(&m.id, "spectator", None)).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let start = Instant::now();
+    let ended = tokio::time::timeout(Duration::from_secs(5), res.into_body().collect()).await;
+    assert!(ended.is_ok(), "the stream did not end");
+    assert!(start.elapsed() >= Duration::from_millis(250), "ended early: {:?}", start.elapsed());
+    // A finished game's stream ends after its last state.
+    let done = create(&app, json!({ "game": "tictactoe", "seats": ["first", "first"], "delay_ms": 0 })).await;
+    let res = app.clone().oneshot(stream_request(&done.id, "spectator", None)).await.unwrap();
+    let body = tokio::time::timeout(Duration::from_secs(5), res.into_body().collect()).await.expect("ended");
+    let text = String::from_utf8_lossy(&body.unwrap().to_bytes()).to_string();
+    assert!(text.contains("\"result\":{"), "{text}");
+    // Idle: dropped from memory, back on the next request, same game.
+    let before = snapshot_of(&app, &m.id, &m.tokens[0]).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let (_, status) = Call::new("GET", "/api/status").go(&app).await;
+    assert_eq!(status["matches"], 0, "idle matches leave memory: {status}");
+    let after = snapshot_of(&app, &m.id, &m.tokens[0]).await;
+    assert_eq!((&after["ply"], &after["view"]), (&before["ply"], &before["view"]));
+    let (_, status) = Call::new("GET", "/api/status").go(&app).await;
+    assert_eq!(status["matches"], 1, "{status}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+async fn connect_from(source: &str, addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// 20. Connections: one client (any of this machine's addresses) holds its share of them, not
+/// the whole limit; a trusted proxy's connections carry other clients and are not capped so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_hold_every_connection() {
+    let config = meeple_web::Config {
+        max_connections: 64,
+        max_connections_per_client: 4,
+        header_timeout: Duration::from_secs(5),
+        clients: meeple_web::Grouping {
+            header: Some("x-forwarded-for".into()),
+            trusted: vec!["127.0.0.1".parse().unwrap()],
+            ..meeple_web::Grouping::default()
+        },
+        ..meeple_web::Config::default()
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(meeple_web::serve("127.0.0.1", 0, config, move |a| {
+        let _ = tx.send(a);
+    }));
+    let addr = rx.await.unwrap();
+    let mut held = 0;
+    let mut idle = Vec::new();
+    for k in 0..12 {
+        let mut s = connect_from(&format!("127.0.0.{}", 2 + k % 6), addr).await;
+        let mut buf = [0u8; 1];
+        // A refused connection is closed at once; a held one stays silent.
+        if tokio::time::timeout(Duration::from_millis(150), s.read(&mut buf)).await.is_err() {
+            held += 1;
+        }
+        idle.push(s);
+    }
+    assert_eq!(held, 4, "this machine's addresses share one client's 4 connections");
+    // Through the proxy, another client still gets in.
+    let mut s = connect_from("127.0.0.1", addr).await;
+    s.write_all(
+        b"GET /api/catalog HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 198.51.100.7\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut out)).await.unwrap().unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{}", &out[..out.len().min(200)]);
 }
