@@ -154,3 +154,53 @@ fn listening_beyond_this_machine_is_warned_about() {
     assert!(line.starts_with("warning: meeple is listening on 0.0.0.0"), "{line}");
     assert!(line.contains("--allow-host"), "{line}");
 }
+
+#[test]
+fn options_that_would_do_nothing_or_contradict_are_refused() {
+    for (args, says) in [
+        (vec!["--trusted-proxy", "127.0.0.1"], "has no effect without --client-header"),
+        (vec!["--client-header", "X Forwarded"], "is not a header name"),
+        (vec!["--memory-budget", "100mb", "--client-memory", "200mb"], "more than the memory budget"),
+    ] {
+        let out = meeple().args(["serve", "--no-store", "--port", "0"]).args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_damaged_store_is_refused_with_what_to_do_and_can_be_moved_aside() {
+    let data = std::env::temp_dir().join(format!("meeple-serve-damaged-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(&data).unwrap();
+    let file = data.join("meeple-web.sqlite");
+    std::fs::write(&file, vec![0x5a; 64 * 1024]).unwrap();
+    let out = meeple().args(["serve", "--port", "0", "--data-dir"]).arg(&data).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is damaged") && err.contains("--move-damaged-store"), "{err}");
+    assert!(err.contains(&file.display().to_string()), "{err}");
+    // Moved aside, the server starts on a fresh store; the damaged file is kept.
+    let mut child = Server(
+        meeple()
+            .args(["serve", "--port", "0", "--move-damaged-store", "--data-dir"])
+            .arg(&data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(line.contains("moved aside"), "{line}");
+    let aside = std::fs::read_dir(&data)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("meeple-web.sqlite.damaged-"));
+    assert!(aside, "the damaged file is kept beside the new one");
+    std::fs::remove_dir_all(&data).unwrap();
+}

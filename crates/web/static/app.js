@@ -28,52 +28,171 @@ async function api(method, path, body, token) {
 
 // ---------------------------------------------------------------- seat tokens
 
-// What this browser holds of a match: the owner's token (controls), its own seat's token, and
-// the join links of the other person seats (to send to the other players). A join link carries
-// its token after '#', which never reaches the server's logs or another site.
-const held = (id) => { try { return JSON.parse(localStorage.getItem('meeple.match.' + id)) || {}; } catch (_) { return {}; } };
-const hold = (id, h) => localStorage.setItem('meeple.match.' + id, JSON.stringify({ ...held(id), ...h }));
-const seatToken = () => held(M.id).token;
+// What this browser holds of a match: the owner's token (controls, invitations), the tokens of
+// the seats it plays (its own, or several at one screen), and the invitations it sent for the
+// others. An invitation's link carries its code after '#', which reaches neither the server's
+// logs nor another site; the page that opens it claims the seat and gets a token only it holds.
+// Tokens go in a header, never an address; what a finished game's page held is forgotten when
+// its player leaves, and whatever nobody has opened for a month is dropped.
+const KEY = 'meeple.match.';
+const held = (id) => {
+  let h = {};
+  try { h = JSON.parse(localStorage.getItem(KEY + id)) || {}; } catch (_) { /* unreadable: nothing held */ }
+  if (h.token && h.seat !== null && h.seat !== undefined && !h.tokens) h.tokens = { [h.seat]: h.token };
+  return h;
+};
+const hold = (id, h) => localStorage.setItem(KEY + id, JSON.stringify({ ...held(id), ...h, at: Date.now() }));
+const forget = (id) => localStorage.removeItem(KEY + id);
+const tokens = () => held(M.id).tokens || {};
+const tokenFor = (seat) => (seat === null || seat === undefined ? null : tokens()[seat] || null);
+const anyToken = () => Object.values(tokens())[0] || null;
+const seatToken = () => tokenFor(M.viewer);
 const ownerToken = () => held(M.id).owner;
+(function pruneHeld() {
+  const month = 30 * 24 * 3600 * 1000;
+  for (let i = localStorage.length - 1; i >= 0; i--) {
+    const k = localStorage.key(i);
+    if (!k || !k.startsWith(KEY)) continue;
+    try { if (Date.now() - (JSON.parse(localStorage.getItem(k)).at || 0) > month) localStorage.removeItem(k); } catch (_) { localStorage.removeItem(k); }
+  }
+})();
 
-// ---------------------------------------------------------------- home: new game, matches, replays
+// A finished game's secrets are no use to keep: its tokens go once its page is left.
+function leaveMatch() {
+  if (M.id && M.snap && !M.snap.replay && (M.snap.result || M.snap.status === 'stopped')) forget(M.id);
+}
+window.addEventListener('pagehide', leaveMatch);
+
+// ---------------------------------------------------------------- home: the games, levels, friends, watching
+
+// A board drawn from a game's opening position, for the gallery.
+function thumbnail(info) {
+  const saved = M.viewer;
+  M.viewer = null;
+  try {
+    const fake = { name: info.name, view: info.view, turn: { kind: 'terminal' }, legal: [], viewer: null, ply: 0,
+      seats: Array.from({ length: info.players }, () => ({ spec: '', human: false })) };
+    return (RENDERERS[info.name] || renderText)(info.view, fake, null).board;
+  } catch (_) {
+    return '';
+  } finally {
+    M.viewer = saved;
+  }
+}
+
+// The seats of a game against the computer: the person at `seat`, the level's agent elsewhere.
+function levelSeats(players, agent, seat) {
+  return Array.from({ length: players }, (_, i) => (i === seat ? 'human' : agent));
+}
+
+async function startMatch(body, errorEl) {
+  try {
+    const made = await api('POST', '/api/matches', body);
+    const tokensMade = Object.fromEntries(made.seats.map((s) => [s.seat, s.token]));
+    hold(made.id, { owner: made.owner, tokens: tokensMade, invites: made.invites, hot: made.seats.length > 1 });
+    go(made.url);
+  } catch (e) {
+    if (errorEl) errorEl.textContent = e.message;
+    else showError(e.message);
+  }
+}
 
 async function showHome() {
-  $('#where').textContent = 'new game';
+  $('#where').textContent = 'play';
+  M.viewer = null;
   const app = $('#app');
-  const [catalog, matches, records, games] = await Promise.all([api('GET', '/api/catalog'), api('GET', '/api/matches'), api('GET', '/api/records'), api('GET', '/api/games')]);
-  const gameOptions = catalog.games.map((g) => `<option value="${esc(g.name)}">${esc(g.name)}</option>`).join('');
+  const advanced = ['game', 'advanced'].some((k) => new URLSearchParams(location.search).has(k));
+  const [catalog, matches, records, games] = await Promise.all([api('GET', '/api/catalog'), api('GET', '/api/matches'), api('GET', '/api/records'), api('GET', '/api/games?limit=20')]);
+  const mine = matches.matches.filter((m) => Object.keys(held(m.id).tokens || {}).length && m.status !== 'over' && m.status !== 'replay');
+  const watching = matches.matches.filter((m) => m.status !== 'replay');
   app.innerHTML = `
+    ${mine.length ? `<div class="panel"><h2>Your games</h2><ul class="mine">${mine.map((m) => `<li><a href="/m/${esc(m.id)}">${esc(m.game.split(':')[0])}</a> · ${m.seats.map(esc).join(' · ')} · ply ${m.ply} · ${esc(m.status)}</li>`).join('')}</ul></div>` : ''}
+    <div class="gallery" id="gallery">${catalog.games.map((g) => `
+      <div class="game-card" data-game="${esc(g.name)}">
+        <div class="thumb" data-thumb="${esc(g.name)}"></div>
+        <h2>${esc(g.title || g.name)}</h2>
+        <p class="blurb">${esc(g.blurb || g.about)}</p>
+        ${(g.levels || []).length ? `<div class="levels"><b>Play the computer</b>
+          <label class="hint">you play <select class="seat-choice" data-game="${esc(g.name)}"><option value="0">first</option><option value="1">second</option><option value="random">either</option></select></label>
+          ${g.levels.map((l, k) => `<div class="level"><button type="button" class="level-button" data-game="${esc(g.name)}" data-level="${k}">${esc(l.name)}</button> <span class="hint">${esc(l.about)}${l.strength ? ` — ${esc(l.strength)}` : ''}</span></div>`).join('')}
+        </div>` : ''}
+        <div class="controls"><button type="button" class="friend" data-game="${esc(g.name)}">Play a friend</button><button type="button" class="watch" data-game="${esc(g.name)}">Watch the computer</button></div>
+        <div class="error" data-error="${esc(g.name)}"></div>
+      </div>`).join('')}
+    </div>
     <div class="panel">
+      <h2>Games on this server</h2>
+      ${watching.length ? `<table class="list"><tr><th>match</th><th>game</th><th>seats</th><th>ply</th><th>status</th></tr>${watching.map((m) => `<tr><td><a href="/m/${esc(m.id)}">${esc(m.id.slice(0, 8))}</a>${held(m.id).tokens ? ' (yours)' : ''}</td><td>${esc(m.game)}${m.open ? ' <span class="tag" title="its seed was chosen by a player">open</span>' : ''}</td><td>${m.seats.map(esc).join(' · ')}</td><td>${m.ply}</td><td>${esc(m.status)}</td></tr>`).join('')}</table>` : '<p class="hint">none yet</p>'}
+    </div>
+    <div class="panel">
+      <h2>Past games</h2>
+      <table class="list" id="past"><tr><th>game</th><th>seats</th><th>plies</th><th>result</th><th></th></tr></table>
+      <p class="hint" id="past-empty" ${games.games.length ? 'hidden' : ''}>finished games are kept here</p>
+      <button type="button" id="past-more" ${games.next ? '' : 'hidden'}>More</button>
+    </div>
+    <details class="panel" id="advanced" ${advanced ? 'open' : ''}>
+      <summary><b>Advanced</b>: any agent spec, seeds, times, records</summary>
       <h2>New game</h2>
       <form id="new-game" class="form" autocomplete="off">
         <label for="game">Game</label>
-        <div><select id="game" name="game">${gameOptions}</select> <span id="about" class="hint"></span></div>
+        <div><select id="game" name="game">${catalog.games.map((g) => `<option value="${esc(g.name)}">${esc(g.name)}</option>`).join('')}</select> <span id="about" class="hint"></span></div>
         <label>Options</label><div id="params"></div>
         <label>Seats</label><div id="seats"></div>
         <label for="seed">Seed</label><div><input id="seed" type="number" min="0" step="1" placeholder="secret"> <span class="hint">empty: the server deals in secret; a seed you choose deals the same dice and cards every time, and marks the game <i>open</i></span></div>
         <label for="move-time">Time per move</label><div><input id="move-time" type="number" min="10" max="60000" value="1000"> ms <span class="hint">for agents</span></div>
         <label for="delay">Pause when watching</label><div><input id="delay" type="number" min="0" max="10000" value="500"> ms</div>
+        <label for="hot">One screen</label><div><input id="hot" type="checkbox"> <span class="hint">play every person seat here (else the others get join links)</span></div>
         <span></span><div><button class="primary" type="submit" id="start">Start</button> <span id="form-error" class="error"></span></div>
       </form>
-    </div>
-    <div class="panel">
-      <h2>Matches on this server</h2>
-      ${matches.matches.length ? `<table class="list"><tr><th>match</th><th>game</th><th>seats</th><th>ply</th><th>status</th></tr>${matches.matches.map((m) => `<tr><td><a href="/m/${esc(m.id)}">${esc(m.id.slice(0, 8))}</a>${held(m.id).token ? ' (yours)' : ''}</td><td>${esc(m.game)}${m.open ? ' <span class="tag" title="its seed was chosen by a player">open</span>' : ''}</td><td>${m.seats.map(esc).join(' · ')}</td><td>${m.ply}</td><td>${esc(m.status)}</td></tr>`).join('')}</table>` : '<p class="hint">none yet</p>'}
-    </div>
-    <div class="panel">
-      <h2>Past games</h2>
-      ${games.games.length ? `<table class="list" id="past"><tr><th>game</th><th>seats</th><th>plies</th><th>result</th><th></th></tr>${games.games.map((g) => `<tr><td>${esc(g.game)}</td><td>${(g.seats || []).map(esc).join(' · ')}</td><td>${g.plies}</td><td>${esc((g.returns || []).join(' : '))}</td><td><button type="button" class="past" data-game="${esc(g.id)}">Replay</button> <a href="/api/games/${esc(g.id)}/record" download>record</a></td></tr>`).join('')}</table>` : '<p class="hint">finished games are kept here</p>'}
-    </div>
-    <div class="panel">
       <h2>Replay a record</h2>
       <p class="hint">A records file of <code>meeple arena --records FILE</code> (JSON lines), or a record downloaded from a game here.</p>
       <div class="controls"><input type="file" id="records-file" accept=".jsonl,.json,.txt"> game <input type="number" id="records-index" min="0" value="0" style="width:5em" title="from 0, as meeple replay --game counts"> <button type="button" id="replay">Open</button></div>
       ${records.files.length ? `<p>Served files: ${records.files.map((f) => `<button type="button" class="served" data-file="${f.file}">${esc(f.name)}</button>`).join(' ')}</p>` : ''}
       <span id="replay-error" class="error"></span>
-    </div>`;
-  const gameSel = $('#game');
+    </details>`;
   const byName = Object.fromEntries(catalog.games.map((g) => [g.name, g]));
+  // The gallery: each board drawn from its opening position; levels, a friend, watching.
+  for (const g of catalog.games) {
+    api('GET', '/api/game?spec=' + encodeURIComponent(g.spec || g.name)).then((info) => {
+      byName[g.name].info = info;
+      const el = document.querySelector(`[data-thumb="${g.name}"]`);
+      if (el) el.innerHTML = thumbnail(info);
+    }).catch(() => { /* no thumbnail */ });
+  }
+  const infoOf = async (name) => byName[name].info || (byName[name].info = await api('GET', '/api/game?spec=' + encodeURIComponent(byName[name].spec || name)));
+  const errorOf = (name) => document.querySelector(`[data-error="${name}"]`);
+  document.querySelectorAll('.level-button').forEach((b) => b.addEventListener('click', async () => {
+    const g = byName[b.dataset.game];
+    const level = g.levels[Number(b.dataset.level)];
+    const info = await infoOf(g.name);
+    const choice = document.querySelector(`.seat-choice[data-game="${g.name}"]`).value;
+    const seat = choice === 'random' ? Math.floor(Math.random() * info.players) : Math.min(Number(choice), info.players - 1);
+    startMatch({ game: info.spec, seats: levelSeats(info.players, level.agent, seat), move_time_ms: level.move_time_ms || 1000 }, errorOf(g.name));
+  }));
+  document.querySelectorAll('button.friend').forEach((b) => b.addEventListener('click', async () => {
+    const info = await infoOf(b.dataset.game);
+    startMatch({ game: info.spec, seats: Array(info.players).fill('human') }, errorOf(b.dataset.game));
+  }));
+  document.querySelectorAll('button.watch').forEach((b) => b.addEventListener('click', async () => {
+    const g = byName[b.dataset.game];
+    const info = await infoOf(g.name);
+    const top = (g.levels || [])[g.levels.length - 1];
+    startMatch({ game: info.spec, seats: Array(info.players).fill(top ? top.agent : info.opponent), delay_ms: 500, move_time_ms: (top && top.move_time_ms) || 1000 }, errorOf(g.name));
+  }));
+  // Past games, a page at a time.
+  let next = games.next;
+  const addPast = (list) => {
+    $('#past').insertAdjacentHTML('beforeend', list.map((g) => `<tr><td>${esc(g.game.split(':')[0])}</td><td>${(g.seats || []).map(esc).join(' · ')}</td><td>${g.plies}</td><td>${esc((g.returns || []).join(' : '))}</td><td><a href="/m/${esc(g.id)}">open</a> · <a href="/api/games/${esc(g.id)}/record" download>record</a></td></tr>`).join(''));
+  };
+  addPast(games.games);
+  $('#past-more').addEventListener('click', async () => {
+    const page = await api('GET', `/api/games?limit=20&before=${encodeURIComponent(next)}`);
+    addPast(page.games);
+    next = page.next;
+    $('#past-more').hidden = !next;
+  });
+  // Advanced: the form built from the server's catalog.
+  const gameSel = $('#game');
   let info = null;
   const params = () => [...document.querySelectorAll('#params input')].filter((i) => i.value.trim() !== '').map((i) => `${i.name}=${i.value.trim()}`);
   const spec = () => gameSel.value + (params().length ? ':' + params().join(',') : '');
@@ -113,26 +232,21 @@ async function showHome() {
   $('#new-game').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const seats = [...document.querySelectorAll('#seats input')].map((i) => i.value.trim());
-    try {
-      $('#start').disabled = true;
-      const seedText = $('#seed').value.trim();
-      const made = await api('POST', '/api/matches', {
-        game: spec(), seats, ...(seedText === '' ? {} : { seed: Number(seedText) }),
-        move_time_ms: Number($('#move-time').value) || 1000, delay_ms: Number($('#delay').value) || 0,
-      });
-      // This browser plays the first person seat; the others' links are offered to send.
-      const mine = made.seats[0];
-      hold(made.id, { owner: made.owner, seat: mine ? mine.seat : null, token: mine ? mine.token : null, invites: made.seats.slice(1) });
-      go(made.url);
-    } catch (e) {
-      $('#form-error').textContent = e.message;
-    } finally {
-      $('#start').disabled = false;
-    }
+    const persons = seats.map((s, i) => [s, i]).filter(([s]) => s === 'human').map(([, i]) => i);
+    $('#start').disabled = true;
+    const seedText = $('#seed').value.trim();
+    await startMatch({
+      game: spec(), seats, ...(seedText === '' ? {} : { seed: Number(seedText) }),
+      move_time_ms: Number($('#move-time').value) || 1000, delay_ms: Number($('#delay').value) || 0,
+      ...($('#hot').checked ? { play: persons } : {}),
+    }, $('#form-error'));
+    $('#start').disabled = false;
   });
-  async function openReplay(body) {
+  async function openReplay(body, query, contentType) {
     try {
-      const made = await api('POST', '/api/replays', body);
+      const res = await fetch('/api/replays' + (query || ''), { method: 'POST', headers: { 'Content-Type': contentType || 'application/json' }, body });
+      const made = await res.json();
+      if (!res.ok) throw new Error(made.error || `${res.status}`);
       go(made.url);
     } catch (e) {
       $('#replay-error').textContent = e.message;
@@ -141,11 +255,11 @@ async function showHome() {
   $('#replay').addEventListener('click', async () => {
     const f = $('#records-file').files[0];
     if (!f) { $('#replay-error').textContent = 'choose a records file first'; return; }
-    openReplay({ records: await f.text(), index: Math.max(0, Number($('#records-index').value)) });
+    // The file goes as it is, as JSON lines: the server reads it as it arrives.
+    openReplay(f, `?index=${Math.max(0, Number($('#records-index').value) || 0)}`, 'application/x-ndjson');
   });
-  document.querySelectorAll('button.past').forEach((b) => b.addEventListener('click', () => openReplay({ game: b.dataset.game })));
   document.querySelectorAll('button.served').forEach((b) => b.addEventListener('click', () =>
-    openReplay({ file: Number(b.dataset.file), index: Math.max(0, Number($('#records-index').value)) })));
+    openReplay(JSON.stringify({ file: Number(b.dataset.file), index: Math.max(0, Number($('#records-index').value)) }))));
 }
 
 // ---------------------------------------------------------------- a match
@@ -156,51 +270,95 @@ const M = {
 window.M = M; // the match as the page holds it, for the browser tests and the console
 
 async function showMatch(id) {
-  Object.assign(M, { id, snap: null, browsing: null, sel: [], analysis: null, hint: null, log: [] });
-  // A join link: take the seat's token from the fragment, keep it, and tidy the address.
+  Object.assign(M, { id, snap: null, browsing: null, sel: [], analysis: null, hint: null, log: [], latest: null });
+  // A join link: claim its seat with the invitation, keep the seat's token, and tidy the address
+  // first, so the code never stays in the history.
   const frag = new URLSearchParams(location.hash.slice(1));
-  if (frag.get('token')) {
-    hold(id, { seat: Number(frag.get('seat')), token: frag.get('token') });
-    history.replaceState(null, '', location.pathname + location.search);
+  const invite = frag.get('invite');
+  let claimProblem = null;
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  if (invite) {
+    try {
+      const c = await api('POST', `/api/matches/${id}/claim`, { invite });
+      hold(id, { tokens: { ...tokens(), [c.seat]: c.token } });
+    } catch (e) {
+      claimProblem = e.message;
+    }
   }
   const q = new URLSearchParams(location.search);
+  const asked = q.has('viewer') ? (q.get('viewer') === 'spectator' ? null : Number(q.get('viewer'))) : undefined;
   let snap;
   try {
-    snap = await api('GET', `/api/matches/${id}`, undefined, seatToken());
+    const first = asked === undefined ? anyToken() : tokenFor(asked);
+    snap = await api('GET', `/api/matches/${id}${asked === undefined ? '' : `?viewer=${asked === null ? 'spectator' : asked}`}`, undefined, first);
   } catch (e) {
-    $('#app').innerHTML = `<div class="panel error">${esc(e.message)} <a href="/">new game</a></div>`;
+    $('#app').innerHTML = `<div class="panel error">${esc(e.message)} <a href="/">play</a></div>`;
     return;
   }
-  // Play as the first person at the table unless the address says otherwise.
   // Play as the seat this browser holds unless the address says otherwise.
-  M.viewer = q.has('viewer') ? (q.get('viewer') === 'spectator' ? null : Number(q.get('viewer'))) : snap.viewer;
-  if (snap.replay) M.browsing = 0;
+  M.viewer = asked === undefined ? snap.viewer : asked;
+  if (snap.replay && snap.status !== 'over') M.browsing = 0;
   if (!M.advisor) {
     try { M.advisor = (await api('GET', '/api/game?spec=' + encodeURIComponent(snap.game))).advisor; } catch (_) { /* the default below */ }
   }
   $('#app').innerHTML = `<div class="match"><div class="board" id="board"></div><div class="side" id="side"></div></div>`;
   await refresh();
+  if (claimProblem) showError(`The join link did not give you a seat: ${claimProblem}`);
   if (!snap.replay) listen();
 }
 
-function listen() {
-  if (M.source) M.source.close();
-  const v = M.viewer === null ? 'spectator' : M.viewer;
-  const t = seatToken() ? `&token=${encodeURIComponent(seatToken())}` : '';
-  M.source = new EventSource(`/api/matches/${M.id}/events?viewer=${v}${t}`);
-  M.source.addEventListener('state', (ev) => {
+// The page's event stream: a seat's view opens with a one-time ticket (its token stays in a
+// header); the server ends streams now and then, and the page opens another, until the game is over.
+async function listen() {
+  if (M.source) { M.source.close(); M.source = null; }
+  const id = M.id;
+  const viewer = M.viewer;
+  let query = `viewer=${viewer === null ? 'spectator' : viewer}`;
+  const t = seatToken() || (viewer === null ? null : ownerToken());
+  if (t) {
+    try {
+      query += `&ticket=${(await api('POST', `/api/matches/${id}/ticket`, {}, t)).ticket}`;
+    } catch (e) {
+      showError(e.message);
+    }
+  }
+  if (M.id !== id || M.viewer !== viewer) return;
+  const source = new EventSource(`/api/matches/${id}/events?${query}`);
+  M.source = source;
+  source.addEventListener('state', (ev) => {
     const snap = JSON.parse(ev.data);
     if (M.browsing === null) {
       if (!newer(snap)) return;
       if (!M.snap || snap.ply !== M.snap.ply) M.sel = [];
       take(snap);
+      if (followMover()) return;
       render();
     } else {
       M.latest = snap;
       renderSide();
     }
   });
-  M.source.addEventListener('problem', (ev) => showError(JSON.parse(ev.data).error));
+  source.addEventListener('problem', (ev) => showError(JSON.parse(ev.data).error));
+  source.onerror = () => {
+    source.close();
+    if (M.source !== source) return;
+    M.source = null;
+    if (M.snap && (M.snap.result || M.snap.status === 'stopped')) return;
+    setTimeout(() => { if (M.id === id && !M.source && M.viewer === viewer) { refresh(); listen(); } }, 1000);
+  };
+}
+
+// At one screen (the page holds several seats' tokens), the view follows whoever is to move.
+function followMover() {
+  const s = M.snap;
+  if (!s || M.browsing !== null || s.result || s.turn.kind !== 'player') return false;
+  const p = s.turn.player;
+  if (p === M.viewer || !tokenFor(p) || Object.keys(tokens()).length < 2) return false;
+  M.viewer = p;
+  M.sel = [];
+  refresh();
+  listen();
+  return true;
 }
 
 async function refresh() {
@@ -340,7 +498,7 @@ function renderSide() {
     const waiting = `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}${snap.prompt ? ` — ${esc(snap.prompt.toLowerCase())}` : ''}`;
     banner = `<div class="banner" id="turn">${you ? `<b id="prompt">${asked}</b>` : waiting}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
   }
-  const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${esc(s.spec)}${M.viewer === i ? ' (you)' : ''}</li>`).join('');
+  const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${esc(s.spec)}${s.human && !s.seated && !snap.replay ? ' <span class="hint">(waiting to be joined)</span>' : ''}${M.viewer === i && tokenFor(i) ? ' (you)' : ''}</li>`).join('');
   const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `<span class="who" style="color:${seatColour(snap.name, m.player)}">●</span> seat ${m.player}: `}<span title="${esc(m.text)}">${esc(m.words || m.text)}</span></li>`).join('');
   const viewers = [`<option value="spectator">spectator</option>`, ...snap.seats.map((_, i) => `<option value="${i}" ${M.viewer === i ? 'selected' : ''}>seat ${i}</option>`)].join('');
   $('#side').innerHTML = `
@@ -353,6 +511,7 @@ function renderSide() {
           <label class="hint">pause <select id="speed">${[0, 100, 250, 500, 1000, 2000].map((d) => `<option value="${d}" ${live.delay_ms === d ? 'selected' : ''}>${d} ms</option>`).join('')}</select></label>` : ''}
         <a href="/api/matches/${M.id}/record" download><button type="button">Record</button></a>
         <label class="hint">view <select id="viewer">${viewers}</select></label>
+        ${seatToken() && !snap.result && !snap.replay ? '<button type="button" id="rotate" title="a new token for your seat: anywhere else that holds this seat loses it">New token</button>' : ''}
       </div>
       ${invites()}
     </div>
@@ -376,6 +535,8 @@ function renderSide() {
   on('next', () => browse((M.browsing ?? live.plies) + 1));
   on('last', () => browse(null));
   on('analyse', analyse);
+  on('rotate', rotate);
+  document.querySelectorAll('button.reissue').forEach((b) => b.addEventListener('click', () => reissue(Number(b.dataset.seat))));
   const speed = $('#speed');
   if (speed) speed.addEventListener('change', () => control({ delay_ms: Number(speed.value) }));
   $('#viewer').value = M.viewer === null ? 'spectator' : String(M.viewer);
@@ -393,14 +554,43 @@ function renderSide() {
   document.querySelectorAll('#moves li').forEach((li) => li.addEventListener('click', () => browse(Number(li.dataset.ply))));
 }
 
-// Links for the other person seats, for whoever created the match to send to its players.
+// The invitations of the seats nobody has claimed yet, for whoever created the match to send;
+// the owner can issue a seat a new one (the old link stops working).
 function invites() {
   const h = held(M.id);
-  if (!h.invites || !h.invites.length || (M.snap && M.snap.result)) return '';
-  return `<div class="invites"><p class="hint">Send each player their link; it holds their seat.</p>${h.invites.map((s) => {
-    const url = new URL(s.join, location.href).href;
-    return `<div class="controls"><span>seat ${s.seat}</span><input readonly class="join" data-seat="${s.seat}" value="${esc(url)}" aria-label="join link for seat ${s.seat}"><button type="button" class="copy" data-url="${esc(url)}">Copy</button></div>`;
+  const snap = M.snap;
+  if (!snap || snap.result || snap.replay) return '';
+  const open = snap.seats.map((s, i) => [s, i]).filter(([s, i]) => s.human && !s.seated && !tokenFor(i));
+  if (!open.length) return '';
+  const links = Object.fromEntries((h.invites || []).map((s) => [s.seat, s.join]));
+  return `<div class="invites"><p class="hint">Waiting for ${open.length > 1 ? 'players' : 'a player'}: send each the link of their seat. Opening it gives them the seat; nobody else can then play it or see its hidden cards.</p>${open.map(([, i]) => {
+    const url = links[i] ? new URL(links[i], location.href).href : '';
+    return `<div class="controls"><span>seat ${i}</span>${url ? `<input readonly class="join" data-seat="${i}" value="${esc(url)}" aria-label="join link for seat ${i}"><button type="button" class="copy" data-url="${esc(url)}">Copy</button>` : '<span class="hint">its link is with whoever created the match</span>'}${h.owner ? `<button type="button" class="reissue" data-seat="${i}" title="the old link stops working">New link</button>` : ''}</div>`;
   }).join('')}</div>`;
+}
+
+async function reissue(seat) {
+  try {
+    const made = await api('POST', `/api/matches/${M.id}/invite`, { seat }, ownerToken());
+    const others = (held(M.id).invites || []).filter((s) => s.seat !== seat);
+    hold(M.id, { invites: [...others, made] });
+    renderSide();
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+// A new token for this seat: any other device or tab holding the old one loses the seat.
+async function rotate() {
+  const seat = M.viewer;
+  try {
+    const made = await api('POST', `/api/matches/${M.id}/token`, {}, seatToken());
+    hold(M.id, { tokens: { ...tokens(), [seat]: made.token } });
+    showError(`Seat ${seat} has a new token; anywhere else that held it has lost the seat.`);
+    listen();
+  } catch (e) {
+    showError(e.message);
+  }
 }
 
 function analysisText(a) {
@@ -693,7 +883,10 @@ function go(url) {
 }
 
 function route() {
+  leaveMatch();
   if (M.source) { M.source.close(); M.source = null; }
+  M.id = null;
+  M.snap = null;
   const m = location.pathname.match(/^\/m\/([A-Za-z0-9]+)$/);
   (m ? showMatch(m[1]) : showHome()).catch((e) => { $('#app').innerHTML = `<div class="panel error">${esc(e.message)}</div>`; });
 }

@@ -1,7 +1,9 @@
 // Plays every game in headless Chromium by clicking only, against fast agents, to the end; takes
-// a move back; replays a record with the arrow keys; screenshots each board. Then two browsers
-// (two contexts, nothing shared) play each other through a join link, and a game in progress is
-// picked up again after the server restarts.
+// a move back; replays a record with the arrow keys; screenshots each board. Then: the front
+// page and a game started from it at a named level; two browsers (two contexts, nothing shared)
+// play each other through a join link, and the page forgets its tokens once the game is over and
+// left; a two-person Sagrada through a join link, where the creator's page cannot show the other
+// seat's secret objective; and a game in progress is picked up again after the server restarts.
 //
 //   node play.cjs BASE_URL OUT_DIR            (PLAYWRIGHT_CORE, CHROMIUM: paths; GAMES: a subset)
 //
@@ -125,7 +127,7 @@ async function checkUndo(page, report, clickedAt) {
 async function checkReplay(page, report) {
   const id = page.url().match(MATCH)[1];
   const record = await page.evaluate(async (m) => (await fetch(`/api/matches/${m}/record`)).text(), id);
-  await page.goto(`${base}/`);
+  await page.goto(`${base}/?advanced=1`);
   await page.setInputFiles('#records-file', { name: 'game.jsonl', mimeType: 'application/json', buffer: Buffer.from(record) });
   await page.click('#replay');
   await page.waitForURL((u) => MATCH.test(u) && !u.href.includes(id));
@@ -147,8 +149,10 @@ async function checkReplay(page, report) {
 async function checkPhone(browser, report) {
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   await phone.goto(`${base}/`);
-  await phone.waitForSelector('#start');
-  await phone.click('#start');
+  await phone.waitForSelector('.game-card .thumb svg');
+  report.phoneFrontShot = path.join(outDir, 'phone-front.png');
+  await phone.screenshot({ path: report.phoneFrontShot, fullPage: false });
+  await phone.click('.level-button[data-game="santorini"][data-level="0"]');
   await phone.waitForSelector('#board svg');
   const widths = await phone.evaluate(() => [document.documentElement.scrollWidth, document.querySelector('#board svg').getBoundingClientRect().width]);
   if (widths[0] > 392 || widths[1] < 300) throw new Error(`phone layout: page ${widths[0]} px wide, board ${widths[1]} px`);
@@ -185,6 +189,81 @@ async function checkTwoPlayers(browser, report) {
   report.seats = await Promise.all([a, b].map((p) => p.evaluate(() => window.M.viewer)));
   if (report.seats[0] !== 0 || report.seats[1] !== 1) throw new Error(`the two browsers sat at ${report.seats}`);
   report.shot = path.join(outDir, 'two-players.png');
+  await b.locator('.match').screenshot({ path: report.shot });
+  // The game is over: leaving its page forgets its tokens.
+  const id = b.url().match(MATCH)[1];
+  await b.click('a.brand');
+  await b.waitForSelector('.game-card');
+  if (await b.evaluate((m) => localStorage.getItem('meeple.match.' + m), id)) throw new Error('a finished game\'s tokens stay after its page is left');
+  report.forgotten = true;
+  await a.context().close();
+  await b.context().close();
+}
+
+// The front page: the games as a gallery with their boards, levels with their measured strength;
+// a game started at a named level is that level's agent.
+async function checkFront(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  await page.goto(`${base}/`);
+  await page.waitForFunction(() => document.querySelectorAll('.game-card .thumb svg').length === 6);
+  const cards = await page.evaluate(() => [...document.querySelectorAll('.game-card')].map((c) => ({
+    game: c.dataset.game, levels: c.querySelectorAll('.level-button').length, strength: [...c.querySelectorAll('.level .hint')].map((h) => h.textContent),
+  })));
+  for (const c of cards) {
+    if (c.levels < 3) throw new Error(`${c.game}: ${c.levels} levels`);
+    if (!c.strength.slice(1).every((t) => /\d+\.\d% \[/.test(t))) throw new Error(`${c.game}: a level without its measured strength: ${c.strength}`);
+  }
+  report.cards = cards.length;
+  report.frontShot = path.join(outDir, 'front.png');
+  await page.screenshot({ path: report.frontShot, fullPage: true });
+  const level = await page.evaluate(() => document.querySelector('.level-button[data-game="connect4"][data-level="1"]').textContent);
+  await page.click('.level-button[data-game="connect4"][data-level="1"]');
+  await page.waitForURL(MATCH);
+  await page.waitForSelector('#board svg');
+  const random = rng(11);
+  for (let clicks = 0; clicks < 3;) {
+    const s = await status(page);
+    if (s.over) break;
+    if (s.targets > 0) { if (await clickTarget(page, random())) clicks += 1; } else await page.waitForTimeout(20);
+  }
+  await page.waitForFunction(() => window.M.snap && (window.M.snap.legal.length > 0 || window.M.snap.result));
+  report.level = level;
+  report.opponent = await page.evaluate(() => window.M.snap.seats[1].spec);
+  if (!report.opponent.startsWith('mcts:iters=2000')) throw new Error(`the ${level} level played ${report.opponent}`);
+  report.levelShot = path.join(outDir, 'level-game.png');
+  await page.locator('.match').screenshot({ path: report.levelShot });
+  await page.context().close();
+}
+
+// Two people at Sagrada, whose private objectives are secret: the creator starts it with "Play a
+// friend" and sends the link; the friend's page claims seat 1. The creator's page holds no token
+// of seat 1, is refused its view, and never shows its private colour.
+async function checkSecrets(browser, report) {
+  const a = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  const b = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  await a.goto(`${base}/`);
+  await a.click('button.friend[data-game="sagrada"]');
+  await a.waitForURL(MATCH);
+  await a.waitForSelector('input.join[data-seat="1"]');
+  const link = await a.inputValue('input.join[data-seat="1"]');
+  await b.goto(link);
+  await b.waitForSelector('#board svg');
+  await b.waitForFunction(() => window.M.snap && window.M.viewer === 1 && window.M.snap.view.players[1].private);
+  const theirs = await b.evaluate(() => window.M.snap.view.players[1].private);
+  const mine = await a.evaluate(() => window.M.snap.view.players[0].private);
+  if (!theirs || !mine || theirs === mine) throw new Error(`private objectives ${mine} and ${theirs}`);
+  // The creator's page once the seat is claimed: its invitation is gone, and it has no way in.
+  await a.waitForFunction(() => !document.querySelector('input.join[data-seat="1"]'));
+  const held = await a.evaluate((id) => JSON.parse(localStorage.getItem('meeple.match.' + id)), a.url().match(MATCH)[1]);
+  if (held.tokens['1']) throw new Error('the creator holds seat 1\'s token');
+  await a.selectOption('#viewer', '1');
+  await a.waitForFunction(() => !document.querySelector('#message').hidden);
+  const refused = await a.evaluate(() => document.querySelector('#message').textContent);
+  const text = await a.evaluate(() => document.body.innerText + JSON.stringify(window.M.snap));
+  if (text.includes(`private ${theirs}`) || text.includes(`"private":"${theirs}"`)) throw new Error(`the creator's page shows seat 1's private objective ${theirs}`);
+  report.refused = refused;
+  report.secrets = { creator: mine, friend: theirs };
+  report.shot = path.join(outDir, 'two-players-secret.png');
   await b.locator('.match').screenshot({ path: report.shot });
   await a.context().close();
   await b.context().close();
@@ -252,7 +331,7 @@ async function checkRestart(browser, report) {
     await page.close();
     if (failed) break;
   }
-  for (const [name, check] of [['two-players', checkTwoPlayers], ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['secrets', checkSecrets], ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {

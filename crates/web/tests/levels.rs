@@ -1,0 +1,110 @@
+//! The front page's levels against the computer: every game has them, every level's agent is
+//! built as the page would ask for it, each level was measured against the level below, and
+//! every figure the page states is recomputed here from the raw arena JSON of that match
+//! (`experiments/web-levels/`), so a figure that does not match its file fails.
+
+use meeple_game::Game;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn levels() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(workspace().join("crates/web/static/levels.json")).unwrap()).unwrap()
+}
+
+/// The 95% Wilson interval of a score over `n` games, as the arena gives it.
+fn wilson(score: f64, n: f64) -> (f64, f64) {
+    let z = 1.959963984540054f64;
+    let centre = (score + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (score * (1.0 - score) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    (centre - half, centre + half)
+}
+
+fn agent<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name || a["name"] == format!("{name}#1"))
+        .unwrap_or_else(|| panic!("no agent {name} in the match"))
+}
+
+fn tenth(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+#[test]
+fn every_level_is_built_and_measured_against_the_one_below() {
+    let all = levels();
+    let models = workspace().join("models");
+    for info in meeple_games::GAMES {
+        let entry = &all["games"][info.name];
+        let levels = entry["levels"].as_array().unwrap_or_else(|| panic!("{}: no levels", info.name));
+        assert!(levels.len() >= 3, "{}: at least three levels", info.name);
+        assert!(!entry["blurb"].as_str().unwrap_or("").is_empty(), "{}: a line on how it plays", info.name);
+        let spec = entry["spec"].as_str().unwrap();
+        let canonical = meeple_games::with_game!(spec, |g| g.spec().to_string()).unwrap();
+        for (k, level) in levels.iter().enumerate() {
+            let name = level["name"].as_str().unwrap();
+            let spec_of_agent = level["agent"].as_str().unwrap();
+            // Built as the page asks for it: files only from the shipped models.
+            meeple_games::with_game!(spec, |g| {
+                meeple_game::access::restricted(std::slice::from_ref(&models), || {
+                    meeple_learn::make_agent(&g, spec_of_agent, 1)
+                })
+                .unwrap_or_else(|e| panic!("{} {name}: {e}", info.name));
+            })
+            .unwrap();
+            if k == 0 {
+                assert!(level["measured"].is_null(), "{}: the first level is the baseline", info.name);
+                continue;
+            }
+            let m = &level["measured"];
+            assert!(m.is_object(), "{} {name}: every level above the first is measured", info.name);
+            // The match measured this level's agent (models named by their shipped path)
+            // against the level below's.
+            assert_eq!(m["as"].as_str().unwrap().replace("models/", ""), spec_of_agent, "{} {name}", info.name);
+            assert_eq!(
+                m["against"].as_str().unwrap().replace("models/", ""),
+                levels[k - 1]["agent"].as_str().unwrap(),
+                "{} {name}",
+                info.name
+            );
+            let file = workspace().join(format!("experiments/web-levels/{}.json", m["file"].as_str().unwrap()));
+            let result: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            let played = meeple_games::with_game!(result["game"].as_str().unwrap(), |g| g.spec().to_string()).unwrap();
+            assert_eq!(played, canonical, "{} {name}: the match was of the game the page plays", info.name);
+            let me = agent(&result, m["as"].as_str().unwrap());
+            let them = agent(&result, m["against"].as_str().unwrap());
+            let (w, d, l) =
+                (me["wins"].as_f64().unwrap(), me["draws"].as_f64().unwrap(), me["losses"].as_f64().unwrap());
+            let n = w + d + l;
+            let score = (w + d / 2.0) / n;
+            let (lo, hi) = wilson(score, n);
+            assert_eq!(m["games"].as_f64().unwrap(), n, "{} {name}", info.name);
+            assert_eq!(m["score"].as_f64().unwrap(), tenth(100.0 * score), "{} {name}: the score", info.name);
+            let ci: Vec<f64> = m["ci"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            assert_eq!(ci, vec![tenth(100.0 * lo), tenth(100.0 * hi)], "{} {name}: the interval", info.name);
+            let ms: Vec<f64> = m["ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            assert_eq!(
+                ms,
+                vec![tenth(me["mean_move_ms"].as_f64().unwrap()), tenth(them["mean_move_ms"].as_f64().unwrap())],
+                "{} {name}: the times",
+                info.name
+            );
+            // The words the page shows carry those figures.
+            let strength = level["strength"].as_str().unwrap();
+            for figure in
+                [format!("{:.1}%", tenth(100.0 * score)), format!("[{:.1}, {:.1}]", ci[0], ci[1]), format!("{n}")]
+            {
+                assert!(strength.contains(&figure), "{} {name}: '{strength}' lacks {figure}", info.name);
+            }
+            // Stronger than the level below: the interval's lower end above an equal seat.
+            let seats = result["agents"].as_array().unwrap().len() as f64;
+            assert!(lo > 1.0 / seats, "{} {name}: {strength}", info.name);
+        }
+    }
+}

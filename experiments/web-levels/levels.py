@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Writes each level's measured strength into crates/web/static/levels.json from the arena JSON
+of the match that measured it (experiments/web-levels/NAME.json): the level's score against the
+level below with its 95% Wilson interval, the games, and both sides' mean ms a move.
+
+    python3 experiments/web-levels/levels.py
+
+crates/web/tests/levels.rs recomputes every figure from the same files; run this after a match is
+played again. Standard library only.
+"""
+import json
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LEVELS = os.path.join(ROOT, "crates", "web", "static", "levels.json")
+HERE = os.path.join(ROOT, "experiments", "web-levels")
+WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def wilson(score, n, z=1.959963984540054):
+    centre = (score + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(score * (1 - score) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def find(agents, name):
+    for a in agents:
+        if a["name"] == name or a["name"] == name + "#1":
+            return a
+    raise SystemExit(f"no agent {name!r} among {[a['name'] for a in agents]}")
+
+
+def main():
+    with open(LEVELS) as f:
+        levels = json.load(f)
+    for game, entry in levels["games"].items():
+        below = None
+        for level in entry["levels"]:
+            m = level.get("measured")
+            if m:
+                with open(os.path.join(HERE, m["file"] + ".json")) as f:
+                    result = json.load(f)
+                me, them = find(result["agents"], m["as"]), find(result["agents"], m["against"])
+                n = me["wins"] + me["draws"] + me["losses"]
+                score = (me["wins"] + me["draws"] / 2) / n
+                lo, hi = wilson(score, n)
+                seats = len(result["agents"])
+                m.update({
+                    "games": n, "wins": me["wins"], "draws": me["draws"], "losses": me["losses"],
+                    "score": round(100 * score, 1), "ci": [round(100 * lo, 1), round(100 * hi, 1)],
+                    "ms": [round(me["mean_move_ms"], 1), round(them["mean_move_ms"], 1)],
+                })
+                interval = f"{m['score']:.1f}% [{m['ci'][0]:.1f}, {m['ci'][1]:.1f}]"
+                if seats > 2:
+                    level["strength"] = (
+                        f"won {interval} of {n} games against {WORDS.get(seats - 1, seats - 1)} {below} players "
+                        f"(an equal seat wins {100 / seats:.0f}%)")
+                else:
+                    level["strength"] = f"scored {interval} against {below} over {n} games"
+                level["strength"] += f"; {m['ms'][0]:g} ms a move against {m['ms'][1]:g}"
+            below = level["name"]
+    text = json.dumps(levels, indent=1, ensure_ascii=False) + "\n"
+    with open(LEVELS + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(LEVELS + ".tmp", LEVELS)
+    print(f"wrote {LEVELS}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
