@@ -323,7 +323,7 @@ impl App {
         let (session, bytes) = match kept {
             store::Kept::Broken(why) => {
                 eprintln!("meeple serve: match {id} is not resumed and is pruned: {why}");
-                drop(store.forget(id));
+                drop(store.discard(id));
                 return Err(missing());
             }
             store::Kept::Live(row) => {
@@ -337,7 +337,7 @@ impl App {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("meeple serve: match {id} is not resumed and is pruned: {}", e.message);
-                        drop(store.forget(id));
+                        drop(store.discard(id));
                         return Err(missing());
                     }
                 };
@@ -399,7 +399,7 @@ impl App {
     /// bringing a stored match back), that one stays and this is dropped.
     fn insert(&self, id: String, session: Box<dyn Session>, client: Option<Client>, memory: Reservation) -> Arc<Entry> {
         let kept = self.store.is_some() && session.stored().is_some();
-        let seats = session.snapshot(None, Some(0), Some(0)).map_or(0, |s| s["seats"].as_array().map_or(0, Vec::len));
+        let seats = session.seats();
         let entry = Arc::new(Entry {
             id: id.clone(),
             session: Mutex::new(session),
@@ -713,7 +713,7 @@ fn resume(app: &Arc<App>) -> Result<(), String> {
             Ok(r) => r,
             Err((id, why)) => {
                 eprintln!("meeple serve: match {id} is not resumed and is pruned: {why}");
-                drop(store.forget(&id));
+                drop(store.discard(&id));
                 continue;
             }
         };
@@ -721,7 +721,7 @@ fn resume(app: &Arc<App>) -> Result<(), String> {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("meeple serve: match {} is not resumed and is pruned: {}", row.id, e.message);
-                drop(store.forget(&row.id));
+                drop(store.discard(&row.id));
                 continue;
             }
         };

@@ -211,6 +211,8 @@ pub trait Session: Send + Any {
     fn snapshot(&self, viewer: Option<Player>, ply: Option<usize>, log_from: Option<usize>) -> Result<Value, ApiError>;
     /// One line for the list of matches.
     fn summary(&self) -> Value;
+    /// How many seats the game has.
+    fn seats(&self) -> usize;
     /// The seat to move at the latest ply.
     fn mover(&self) -> Option<Player>;
     /// The latest ply.
@@ -858,6 +860,10 @@ impl<G: Game> Session for Live<G> {
         let seats: Vec<&str> = self.seats.iter().map(|s| s.spec.as_str()).collect();
         let seed = if self.public() { json!(self.seed) } else { Value::Null };
         json!({ "game": self.spec, "seats": seats, "ply": self.latest_ply(), "status": self.status(), "open": self.open, "seed": seed })
+    }
+
+    fn seats(&self) -> usize {
+        self.seats.len()
     }
 
     fn mover(&self) -> Option<Player> {

@@ -385,6 +385,21 @@ impl Store {
         })
     }
 
+    /// Drops a row that cannot be used (a match that cannot be resumed), whatever it is.
+    pub fn discard(&self, id: &str) -> oneshot::Receiver<Result<(), String>> {
+        let id = id.to_string();
+        let generation = self.generation.clone();
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            tx.execute("DELETE FROM moves WHERE match = ?1", params![id])?;
+            tx.execute("DELETE FROM matches WHERE id = ?1", params![id])?;
+            tx.execute("DELETE FROM summaries WHERE id = ?1", params![id])?;
+            tx.commit()?;
+            generation.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
     /// Prunes what the retention settings no longer keep, on the writer's thread.
     pub fn prune(&self) -> oneshot::Receiver<Result<usize, String>> {
         let store = self.clone();

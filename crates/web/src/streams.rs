@@ -22,12 +22,14 @@ use std::time::{Duration, Instant};
 
 /// How long a ticket may wait to be used.
 const TICKET_LIFE: Duration = Duration::from_secs(60);
-/// Tickets outstanding at once.
+/// Tickets outstanding at once, in all and per client (a page needs one at a time).
 const MAX_TICKETS: usize = 4096;
+const TICKETS_PER_CLIENT: usize = 16;
 
 struct Ticket {
     id: String,
     access: Access,
+    client: Option<crate::Client>,
     expires: Instant,
 }
 
@@ -38,17 +40,24 @@ pub(crate) struct Tickets {
 }
 
 impl Tickets {
-    fn give(&self, id: &str, access: Access) -> Result<String, ApiError> {
+    fn give(&self, id: &str, access: Access, client: Option<crate::Client>) -> Result<String, ApiError> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if client.is_some()
+            && open.values().filter(|t| t.client == client && t.expires > now).count() >= TICKETS_PER_CLIENT
+        {
+            return Err(ApiError::too_many(format!(
+                "this address holds {TICKETS_PER_CLIENT} unused stream tickets: use one (each opens a stream) or wait a minute"
+            )));
+        }
         if open.len() >= MAX_TICKETS {
-            let now = Instant::now();
             open.retain(|_, t| t.expires > now);
             if open.len() >= MAX_TICKETS {
                 return Err(ApiError::busy("the server has all the stream tickets it gives out; try again shortly"));
             }
         }
         let ticket = random_token();
-        open.insert(ticket.clone(), Ticket { id: id.to_string(), access, expires: Instant::now() + TICKET_LIFE });
+        open.insert(ticket.clone(), Ticket { id: id.to_string(), access, client, expires: now + TICKET_LIFE });
         Ok(ticket)
     }
 
@@ -72,14 +81,15 @@ pub(crate) async fn ticket(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
+    let client = app.caller(peer, &headers);
+    let entry = app.entry(&id, client).await?;
     let access = entry.lock().access(token(&headers));
     if access.seat.is_none() && !access.owner {
         return Err(ApiError::forbidden(
             "a stream ticket needs a seat's or the owner's token (a spectator opens a stream without one)",
         ));
     }
-    let ticket = app.tickets.give(&id, access)?;
+    let ticket = app.tickets.give(&id, access, client)?;
     Ok(axum::Json(json!({ "ticket": ticket, "seconds": TICKET_LIFE.as_secs() })))
 }
 

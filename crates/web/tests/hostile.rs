@@ -1108,6 +1108,14 @@ async fn no_route_takes_a_token_in_its_address() {
     let first = open(ticket.clone()).await;
     assert_eq!(first.status(), StatusCode::OK);
     assert_eq!(open(ticket).await.status(), StatusCode::FORBIDDEN, "a ticket works once");
+    // A client cannot hoard tickets (and leave none for others).
+    let path = format!("/api/matches/{}/ticket", m.id);
+    let mut statuses = Vec::new();
+    for _ in 0..17 {
+        statuses.push(Call::new("POST", &path).from("10.0.0.5").token(me).json(json!({})).go(&app).await.0);
+    }
+    assert!(statuses[..16].iter().all(|s| *s == StatusCode::OK), "{statuses:?}");
+    assert_eq!(statuses[16], StatusCode::TOO_MANY_REQUESTS);
 }
 
 /// Makes `dir` and what it holds unwritable, even for root (the immutable flag); false where
