@@ -1171,12 +1171,12 @@ async fn the_store_says_what_is_wrong_and_keeps_what_it_can() {
     {
         let db = rusqlite::Connection::open(dir.join(meeple_web::store::FILE)).unwrap();
         db.execute(
-            "INSERT INTO matches (id, game, setup, status, created, updated) VALUES ('broken1', 'connect4', 'not json', 'live', 1, 1)",
+            "INSERT INTO matches (id, game, setup, status, created, updated) VALUES ('broken1', 'connect4', 'not json', 'live', strftime('%s','now'), strftime('%s','now'))",
             [],
         )
         .unwrap();
         db.execute(
-            "INSERT INTO matches (id, game, setup, status, created, updated) VALUES ('broken2', 'chess', '{}', 'live', 1, 1)",
+            "INSERT INTO matches (id, game, setup, status, created, updated) VALUES ('broken2', 'chess', '{}', 'live', strftime('%s','now'), strftime('%s','now'))",
             [],
         )
         .unwrap();
@@ -1229,12 +1229,7 @@ async fn the_store_says_what_is_wrong_and_keeps_what_it_can() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_streams_and_idle_matches_time_out() {
     let dir = temp_dir("idle");
-    let app = app_with(meeple_web::Config {
-        stream_life: Duration::from_millis(300),
-        idle: Duration::from_millis(300),
-        sweep_every: Duration::from_millis(100),
-        ..stored(&dir)
-    });
+    let app = app_with(meeple_web::Config { stream_life: Duration::from_millis(300), ..stored(&dir) });
     let m = create(&app, json!({ "game": "connect4", "seats": ["human", "random"] })).await;
     let res = app.clone().oneshot(stream_request(&m.id, "spectator", None)).await.unwrap();
     assert_eq!(res.status(), StatusCode::OK);
@@ -1250,6 +1245,14 @@ async fn idle_streams_and_idle_matches_time_out() {
     assert!(text.contains("\"result\":{"), "{text}");
     // Idle: dropped from memory, back on the next request, same game.
     let before = snapshot_of(&app, &m.id, &m.tokens[0]).await;
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let app = app_with(meeple_web::Config {
+        idle: Duration::from_millis(300),
+        sweep_every: Duration::from_millis(100),
+        ..stored(&dir)
+    });
+    assert_eq!(snapshot_of(&app, &m.id, &m.tokens[0]).await["ply"], before["ply"]);
     tokio::time::sleep(Duration::from_millis(800)).await;
     let (_, status) = Call::new("GET", "/api/status").go(&app).await;
     assert_eq!(status["matches"], 0, "idle matches leave memory: {status}");
@@ -1308,4 +1311,45 @@ async fn one_client_cannot_hold_every_connection() {
     let mut out = String::new();
     tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut out)).await.unwrap().unwrap();
     assert!(out.starts_with("HTTP/1.1 200"), "{}", &out[..out.len().min(200)]);
+}
+
+/// 21. Retention: the store keeps at most `keep_games` finished games, none older than
+/// `keep_days`, and prunes the rest (the oldest first), so its file cannot grow without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_keeps_finished_games_within_its_retention_settings() {
+    let dir = temp_dir("retention");
+    let config = || meeple_web::Config { keep_games: 2, keep_days: Some(30), ..stored(&dir) };
+    let app = app_with(config());
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let m = create(&app, json!({ "game": "tictactoe", "seats": ["first", "first"], "delay_ms": 0 })).await;
+        let start = Instant::now();
+        loop {
+            let (_, snap) = Call::new("GET", &format!("/api/matches/{}", m.id)).go(&app).await;
+            if snap["result"].is_object() {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        ids.push(m.id);
+        // Finished at different seconds, so "oldest" is well defined.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    let (_, games) = Call::new("GET", "/api/games").go(&app).await;
+    let kept: Vec<&str> = games["games"].as_array().unwrap().iter().map(|g| g["id"].as_str().unwrap()).collect();
+    assert_eq!(kept, vec![ids[2].as_str(), ids[1].as_str()], "the two newest are kept: {games}");
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    {
+        let db = rusqlite::Connection::open(dir.join(meeple_web::store::FILE)).unwrap();
+        db.execute("UPDATE summaries SET finished = finished - 31 * 86400 WHERE id = ?1", [&ids[1]]).unwrap();
+    }
+    let app = app_with(config());
+    let (_, games) = Call::new("GET", "/api/games").go(&app).await;
+    let kept: Vec<&str> = games["games"].as_array().unwrap().iter().map(|g| g["id"].as_str().unwrap()).collect();
+    assert_eq!(kept, vec![ids[2].as_str()], "a game older than 30 days is pruned at start: {games}");
+    let (status, _) = Call::new("GET", &format!("/api/games/{}/record", ids[1])).go(&app).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
