@@ -25,6 +25,26 @@ def wilson(score, n, z=1.959963984540054):
     return centre - half, centre + half
 
 
+def short_ms(x):
+    """A time a move, to two figures (sub-millisecond agents are not all 0)."""
+    if x >= 10:
+        return round(x)
+    if x >= 1:
+        return round(x, 1)
+    return float(f"{x:.2g}")
+
+
+def said_ms(x):
+    """A time a move in words."""
+    if x >= 10:
+        return f"{x:.0f}"
+    if x >= 1:
+        return f"{x:.1f}"
+    if x >= 0.01:
+        return f"{x:.2f}"
+    return "under 0.01"
+
+
 def find(agents, name):
     for a in agents:
         if a["name"] == name or a["name"] == name + "#1":
@@ -50,17 +70,33 @@ def main():
                 m.update({
                     "games": n, "wins": me["wins"], "draws": me["draws"], "losses": me["losses"],
                     "score": round(100 * score, 1), "ci": [round(100 * lo, 1), round(100 * hi, 1)],
-                    "ms": [round(me["mean_move_ms"], 1), round(them["mean_move_ms"], 1)],
+                    "ms": [short_ms(me["mean_move_ms"]), short_ms(them["mean_move_ms"])],
                 })
                 interval = f"{m['score']:.1f}% [{m['ci'][0]:.1f}, {m['ci'][1]:.1f}]"
+                # The card's line for players; the full figure is its tooltip.
+                if seats > 2:
+                    level["short"] = (f"wins {m['score']:.0f}% against {WORDS.get(seats - 1, seats - 1)} {below} "
+                                      f"(a fair share is {100 / seats:.0f}%)")
+                else:
+                    level["short"] = f"scores {m['score']:.0f}% against {below}"
                 if seats > 2:
                     level["strength"] = (
                         f"won {interval} of {n} games against {WORDS.get(seats - 1, seats - 1)} {below} players "
                         f"(an equal seat wins {100 / seats:.0f}%)")
                 else:
                     level["strength"] = f"scored {interval} against {below} over {n} games"
-                level["strength"] += f"; {m['ms'][0]:g} ms a move against {m['ms'][1]:g}"
+                level["strength"] += f"; {said_ms(m['ms'][0])} ms a move against {said_ms(m['ms'][1])}"
             below = level["name"]
+    if "--table" in sys.argv:
+        print("| game | level | agent | against the level below | games | ms a move (level, below) |")
+        print("|---|---|---|---|---|---|")
+        for game, entry in levels["games"].items():
+            for level in entry["levels"]:
+                m = level.get("measured")
+                score = f"{m['score']:.1f}% [{m['ci'][0]:.1f}, {m['ci'][1]:.1f}] (+{m['wins']} ={m['draws']} -{m['losses']})" if m else "the baseline"
+                games = m["games"] if m else ""
+                ms = f"{said_ms(m['ms'][0])}, {said_ms(m['ms'][1])}" if m else ""
+                print(f"| {entry['title']} | {level['name']} | `{level['agent']}` | {score} | {games} | {ms} |")
     text = json.dumps(levels, indent=1, ensure_ascii=False) + "\n"
     with open(LEVELS + ".tmp", "w") as f:
         f.write(text)

@@ -85,11 +85,11 @@ function levelSeats(players, agent, seat) {
   return Array.from({ length: players }, (_, i) => (i === seat ? 'human' : agent));
 }
 
-async function startMatch(body, errorEl) {
+async function startMatch(body, errorEl, level) {
   try {
     const made = await api('POST', '/api/matches', body);
     const tokensMade = Object.fromEntries(made.seats.map((s) => [s.seat, s.token]));
-    hold(made.id, { owner: made.owner, tokens: tokensMade, invites: made.invites, hot: made.seats.length > 1 });
+    hold(made.id, { owner: made.owner, tokens: tokensMade, invites: made.invites, hot: made.seats.length > 1, ...(level ? { level } : {}) });
     go(made.url);
   } catch (e) {
     if (errorEl) errorEl.textContent = e.message;
@@ -114,7 +114,7 @@ async function showHome() {
         <p class="blurb">${esc(g.blurb || g.about)}</p>
         ${(g.levels || []).length ? `<div class="levels"><b>Play the computer</b>
           <label class="hint">you play <select class="seat-choice" data-game="${esc(g.name)}"><option value="0">first</option><option value="1">second</option><option value="random">either</option></select></label>
-          ${g.levels.map((l, k) => `<div class="level"><button type="button" class="level-button" data-game="${esc(g.name)}" data-level="${k}">${esc(l.name)}</button> <span class="hint">${esc(l.about)}${l.strength ? ` — ${esc(l.strength)}` : ''}</span></div>`).join('')}
+          ${g.levels.map((l, k) => `<div class="level"><button type="button" class="level-button" data-game="${esc(g.name)}" data-level="${k}">${esc(l.name)}</button> <span><span class="about">${esc(l.about)}</span>${l.strength ? `<br><span class="hint strength" title="${esc(l.strength)}">${esc(l.short || l.strength)}</span>` : ''}</span></div>`).join('')}
         </div>` : ''}
         <div class="controls"><button type="button" class="friend" data-game="${esc(g.name)}">Play a friend</button><button type="button" class="watch" data-game="${esc(g.name)}">Watch the computer</button></div>
         <div class="error" data-error="${esc(g.name)}"></div>
@@ -167,7 +167,7 @@ async function showHome() {
     const info = await infoOf(g.name);
     const choice = document.querySelector(`.seat-choice[data-game="${g.name}"]`).value;
     const seat = choice === 'random' ? Math.floor(Math.random() * info.players) : Math.min(Number(choice), info.players - 1);
-    startMatch({ game: info.spec, seats: levelSeats(info.players, level.agent, seat), move_time_ms: level.move_time_ms || 1000 }, errorOf(g.name));
+    startMatch({ game: info.spec, seats: levelSeats(info.players, level.agent, seat), move_time_ms: level.move_time_ms || 1000 }, errorOf(g.name), level.name);
   }));
   document.querySelectorAll('button.friend').forEach((b) => b.addEventListener('click', async () => {
     const info = await infoOf(b.dataset.game);
@@ -498,7 +498,8 @@ function renderSide() {
     const waiting = `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}${snap.prompt ? ` — ${esc(snap.prompt.toLowerCase())}` : ''}`;
     banner = `<div class="banner" id="turn">${you ? `<b id="prompt">${asked}</b>` : waiting}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
   }
-  const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${esc(s.spec)}${s.human && !s.seated && !snap.replay ? ' <span class="hint">(waiting to be joined)</span>' : ''}${M.viewer === i && tokenFor(i) ? ' (you)' : ''}</li>`).join('');
+  const level = held(M.id).level;
+  const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${level && !s.human ? `<b>${esc(level)}</b> <span class="hint">${esc(s.spec)}</span>` : esc(s.spec)}${s.human && !s.seated && !snap.replay ? ' <span class="hint">(waiting to be joined)</span>' : ''}${M.viewer === i && tokenFor(i) ? ' (you)' : ''}</li>`).join('');
   const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `<span class="who" style="color:${seatColour(snap.name, m.player)}">●</span> seat ${m.player}: `}<span title="${esc(m.text)}">${esc(m.words || m.text)}</span></li>`).join('');
   const viewers = [`<option value="spectator">spectator</option>`, ...snap.seats.map((_, i) => `<option value="${i}" ${M.viewer === i ? 'selected' : ''}>seat ${i}</option>`)].join('');
   $('#side').innerHTML = `

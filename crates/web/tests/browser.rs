@@ -41,7 +41,12 @@ fn chromium() -> PathBuf {
 /// stops it as a kill would (no shutdown step runs).
 fn start(port: u16, data: &Path) -> (tokio::runtime::Runtime, std::net::SocketAddr) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let config = meeple_web::Config { data_dir: Some(data.to_path_buf()), ..meeple_web::Config::default() };
+    // Every page here comes from this machine, one client: its share is the whole server.
+    let config = meeple_web::Config {
+        data_dir: Some(data.to_path_buf()),
+        max_matches_per_client: 100,
+        ..meeple_web::Config::default()
+    };
     let (tx, rx) = std::sync::mpsc::channel();
     runtime.spawn(async move {
         meeple_web::serve("127.0.0.1", port, config, move |a| tx.send(a).unwrap()).await.unwrap();
@@ -99,7 +104,7 @@ fn every_game_is_played_by_clicking_in_chromium() {
         assert!(report["replayed"].as_u64().unwrap() > 0, "{line}");
         assert!(shots.join(format!("{game}.png")).exists());
     }
-    for check in ["front", "two-players", "secrets", "restart"] {
+    for check in ["front", "two-players", "hot-seat", "secrets", "restart"] {
         let line = stdout
             .lines()
             .find(|l| l.contains(&format!("\"check\":\"{check}\"")))

@@ -32,8 +32,14 @@ fn agent<'a>(result: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no agent {name} in the match"))
 }
 
-fn tenth(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
+/// Whether `stated` is `x` as written to one decimal (half a tenth either way).
+fn to_a_tenth(stated: f64, x: f64) -> bool {
+    (stated - x).abs() <= 0.05 + 1e-9
+}
+
+/// Whether `stated` is a time `x` as written to two figures.
+fn to_two_figures(stated: f64, x: f64) -> bool {
+    (stated - x).abs() <= (x.abs() * 0.05).max(0.5e-3)
 }
 
 #[test]
@@ -85,21 +91,31 @@ fn every_level_is_built_and_measured_against_the_one_below() {
             let score = (w + d / 2.0) / n;
             let (lo, hi) = wilson(score, n);
             assert_eq!(m["games"].as_f64().unwrap(), n, "{} {name}", info.name);
-            assert_eq!(m["score"].as_f64().unwrap(), tenth(100.0 * score), "{} {name}: the score", info.name);
+            let stated = m["score"].as_f64().unwrap();
+            assert!(
+                to_a_tenth(stated, 100.0 * score),
+                "{} {name}: the score {stated}, not {}",
+                info.name,
+                100.0 * score
+            );
             let ci: Vec<f64> = m["ci"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-            assert_eq!(ci, vec![tenth(100.0 * lo), tenth(100.0 * hi)], "{} {name}: the interval", info.name);
+            assert!(
+                to_a_tenth(ci[0], 100.0 * lo) && to_a_tenth(ci[1], 100.0 * hi),
+                "{} {name}: the interval {ci:?}, not [{}, {}]",
+                info.name,
+                100.0 * lo,
+                100.0 * hi
+            );
             let ms: Vec<f64> = m["ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-            assert_eq!(
-                ms,
-                vec![tenth(me["mean_move_ms"].as_f64().unwrap()), tenth(them["mean_move_ms"].as_f64().unwrap())],
-                "{} {name}: the times",
+            let (mine, theirs) = (me["mean_move_ms"].as_f64().unwrap(), them["mean_move_ms"].as_f64().unwrap());
+            assert!(
+                to_two_figures(ms[0], mine) && to_two_figures(ms[1], theirs),
+                "{} {name}: the times {ms:?}, not [{mine}, {theirs}]",
                 info.name
             );
             // The words the page shows carry those figures.
             let strength = level["strength"].as_str().unwrap();
-            for figure in
-                [format!("{:.1}%", tenth(100.0 * score)), format!("[{:.1}, {:.1}]", ci[0], ci[1]), format!("{n}")]
-            {
+            for figure in [format!("{stated:.1}%"), format!("[{:.1}, {:.1}]", ci[0], ci[1]), format!("{n}")] {
                 assert!(strength.contains(&figure), "{} {name}: '{strength}' lacks {figure}", info.name);
             }
             // Stronger than the level below: the interval's lower end above an equal seat.

@@ -207,7 +207,7 @@ async function checkFront(browser, report) {
   await page.goto(`${base}/`);
   await page.waitForFunction(() => document.querySelectorAll('.game-card .thumb svg').length === 6);
   const cards = await page.evaluate(() => [...document.querySelectorAll('.game-card')].map((c) => ({
-    game: c.dataset.game, levels: c.querySelectorAll('.level-button').length, strength: [...c.querySelectorAll('.level .hint')].map((h) => h.textContent),
+    game: c.dataset.game, levels: c.querySelectorAll('.level-button').length, strength: [...c.querySelectorAll('.level')].map((l) => (l.querySelector('.strength') || {}).title || ''),
   })));
   for (const c of cards) {
     if (c.levels < 3) throw new Error(`${c.game}: ${c.levels} levels`);
@@ -235,6 +235,33 @@ async function checkFront(browser, report) {
   await page.context().close();
 }
 
+// Hot seat: two people at one screen; the page holds both seats and its view follows the mover.
+async function checkHotSeat(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await page.goto(`${base}/?game=tictactoe`);
+  await page.waitForSelector('#seats input');
+  await page.fill('#seats input[data-seat="1"]', 'human');
+  await page.check('#hot');
+  await page.click('#start');
+  await page.waitForURL(MATCH);
+  await page.waitForSelector('#board svg');
+  const random = rng(21);
+  const viewers = new Set();
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error('hot seat: not over after 60 s');
+    const s = await status(page);
+    if (s.over) { report.result = s.text; break; }
+    if (s.targets > 0) {
+      viewers.add(await page.evaluate(() => window.M.viewer));
+      await clickTarget(page, random());
+    } else await page.waitForTimeout(20);
+  }
+  report.viewers = [...viewers].sort();
+  if (report.viewers.join() !== '0,1') throw new Error(`one screen played as ${report.viewers}`);
+  await page.context().close();
+}
+
 // Two people at Sagrada, whose private objectives are secret: the creator starts it with "Play a
 // friend" and sends the link; the friend's page claims seat 1. The creator's page holds no token
 // of seat 1, is refused its view, and never shows its private colour.
@@ -243,6 +270,9 @@ async function checkSecrets(browser, report) {
   const b = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   await a.goto(`${base}/`);
   await a.click('button.friend[data-game="sagrada"]');
+  await a.waitForFunction(() => /\/m\//.test(location.pathname) || document.querySelector('[data-error="sagrada"]').textContent);
+  const refusedStart = await a.evaluate(() => document.querySelector('[data-error="sagrada"]') && document.querySelector('[data-error="sagrada"]').textContent);
+  if (refusedStart) throw new Error(`the match was not started: ${refusedStart}`);
   await a.waitForURL(MATCH);
   await a.waitForSelector('input.join[data-seat="1"]');
   const link = await a.inputValue('input.join[data-seat="1"]');
@@ -331,7 +361,7 @@ async function checkRestart(browser, report) {
     await page.close();
     if (failed) break;
   }
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['secrets', checkSecrets], ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['secrets', checkSecrets], ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
