@@ -133,13 +133,15 @@ fn a_game_in_progress_survives_kill_9_and_a_restart() {
     std::fs::remove_dir_all(&data).unwrap();
 }
 
-#[test]
-fn listening_beyond_this_machine_is_warned_about() {
-    let data = std::env::temp_dir().join(format!("meeple-serve-warn-{}", std::process::id()));
+/// Starts `meeple serve` with `args` on `data`, reads the first line it writes to stderr, and
+/// stops it.
+fn first_error_line(args: &[&str], data: &std::path::Path) -> String {
     let mut child = Server(
         meeple()
-            .args(["serve", "--host", "0.0.0.0", "--port", "0", "--data-dir"])
-            .arg(&data)
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .arg("--data-dir")
+            .arg(data)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -150,6 +152,13 @@ fn listening_beyond_this_machine_is_warned_about() {
     err.read_line(&mut line).unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
+    line
+}
+
+#[test]
+fn listening_beyond_this_machine_is_warned_about() {
+    let data = std::env::temp_dir().join(format!("meeple-serve-warn-{}", std::process::id()));
+    let line = first_error_line(&["--host", "0.0.0.0"], &data);
     let _ = std::fs::remove_dir_all(&data);
     assert!(line.starts_with("warning: meeple is listening on 0.0.0.0"), "{line}");
     assert!(line.contains("--allow-host"), "{line}");
@@ -182,20 +191,7 @@ fn a_damaged_store_is_refused_with_what_to_do_and_can_be_moved_aside() {
     assert!(err.contains("is damaged") && err.contains("--move-damaged-store"), "{err}");
     assert!(err.contains(&file.display().to_string()), "{err}");
     // Moved aside, the server starts on a fresh store; the damaged file is kept.
-    let mut child = Server(
-        meeple()
-            .args(["serve", "--port", "0", "--move-damaged-store", "--data-dir"])
-            .arg(&data)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut err = BufReader::new(child.0.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let line = first_error_line(&["--move-damaged-store"], &data);
     assert!(line.contains("moved aside"), "{line}");
     let aside = std::fs::read_dir(&data)
         .unwrap()

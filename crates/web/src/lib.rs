@@ -818,3 +818,26 @@ fn parse_viewer(query: &HashMap<String, String>, access: Access) -> Result<Optio
 fn token(headers: &HeaderMap) -> Option<&str> {
     headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok())
 }
+
+/// The match a request under `/api/matches/{id}` is about (from memory, or brought back from
+/// the store for its client), who asks, and the token the request carries.
+struct Table {
+    id: String,
+    entry: Arc<Entry>,
+    client: Option<Client>,
+    token: Option<String>,
+}
+
+impl axum::extract::FromRequestParts<Arc<App>> for Table {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        let axum::extract::Path(id) = axum::extract::Path::<String>::from_request_parts(parts, app)
+            .await
+            .map_err(|_| ApiError::not_found("no such match (it may have expired)"))?;
+        let client = parts.extensions.get::<Peer>().map(|Peer(ip)| app.config.clients.client(*ip, &parts.headers));
+        let token = token(&parts.headers).map(str::to_string);
+        let entry = app.entry(&id, client).await?;
+        Ok(Table { id, entry, client, token })
+    }
+}

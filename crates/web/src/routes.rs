@@ -2,7 +2,7 @@
 
 use crate::pool::Class;
 use crate::session::{self, Access, Control, MoveRequest, Setup};
-use crate::{ANALYSES_PER_CLIENT, ApiError, App, Peer, Shared, command, drive, parse_viewer, random_token, token};
+use crate::{ANALYSES_PER_CLIENT, ApiError, App, Peer, Shared, Table, command, drive, parse_viewer, random_token};
 use axum::body::Bytes;
 use axum::extract::{Extension, Path, Query};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -199,36 +199,27 @@ pub(crate) async fn create_match(
 }
 
 pub(crate) async fn snapshot(
-    axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    axum::extract::State(_app): Shared,
+    table: Table,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
     let (ply, log_from) = (parse_usize(&query, "ply")?, parse_usize(&query, "log_from")?);
     let mut snap = {
-        let s = entry.lock();
-        let access = s.access(token(&headers));
+        let s = table.entry.lock();
+        let access = s.access(table.token.as_deref());
         let viewer = parse_viewer(&query, access)?;
         s.check_viewer(viewer, access)?;
         s.snapshot(viewer, ply, log_from)?
     };
-    snap["id"] = json!(id);
+    snap["id"] = json!(table.id);
     Ok(axum::Json(snap))
 }
 
-pub(crate) async fn delete_match(
-    axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Result<StatusCode, ApiError> {
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
-    if !entry.lock().access(token(&headers)).owner {
+pub(crate) async fn delete_match(axum::extract::State(app): Shared, table: Table) -> Result<StatusCode, ApiError> {
+    if !table.entry.lock().access(table.token.as_deref()).owner {
         return Err(ApiError::forbidden("deleting a match needs its owner's token (given when it was created)"));
     }
-    if app.remove(&id, true) { Ok(StatusCode::NO_CONTENT) } else { Err(ApiError::not_found("no such match")) }
+    if app.remove(&table.id, true) { Ok(StatusCode::NO_CONTENT) } else { Err(ApiError::not_found("no such match")) }
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -243,17 +234,14 @@ pub(crate) struct MoveBody {
 
 pub(crate) async fn submit(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     body: Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: MoveBody = json_body(&body, "a move (give {\"ply\": N, \"action\": \"...\"})")?;
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
     let mut snap = command(
         &app,
-        entry,
-        token(&headers),
+        table.entry,
+        table.token.as_deref(),
         |session, access| {
             let viewer = req.viewer.or(access.seat);
             session.check_viewer(viewer, access)?;
@@ -263,7 +251,7 @@ pub(crate) async fn submit(
         |session, viewer| session.snapshot(viewer, None, None),
     )
     .await?;
-    snap["id"] = json!(id);
+    snap["id"] = json!(table.id);
     Ok(axum::Json(snap))
 }
 
@@ -276,30 +264,25 @@ pub(crate) struct UndoBody {
 
 pub(crate) async fn undo(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     body: Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: UndoBody = json_body(&body, "an undo (give {\"ply\": N}, the ply you see)")?;
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
-    let ply = command(&app, entry, token(&headers), |s, access| s.undo(req.ply, access), |_, ply| Ok(ply)).await?;
+    let ply = command(&app, table.entry, table.token.as_deref(), |s, access| s.undo(req.ply, access), |_, ply| Ok(ply))
+        .await?;
     Ok(axum::Json(json!({ "ply": ply })))
 }
 
 pub(crate) async fn control(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     body: Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: Control = json_body(&body, "controls ({\"paused\": bool, \"delay_ms\": N, \"step\": true})")?;
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
     command(
         &app,
-        entry,
-        token(&headers),
+        table.entry,
+        table.token.as_deref(),
         |s, access| {
             if !access.owner {
                 return Err(ApiError::forbidden("pausing or stepping a match needs its owner's token"));
@@ -323,33 +306,34 @@ pub(crate) struct ClaimBody {
 /// claimer has it.
 pub(crate) async fn claim(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     body: Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: ClaimBody = json_body(&body, "a claim (give {\"invite\": CODE}, from the join link)")?;
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
     let token = random_token();
     let given = token.clone();
-    let seat = command(&app, entry, None, move |s, _| s.claim(req.invite.trim(), given), |_, seat| Ok(seat)).await?;
+    let seat =
+        command(&app, table.entry, None, move |s, _| s.claim(req.invite.trim(), given), |_, seat| Ok(seat)).await?;
     Ok(axum::Json(json!({ "seat": seat, "token": token })))
 }
 
 /// A new token for the asker's seat; the old one stops working.
 pub(crate) async fn rotate(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     body: Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     let _: serde_json::Map<String, Value> = json_body(&body, "a new token (give {})")?;
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
     let token_now = random_token();
     let given = token_now.clone();
-    let seat =
-        command(&app, entry, token(&headers), move |s, access| s.rotate(access, given), |_, seat| Ok(seat)).await?;
+    let seat = command(
+        &app,
+        table.entry,
+        table.token.as_deref(),
+        move |s, access| s.rotate(access, given),
+        |_, seat| Ok(seat),
+    )
+    .await?;
     Ok(axum::Json(json!({ "seat": seat, "token": token_now })))
 }
 
@@ -362,19 +346,16 @@ pub(crate) struct InviteBody {
 /// A new invitation for a seat nobody has claimed (the owner's); the old link stops working.
 pub(crate) async fn invite(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     body: Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: InviteBody = json_body(&body, "an invitation (give {\"seat\": N})")?;
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
     let code = random_token();
     let given = code.clone();
     command(
         &app,
-        entry,
-        token(&headers),
+        table.entry,
+        table.token.as_deref(),
         move |s, access| {
             if !access.owner {
                 return Err(ApiError::forbidden("a new invitation needs the match owner's token"));
@@ -384,6 +365,7 @@ pub(crate) async fn invite(
         |_, ()| Ok(()),
     )
     .await?;
+    let id = &table.id;
     Ok(axum::Json(json!({ "seat": req.seat, "invite": code, "join": format!("/m/{id}#invite={code}") })))
 }
 
@@ -423,20 +405,17 @@ impl Drop for HangUp {
 
 pub(crate) async fn analysis(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     body: Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     let req: AnalysisRequest = json_body(&body, "an analysis ({\"agent\": SPEC, \"time_ms\": N})")?;
-    let client = app.caller(peer, &headers);
-    let entry = app.entry(&id, client).await?;
+    let (entry, client) = (table.entry, table.client);
     let time = Duration::from_millis(req.time_ms.unwrap_or(1000));
     // Stops the search if the client goes away (this handler is dropped) while it runs.
     let cancel = meeple_game::CancelHandle::new().map(Arc::new);
     let job = {
         let s = entry.lock();
-        let access = s.access(token(&headers));
+        let access = s.access(table.token.as_deref());
         let viewer = req.viewer.or(access.seat);
         s.check_viewer(viewer, access)?;
         s.analysis(&req.agent, req.ply, viewer, time, cancel.as_ref().map(|c| c.token()))?
@@ -474,15 +453,9 @@ fn attachment(name: &str, line: String) -> Response {
         .into_response()
 }
 
-pub(crate) async fn record(
-    axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let entry = app.entry(&id, app.caller(peer, &headers)).await?;
+pub(crate) async fn record(axum::extract::State(_app): Shared, table: Table) -> Result<Response, ApiError> {
     let line = {
-        let session = entry.lock();
+        let session = table.entry.lock();
         if !session.public() {
             return Err(ApiError::forbidden(
                 "the record shows every hidden deal (private cards, development cards): it can be downloaded once the game is over",
@@ -490,7 +463,7 @@ pub(crate) async fn record(
         }
         session.record().to_json()
     };
-    Ok(attachment(&id, line))
+    Ok(attachment(&table.id, line))
 }
 
 /// A page of finished games, from the store's summaries on a read connection of its own:

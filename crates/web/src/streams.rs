@@ -7,9 +7,8 @@
 //! page opens another) and once the game is over.
 
 use crate::session::Access;
-use crate::{ApiError, App, Entry, Peer, Shared, parse_viewer, random_token, token};
-use axum::extract::{Extension, Path, Query};
-use axum::http::HeaderMap;
+use crate::{ApiError, App, Entry, Shared, Table, parse_viewer, random_token};
+use axum::extract::Query;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use meeple_game::Player;
@@ -77,19 +76,15 @@ impl Tickets {
 /// event stream with what that token sees.
 pub(crate) async fn ticket(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
-    let client = app.caller(peer, &headers);
-    let entry = app.entry(&id, client).await?;
-    let access = entry.lock().access(token(&headers));
+    let access = table.entry.lock().access(table.token.as_deref());
     if access.seat.is_none() && !access.owner {
         return Err(ApiError::forbidden(
             "a stream ticket needs a seat's or the owner's token (a spectator opens a stream without one)",
         ));
     }
-    let ticket = app.tickets.give(&id, access, client)?;
+    let ticket = app.tickets.give(&table.id, access, table.client)?;
     Ok(axum::Json(json!({ "ticket": ticket, "seconds": TICKET_LIFE.as_secs() })))
 }
 
@@ -164,20 +159,17 @@ fn place(
 /// clients that can send one).
 pub(crate) async fn events(
     axum::extract::State(app): Shared,
-    peer: Option<Extension<Peer>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
+    table: Table,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    let client = app.caller(peer, &headers);
-    let entry = app.entry(&id, client).await?;
+    let Table { id, entry, client, token } = table;
     let access = match query.get("ticket") {
         Some(t) => app.tickets.take(&id, t.trim()).ok_or_else(|| {
             ApiError::forbidden(
                 "this stream ticket is not good (each opens one stream, within a minute): ask for another",
             )
         })?,
-        None => entry.lock().access(token(&headers)),
+        None => entry.lock().access(token.as_deref()),
     };
     let viewer = {
         let s = entry.lock();

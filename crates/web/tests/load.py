@@ -24,50 +24,16 @@ import os
 import random
 import shutil
 import socket
-import subprocess
 import tempfile
 import sys
 import threading
 import time
 from collections import Counter
 
+from serving import Client, rss_kib, start, stop
+
 GAMES = ["tictactoe", "connect4", "santorini", "cathedral:size=8", "sagrada", "catan:players=3"]
 AGENTS = ["random", "mcts:iters=50", "first"]
-
-
-class Client:
-    def __init__(self, port):
-        self.port = port
-
-    def call(self, method, path, body=None, raw=None, timeout=60, token=None, headers=None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        sent = {"Content-Type": "application/json"} if data is not None else {}
-        if token:
-            sent["X-Meeple-Token"] = token
-        sent.update(headers or {})
-        try:
-            conn.request(method, path, body=data, headers=sent)
-            res = conn.getresponse()
-            text = res.read()
-            try:
-                value = json.loads(text) if text else None
-            except ValueError:
-                value = text.decode(errors="replace")
-            return res.status, value
-        finally:
-            conn.close()
-
-
-def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        return 0
-    return 0
 
 
 def hostile_requests(client, human_match, token, n, seed):
@@ -131,20 +97,10 @@ def main():
     args = ap.parse_args()
 
     data = tempfile.mkdtemp(prefix="meeple-load-")
-    server = subprocess.Popen(
-        # One client (this machine) plays every part here: its shares are the whole server's.
-        [args.meeple, "serve", "--port", "0", "--data-dir", data, "--max-matches", str(args.games + 60),
-         "--max-matches-per-client", str(args.games + 60), "--memory-budget", args.budget, "--client-memory", args.budget,
-         "--max-connections-per-client", "512"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    line = server.stdout.readline()
-    while line and "http://" not in line:
-        line = server.stdout.readline()
-    if "http://" not in line:
-        print("server did not start:", line, server.stderr.read(), file=sys.stderr)
-        return 1
-    port = int(line.split("http://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+    # One client (this machine) plays every part here: its shares are the whole server's.
+    server, port = start(args.meeple, data, "--max-matches", str(args.games + 60),
+                         "--max-matches-per-client", str(args.games + 60), "--memory-budget", args.budget,
+                         "--client-memory", args.budget, "--max-connections-per-client", "512")
     client = Client(port)
     failures = []
     started = time.time()
@@ -342,11 +298,7 @@ def main():
             os.replace(args.json + ".tmp", args.json)
         return 0 if not failures and report["server_alive"] else 1
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         shutil.rmtree(data, ignore_errors=True)
 
 

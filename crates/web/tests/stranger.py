@@ -31,71 +31,20 @@ import shutil
 import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
 
+from serving import Client, rss_kib, start, stop
+
 PERSON = {"X-Forwarded-For": "198.51.100.7"}
 
 
-class Client:
-    def __init__(self, port, source="127.0.0.1", headers=None):
-        self.port, self.source, self.headers = port, source, headers or {}
-
-    def call(self, method, path, body=None, token=None, timeout=30, raw=None, headers=None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout, source_address=(self.source, 0))
-        sent = dict(self.headers)
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        if data is not None:
-            sent.setdefault("Content-Type", "application/json")
-        if token:
-            sent["X-Meeple-Token"] = token
-        sent.update(headers or {})
-        try:
-            conn.request(method, path, body=data, headers=sent)
-            res = conn.getresponse()
-            text = res.read()
-            try:
-                return res.status, json.loads(text) if text else None
-            except ValueError:
-                return res.status, text.decode(errors="replace")
-        finally:
-            conn.close()
-
-
-def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def start(meeple, data, budget):
-    server = subprocess.Popen(
-        [meeple, "serve", "--port", "0", "--data-dir", data, "--memory-budget", budget, "--max-agent-memory", "16mb",
-         "--client-header", "X-Forwarded-For", "--thinkers", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = server.stdout.readline()
-    while line and "http://" not in line:
-        line = server.stdout.readline()
-    if "http://" not in line:
-        raise SystemExit(f"the server did not start: {line} {server.stderr.read()}")
-    return server, int(line.split("http://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
-
-
-def stop(server):
-    server.terminate()
-    try:
-        server.wait(10)
-    except subprocess.TimeoutExpired:
-        server.kill()
+def start_server(meeple, data, budget):
+    return start(meeple, data, "--memory-budget", budget, "--max-agent-memory", "16mb",
+                 "--client-header", "X-Forwarded-For", "--thinkers", "2")
 
 
 def seed_games(path, n=300, plies=20_000):
@@ -151,10 +100,10 @@ def main():
     args = ap.parse_args()
 
     data = tempfile.mkdtemp(prefix="meeple-stranger-")
-    server, port = start(args.meeple, data, args.budget)
+    server, port = start_server(args.meeple, data, args.budget)
     stop(server)
     seed_games(os.path.join(data, "meeple-web.sqlite"))
-    server, port = start(args.meeple, data, args.budget)
+    server, port = start_server(args.meeple, data, args.budget)
     person = Client(port, "127.0.0.1", PERSON)
     strangers = [Client(port, f"127.0.0.{k}", {"X-Forwarded-For": f"203.0.113.{k}"}) for k in range(2, 10)]
     report, failures = {}, []
