@@ -20,7 +20,6 @@ JSON; exits non-zero if any check fails. Uses the standard library only.
 import argparse
 import http.client
 import json
-import os
 import random
 import shutil
 import socket
@@ -30,7 +29,7 @@ import threading
 import time
 from collections import Counter
 
-from serving import Client, rss_kib, start, stop
+from serving import Client, report_and_exit, rss_kib, start, stop
 
 GAMES = ["tictactoe", "connect4", "santorini", "cathedral:size=8", "sagrada", "catan:players=3"]
 AGENTS = ["random", "mcts:iters=50", "first"]
@@ -291,12 +290,7 @@ def main():
             "normal_requests_over_100ms": answering["over_100ms"],
             "server_alive": server.poll() is None, "failures": failures,
         }
-        print(json.dumps(report, indent=1))
-        if args.json:
-            with open(args.json + ".tmp", "w") as f:
-                json.dump(report, f, indent=1)
-            os.replace(args.json + ".tmp", args.json)
-        return 0 if not failures and report["server_alive"] else 1
+        return report_and_exit(report, args.json)
     finally:
         stop(server)
         shutil.rmtree(data, ignore_errors=True)

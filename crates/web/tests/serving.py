@@ -4,6 +4,7 @@ server's resident memory. Standard library only."""
 
 import http.client
 import json
+import os
 import subprocess
 
 
@@ -66,3 +67,14 @@ def stop(server):
         server.wait(10)
     except subprocess.TimeoutExpired:
         server.kill()
+
+
+def report_and_exit(report, path=None):
+    """Prints the report, writes it whole to `path` (the old file stays until the new one is
+    complete), and gives the exit status: 0 if nothing failed and the server lived."""
+    print(json.dumps(report, indent=1))
+    if path:
+        with open(path + ".tmp", "w") as f:
+            json.dump(report, f, indent=1)
+        os.replace(path + ".tmp", path)
+    return 0 if not report["failures"] and report["server_alive"] else 1

@@ -37,7 +37,7 @@ import threading
 import time
 from collections import Counter
 
-from serving import Client, rss_kib, start, stop
+from serving import Client, report_and_exit, rss_kib, start, stop
 
 PERSON = {"X-Forwarded-For": "198.51.100.7"}
 
@@ -272,12 +272,7 @@ def main():
             failures.append(f"resident memory {peak[0] / 1024:.0f} MiB passed the budget {args.budget}")
         report["failures"] = failures
         report["server_alive"] = server.poll() is None
-        print(json.dumps(report, indent=1))
-        if args.json:
-            with open(args.json + ".tmp", "w") as f:
-                json.dump(report, f, indent=1)
-            os.replace(args.json + ".tmp", args.json)
-        return 0 if not failures and report["server_alive"] else 1
+        return report_and_exit(report, args.json)
     finally:
         done.set()
         stop(server)
