@@ -564,9 +564,11 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
             }
         };
         let Some(change) = change else {
-            // Taken back while it thought: whoever took it back drives the match on.
+            // Taken back while it thought: its move is dropped, and the match goes on from the
+            // line it is on now (a move made meanwhile found this job still out, and started none).
             drop(gate);
             entry.changed();
+            drive(app, entry);
             return;
         };
         let mut wait = Duration::from_millis(250);

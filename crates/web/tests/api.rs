@@ -643,3 +643,55 @@ fn an_agent_stopping_after_an_undo_still_counts_until_its_job_returns() {
     assert_eq!(s.ply(), 2);
     assert!(!s.close(), "nothing out: the memory can come back at once");
 }
+
+/// A move taken back while the agent thinks about it, and another made at once: the stale job
+/// may still be out when the new move comes (so that move starts no agent); when it returns, its
+/// move is dropped and the agent answers the new one. Played many times, as the order is a race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_undo_while_the_agent_thinks_then_a_new_move_gets_an_answer() {
+    let app = app();
+    let (status, body) = call(
+        &app,
+        "POST",
+        "/api/matches",
+        Some(json!({ "game": "connect4", "seats": ["human", "mcts"], "move_time_ms": 300, "delay_ms": 0 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let m = made(&body, 2);
+    let (moves, undo) = (format!("/api/matches/{}/moves", m.id), format!("/api/matches/{}/undo", m.id));
+    for round in 0..20 {
+        let (status, body) = call_as(&app, m.seat(0), "POST", &moves, Some(json!({ "ply": 0, "action": "4" }))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // The undo and the next move race each other to the match.
+        let (a, me) = (app.clone(), m.seat(0).to_string());
+        let taken = tokio::spawn({
+            let undo = undo.clone();
+            async move { call_as(&a, &me, "POST", &undo, Some(json!({ "ply": 1 }))).await }
+        });
+        loop {
+            let (status, body) =
+                call_as(&app, m.seat(0), "POST", &moves, Some(json!({ "ply": 0, "action": "3" }))).await;
+            if status == StatusCode::OK {
+                break;
+            }
+            assert_eq!(status, StatusCode::CONFLICT, "{body}");
+            tokio::task::yield_now().await;
+        }
+        let (status, body) = taken.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let start = Instant::now();
+        let snap = loop {
+            let (_, snap) = call_as(&app, m.seat(0), "GET", &format!("/api/matches/{}", m.id), None).await;
+            if snap["ply"] == 2 && !snap["legal"].as_array().unwrap().is_empty() {
+                break snap;
+            }
+            assert!(start.elapsed() < Duration::from_secs(5), "round {round}: the agent never answered: {snap}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert_eq!(snap["log"][0]["text"], "3");
+        let (status, body) = call_as(&app, m.seat(0), "POST", &undo, Some(json!({ "ply": 2 }))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+}
