@@ -598,6 +598,7 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
                     if stale {
                         drop(gate);
                         entry.changed();
+                        drive(app, entry);
                         return;
                     }
                 }
