@@ -1,7 +1,7 @@
 //! `meeple train dqn|ppo GAME`: report 001's model-free learners on any two-player game, driven
 //! by the shared learner loop (progress, metrics, ladder, Ctrl-C checkpoint, `--resume`).
 
-use crate::learner::{Drive, drive};
+use crate::learner::{command_line, drive, equal_time};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use meeple_game::{Game, limits};
@@ -34,8 +34,8 @@ pub struct RunArgs {
     /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
     #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
     pub equal_time: String,
-    /// The run directory (last.safetensors with its sidecar and optimiser state,
-    /// metrics.jsonl, ckpt/).
+    /// The run directory (run.json, metrics.jsonl, ladder.json, ckpt/last.safetensors with its
+    /// sidecar and optimiser state, and the checkpoints kept at evaluations).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Continue the run in --out from its last checkpoint.
@@ -54,20 +54,20 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    fn drive<'a>(&'a self, out: &'a std::path::Path, threads: usize) -> Drive<'a> {
-        Drive {
-            out,
+    fn options(&self, out: &std::path::Path, threads: usize) -> meeple_learn::run::RunOptions {
+        meeple_learn::run::RunOptions {
             resume: self.resume,
             minutes: self.minutes,
             games: self.games,
-            eval_minutes: self.eval_minutes,
-            eval_games: self.eval_games,
-            opponents: &self.ladder,
-            equal_time: &self.equal_time,
             seed: self.seed,
             threads,
-            trainer: None,
-            lr_decay: self.lr_decay,
+            eval_minutes: self.eval_minutes,
+            eval_games: self.eval_games,
+            ladder: self.ladder.clone(),
+            equal_time: equal_time(&self.equal_time),
+            commands: vec![command_line()],
+            needs_limit: self.lr_decay.then_some("--lr-decay anneals the learning rate over the run"),
+            ..meeple_learn::run::RunOptions::new(out)
         }
     }
 }
@@ -223,7 +223,7 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.threads = threads;
     c.check()?;
     let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/dqn"));
-    drive(game, &args.run.drive(&out, threads), |resume| DqnRun::new(game.clone(), c, resume))
+    drive(game, &args.run.options(&out, threads), |resume| DqnRun::new(game.clone(), c, resume))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -361,7 +361,7 @@ pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
     c.threads = threads;
     c.check()?;
     let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/ppo"));
-    drive(game, &args.run.drive(&out, threads), |resume| PpoRun::new(game.clone(), c, resume))
+    drive(game, &args.run.options(&out, threads), |resume| PpoRun::new(game.clone(), c, resume))
 }
 
 #[derive(Args, Debug)]

@@ -2,7 +2,7 @@
 //! learner), with a progress line, metrics, a ladder evaluation every few minutes, Ctrl-C to
 //! stop with a checkpoint, and `--resume`.
 
-use crate::learner::{Drive, drive};
+use crate::learner::{command_line, drive, equal_time};
 use anyhow::{Result, bail};
 use clap::Args;
 use meeple_game::{Game, limits};
@@ -78,8 +78,8 @@ pub struct TdArgs {
     /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
     #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
     equal_time: String,
-    /// The run directory (last.safetensors with its sidecar and optimiser state,
-    /// metrics.jsonl, ckpt/).
+    /// The run directory (run.json, metrics.jsonl, ladder.json, ckpt/last.safetensors with its
+    /// sidecar and optimiser state, and the checkpoints kept at evaluations).
     #[arg(long, value_name = "DIR", default_value = "runs/td")]
     out: PathBuf,
     /// Continue the run in --out from its last checkpoint.
@@ -130,19 +130,19 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
         bail!("--clip {} must be a positive number", args.clip);
     }
     config.check()?;
-    let run = Drive {
-        out: &args.out,
+    let options = meeple_learn::run::RunOptions {
         resume: args.resume,
         minutes: args.minutes,
         games: args.games,
-        eval_minutes: args.eval_minutes,
-        eval_games: args.eval_games,
-        opponents: &args.opponents,
-        equal_time: &args.equal_time,
         seed: args.seed,
         threads,
-        trainer: None,
-        lr_decay: args.lr_decay,
+        eval_minutes: args.eval_minutes,
+        eval_games: args.eval_games,
+        ladder: args.opponents.clone(),
+        equal_time: equal_time(&args.equal_time),
+        commands: vec![command_line()],
+        needs_limit: args.lr_decay.then_some("--lr-decay anneals the learning rate over the run"),
+        ..meeple_learn::run::RunOptions::new(&args.out)
     };
-    drive(game, &run, |resume| TdRun::new(game.clone(), config, resume))
+    drive(game, &options, |resume| TdRun::new(game.clone(), config, resume))
 }

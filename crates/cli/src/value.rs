@@ -118,22 +118,17 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
         config.batch_games = 1;
         config.opponent = (args.opponent != "self").then(|| args.opponent.clone());
         config.check()?;
-        let drive = crate::learner::Drive {
-            out: &args.out,
+        let options = meeple_learn::run::RunOptions {
             resume: args.resume,
             minutes: args.minutes,
             games: Some(args.games),
-            eval_minutes: 0.0,
-            eval_games: None,
-            opponents: &[],
-            equal_time: "none",
             seed: args.seed,
             threads,
-            trainer: Some("value"),
-            lr_decay: false,
+            commands: vec![crate::learner::command_line()],
+            ..meeple_learn::run::RunOptions::new(&args.out)
         };
-        return crate::learner::drive(game, &drive, |resume| {
-            meeple_learn::td::TdRun::new(game.clone(), config, resume)
+        return crate::learner::drive(game, &options, |resume| {
+            meeple_learn::td::TdRun::new(game.clone(), config, resume).map(|r| r.named("value"))
         });
     }
     config.check()?;

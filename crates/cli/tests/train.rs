@@ -214,3 +214,71 @@ fn several_random_starts_are_trained_and_their_round_robin_picks_one() {
     );
     assert!(!odd.status.success() && text(&odd).contains("--select-games 3"), "{}", text(&odd));
 }
+
+/// Every trainer the run loop drives keeps one layout: `run.json` (trainer, settings,
+/// progress), `metrics.jsonl` (rounds with their losses), `ckpt/last.*`; `--resume` goes on from
+/// it, and refuses other settings naming the flag that differs.
+#[test]
+fn every_trainer_keeps_one_layout_and_resumes() {
+    let d = dir("layout");
+    let small = ["--net", "mlp:layers=1,width=16", "--threads", "1"];
+    let cases: Vec<(&str, Vec<&str>, &str, &str)> = vec![
+        ("td", vec!["--eval-minutes", "0", "--parallel", "2"], "--lr", "0.01"),
+        (
+            "dqn",
+            vec!["--eval-minutes", "0", "--parallel", "2", "--learning-starts", "8", "--batch", "8"],
+            "--lr",
+            "0.01",
+        ),
+        ("ppo", vec!["--eval-minutes", "0", "--parallel", "2", "--rollout", "16"], "--lr", "0.01"),
+        ("value", vec!["--data", "selfplay", "--parallel", "2"], "--lr", "0.01"),
+    ];
+    for (kind, extra, flag, value) in cases {
+        let out = d.join(kind);
+        let o = out.to_str().unwrap();
+        let mut args = vec!["train", kind, "tictactoe", "--games", "4", "--out", o];
+        args.extend(small);
+        args.extend(&extra);
+        let r = meeple(&args);
+        assert!(r.status.success(), "{kind}: {}", text(&r));
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["trainer"], kind, "{run}");
+        assert!(run["progress"]["episodes"].as_u64().unwrap() >= 4, "{kind}: {run}");
+        assert!(out.join(run["last"].as_str().unwrap()).is_file(), "{kind}: {run}");
+        assert!(run["commands"][0].as_str().unwrap().contains(&format!("train {kind}")), "{run}");
+        let lines = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+        let rounds: Vec<serde_json::Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(rounds.iter().all(|r| r["trainer"] == kind), "{lines}");
+        // Rounds that trained carry their losses (a replay memory's first rounds only fill it).
+        let trained: Vec<&serde_json::Value> = rounds.iter().filter(|r| r["trained"] == true).collect();
+        assert!(!trained.is_empty(), "{kind}: no round trained: {lines}");
+        assert!(trained.iter().all(|r| r["losses"].as_object().is_some_and(|l| !l.is_empty())), "{kind}: {lines}");
+        assert!(
+            rounds.iter().all(|r| (r["trained"] == true) == (r["steps"].as_u64().unwrap() > 0) || r["trained"] == true),
+            "{lines}"
+        );
+        // Resumed: the same directory, the same layout, further on.
+        let played = run["progress"]["episodes"].as_u64().unwrap();
+        let more = (played + 4).to_string();
+        let mut again = vec!["train", kind, "tictactoe", "--games", &more, "--out", o, "--resume"];
+        again.extend(small);
+        again.extend(&extra);
+        let r = meeple(&again);
+        assert!(r.status.success(), "{kind}: {}", text(&r));
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert!(run["progress"]["episodes"].as_u64().unwrap() >= played + 4, "{kind}: {run}");
+        assert_eq!(run["commands"].as_array().unwrap().len(), 2, "both command lines kept: {run}");
+        assert!(std::fs::read_to_string(out.join("metrics.jsonl")).unwrap().lines().count() > rounds.len());
+        // Other settings are refused, naming the flag.
+        let mut other = again.clone();
+        other.extend([flag, value]);
+        let r = meeple(&other);
+        assert!(!r.status.success(), "{kind}: resumed with other settings");
+        assert!(text(&r).contains(&format!("made with {flag}")), "{kind}: {}", text(&r));
+        // A new run into it is refused.
+        let r = meeple(&args);
+        assert!(!r.status.success() && text(&r).contains("holds a run already"), "{kind}: {}", text(&r));
+    }
+}

@@ -11,9 +11,9 @@
 use crate::LearnError;
 use crate::replay::{NStep, Priorities, Replay, Sample};
 use crate::rl::{
-    Anneal, Learner, Progress, Round, masked_argmax, masked_softmax, online_path, random_legal, remove_online, sample,
-    save_checkpoint, start,
+    Anneal, masked_argmax, masked_softmax, online_path, random_legal, remove_online, sample, save_checkpoint, start,
 };
+use crate::run::{Learner, Progress, Round};
 use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Action, Game, Rng, State, rng_from_seed};
@@ -493,6 +493,24 @@ impl Stats {
 }
 
 impl<G: Game> Learner for DqnRun<G> {
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.config).expect("configs serialise")
+    }
+
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("net", "--net"),
+            ("train.lr", "--lr"),
+            ("train.decay", "--lr-decay"),
+            ("exploration", "--explore"),
+            ("priorities", "--uniform"),
+            ("priorities.alpha", "--alpha"),
+            ("priorities.beta", "--beta"),
+            ("priorities.beta_steps", "--beta-steps"),
+            ("double", "--no-double"),
+        ]
+    }
+
     fn name(&self) -> &'static str {
         "dqn"
     }

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod ppo;
 pub mod replay;
 pub mod rl;
+pub mod run;
 pub mod search;
 pub mod selfplay;
 pub mod strap;

@@ -10,7 +10,8 @@
 //! trained toward the negation (a zero-sum game).
 
 use crate::LearnError;
-use crate::rl::{Learner, Progress, Round, masked_softmax, sample, save_checkpoint, start};
+use crate::rl::{masked_softmax, sample, save_checkpoint, start};
+use crate::run::{Learner, Progress, Round};
 use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
@@ -640,6 +641,14 @@ impl<G: Game> PpoRun<G> {
 }
 
 impl<G: Game> Learner for PpoRun<G> {
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.config).expect("configs serialise")
+    }
+
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[("net", "--net"), ("train.lr", "--lr"), ("train.decay", "--lr-decay"), ("opponents", "--self-play")]
+    }
+
     fn name(&self) -> &'static str {
         "ppo"
     }

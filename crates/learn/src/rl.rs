@@ -1,90 +1,15 @@
-//! What the model-free learners (DQN, PPO) share: the loop a front end drives ([`Learner`]),
-//! their progress, exploration schedules, and masked choices over a network's outputs.
+//! What the model-free learners (DQN, PPO) share: how they start and save, exploration
+//! schedules, and masked choices over a network's outputs. They are driven, like every
+//! trainer, by [`crate::run`].
 
 use crate::LearnError;
+use crate::run::Progress;
 use crate::vae::{Encoder, learner_encoder, save_encoder};
 use meeple_game::{Game, Rng};
 use meeple_nn::{NetConfig, Sidecar, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// How far a run has come; kept in its checkpoints' sidecars so `--resume` goes on from there.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Progress {
-    /// Finished games (episodes).
-    pub episodes: u64,
-    /// Decisions of the learner played (positions seen).
-    pub decisions: u64,
-    /// Optimiser steps.
-    pub steps: u64,
-    pub seconds: f64,
-}
-
-/// One round's figures, named as the metrics log names them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Round {
-    pub losses: Vec<(String, f64)>,
-    pub figures: Vec<(String, f64)>,
-    pub stats: Vec<(String, f64)>,
-}
-
-impl Round {
-    pub fn loss(&mut self, name: &str, v: f64) {
-        self.losses.push((name.to_string(), v));
-    }
-
-    pub fn figure(&mut self, name: &str, v: f64) {
-        self.figures.push((name.to_string(), v));
-    }
-
-    pub fn stat(&mut self, name: &str, v: f64) {
-        self.stats.push((name.to_string(), v));
-    }
-
-    /// The value named `name` among the losses, figures and statistics.
-    pub fn get(&self, name: &str) -> Option<f64> {
-        self.figures.iter().chain(&self.losses).chain(&self.stats).find(|(n, _)| n == name).map(|(_, v)| *v)
-    }
-
-    /// One line for a progress bar: every figure, short.
-    pub fn summary(&self) -> String {
-        self.losses
-            .iter()
-            .map(|(n, v)| format!("{n} loss {v:.4}"))
-            .chain(self.figures.iter().map(|(n, v)| format!("{n} {v:.3}")))
-            .chain(
-                self.stats
-                    .iter()
-                    .filter(|(n, _)| n.ends_with("per_second"))
-                    .map(|(n, v)| format!("{v:.0} {}", n.replace('_', " ").replace(" per second", "/s"))),
-            )
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// A learner a front end drives round by round, with checkpoints and a ladder in between.
-pub trait Learner {
-    /// The trainer's name in metrics and sidecars (`dqn`, `ppo`).
-    fn name(&self) -> &'static str;
-    /// The agent spec that plays a checkpoint, `{model}` where its path goes.
-    fn agent(&self) -> String;
-    /// Plays and trains one round.
-    fn round(&mut self) -> Result<Round, LearnError>;
-    fn progress(&self) -> Progress;
-    /// Sets the seconds trained (this session and earlier ones), kept in checkpoints.
-    fn set_seconds(&mut self, seconds: f64);
-    /// Writes the network (with what `--resume` needs beside it where `resumable`).
-    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError>;
-    /// Before each round: the share of the run's limit (minutes or games) reached, for a
-    /// learning rate annealed over the whole run (`decay: 0`; see [`aim_horizon`]).
-    fn set_done(&mut self, _done: f64) {}
-    /// Before each round: the games the run may still play (its `--games` less those played;
-    /// none without a limit). Learners whose rounds can take several games at once use it to
-    /// stop at the limit exactly; the others may pass it by up to a round.
-    fn set_left(&mut self, _games: Option<u64>) {}
-}
 
 /// Points a run's learning-rate schedule at its end: with `decay: 0` the cosine runs to the
 /// step the run reaches at its pace so far (`done` is the share of its limit reached; none

@@ -508,6 +508,8 @@ pub struct TdRun<G: Game> {
     /// Games the run may still train on (the `--games` limit less those trained); none: no
     /// limit.
     left: Option<u64>,
+    /// The trainer's name (`td`; `value` for `train value --data selfplay`).
+    name: &'static str,
 }
 
 impl<G: Game> TdRun<G> {
@@ -563,6 +565,7 @@ impl<G: Game> TdRun<G> {
             epsilon: 0.0,
             started: 0,
             left: None,
+            name: "td",
             trainer,
             net,
             game,
@@ -607,13 +610,19 @@ impl<G: Game> TdRun<G> {
             game: self.game.spec().to_string(),
             step: self.trainer.step(),
             run: serde_json::json!({
-                "trainer": "td",
+                "trainer": self.name,
                 "config": self.config,
                 "progress": self.progress,
                 "value_only": true,
             }),
             commands: Vec::new(),
         }
+    }
+
+    /// The same run under another trainer's name (`value`).
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
     }
 
     /// Limits the games the next rounds train on to `games` (none: no limit), so a run asked
@@ -810,18 +819,49 @@ impl<G: Game> TdRun<G> {
     }
 }
 
-impl<G: Game> crate::rl::Learner for TdRun<G> {
+impl<G: Game> crate::run::Learner for TdRun<G> {
     fn name(&self) -> &'static str {
-        "td"
+        self.name
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.config).expect("configs serialise")
+    }
+
+    /// The checkpoint a run started from matters only at its start.
+    fn may_change(&self) -> &'static [&'static str] {
+        &["init"]
+    }
+
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("net", "--net"),
+            ("lambda", "--lambda"),
+            ("epsilon", "--epsilon"),
+            ("epsilon_decay", "--epsilon-decay"),
+            ("parallel", "--parallel"),
+            ("batch_games", "--batch-games"),
+            ("minibatch", "--minibatch"),
+            ("train.lr", "--lr"),
+            ("train.decay", "--lr-decay"),
+            ("train.weight_decay", "--weight-decay"),
+            ("train.clip_norm", "--clip"),
+            ("train.huber", "--huber"),
+            ("undecided", "--undecided"),
+            ("score_weight", "--score-weight"),
+            ("opponent", "--opponent"),
+            ("seed", "--seed"),
+            ("threads", "--threads"),
+        ]
     }
 
     fn agent(&self) -> String {
         "value:model={model}".into()
     }
 
-    fn round(&mut self) -> Result<crate::rl::Round, LearnError> {
+    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
         let r = TdRun::round(self)?;
-        let mut round = crate::rl::Round::default();
+        let mut round = crate::run::Round::default();
         round.loss("value", r.loss);
         round.figure("plies", r.mean_plies);
         round.figure("decided", r.decided);
@@ -837,8 +877,8 @@ impl<G: Game> crate::rl::Learner for TdRun<G> {
         Ok(round)
     }
 
-    fn progress(&self) -> crate::rl::Progress {
-        crate::rl::Progress {
+    fn progress(&self) -> crate::run::Progress {
+        crate::run::Progress {
             episodes: self.progress.games,
             decisions: self.progress.positions,
             steps: self.progress.steps,
@@ -968,7 +1008,7 @@ mod tests {
     /// reaches a tenth of it at the run's end; a run with its own schedule is left alone.
     #[test]
     fn the_rate_anneals_over_the_run() {
-        use crate::rl::Learner;
+        use crate::run::Learner;
         let game = meeple_games::TicTacToe;
         let rate = |decay: u64, plan: &[f64]| {
             let mut config = TdConfig::report("tictactoe");

@@ -4,7 +4,7 @@
 use meeple_games::TicTacToe;
 use meeple_learn::dqn::{DqnConfig, DqnRun, Exploration};
 use meeple_learn::ppo::{Opponents, PpoConfig, PpoRun};
-use meeple_learn::rl::Learner;
+use meeple_learn::run::Learner;
 use std::path::PathBuf;
 
 mod common;

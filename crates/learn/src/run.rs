@@ -1,0 +1,504 @@
+//! The one run loop every trainer goes through, and the one layout of a run directory:
+//!
+//! ```text
+//! DIR/run.json          the trainer, the game, its settings and how far the run has come
+//! DIR/metrics.jsonl     one typed `Metrics` line a round (with its losses) and an evaluation
+//! DIR/ladder.json       the evaluation opponents' ratings among themselves
+//! DIR/ckpt/last.EXT     the checkpoint to resume from (a network, or a weights file)
+//! DIR/ckpt/NAME.EXT     a checkpoint kept at each evaluation
+//! ```
+//!
+//! A trainer implements [`Learner`]: one round of its work (reporting its losses and figures),
+//! saving, the agent spec that plays its checkpoint, its settings. [`run`] owns the rest: the
+//! directory, resume (refusing a run made with other settings, naming the one that differs),
+//! the limits (minutes, games, steps), the checkpoint and evaluation cadence, the stop flag, the
+//! clock and the totals; a front end gives [`Hooks`] for progress and the flag.
+
+use crate::LearnError;
+use crate::ladder::{Evaluation, Ladder, LadderConfig};
+use crate::metrics::{Event, Metrics};
+use meeple_game::Game;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How far a run has come; kept in `run.json` and its checkpoints' sidecars, so `--resume`
+/// goes on from there.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Finished games (episodes).
+    pub episodes: u64,
+    /// Decisions of the learner played (positions seen).
+    pub decisions: u64,
+    /// Optimiser steps (weight updates).
+    pub steps: u64,
+    pub seconds: f64,
+}
+
+/// One round's figures, named as the metrics log names them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Round {
+    pub losses: Vec<(String, f64)>,
+    pub figures: Vec<(String, f64)>,
+    pub stats: Vec<(String, f64)>,
+}
+
+impl Round {
+    pub fn loss(&mut self, name: &str, v: f64) {
+        self.losses.push((name.to_string(), v));
+    }
+
+    pub fn figure(&mut self, name: &str, v: f64) {
+        self.figures.push((name.to_string(), v));
+    }
+
+    pub fn stat(&mut self, name: &str, v: f64) {
+        self.stats.push((name.to_string(), v));
+    }
+
+    /// The value named `name` among the losses, figures and statistics.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.figures.iter().chain(&self.losses).chain(&self.stats).find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    /// One line for a progress bar: every figure, short.
+    pub fn summary(&self) -> String {
+        self.losses
+            .iter()
+            .map(|(n, v)| format!("{n} loss {v:.4}"))
+            .chain(self.figures.iter().map(|(n, v)| format!("{n} {v:.3}")))
+            .chain(
+                self.stats
+                    .iter()
+                    .filter(|(n, _)| n.ends_with("per_second"))
+                    .map(|(n, v)| format!("{v:.0} {}", n.replace('_', " ").replace(" per second", "/s"))),
+            )
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A trainer, driven round by round by [`run`].
+pub trait Learner {
+    /// The trainer's name in metrics, `run.json` and sidecars (`td`, `dqn`, `ppo`).
+    fn name(&self) -> &'static str;
+    /// The agent spec that plays a checkpoint, `{model}` where its path goes.
+    fn agent(&self) -> String;
+    /// Plays and trains one round.
+    fn round(&mut self) -> Result<Round, LearnError>;
+    fn progress(&self) -> Progress;
+    /// Sets the seconds trained (this session and earlier ones), kept in checkpoints.
+    fn set_seconds(&mut self, seconds: f64);
+    /// Writes the checkpoint (with what `--resume` needs beside it where `resumable`).
+    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError>;
+    /// Its settings as they are kept in `run.json`: a resumed run must have the same.
+    fn settings(&self) -> Value;
+    /// The settings a resumed run may change without changing what it trains (how often it
+    /// is evaluated, where it writes), as paths into [`Learner::settings`].
+    fn may_change(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The flags behind settings not named the usual way (see [`settings_difference`]), for
+    /// messages: `("train.decay", "--lr-decay")`; those first when several settings differ.
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// The checkpoint's file extension.
+    fn extension(&self) -> &'static str {
+        "safetensors"
+    }
+    /// The name of the checkpoint kept at an evaluation (without its extension).
+    fn checkpoint_name(&self, progress: &Progress) -> String {
+        format!("games-{}", progress.episodes)
+    }
+    /// Before each round: the share of the run's limit (minutes or games) reached, for a
+    /// learning rate annealed over the whole run (`decay: 0`; see [`crate::rl::aim_horizon`]).
+    fn set_done(&mut self, _done: f64) {}
+    /// Before each round: the games the run may still play (its `--games` less those played;
+    /// none without a limit). Learners whose rounds can take several games at once use it to
+    /// stop at the limit exactly; the others may pass it by up to a round.
+    fn set_left(&mut self, _games: Option<u64>) {}
+}
+
+/// What every run takes, whatever its trainer.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The run directory.
+    pub out: PathBuf,
+    /// Continue the run in `out` from its last checkpoint.
+    pub resume: bool,
+    /// Stop after this many minutes (this session and earlier ones together).
+    pub minutes: Option<f64>,
+    /// Stop after this many games (episodes).
+    pub games: Option<u64>,
+    /// Stop after this many optimiser steps.
+    pub steps: Option<u64>,
+    /// Seed of the evaluations.
+    pub seed: u64,
+    /// Threads for the evaluations.
+    pub threads: usize,
+    /// Evaluate against the ladder, keeping a checkpoint, every this many minutes (0: never).
+    pub eval_minutes: f64,
+    /// Games against each ladder opponent per evaluation, a multiple of the seatings.
+    pub eval_games: Option<usize>,
+    /// The ladder's opponents (empty: `random` and the game's ladder agents).
+    pub ladder: Vec<String>,
+    /// The equal-time opponent of each evaluation (`None`: without one).
+    pub equal_time: Option<String>,
+    /// Write a resumable checkpoint at least this often.
+    pub save_seconds: f64,
+    /// The command lines that made the run, kept in `run.json`.
+    pub commands: Vec<String>,
+    /// The learner anneals its rate over the run, which needs a limit.
+    pub needs_limit: Option<&'static str>,
+}
+
+impl RunOptions {
+    /// A run in `out` with no limits, no evaluation, a checkpoint a minute.
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        RunOptions {
+            out: out.into(),
+            resume: false,
+            minutes: None,
+            games: None,
+            steps: None,
+            seed: 1,
+            threads: 1,
+            eval_minutes: 0.0,
+            eval_games: None,
+            ladder: Vec::new(),
+            equal_time: None,
+            save_seconds: 60.0,
+            commands: Vec::new(),
+            needs_limit: None,
+        }
+    }
+}
+
+/// What a front end does around the loop.
+pub trait Hooks {
+    /// A round ended.
+    fn round(&mut self, progress: &Progress, round: &Round) {
+        let _ = (progress, round);
+    }
+    /// The checkpoint after `progress` is being evaluated against the ladder.
+    fn evaluating(&mut self, progress: &Progress) {
+        let _ = progress;
+    }
+    /// Its evaluation (also written to the metrics log).
+    fn evaluated(&mut self, progress: &Progress, evaluation: &Evaluation) {
+        let _ = (progress, evaluation);
+    }
+    /// Whether the user asked to stop (Ctrl-C): the run saves a checkpoint and returns.
+    fn should_stop(&self) -> bool {
+        false
+    }
+}
+
+/// No display, never asked to stop.
+pub struct Quiet;
+
+impl Hooks for Quiet {}
+
+/// The files of a run directory.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub root: PathBuf,
+}
+
+impl Layout {
+    pub fn run_json(&self) -> PathBuf {
+        self.root.join("run.json")
+    }
+    pub fn metrics(&self) -> PathBuf {
+        self.root.join("metrics.jsonl")
+    }
+    pub fn checkpoints(&self) -> PathBuf {
+        self.root.join("ckpt")
+    }
+    /// The checkpoint to resume from.
+    pub fn last(&self, extension: &str) -> PathBuf {
+        self.checkpoints().join(format!("last.{extension}"))
+    }
+    pub fn kept(&self, name: &str, extension: &str) -> PathBuf {
+        self.checkpoints().join(format!("{name}.{extension}"))
+    }
+}
+
+/// `run.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunFile {
+    pub trainer: String,
+    pub game: String,
+    pub settings: Value,
+    #[serde(default)]
+    pub progress: Progress,
+    /// The agent spec that plays a checkpoint (`{model}` where its path goes).
+    #[serde(default)]
+    pub agent: String,
+    /// The checkpoint to resume from, relative to the run directory (`ckpt/last.safetensors`).
+    pub last: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+}
+
+fn io(what: &str, path: &Path, e: std::io::Error) -> LearnError {
+    LearnError::Io(format!("cannot {what} '{}': {e}", path.display()))
+}
+
+/// Reads a run's `run.json`.
+pub fn read_run(dir: &Path) -> Result<RunFile, LearnError> {
+    let path = Layout { root: dir.to_path_buf() }.run_json();
+    let text = meeple_game::limits::read_text(&path, meeple_game::limits::MAX_TEXT_FILE, "run file")?;
+    serde_json::from_str(&text).map_err(|e| LearnError::Data(format!("'{}' is not a run file: {e}", path.display())))
+}
+
+fn write_run(layout: &Layout, file: &RunFile) -> Result<(), LearnError> {
+    let text = serde_json::to_string_pretty(file).expect("run files serialise") + "\n";
+    meeple_arena::files::write_atomic(&layout.run_json(), text.as_bytes())
+        .map_err(|e| io("write", &layout.run_json(), e))
+}
+
+/// The first setting in which `stored` differs from `now`, as "--lr 0.001 (this run: 0.002)":
+/// the settings with a flag first, in `flags`' order, then any other by its path; `None` when
+/// they are the same apart from the paths in `may_change`.
+pub fn settings_difference(stored: &Value, now: &Value, flags: &[(&str, &str)], may_change: &[&str]) -> Option<String> {
+    fn walk(path: &str, a: &Value, b: &Value, skip: &[&str]) -> Option<(String, String, String)> {
+        if skip.contains(&path) {
+            return None;
+        }
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                keys.into_iter().find_map(|k| {
+                    let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    walk(&sub, x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), skip)
+                })
+            }
+            _ if a != b => Some((path.to_string(), a.to_string(), b.to_string())),
+            _ => None,
+        }
+    }
+    let named = flags.iter().filter(|(path, _)| !may_change.contains(path)).find_map(|(path, _)| {
+        let pointer = format!("/{}", path.replace('.', "/"));
+        let (x, y) = (stored.pointer(&pointer), now.pointer(&pointer));
+        (x != y).then(|| {
+            let show = |v: Option<&Value>| v.map_or("nothing".to_string(), |v| v.to_string());
+            (path.to_string(), show(x), show(y))
+        })
+    });
+    let (path, was, is) = named.or_else(|| walk("", stored, now, may_change))?;
+    let name = flags.iter().find(|(p, _)| *p == path).map_or_else(|| flag_of(&path), |(_, o)| o.to_string());
+    Some(format!("{name} {was} (this run: {is})"))
+}
+
+/// The flag a setting has by the usual naming: its path with `-` for `.` and `_`, the
+/// optimiser's settings (`train.`) by their own name: `train.weight_decay` is
+/// `--weight-decay`, `rate.start` is `--rate-start`.
+fn flag_of(path: &str) -> String {
+    format!("--{}", path.strip_prefix("train.").unwrap_or(path).replace(['.', '_'], "-"))
+}
+
+/// The wall clock of a run: this session's time on top of earlier sessions'.
+struct Clock {
+    session: Instant,
+    base: f64,
+}
+
+impl Clock {
+    fn seconds(&self) -> f64 {
+        self.base + self.session.elapsed().as_secs_f64()
+    }
+}
+
+/// Checks the run directory, builds the learner (`make` gets the checkpoint to resume from),
+/// then plays and trains rounds until a limit or the stop flag; writes a resumable checkpoint
+/// every `save_seconds` and at the end, and evaluates on the ladder every `eval_minutes`
+/// (keeping that checkpoint). Gives the progress it stopped at.
+pub fn run<G: Game, L: Learner>(
+    game: &G,
+    options: &RunOptions,
+    make: impl FnOnce(Option<&Path>) -> Result<L, LearnError>,
+    hooks: &mut dyn Hooks,
+) -> Result<Progress, LearnError> {
+    if let Some(why) = options.needs_limit
+        && options.minutes.is_none()
+        && options.games.is_none()
+        && options.steps.is_none()
+    {
+        return Err(LearnError::Config(format!("{why}: give the run's length with --minutes, --games or --steps")));
+    }
+    let layout = Layout { root: options.out.clone() };
+    let stored = if options.resume {
+        if !layout.run_json().is_file() {
+            return Err(LearnError::Config(format!(
+                "--resume: '{}' holds no run (no {})",
+                options.out.display(),
+                layout.run_json().display()
+            )));
+        }
+        Some(read_run(&options.out)?)
+    } else {
+        if layout.run_json().exists() || layout.metrics().exists() || layout.checkpoints().exists() {
+            return Err(LearnError::Config(format!(
+                "'{}' holds a run already: give --resume to continue it, or another --out",
+                options.out.display()
+            )));
+        }
+        None
+    };
+    let mut learner = match &stored {
+        Some(file) => {
+            let last = options.out.join(&file.last);
+            if !file.last.starts_with("ckpt/") || file.last.contains("..") || !last.is_file() {
+                return Err(LearnError::Config(format!(
+                    "--resume: no checkpoint '{}' to continue",
+                    options.out.join(&file.last).display()
+                )));
+            }
+            make(Some(&last))?
+        }
+        None => make(None)?,
+    };
+    if let Some(file) = &stored {
+        if file.trainer != learner.name() {
+            return Err(LearnError::Config(format!(
+                "cannot resume the run in '{}': it is a {} run, not {}",
+                options.out.display(),
+                file.trainer,
+                learner.name()
+            )));
+        }
+        if file.game != game.spec().to_string() {
+            return Err(LearnError::Config(format!(
+                "cannot resume the run in '{}': it is of '{}', not '{}'",
+                options.out.display(),
+                file.game,
+                game.spec()
+            )));
+        }
+        if let Some(why) =
+            settings_difference(&file.settings, &learner.settings(), learner.flags(), learner.may_change())
+        {
+            return Err(LearnError::Config(format!(
+                "cannot resume the run in '{}': it was made with {why}; resume with the same settings, or start a new \
+                 run with another --out",
+                options.out.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(layout.checkpoints()).map_err(|e| io("create", &layout.checkpoints(), e))?;
+    let mut commands = stored.as_ref().map(|f| f.commands.clone()).unwrap_or_default();
+    commands.extend(options.commands.iter().cloned());
+    let name = learner.name();
+    let ext = learner.extension();
+    let last = layout.last(ext);
+    let mut file = RunFile {
+        trainer: name.to_string(),
+        game: game.spec().to_string(),
+        settings: learner.settings(),
+        progress: learner.progress(),
+        agent: learner.agent(),
+        last: format!("ckpt/last.{ext}"),
+        commands,
+    };
+    write_run(&layout, &file)?;
+    let mut ladder = if options.eval_minutes > 0.0 {
+        let mut c = LadderConfig::new(game, &learner.agent(), options.threads, options.seed);
+        c.opponents = if options.ladder.is_empty() {
+            let mut o = vec!["random".to_string()];
+            o.extend(game.ladder_agents());
+            o
+        } else {
+            options.ladder.clone()
+        };
+        if let Some(g) = options.eval_games {
+            c.games = g;
+        }
+        c.equal_time = options.equal_time.clone();
+        Some(Ladder::new(game, c, &options.out)?)
+    } else {
+        None
+    };
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(layout.metrics())
+        .map_err(|e| io("write", &layout.metrics(), e))?;
+    let mut write_line = |line: &Metrics| -> Result<(), LearnError> {
+        writeln!(log, "{}", line.to_line()).and_then(|_| log.flush()).map_err(|e| io("write", &layout.metrics(), e))
+    };
+    let clock = Clock { session: Instant::now(), base: learner.progress().seconds };
+    let mut last_eval = Instant::now();
+    let mut last_save = Instant::now();
+    let save = |learner: &mut L, file: &mut RunFile, clock: &Clock| -> Result<(), LearnError> {
+        learner.set_seconds(clock.seconds());
+        learner.save(&last, true)?;
+        file.progress = learner.progress();
+        write_run(&layout, file)
+    };
+    loop {
+        let seconds = clock.seconds();
+        let p = learner.progress();
+        if hooks.should_stop()
+            || options.minutes.is_some_and(|m| seconds >= m * 60.0)
+            || options.games.is_some_and(|g| p.episodes >= g)
+            || options.steps.is_some_and(|s| p.steps >= s)
+        {
+            break;
+        }
+        let by_time = options.minutes.map_or(0.0, |m| seconds / (m * 60.0).max(1e-9));
+        let by_games = options.games.map_or(0.0, |g| p.episodes as f64 / g.max(1) as f64);
+        let by_steps = options.steps.map_or(0.0, |s| p.steps as f64 / s.max(1) as f64);
+        learner.set_done(by_time.max(by_games).max(by_steps));
+        learner.set_left(options.games.map(|g| g.saturating_sub(p.episodes)));
+        let before = p.steps;
+        let round = learner.round()?;
+        learner.set_seconds(clock.seconds());
+        let p = learner.progress();
+        let mut line = Metrics {
+            schema: crate::metrics::SCHEMA,
+            event: Event::Generation,
+            trainer: name.into(),
+            generation: p.episodes,
+            steps: p.steps,
+            episodes: p.episodes,
+            positions: p.decisions,
+            wall_seconds: p.seconds,
+            // A round that only gathered experience (a replay memory filling) trained nothing.
+            trained: p.steps > before,
+            ..Metrics::default()
+        };
+        for (n, v) in &round.losses {
+            line.losses.insert(n.clone(), *v);
+        }
+        for (n, v) in &round.figures {
+            line.figures.insert(n.clone(), *v);
+        }
+        for (n, v) in &round.stats {
+            line.stats.insert(n.clone(), *v);
+        }
+        write_line(&line)?;
+        hooks.round(&p, &round);
+        if last_save.elapsed().as_secs_f64() >= options.save_seconds {
+            save(&mut learner, &mut file, &clock)?;
+            last_save = Instant::now();
+        }
+        if let Some(ladder) = ladder.as_mut()
+            && last_eval.elapsed().as_secs_f64() >= options.eval_minutes * 60.0
+        {
+            let path = layout.kept(&learner.checkpoint_name(&p), ext);
+            learner.save(&path, false)?;
+            hooks.evaluating(&p);
+            let evaluation = ladder.evaluate(&path, p.episodes);
+            let line = Metrics::evaluation(name, p.episodes, p.steps, p.seconds, evaluation.clone());
+            write_line(&line)?;
+            hooks.evaluated(&p, &evaluation);
+            last_eval = Instant::now();
+        }
+    }
+    save(&mut learner, &mut file, &clock)?;
+    Ok(learner.progress())
+}
