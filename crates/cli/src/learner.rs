@@ -3,12 +3,13 @@
 //! call into `meeple_learn::run` that owns the loop, the run directory and resume.
 
 use anyhow::{Result, anyhow};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_game::Game;
 use meeple_learn::LearnError;
 use meeple_learn::ladder::Evaluation;
 use meeple_learn::run::{Hooks, Learner, Progress, Round, RunOptions, run};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -97,5 +98,81 @@ pub fn equal_time(spec: &str) -> Option<String> {
 
 /// The command line this process was started with, kept in the run's `run.json`.
 pub fn command_line() -> String {
-    std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" ")
+    // The program by its name, not the path it was started by.
+    std::iter::once("meeple".to_string())
+        .chain(std::env::args().skip(1))
+        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What every trainer's run takes: where it goes, its limits, its evaluation, seed and threads.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Stop after this many games (episodes, this session and earlier ones together). For the
+    /// trainers that learn from a fixed set of games (`vae`, `value --data search`): the games
+    /// played for it.
+    #[arg(long, value_name = "N")]
+    pub games: Option<u64>,
+    /// Stop after this many minutes (this session and earlier ones together).
+    #[arg(long, value_name = "M")]
+    pub minutes: Option<f64>,
+    /// Evaluate against the ladder (and keep a checkpoint in ckpt/) every this many minutes;
+    /// 0 never.
+    #[arg(long, value_name = "M")]
+    pub eval_minutes: Option<f64>,
+    /// Games against each ladder opponent per evaluation, a multiple of the seatings.
+    #[arg(long, value_name = "N")]
+    pub eval_games: Option<usize>,
+    /// Evaluation opponents (repeat; default: random and the game's own ladder agents).
+    #[arg(long = "ladder", value_name = "SPEC")]
+    pub ladder: Vec<String>,
+    /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
+    /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
+    #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
+    pub equal_time: String,
+    /// The run directory: run.json (settings and progress), metrics.jsonl, ladder.json,
+    /// ckpt/last.* (the checkpoint to resume from) and the checkpoints kept at evaluations.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue the run in --out from its last checkpoint (with the same settings).
+    #[arg(long)]
+    pub resume: bool,
+    /// Also write the last checkpoint to this file when the run ends (a bare network or
+    /// weights file, with its sidecar).
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+    /// Seed of every random choice of the run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+}
+
+impl RunArgs {
+    /// The run's options, in `--out` or `runs/KIND`; `needs_limit` where the trainer anneals
+    /// over the run's length.
+    pub fn options(&self, out: &Path, threads: usize, lr_decay: bool) -> RunOptions {
+        RunOptions {
+            resume: self.resume,
+            minutes: self.minutes,
+            games: self.games,
+            seed: self.seed,
+            threads,
+            eval_minutes: self.eval_minutes.unwrap_or(10.0),
+            eval_games: self.eval_games,
+            ladder: self.ladder.clone(),
+            equal_time: equal_time(&self.equal_time),
+            commands: vec![command_line()],
+            needs_limit: lr_decay.then_some("--lr-decay anneals the learning rate over the run"),
+            export: self.export.clone(),
+            ..RunOptions::new(out)
+        }
+    }
+
+    /// `--out`, or `runs/KIND`.
+    pub fn out(&self, kind: &str) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| PathBuf::from("runs").join(kind))
+    }
 }

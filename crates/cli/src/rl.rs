@@ -1,7 +1,7 @@
 //! `meeple train dqn|ppo GAME`: report 001's model-free learners on any two-player game, driven
 //! by the shared learner loop (progress, metrics, ladder, Ctrl-C checkpoint, `--resume`).
 
-use crate::learner::{command_line, drive, equal_time};
+use crate::learner::{RunArgs, drive};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use meeple_game::{Game, limits};
@@ -9,68 +9,7 @@ use meeple_learn::dqn::{DqnConfig, DqnRun, Exploration};
 use meeple_learn::ppo::{Opponents, PoolSampling, PpoConfig, PpoRun, SoftUpdate};
 use meeple_learn::replay::Priorities;
 use meeple_learn::rl::Anneal;
-use std::path::PathBuf;
-
-/// What every learner's run takes: limits, evaluation, output, seed and threads.
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Stop after this many games (episodes, this session and earlier ones together).
-    #[arg(long, value_name = "N")]
-    pub games: Option<u64>,
-    /// Stop after this many minutes (this session and earlier ones together).
-    #[arg(long, value_name = "M")]
-    pub minutes: Option<f64>,
-    /// Evaluate against the ladder (and keep a checkpoint in ckpt/) every this many minutes;
-    /// 0 never.
-    #[arg(long, default_value_t = 10.0)]
-    pub eval_minutes: f64,
-    /// Games against each ladder opponent per evaluation, a multiple of the seatings.
-    #[arg(long)]
-    pub eval_games: Option<usize>,
-    /// Ladder opponents (repeat; default: random and the game's own ladder agents).
-    #[arg(long = "ladder", value_name = "SPEC")]
-    pub ladder: Vec<String>,
-    /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
-    /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
-    #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
-    pub equal_time: String,
-    /// The run directory (run.json, metrics.jsonl, ladder.json, ckpt/last.safetensors with its
-    /// sidecar and optimiser state, and the checkpoints kept at evaluations).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Continue the run in --out from its last checkpoint.
-    #[arg(long)]
-    pub resume: bool,
-    /// Seed of the initial weights, the games and the exploration.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Network threads.
-    #[arg(long, default_value_t = 2)]
-    pub threads: usize,
-    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
-    /// --games, whichever it reaches first at its pace so far); default: constant.
-    #[arg(long)]
-    pub lr_decay: bool,
-}
-
-impl RunArgs {
-    fn options(&self, out: &std::path::Path, threads: usize) -> meeple_learn::run::RunOptions {
-        meeple_learn::run::RunOptions {
-            resume: self.resume,
-            minutes: self.minutes,
-            games: self.games,
-            seed: self.seed,
-            threads,
-            eval_minutes: self.eval_minutes,
-            eval_games: self.eval_games,
-            ladder: self.ladder.clone(),
-            equal_time: equal_time(&self.equal_time),
-            commands: vec![command_line()],
-            needs_limit: self.lr_decay.then_some("--lr-decay anneals the learning rate over the run"),
-            ..meeple_learn::run::RunOptions::new(out)
-        }
-    }
-}
+use meeple_learn::vae::{VaeRun, VaeRunConfig};
 
 /// An autoencoder in front of a learner's network.
 #[derive(Args, Debug)]
@@ -173,6 +112,10 @@ pub struct DqnArgs {
     /// Huber threshold of the TD error.
     #[arg(long, default_value_t = 1.0)]
     huber: f64,
+    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
+    /// --games, whichever it reaches first at its pace so far); default: constant.
+    #[arg(long)]
+    lr_decay: bool,
     #[command(flatten)]
     encoder: EncoderArgs,
     #[command(flatten)]
@@ -214,7 +157,7 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.parallel = args.parallel;
     c.opponent = args.opponent.clone();
     c.train.lr = args.lr;
-    if args.run.lr_decay {
+    if args.lr_decay {
         c.train.decay = 0;
     }
     c.train.huber = Some(args.huber);
@@ -222,8 +165,8 @@ pub fn dqn<G: Game>(game: &G, args: &DqnArgs) -> Result<()> {
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;
-    let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/dqn"));
-    drive(game, &args.run.options(&out, threads), |resume| DqnRun::new(game.clone(), c, resume))
+    let out = args.run.out("dqn");
+    drive(game, &args.run.options(&out, threads, args.lr_decay), |resume| DqnRun::new(game.clone(), c, resume))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -310,6 +253,10 @@ pub struct PpoArgs {
     /// Largest gradient norm (clipped above).
     #[arg(long, default_value_t = 0.5)]
     clip_norm: f64,
+    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
+    /// --games, whichever it reaches first at its pace so far); default: constant.
+    #[arg(long)]
+    lr_decay: bool,
     #[command(flatten)]
     encoder: EncoderArgs,
     #[command(flatten)]
@@ -352,7 +299,7 @@ pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
         (None, SelfPlayArg::Mirror) => Opponents::Mirror,
     };
     c.train.lr = args.lr;
-    if args.run.lr_decay {
+    if args.lr_decay {
         c.train.decay = 0;
     }
     c.train.clip_norm = args.clip_norm;
@@ -360,8 +307,8 @@ pub fn ppo<G: Game>(game: &G, args: &PpoArgs) -> Result<()> {
     c.seed = args.run.seed;
     c.threads = threads;
     c.check()?;
-    let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/ppo"));
-    drive(game, &args.run.options(&out, threads), |resume| PpoRun::new(game.clone(), c, resume))
+    let out = args.run.out("ppo");
+    drive(game, &args.run.options(&out, threads, args.lr_decay), |resume| PpoRun::new(game.clone(), c, resume))
 }
 
 #[derive(Args, Debug)]
@@ -372,9 +319,6 @@ pub struct VaeArgs {
     /// half random, half a trained PPO agent).
     #[arg(long = "players", value_name = "SPEC", default_value = "random")]
     players: Vec<String>,
-    /// Games played for positions (report 001: 4,000).
-    #[arg(long, default_value_t = 4000)]
-    games: u64,
     /// Size of the latent code (report 001: 32).
     #[arg(long, default_value_t = 32)]
     latent: usize,
@@ -393,18 +337,8 @@ pub struct VaeArgs {
     /// Share of the positions held out to measure the reconstruction.
     #[arg(long, default_value_t = 0.1)]
     held_out: f64,
-    /// Seed of the games, the weights and the noise.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// The autoencoder file (with its .json sidecar); metrics go to FILE.metrics.jsonl.
-    #[arg(long, value_name = "FILE")]
-    out: PathBuf,
-    /// Continue the run in --out (the same positions, the epochs not yet done).
-    #[arg(long)]
-    resume: bool,
-    /// Replace an existing --out.
-    #[arg(long, conflicts_with = "resume")]
-    force: bool,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 impl VaeArgs {
@@ -413,111 +347,35 @@ impl VaeArgs {
     }
 }
 
+/// Games a VAE run plays for positions unless given --games (report 001: 4,000).
+const VAE_GAMES: u64 = 4000;
+
 /// `meeple train vae`: positions from games of the given agents, then epochs of the ELBO, the
-/// reconstruction on held-out positions after each; the file is rewritten after every epoch.
+/// reconstruction on held-out positions after each, through the one run loop.
 pub fn vae<G: Game>(game: &G, args: &VaeArgs) -> Result<()> {
-    use indicatif::{ProgressBar, ProgressStyle};
-    use meeple_nn::{Vae, VaeConfig};
-    use rand::RngExt;
-    use std::io::Write;
-    if !(args.lr.is_finite() && args.lr > 0.0) {
-        anyhow::bail!("--lr {} must be a positive number", args.lr);
-    }
-    if !(args.held_out > 0.0 && args.held_out < 1.0) {
-        anyhow::bail!("--held-out {} must be within 0 and 1 (excluded)", args.held_out);
-    }
-    if !(1..=65_536).contains(&args.batch) || args.games == 0 || args.games > 10_000_000 {
-        anyhow::bail!("--batch {} (1..=65536) and --games {} (1..=10000000)", args.batch, args.games);
-    }
-    meeple_arena::files::check_new_output(&args.out, "autoencoder", args.resume || args.force, true)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let spec = game.spec().to_string();
-    let n: usize = game.observation_shape().iter().product();
-    let config = VaeConfig { input: n, hidden: args.hidden, latent: args.latent };
-    let metrics = PathBuf::from(format!("{}.metrics.jsonl", args.out.display()));
-    let (mut vae, mut epoch) = if args.resume {
-        let (vae, side) = Vae::load(&args.out, Some(&spec))?;
-        if side.vae != config {
-            anyhow::bail!("--resume: '{}' is a VAE of {:?}, not {config:?}", args.out.display(), side.vae);
-        }
-        (vae, side.run.get("epochs").and_then(|e| e.as_u64()).unwrap_or(0))
-    } else {
-        if metrics.exists() {
-            std::fs::remove_file(&metrics)?;
-        }
-        (Vae::new(config, args.seed)?, 0)
+    let threads = limits::check_threads("--threads", args.run.threads)?;
+    let config = VaeRunConfig {
+        players: args.players.clone(),
+        games: args.run.games.unwrap_or(VAE_GAMES),
+        hidden: args.hidden,
+        latent: args.latent,
+        epochs: args.epochs,
+        batch: args.batch,
+        lr: args.lr,
+        held_out: args.held_out,
+        seed: args.run.seed,
     };
-    eprintln!("playing {} games of {spec} for positions ({})", args.games, args.players.join(", "));
-    let data = meeple_learn::vae::positions(game, &args.players, args.games, args.seed)?;
-    let rows = data.len() / n;
-    // The held-out positions are whole games' worth at the end (the last games played).
-    let test_rows = ((rows as f64 * args.held_out) as usize).max(1).min(rows.saturating_sub(1));
-    let train_rows = rows - test_rows;
-    if train_rows == 0 {
-        anyhow::bail!("{rows} positions: too few to hold some out; play more --games");
+    config.check()?;
+    if args.run.eval_minutes.is_some_and(|m| m > 0.0) || !args.run.ladder.is_empty() {
+        anyhow::bail!(
+            "--eval-minutes and --ladder evaluate an agent; an autoencoder plays no games (dqn and ppo read it with --encoder)"
+        );
     }
-    let (train, test) = data.split_at(train_rows * n);
-    eprintln!("{rows} positions: {train_rows} to train on, {test_rows} held out");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || stop.store(true, std::sync::atomic::Ordering::Relaxed));
-    }
-    let bar = ProgressBar::new(args.epochs);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} epochs {elapsed_precise} {msg}").expect("template"),
-    );
-    bar.set_position(epoch);
-    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&metrics)?;
-    let mut rng = meeple_game::rng_from_seed(meeple_game::derive_seed(args.seed, 0x7a3));
-    let mut order: Vec<usize> = (0..train_rows).collect();
-    let mut batch = Vec::with_capacity(args.batch * n);
-    let started = std::time::Instant::now();
-    while epoch < args.epochs && !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        for i in (1..order.len()).rev() {
-            order.swap(i, rng.random_range(0..=i));
-        }
-        let (mut recon, mut kl, mut steps) = (0.0, 0.0, 0u64);
-        for chunk in order.chunks(args.batch) {
-            batch.clear();
-            for &r in chunk {
-                batch.extend_from_slice(&train[r * n..(r + 1) * n]);
-            }
-            let l = vae.train_step(&batch, chunk.len(), args.lr as f32)?;
-            recon += l.reconstruction;
-            kl += l.kl;
-            steps += 1;
-        }
-        epoch += 1;
-        let held = vae.reconstruction(test, test_rows);
-        let run = serde_json::json!({
-            "trainer": "vae", "epochs": epoch, "games": args.games, "players": args.players,
-            "positions": rows, "held_out": test_rows, "reconstruction": held,
-        });
-        vae.save(&args.out, &spec, run)?;
-        let line = serde_json::json!({
-            "schema": meeple_learn::metrics::SCHEMA, "event": "generation", "trainer": "vae", "generation": epoch,
-            "steps": vae.step(), "positions": train_rows, "wall_seconds": started.elapsed().as_secs_f64(),
-            "losses": { "reconstruction": recon / steps as f64, "kl": kl / steps as f64 },
-            "figures": { "accuracy": held.accuracy, "on_accuracy": held.on_accuracy },
-        });
-        writeln!(log, "{line}")?;
-        bar.set_position(epoch);
-        bar.set_message(format!(
-            "loss {:.3} + kl {:.3}; held out: {:.2}% of inputs, {:.2}% of those on",
-            recon / steps as f64,
-            kl / steps as f64,
-            100.0 * held.accuracy,
-            100.0 * held.on_accuracy
-        ));
-    }
-    bar.finish();
-    let held = vae.reconstruction(test, test_rows);
-    println!(
-        "{epoch} epochs; held-out reconstruction {:.2}% of inputs ({:.2}% of those on); autoencoder in {}",
-        100.0 * held.accuracy,
-        100.0 * held.on_accuracy,
-        args.out.display()
-    );
-    Ok(())
+    let mut options = args.run.options(&args.run.out("vae"), threads, false);
+    // The games are the data; the epochs end the run.
+    options.games = None;
+    options.eval_minutes = 0.0;
+    options.save_seconds = 0.0;
+    eprintln!("playing {} games of {} for positions ({})", config.games, game.spec(), args.players.join(", "));
+    drive(game, &options, |resume| VaeRun::new(game, config, resume))
 }

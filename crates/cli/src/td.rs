@@ -2,12 +2,11 @@
 //! learner), with a progress line, metrics, a ladder evaluation every few minutes, Ctrl-C to
 //! stop with a checkpoint, and `--resume`.
 
-use crate::learner::{command_line, drive, equal_time};
+use crate::learner::{RunArgs, drive};
 use anyhow::{Result, bail};
 use clap::Args;
 use meeple_game::{Game, limits};
 use meeple_learn::td::{TdConfig, TdRun};
-use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct TdArgs {
@@ -59,44 +58,13 @@ pub struct TdArgs {
     /// result alone): a denser signal, as report 002 trained toward finishing places.
     #[arg(long, default_value_t = 0.0)]
     score_weight: f64,
-    /// Stop after this many minutes (this session and earlier ones together).
-    #[arg(long, value_name = "M")]
-    minutes: Option<f64>,
-    /// Stop after this many games.
-    #[arg(long, value_name = "N")]
-    games: Option<u64>,
-    /// Evaluate against the ladder (and keep a checkpoint) every this many minutes; 0 never.
-    #[arg(long, default_value_t = 15.0)]
-    eval_minutes: f64,
-    /// Games against each ladder opponent per evaluation, a multiple of the seatings.
-    #[arg(long)]
-    eval_games: Option<usize>,
-    /// Ladder opponents (repeat; default: random and the game's own ladder agents).
-    #[arg(long = "opponent", value_name = "SPEC")]
-    opponents: Vec<String>,
-    /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
-    /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
-    #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
-    equal_time: String,
-    /// The run directory (run.json, metrics.jsonl, ladder.json, ckpt/last.safetensors with its
-    /// sidecar and optimiser state, and the checkpoints kept at evaluations).
-    #[arg(long, value_name = "DIR", default_value = "runs/td")]
-    out: PathBuf,
-    /// Continue the run in --out from its last checkpoint.
-    #[arg(long)]
-    resume: bool,
     /// Start from this checkpoint's weights instead of fresh ones: a value network of the same
     /// shape, perhaps trained on another variant (the beginner board's for shuffled boards).
     /// Its --net is the checkpoint's.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     init: Option<String>,
-    /// Seed of the network's initial weights and of the games.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Threads: the games in flight are shared among them (each builds and values its games'
-    /// afterstates), and the optimiser's steps use them too.
-    #[arg(long, default_value_t = 2)]
-    threads: usize,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 impl TdArgs {
@@ -106,7 +74,7 @@ impl TdArgs {
 }
 
 pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
-    let threads = limits::check_threads("--threads", args.threads)?;
+    let threads = limits::check_threads("--threads", args.run.threads)?;
     let mut config = TdConfig::report(&game.spec().to_string());
     config.net = args.net.clone();
     config.lambda = args.lambda;
@@ -121,7 +89,7 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
     config.train.weight_decay = args.weight_decay;
     config.train.clip_norm = args.clip;
     config.train.huber = (args.huber > 0.0).then_some(args.huber);
-    config.seed = args.seed;
+    config.seed = args.run.seed;
     config.threads = threads;
     config.init = args.init.clone();
     config.undecided = args.undecided;
@@ -130,19 +98,6 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
         bail!("--clip {} must be a positive number", args.clip);
     }
     config.check()?;
-    let options = meeple_learn::run::RunOptions {
-        resume: args.resume,
-        minutes: args.minutes,
-        games: args.games,
-        seed: args.seed,
-        threads,
-        eval_minutes: args.eval_minutes,
-        eval_games: args.eval_games,
-        ladder: args.opponents.clone(),
-        equal_time: equal_time(&args.equal_time),
-        commands: vec![command_line()],
-        needs_limit: args.lr_decay.then_some("--lr-decay anneals the learning rate over the run"),
-        ..meeple_learn::run::RunOptions::new(&args.out)
-    };
+    let options = args.run.options(&args.run.out("td"), threads, args.lr_decay);
     drive(game, &options, |resume| TdRun::new(game.clone(), config, resume))
 }

@@ -155,62 +155,65 @@ fn a_linear_learner_starts_from_given_weights_and_its_file_names_them() {
     // with a minus sign), the weights file's first line the command that made it, and the file
     // loaded by the evaluator in the arena.
     let d = dir("tdleaf");
-    let out = d.join("w.txt");
+    let run = d.join("w");
+    let out = run.join("ckpt/last.txt");
     let init: Vec<String> = (0..36).map(|i| format!("{}", i as f64 / 10.0 - 2.0)).collect();
     let init = init.join(",");
     let args = ["train", "tdleaf", "santorini", "--eval", "table36", "--depth", "1", "--games", "3"];
-    let o = meeple(&[&args[..], &["--init", &init, "--out", out.to_str().unwrap()]].concat());
+    let o = meeple(&[&args[..], &["--init", &init, "--out", run.to_str().unwrap()]].concat());
     assert!(o.status.success(), "{}", text(&o));
     let file = std::fs::read_to_string(&out).unwrap();
-    let (header, numbers) = file.split_once('\n').unwrap();
-    assert!(header.starts_with("# meeple train tdleaf santorini --eval table36"), "{header}");
-    assert!(header.contains(&format!("--init='{init}'")), "{header}");
+    let (header, numbers) = file.rsplit_once("\n").unwrap().0.rsplit_once('\n').map_or(("", ""), |(h, n)| (h, n));
+    assert!(header.contains("meeple train tdleaf santorini --eval table36"), "{header}");
+    assert!(header.contains(&format!("--init {init}")), "{header}");
     assert_eq!(numbers.trim().split(',').count(), 36, "{numbers}");
     let eval = format!("alphabeta:depth=1,eval=(table36:weights={})", out.display());
     let arena = meeple(&["arena", "santorini", &eval, "random", "--games", "2", "--threads", "1"]);
     assert!(arena.status.success(), "{}", text(&arena));
     // A weights vector of the wrong length is refused with both counts.
-    let wrong = meeple(&[&args[..], &["--init", "1,2,3", "--out", d.join("x.txt").to_str().unwrap()]].concat());
+    let wrong = meeple(&[&args[..], &["--init", "1,2,3", "--out", d.join("x").to_str().unwrap()]].concat());
     assert!(!wrong.status.success() && text(&wrong).contains("3 weights given; table36 takes 36"), "{}", text(&wrong));
 }
 
 #[test]
 fn several_random_starts_are_trained_and_their_round_robin_picks_one() {
-    // Three TreeStrap starts (seeds 4, 5, 6) into files beside --out, then a round robin among
-    // them: --out holds the chosen start's weights and names it, the round robin's summary
-    // beside it, and every start's own file names the single-start command that remakes it.
+    // Three TreeStrap starts (seeds 4, 5, 6), each a run of its own in --out, then a round
+    // robin among them: chosen.txt holds the chosen start's weights and names it, the round
+    // robin's summary beside it.
     let d = dir("starts");
-    let out = d.join("w.txt");
+    let out = d.join("w");
     let o = out.to_str().unwrap();
     let args = ["train", "treestrap", "santorini", "--depth", "1", "--games", "3", "--lr", "1e-6", "--zero-sum"];
     let run = [&args[..], &["--starts", "3", "--select-games", "4", "--seed", "4", "--out", o]].concat();
     let first = meeple(&run);
     assert!(first.status.success(), "{}", text(&first));
-    let chosen = std::fs::read_to_string(&out).unwrap();
-    let pick = chosen.lines().nth(1).unwrap();
+    let chosen = std::fs::read_to_string(out.join("chosen.txt")).unwrap();
+    let pick = chosen.lines().find(|l| l.starts_with("# start ")).unwrap();
     let k: usize = pick.strip_prefix("# start ").and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
     assert!(pick.contains(&format!("--seed {}", 3 + k)), "{pick}");
-    let start = std::fs::read_to_string(d.join(format!("w.start{k}.txt"))).unwrap();
+    let weights = |k: usize| out.join(format!("start{k}/ckpt/last.txt"));
+    let start = std::fs::read_to_string(weights(k)).unwrap();
     let numbers = |f: &str| f.lines().find(|l| !l.starts_with('#')).unwrap().to_string();
     assert_eq!(numbers(&chosen), numbers(&start));
-    assert!(start.starts_with("# meeple train treestrap santorini") && !start.contains("--starts"), "{start}");
-    assert!(start.contains(&format!("--seed {} ", 3 + k)), "{start}");
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("start{k}/ckpt/last.json"))).unwrap()).unwrap();
+    assert_eq!(side["config"]["seed"], 3 + k as u64, "{side}");
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("w.txt.select.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("select.json")).unwrap()).unwrap();
     assert_eq!(summary["agents"].as_array().unwrap().len(), 3);
     // Seeds 4-6 differ: the starts are not one start three times.
-    let all: Vec<String> =
-        (1..=3).map(|i| numbers(&std::fs::read_to_string(d.join(format!("w.start{i}.txt"))).unwrap())).collect();
+    let all: Vec<String> = (1..=3).map(|i| numbers(&std::fs::read_to_string(weights(i)).unwrap())).collect();
     assert!(all[0] != all[1] && all[1] != all[2], "{all:?}");
-    // Run again: refused (the files exist); --resume trains nothing more and picks the same.
+    // Run again: refused (the runs exist); --resume trains nothing more and picks the same.
     let again = meeple(&run);
-    assert!(!again.status.success() && text(&again).contains("already exists"), "{}", text(&again));
+    assert!(!again.status.success() && text(&again).contains("holds a"), "{}", text(&again));
+    std::fs::remove_file(out.join("chosen.txt")).unwrap();
     let resumed = meeple(&[&run[..], &["--resume"]].concat());
     assert!(resumed.status.success(), "{}", text(&resumed));
-    assert_eq!(numbers(&std::fs::read_to_string(&out).unwrap()), numbers(&chosen));
-    // A multi-player game and an odd round robin are refused with the reason.
+    assert_eq!(numbers(&std::fs::read_to_string(out.join("chosen.txt")).unwrap()), numbers(&chosen));
+    // An odd round robin is refused with the reason.
     let odd = meeple(
-        &[&args[..], &["--starts", "2", "--select-games", "3", "--out", d.join("o.txt").to_str().unwrap()]].concat(),
+        &[&args[..], &["--starts", "2", "--select-games", "3", "--out", d.join("o").to_str().unwrap()]].concat(),
     );
     assert!(!odd.status.success() && text(&odd).contains("--select-games 3"), "{}", text(&odd));
 }
@@ -221,22 +224,71 @@ fn several_random_starts_are_trained_and_their_round_robin_picks_one() {
 #[test]
 fn every_trainer_keeps_one_layout_and_resumes() {
     let d = dir("layout");
-    let small = ["--net", "mlp:layers=1,width=16", "--threads", "1"];
-    let cases: Vec<(&str, Vec<&str>, &str, &str)> = vec![
-        ("td", vec!["--eval-minutes", "0", "--parallel", "2"], "--lr", "0.01"),
+    let small = ["--threads", "1"];
+    let net = ["--net", "mlp:layers=1,width=16"];
+    // Each: the trainer, the game, its flags, a setting to change on resume, and the limit
+    // that resuming raises (the epochs of the trainers that learn from a fixed set of games).
+    let strap = ["--depth", "1", "--opening-plies", "2"];
+    type Case<'a> = (&'a str, &'a str, Vec<&'a str>, &'a str, &'a str, &'a str);
+    let cases: Vec<Case<'_>> = vec![
         (
-            "dqn",
-            vec!["--eval-minutes", "0", "--parallel", "2", "--learning-starts", "8", "--batch", "8"],
+            "td",
+            "tictactoe",
+            [&net[..], &["--eval-minutes", "0", "--parallel", "2"]].concat(),
             "--lr",
             "0.01",
+            "--games",
         ),
-        ("ppo", vec!["--eval-minutes", "0", "--parallel", "2", "--rollout", "16"], "--lr", "0.01"),
-        ("value", vec!["--data", "selfplay", "--parallel", "2"], "--lr", "0.01"),
+        (
+            "dqn",
+            "tictactoe",
+            [&net[..], &["--eval-minutes", "0", "--parallel", "2", "--learning-starts", "8", "--batch", "8"]].concat(),
+            "--lr",
+            "0.01",
+            "--games",
+        ),
+        (
+            "ppo",
+            "tictactoe",
+            [&net[..], &["--eval-minutes", "0", "--parallel", "2", "--rollout", "16"]].concat(),
+            "--lr",
+            "0.01",
+            "--games",
+        ),
+        (
+            "value",
+            "tictactoe",
+            [&net[..], &["--data", "selfplay", "--parallel", "2"]].concat(),
+            "--lr",
+            "0.01",
+            "--games",
+        ),
+        (
+            "value",
+            "tictactoe",
+            [
+                &net[..],
+                &["--data", "search", "--searcher", "mcts:iters=30", "--min-visits", "2", "--eval-minutes", "0"],
+            ]
+            .concat(),
+            "--opening-plies",
+            "3",
+            "--epochs",
+        ),
+        ("vae", "tictactoe", vec!["--hidden", "16", "--latent", "4"], "--lr", "0.01", "--epochs"),
+        ("rootstrap", "santorini", strap.to_vec(), "--lr", "0.001", "--games"),
+        ("treestrap", "santorini", strap.to_vec(), "--win-value", "5", "--games"),
+        ("tdleaf", "santorini", strap.to_vec(), "--lambda", "0.5", "--games"),
     ];
-    for (kind, extra, flag, value) in cases {
-        let out = d.join(kind);
+    for (i, (kind, game, extra, flag, value, limit)) in cases.into_iter().enumerate() {
+        let out = d.join(format!("{kind}{i}"));
         let o = out.to_str().unwrap();
-        let mut args = vec!["train", kind, "tictactoe", "--games", "4", "--out", o];
+        let epochs = limit == "--epochs";
+        let first = if epochs { "2" } else { "4" };
+        let mut args = vec!["train", kind, game, "--out", o, limit, first];
+        if epochs {
+            args.extend(["--games", "4"]);
+        }
         args.extend(small);
         args.extend(&extra);
         let r = meeple(&args);
@@ -245,6 +297,7 @@ fn every_trainer_keeps_one_layout_and_resumes() {
             serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
         assert_eq!(run["trainer"], kind, "{run}");
         assert!(run["progress"]["episodes"].as_u64().unwrap() >= 4, "{kind}: {run}");
+        assert!(out.join("ckpt").is_dir(), "{kind}");
         assert!(out.join(run["last"].as_str().unwrap()).is_file(), "{kind}: {run}");
         assert!(run["commands"][0].as_str().unwrap().contains(&format!("train {kind}")), "{run}");
         let lines = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
@@ -260,15 +313,23 @@ fn every_trainer_keeps_one_layout_and_resumes() {
         );
         // Resumed: the same directory, the same layout, further on.
         let played = run["progress"]["episodes"].as_u64().unwrap();
-        let more = (played + 4).to_string();
-        let mut again = vec!["train", kind, "tictactoe", "--games", &more, "--out", o, "--resume"];
+        let steps = run["progress"]["steps"].as_u64().unwrap();
+        let more = if epochs { "4".to_string() } else { (played + 4).to_string() };
+        let mut again = vec!["train", kind, game, "--out", o, "--resume", limit, &more];
+        if epochs {
+            again.extend(["--games", "4"]);
+        }
         again.extend(small);
         again.extend(&extra);
         let r = meeple(&again);
         assert!(r.status.success(), "{kind}: {}", text(&r));
         let run: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-        assert!(run["progress"]["episodes"].as_u64().unwrap() >= played + 4, "{kind}: {run}");
+        if epochs {
+            assert!(run["progress"]["steps"].as_u64().unwrap() > steps, "{kind}: {run}");
+        } else {
+            assert!(run["progress"]["episodes"].as_u64().unwrap() >= played + 4, "{kind}: {run}");
+        }
         assert_eq!(run["commands"].as_array().unwrap().len(), 2, "both command lines kept: {run}");
         assert!(std::fs::read_to_string(out.join("metrics.jsonl")).unwrap().lines().count() > rounds.len());
         // Other settings are refused, naming the flag.

@@ -120,6 +120,19 @@ pub trait Learner {
     /// none without a limit). Learners whose rounds can take several games at once use it to
     /// stop at the limit exactly; the others may pass it by up to a round.
     fn set_left(&mut self, _games: Option<u64>) {}
+    /// The trainer's unit of progress in its metrics lines: games by default, the epoch for
+    /// learners that pass over a fixed set of games.
+    fn generation(&self, progress: &Progress) -> u64 {
+        progress.episodes
+    }
+    /// The command lines that made the run (earlier sessions' first), for checkpoints that
+    /// keep them where the network sidecars' own record does not reach.
+    fn set_commands(&mut self, _commands: &[String]) {}
+    /// Whether the learner has done all its work (the epochs of a fixed data set), whatever
+    /// the run's limits.
+    fn finished(&self) -> bool {
+        false
+    }
 }
 
 /// What every run takes, whatever its trainer.
@@ -153,6 +166,8 @@ pub struct RunOptions {
     pub commands: Vec<String>,
     /// The learner anneals its rate over the run, which needs a limit.
     pub needs_limit: Option<&'static str>,
+    /// Also write the last checkpoint here when the run ends (refused where a file is already).
+    pub export: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -173,6 +188,7 @@ impl RunOptions {
             save_seconds: 60.0,
             commands: Vec::new(),
             needs_limit: None,
+            export: None,
         }
     }
 }
@@ -330,6 +346,14 @@ pub fn run<G: Game, L: Learner>(
     {
         return Err(LearnError::Config(format!("{why}: give the run's length with --minutes, --games or --steps")));
     }
+    if let Some(export) = &options.export
+        && export.exists()
+    {
+        return Err(LearnError::Config(format!(
+            "--export: '{}' exists already; give another file (results are never overwritten)",
+            export.display()
+        )));
+    }
     let layout = Layout { root: options.out.clone() };
     let stored = if options.resume {
         if !layout.run_json().is_file() {
@@ -392,6 +416,7 @@ pub fn run<G: Game, L: Learner>(
     std::fs::create_dir_all(layout.checkpoints()).map_err(|e| io("create", &layout.checkpoints(), e))?;
     let mut commands = stored.as_ref().map(|f| f.commands.clone()).unwrap_or_default();
     commands.extend(options.commands.iter().cloned());
+    learner.set_commands(&commands);
     let name = learner.name();
     let ext = learner.extension();
     let last = layout.last(ext);
@@ -405,6 +430,11 @@ pub fn run<G: Game, L: Learner>(
         commands,
     };
     write_run(&layout, &file)?;
+    if options.eval_minutes > 0.0 && learner.agent().is_empty() {
+        return Err(LearnError::Config(format!(
+            "a {name} run has no agent to evaluate: give --eval-minutes 0 (and no --ladder)"
+        )));
+    }
     let mut ladder = if options.eval_minutes > 0.0 {
         let mut c = LadderConfig::new(game, &learner.agent(), options.threads, options.seed);
         c.opponents = if options.ladder.is_empty() {
@@ -443,6 +473,7 @@ pub fn run<G: Game, L: Learner>(
         let seconds = clock.seconds();
         let p = learner.progress();
         if hooks.should_stop()
+            || learner.finished()
             || options.minutes.is_some_and(|m| seconds >= m * 60.0)
             || options.games.is_some_and(|g| p.episodes >= g)
             || options.steps.is_some_and(|s| p.steps >= s)
@@ -462,7 +493,7 @@ pub fn run<G: Game, L: Learner>(
             schema: crate::metrics::SCHEMA,
             event: Event::Generation,
             trainer: name.into(),
-            generation: p.episodes,
+            generation: learner.generation(&p),
             steps: p.steps,
             episodes: p.episodes,
             positions: p.decisions,
@@ -500,5 +531,8 @@ pub fn run<G: Game, L: Learner>(
         }
     }
     save(&mut learner, &mut file, &clock)?;
+    if let Some(export) = &options.export {
+        learner.save(export, false)?;
+    }
     Ok(learner.progress())
 }

@@ -18,7 +18,8 @@ use meeple_search::{AlphaBeta, AlphaBetaConfig};
 use rand::RngExt;
 
 /// Which bootstrap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Strap {
     Root,
     Tree,
@@ -39,7 +40,7 @@ impl Strap {
 }
 
 /// A bootstrap run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StrapConfig {
     pub strap: Strap,
     /// The linear evaluator's name (`linear8`).
@@ -85,6 +86,90 @@ pub struct StrapConfig {
     /// them), so it is fitted on the positions it values, and a mover's coming move is never
     /// credited to the features it moves away from.
     pub after_move: bool,
+    /// The weights the run starts from (a weights file or numbers); `None`: uniform in
+    /// [-1, 1] from the seed, as the report.
+    #[serde(default)]
+    pub init: Option<String>,
+}
+
+impl StrapConfig {
+    /// Report 004's settings for `strap` on evaluator `eval`: depth 3, a step of 1e-4.
+    pub fn new(strap: Strap, eval: &str) -> Self {
+        StrapConfig {
+            strap,
+            eval: eval.to_string(),
+            depth: 3,
+            odd_depth: None,
+            learning_rate: 1e-4,
+            opening_plies: 4,
+            seed: 1,
+            win_value: 10.0,
+            proven_nodes: false,
+            minimax: false,
+            lambda: 0.7,
+            min_depth: 1,
+            zero_sum: false,
+            mover: false,
+            after_move: false,
+            init: None,
+        }
+    }
+
+    /// Refuses settings out of range and those the chosen bootstrap never reads, saying why.
+    pub fn check(&self) -> Result<(), crate::LearnError> {
+        let bad = |m: String| Err(crate::LearnError::Config(m));
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return bad(format!("--lr {} must be a positive number", self.learning_rate));
+        }
+        if !(self.win_value.is_finite() && self.win_value > 0.0) {
+            return bad(format!("--win-value {} must be a positive number", self.win_value));
+        }
+        if !(0.0..=1.0).contains(&self.lambda) {
+            return bad(format!("--lambda {} must be within 0..=1", self.lambda));
+        }
+        if !(1..=12).contains(&self.depth) || self.odd_depth.is_some_and(|d| !(1..=12).contains(&d)) {
+            return bad("--depth and --odd-depth must be within 1..=12".into());
+        }
+        let default = StrapConfig::new(self.strap, &self.eval);
+        let name = self.strap.name();
+        if self.strap != Strap::Leaf && self.lambda != default.lambda {
+            return bad(format!(
+                "--lambda is TD-Leaf's λ of the temporal differences; {name} learns each search's own value, with no \
+                 temporal differences to weigh"
+            ));
+        }
+        if self.strap != Strap::Tree && self.proven_nodes {
+            return bad(format!(
+                "--proven-nodes picks which of the tree's nodes teach, a TreeStrap setting; {name} learns from {} only",
+                if self.strap == Strap::Root { "the root" } else { "the principal variation's leaves" }
+            ));
+        }
+        if self.strap != Strap::Tree && self.min_depth != default.min_depth {
+            return bad(format!(
+                "--min-depth picks which of the tree's nodes teach, a TreeStrap setting; {name} learns from {} only",
+                if self.strap == Strap::Root { "the root" } else { "the principal variation's leaves" }
+            ));
+        }
+        if self.strap == Strap::Leaf && self.zero_sum {
+            return bad(
+                "--zero-sum mirrors the search's node records, which TD-Leaf does not learn from (its targets \
+                        are each player's own successive values and the result)"
+                    .into(),
+            );
+        }
+        if self.strap == Strap::Leaf && self.after_move {
+            return bad("--after-move keeps the node records of the player who just moved, which TD-Leaf does not \
+                        learn from"
+                .into());
+        }
+        if self.strap == Strap::Root && self.after_move && !self.zero_sum {
+            return bad("--after-move keeps only the views of the player who just moved; RootStrap learns the root, \
+                        which is the side to move's view, so it would learn from nothing (with --zero-sum it learns \
+                        the mirrored root)"
+                .into());
+        }
+        Ok(())
+    }
 }
 
 /// What one self-play game taught.
@@ -276,6 +361,190 @@ pub fn weights_file(weights: &[f64], made_by: &str, plays_as: &str) -> String {
     format!("# {made_by}\n# play: eval={plays_as}\n{}\n", w.join(","))
 }
 
+/// Reads a weights file this module wrote (or any file of comma-separated numbers, `#` lines
+/// skipped).
+pub fn read_weights(path: &std::path::Path) -> Result<Vec<f64>, crate::LearnError> {
+    let text = meeple_game::limits::read_text(path, 64 << 10, "weights file")?;
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(|l| l.split(','))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            v.parse::<f64>().map_err(|_| {
+                crate::LearnError::Data(format!("'{}' holds '{v}', not a number of weights", path.display()))
+            })
+        })
+        .collect()
+}
+
+/// The agent spec that plays weights learned with `config` (`{model}` where the file goes):
+/// alpha-beta at the training depth, the evaluator read from the side to move where it was
+/// learned so.
+pub fn agent_spec(config: &StrapConfig) -> String {
+    let eval = format!("({}:weights={{model}})", config.eval);
+    let eval = if config.mover { format!("(mover:eval={eval})") } else { eval };
+    format!("alphabeta:depth={},eval={eval}", config.depth)
+}
+
+/// A bootstrap run for [`crate::run::run`]: one self-play game a round, the weights file as
+/// its checkpoint (`ckpt/last.txt`, with a `.json` sidecar holding the progress and settings).
+pub struct StrapRun<G: Game> {
+    game: G,
+    config: StrapConfig,
+    weights: Vec<f64>,
+    progress: crate::run::Progress,
+    commands: Vec<String>,
+}
+
+/// The sidecar beside a bootstrap checkpoint.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StrapSidecar {
+    trainer: String,
+    game: String,
+    config: StrapConfig,
+    progress: crate::run::Progress,
+}
+
+impl<G: Game> StrapRun<G> {
+    /// A run from `config`'s start, or continued from the checkpoint `resume`.
+    pub fn new(game: G, config: StrapConfig, resume: Option<&std::path::Path>) -> Result<Self, crate::LearnError> {
+        config.check()?;
+        let eval = meeple_search::make_evaluator(&game, &config.eval)?;
+        let n = eval.weights().len();
+        if n == 0 {
+            return Err(crate::LearnError::Config(format!(
+                "evaluator '{}' of {} is not linear (it exposes no features and weights)",
+                config.eval,
+                game.spec()
+            )));
+        }
+        if config.mover && game.num_players() != 2 {
+            return Err(crate::LearnError::Config(format!(
+                "--mover reads the evaluator from the side to move, negated for the other player: a two-player \
+                 game's reading; {} has {} players",
+                game.spec(),
+                game.num_players()
+            )));
+        }
+        let (weights, progress) = match resume {
+            Some(path) => {
+                let side = path.with_extension("json");
+                let text = meeple_game::limits::read_text(&side, 1 << 20, "checkpoint sidecar")?;
+                let side: StrapSidecar = serde_json::from_str(&text).map_err(|e| {
+                    crate::LearnError::Data(format!("'{}' is not a bootstrap sidecar: {e}", side.display()))
+                })?;
+                (read_weights(path)?, side.progress)
+            }
+            None => {
+                let w = match &config.init {
+                    Some(given) => match meeple_game::access::numbers(given)? {
+                        Some(w) => w,
+                        None => read_weights(std::path::Path::new(given))?,
+                    },
+                    None => random_weights(n, config.seed),
+                };
+                (w, crate::run::Progress::default())
+            }
+        };
+        if weights.len() != n {
+            return Err(crate::LearnError::Config(format!(
+                "{} weights given; {} takes {n}",
+                weights.len(),
+                config.eval
+            )));
+        }
+        Ok(StrapRun { game, config, weights, progress, commands: Vec::new() })
+    }
+
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+}
+
+impl<G: Game> crate::run::Learner for StrapRun<G> {
+    fn name(&self) -> &'static str {
+        self.config.strap.name()
+    }
+
+    fn agent(&self) -> String {
+        agent_spec(&self.config)
+    }
+
+    fn round(&mut self) -> Result<crate::run::Round, crate::LearnError> {
+        let started = std::time::Instant::now();
+        let g = play_game(&self.game, &self.config, &mut self.weights, self.progress.episodes)?;
+        if self.weights.iter().any(|w| !w.is_finite()) {
+            return Err(crate::LearnError::Config(format!(
+                "the weights diverged at game {}: give a smaller --lr",
+                self.progress.episodes
+            )));
+        }
+        self.progress.episodes += 1;
+        self.progress.decisions += g.plies as u64;
+        // One update a search (RootStrap, TreeStrap), one a game (TD-Leaf).
+        self.progress.steps += if self.config.strap == Strap::Leaf {
+            1
+        } else {
+            (g.plies - self.config.opening_plies.min(g.plies)) as u64
+        };
+        let mut round = crate::run::Round::default();
+        round.loss("search_mse", g.mse);
+        round.figure("plies", g.plies as f64);
+        round.stat("nodes", g.nodes as f64);
+        round.stat("games_per_second", 1.0 / started.elapsed().as_secs_f64().max(1e-9));
+        Ok(round)
+    }
+
+    fn progress(&self) -> crate::run::Progress {
+        self.progress.clone()
+    }
+
+    fn set_seconds(&mut self, seconds: f64) {
+        self.progress.seconds = seconds;
+    }
+
+    fn save(&self, path: &std::path::Path, _resumable: bool) -> Result<(), crate::LearnError> {
+        let io = |e: std::io::Error| crate::LearnError::Io(format!("cannot write '{}': {e}", path.display()));
+        let plays = agent_spec(&self.config).replace("{model}", &path.display().to_string());
+        let made_by = if self.commands.is_empty() {
+            format!("{} of {}, {} games", self.config.strap.name(), self.game.spec(), self.progress.episodes)
+        } else {
+            self.commands.join("\n# ")
+        };
+        let eval = plays.split_once("eval=").map_or(plays.as_str(), |(_, e)| e);
+        meeple_arena::files::write_atomic(path, weights_file(&self.weights, &made_by, eval).as_bytes()).map_err(io)?;
+        let side = StrapSidecar {
+            trainer: self.config.strap.name().into(),
+            game: self.game.spec().to_string(),
+            config: self.config.clone(),
+            progress: self.progress.clone(),
+        };
+        let text = serde_json::to_string_pretty(&side).expect("sidecars serialise") + "\n";
+        meeple_arena::files::write_atomic(&path.with_extension("json"), text.as_bytes()).map_err(io)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.config).expect("configs serialise")
+    }
+
+    fn may_change(&self) -> &'static [&'static str] {
+        &["init"]
+    }
+
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[("learning_rate", "--lr"), ("strap", "the trainer")]
+    }
+
+    fn extension(&self) -> &'static str {
+        "txt"
+    }
+
+    fn set_commands(&mut self, commands: &[String]) {
+        self.commands = commands.to_vec();
+    }
+}
+
 /// The other player's view of a two-player node: its features, the negated value, the bound
 /// mirrored (at most v for one is at least -v for the other); `None` without its features.
 pub fn mirror(r: &NodeRecord) -> Option<NodeRecord> {
@@ -333,6 +602,7 @@ mod tests {
             zero_sum: false,
             mover: false,
             after_move: false,
+            init: None,
         }
     }
 

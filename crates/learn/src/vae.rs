@@ -205,3 +205,214 @@ pub fn train_through(
         _ => Ok(trainer.train_step_with(&net_input(encoder, obs, rows), rows, objective)?),
     }
 }
+
+/// The settings of `train vae`, as `run.json` keeps them.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VaeRunConfig {
+    /// The agents that play the games whose positions are learned (game `i` by the
+    /// `i % len`-th in every seat).
+    pub players: Vec<String>,
+    pub games: u64,
+    pub hidden: usize,
+    pub latent: usize,
+    /// Passes over the training positions (report 001: 300).
+    pub epochs: u64,
+    /// Positions per optimiser step.
+    pub batch: usize,
+    pub lr: f64,
+    /// Share of the positions (the last games') held out to measure the reconstruction.
+    pub held_out: f64,
+    pub seed: u64,
+}
+
+impl VaeRunConfig {
+    /// Refuses settings out of range, naming the flag.
+    pub fn check(&self) -> Result<(), LearnError> {
+        let bad = |m: String| Err(LearnError::Config(m));
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad(format!("--lr {} must be a positive number", self.lr));
+        }
+        if !(self.held_out > 0.0 && self.held_out < 1.0) {
+            return bad(format!("--held-out {} must be within 0 and 1 (excluded)", self.held_out));
+        }
+        if !(1..=65_536).contains(&self.batch) {
+            return bad(format!("--batch {} must be within 1..=65536", self.batch));
+        }
+        if !(1..=10_000_000).contains(&self.games) {
+            return bad(format!("--games {} must be within 1..=10000000", self.games));
+        }
+        if self.epochs == 0 {
+            return bad("--epochs must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// `train vae` for [`crate::run::run`]: the positions played when the run starts (again on
+/// resume: they are the seed's), then one epoch of the ELBO a round, the held-out
+/// reconstruction after each.
+pub struct VaeRun {
+    game: String,
+    config: VaeRunConfig,
+    data: Vec<f32>,
+    train_rows: usize,
+    test_rows: usize,
+    vae: Vae,
+    rng: meeple_game::Rng,
+    order: Vec<usize>,
+    batch: Vec<f32>,
+    epoch: u64,
+    seconds: f64,
+}
+
+impl VaeRun {
+    pub fn new<G: Game>(game: &G, config: VaeRunConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
+        config.check()?;
+        let spec = game.spec().to_string();
+        let n: usize = game.observation_shape().iter().product();
+        let shape = meeple_nn::VaeConfig { input: n, hidden: config.hidden, latent: config.latent };
+        let (vae, epoch, seconds) = match resume {
+            Some(path) => {
+                let (vae, side) = Vae::load(path, Some(&spec))?;
+                if side.vae != shape {
+                    return Err(LearnError::Config(format!(
+                        "--resume: '{}' is a VAE of {:?}, not {shape:?}",
+                        path.display(),
+                        side.vae
+                    )));
+                }
+                let epochs = side.run.get("epochs").and_then(|e| e.as_u64()).unwrap_or(0);
+                (vae, epochs, side.run.get("seconds").and_then(|e| e.as_f64()).unwrap_or(0.0))
+            }
+            None => (Vae::new(shape, config.seed)?, 0, 0.0),
+        };
+        let data = positions(game, &config.players, config.games, config.seed)?;
+        let rows = data.len() / n;
+        // The held-out positions are whole games' worth at the end (the last games played).
+        let test_rows = ((rows as f64 * config.held_out) as usize).max(1).min(rows.saturating_sub(1));
+        let train_rows = rows - test_rows;
+        if train_rows == 0 {
+            return Err(LearnError::Data(format!("{rows} positions: too few to hold some out; play more --games")));
+        }
+        let mut run = VaeRun {
+            game: spec,
+            data,
+            train_rows,
+            test_rows,
+            vae,
+            rng: rng_from_seed(derive_seed(config.seed, 0x7a3)),
+            order: (0..train_rows).collect(),
+            batch: Vec::with_capacity(config.batch * n),
+            epoch: 0,
+            seconds,
+            config,
+        };
+        // The shuffles of the epochs done, drawn again: the epochs that follow see the order an
+        // uninterrupted run would.
+        for _ in 0..epoch {
+            run.shuffle();
+        }
+        run.epoch = epoch;
+        Ok(run)
+    }
+
+    fn shuffle(&mut self) {
+        use rand::RngExt;
+        for i in (1..self.order.len()).rev() {
+            self.order.swap(i, self.rng.random_range(0..=i));
+        }
+    }
+
+    /// The held-out reconstruction now.
+    pub fn held_out(&self) -> meeple_nn::Reconstruction {
+        let n = self.vae_input();
+        self.vae.reconstruction(&self.data[self.train_rows * n..], self.test_rows)
+    }
+
+    fn vae_input(&self) -> usize {
+        self.data.len() / (self.train_rows + self.test_rows)
+    }
+}
+
+impl crate::run::Learner for VaeRun {
+    fn name(&self) -> &'static str {
+        "vae"
+    }
+
+    /// An autoencoder plays no games: it is read by `dqn`/`ppo`'s `--encoder`.
+    fn agent(&self) -> String {
+        String::new()
+    }
+
+    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
+        self.shuffle();
+        let n = self.vae_input();
+        let (mut recon, mut kl, mut steps) = (0.0, 0.0, 0u64);
+        for chunk in self.order.chunks(self.config.batch) {
+            self.batch.clear();
+            for &r in chunk {
+                self.batch.extend_from_slice(&self.data[r * n..(r + 1) * n]);
+            }
+            let l = self.vae.train_step(&self.batch, chunk.len(), self.config.lr as f32)?;
+            recon += l.reconstruction;
+            kl += l.kl;
+            steps += 1;
+        }
+        self.epoch += 1;
+        let held = self.held_out();
+        let mut round = crate::run::Round::default();
+        round.loss("reconstruction", recon / steps as f64);
+        round.loss("kl", kl / steps as f64);
+        round.figure("accuracy", held.accuracy);
+        round.figure("on_accuracy", held.on_accuracy);
+        round.stat("epoch", self.epoch as f64);
+        Ok(round)
+    }
+
+    fn progress(&self) -> crate::run::Progress {
+        crate::run::Progress {
+            episodes: self.config.games,
+            decisions: self.train_rows as u64,
+            steps: self.vae.step(),
+            seconds: self.seconds,
+        }
+    }
+
+    fn set_seconds(&mut self, seconds: f64) {
+        self.seconds = seconds;
+    }
+
+    fn save(&self, path: &Path, _resumable: bool) -> Result<(), LearnError> {
+        let held = self.held_out();
+        let run = serde_json::json!({
+            "trainer": "vae", "epochs": self.epoch, "games": self.config.games, "players": self.config.players,
+            "positions": self.train_rows + self.test_rows, "held_out": self.test_rows, "reconstruction": held,
+            "seconds": self.seconds,
+        });
+        Ok(self.vae.save(path, &self.game, run)?)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.config).expect("configs serialise")
+    }
+
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[("players", "--player")]
+    }
+
+    fn may_change(&self) -> &'static [&'static str] {
+        &["epochs"]
+    }
+
+    fn generation(&self, _progress: &crate::run::Progress) -> u64 {
+        self.epoch
+    }
+
+    fn checkpoint_name(&self, _progress: &crate::run::Progress) -> String {
+        format!("epoch-{}", self.epoch)
+    }
+
+    fn finished(&self) -> bool {
+        self.epoch >= self.config.epochs
+    }
+}

@@ -187,8 +187,87 @@ pub(crate) fn value_batch(
 pub struct Epoch {
     pub epoch: usize,
     pub train_loss: f64,
-    /// The mean squared error on the held-out share (the positions of the last games).
+    /// The mean squared error on the held-out share (the positions of the last games); NaN
+    /// (`null` in JSON) with none held out.
+    #[serde(deserialize_with = "nan_for_null")]
     pub holdout_loss: f64,
+}
+
+fn nan_for_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// Fitting a value head to samples one epoch at a time: the last `holdout` share (the last
+/// games' positions) kept out of training to measure the fit, the rest shuffled each epoch.
+pub struct Fit {
+    order: Vec<usize>,
+    rng: meeple_game::Rng,
+    held: usize,
+    minibatch: usize,
+    epoch: usize,
+}
+
+impl Fit {
+    pub fn new(samples: &Samples, minibatch: usize, holdout: f64, seed: u64) -> Result<Self, LearnError> {
+        let n = samples.len();
+        let held = ((n as f64) * holdout.clamp(0.0, 0.5)) as usize;
+        let train_n = n - held;
+        if train_n == 0 {
+            return Err(LearnError::Data("no positions to train on".into()));
+        }
+        Ok(Fit { order: (0..train_n).collect(), rng: rng_from_seed(seed), held, minibatch: minibatch.max(1), epoch: 0 })
+    }
+
+    /// Epochs fitted so far.
+    pub fn epochs(&self) -> usize {
+        self.epoch
+    }
+
+    fn shuffle(&mut self) {
+        for i in (1..self.order.len()).rev() {
+            let j = self.rng.random_range(0..=i);
+            self.order.swap(i, j);
+        }
+    }
+
+    /// Goes on after `epochs` epochs fitted earlier: their shuffles are drawn again, so the
+    /// epochs that follow see the order an uninterrupted run would.
+    pub fn skip(&mut self, epochs: usize) {
+        for _ in 0..epochs {
+            self.shuffle();
+            self.epoch += 1;
+        }
+    }
+
+    /// One pass of shuffled minibatches over the training share, then the held-out error.
+    pub fn epoch(&mut self, trainer: &mut Trainer, samples: &Samples) -> Result<Epoch, LearnError> {
+        self.shuffle();
+        self.epoch += 1;
+        let n = samples.len();
+        let train_n = self.order.len();
+        let (input, seats, actions) = (samples.input, samples.seats, trainer.config().actions);
+        let make = |idx: &[usize]| value_batch(&samples.obs, &samples.value, (input, seats, actions), idx);
+        let (mut total, mut steps) = (0.0, 0);
+        for chunk in self.order.chunks(self.minibatch) {
+            let losses = trainer.train_step(&make(chunk)).map_err(|e| LearnError::Shape(e.to_string()))?;
+            total += losses.value;
+            steps += 1;
+        }
+        let holdout_loss = if self.held > 0 {
+            let net = trainer.network(1);
+            let idx: Vec<usize> = (train_n..n).collect();
+            let mut err = 0.0;
+            for chunk in idx.chunks(1024) {
+                let mb = make(chunk);
+                let o = net.evaluate(&mb.obs, mb.size).map_err(|e| LearnError::Shape(e.to_string()))?;
+                err += o.values.iter().zip(&mb.value).map(|(a, b)| ((a - b) * (a - b)) as f64).sum::<f64>();
+            }
+            err / self.held as f64
+        } else {
+            f64::NAN
+        };
+        Ok(Epoch { epoch: self.epoch, train_loss: total / steps as f64, holdout_loss })
+    }
 }
 
 /// Fits the trainer's value head to `samples` for `epochs` epochs of shuffled minibatches,
@@ -202,48 +281,266 @@ pub fn fit(
     seed: u64,
     each: &mut dyn FnMut(&Epoch, &Trainer) -> bool,
 ) -> Result<Vec<Epoch>, LearnError> {
-    let n = samples.len();
-    let held = ((n as f64) * holdout.clamp(0.0, 0.5)) as usize;
-    let train_n = n - held;
-    if train_n == 0 {
-        return Err(LearnError::Data("no positions to train on".into()));
-    }
-    let (input, seats, actions) = (samples.input, samples.seats, trainer.config().actions);
-    let mut rng = rng_from_seed(seed);
-    let mut order: Vec<usize> = (0..train_n).collect();
+    let mut fit = Fit::new(samples, minibatch, holdout, seed)?;
     let mut out = Vec::new();
-    let make = |idx: &[usize]| value_batch(&samples.obs, &samples.value, (input, seats, actions), idx);
-    for epoch in 1..=epochs {
-        for i in (1..train_n).rev() {
-            let j = rng.random_range(0..=i);
-            order.swap(i, j);
-        }
-        let (mut total, mut steps) = (0.0, 0);
-        for chunk in order.chunks(minibatch.max(1)) {
-            let losses = trainer.train_step(&make(chunk)).map_err(|e| LearnError::Shape(e.to_string()))?;
-            total += losses.value;
-            steps += 1;
-        }
-        let holdout_loss = if held > 0 {
-            let net = trainer.network(1);
-            let idx: Vec<usize> = (train_n..n).collect();
-            let mut err = 0.0;
-            for chunk in idx.chunks(1024) {
-                let mb = make(chunk);
-                let o = net.evaluate(&mb.obs, mb.size).map_err(|e| LearnError::Shape(e.to_string()))?;
-                err += o.values.iter().zip(&mb.value).map(|(a, b)| ((a - b) * (a - b)) as f64).sum::<f64>();
-            }
-            err / held as f64
-        } else {
-            f64::NAN
-        };
-        let e = Epoch { epoch, train_loss: total / steps as f64, holdout_loss };
+    for _ in 0..epochs {
+        let e = fit.epoch(trainer, samples)?;
         out.push(e);
         if !each(&e, trainer) {
             break;
         }
     }
     Ok(out)
+}
+
+/// `train value --data search` for [`crate::run::run`]: the searcher's games gathered when
+/// the run starts (again on resume: they are the seed's), then one epoch of fitting a round.
+/// The checkpoint is the epoch with the lowest held-out loss (a search's values are few and
+/// correlated: later epochs fit the training games' noise); the trainer's own state goes
+/// beside it (`last.current.safetensors`) for resume.
+pub struct SearchValueRun<G: Game> {
+    game: G,
+    /// Called after each of the searcher's games with the games done.
+    on_game: Box<dyn Fn(usize) + Sync>,
+    /// The positions the resumed run's data had (checked when they are gathered again).
+    expect: Option<u64>,
+    data: SearchDataConfig,
+    train: meeple_nn::TrainConfig,
+    epochs: usize,
+    holdout: f64,
+    minibatch: usize,
+    samples: Samples,
+    data_seconds: f64,
+    trainer: Trainer,
+    fit: Option<Fit>,
+    done: usize,
+    best: Option<(f64, Vec<f32>)>,
+    seen: Vec<Epoch>,
+    seconds: f64,
+}
+
+/// The settings of a search-data value run, as `run.json` keeps them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchValueConfig {
+    pub net: String,
+    pub data: SearchDataConfig,
+    pub train: meeple_nn::TrainConfig,
+    pub epochs: usize,
+    pub holdout: f64,
+    pub minibatch: usize,
+}
+
+impl<G: Game> SearchValueRun<G> {
+    /// Starts or resumes the fit; the data is gathered by the first round (`on_game` after
+    /// each game), so a resume with other settings is refused before any game is played.
+    pub fn new(
+        game: G,
+        config: SearchValueConfig,
+        resume: Option<&std::path::Path>,
+        on_game: Box<dyn Fn(usize) + Sync>,
+    ) -> Result<Self, LearnError> {
+        if config.epochs == 0 {
+            return Err(LearnError::Config("--epochs must be at least 1".into()));
+        }
+        if !(0.0..=0.5).contains(&config.holdout) {
+            return Err(LearnError::Config(format!("--holdout {} must be within 0..=0.5", config.holdout)));
+        }
+        crate::make_agent(&game, &config.data.searcher, 0)
+            .map_err(|e| LearnError::Config(format!("--searcher '{}': {e}", config.data.searcher)))?;
+        let spec = game.spec().to_string();
+        let net = meeple_nn::NetConfig::from_spec(
+            &config.net,
+            &game.observation_shape(),
+            game.num_actions(),
+            game.num_players(),
+            None,
+        )?;
+        let threads = config.data.threads.max(1);
+        let (trainer, best, seen, seconds, expect, data_seconds) = match resume {
+            None => {
+                (Trainer::new(net, config.train.clone(), config.data.seed, threads), None, Vec::new(), 0.0, None, 0.0)
+            }
+            Some(path) => {
+                let current = current_path(path);
+                let r = Trainer::resume(&current, &spec, config.train.clone(), threads)?;
+                let kept = Trainer::resume(path, &spec, config.train.clone(), 1)?;
+                let seen: Vec<Epoch> = serde_json::from_value(r.sidecar.run["epochs"].clone())
+                    .map_err(|e| LearnError::Data(format!("'{}': no epochs in its sidecar: {e}", current.display())))?;
+                let best = kept.sidecar.run["kept"].as_f64().map(|l| (l, kept.trainer.parameters().to_vec()));
+                let seconds = r.sidecar.run["seconds"].as_f64().unwrap_or(0.0);
+                let data_seconds = r.sidecar.run["data_seconds"].as_f64().unwrap_or(0.0);
+                (r.trainer, best, seen, seconds, r.sidecar.run["positions"].as_u64(), data_seconds)
+            }
+        };
+        Ok(SearchValueRun {
+            game,
+            on_game,
+            expect,
+            data: config.data,
+            train: config.train,
+            epochs: config.epochs,
+            holdout: config.holdout,
+            minibatch: config.minibatch,
+            samples: Samples::default(),
+            data_seconds,
+            trainer,
+            fit: None,
+            done: seen.len(),
+            best,
+            seen,
+            seconds,
+        })
+    }
+
+    /// Plays the searcher's games (once a session) and sets the fit where the run left off.
+    fn gather(&mut self) -> Result<(), LearnError> {
+        let started = std::time::Instant::now();
+        self.samples = search_data(&self.game, &self.data, &*self.on_game)?;
+        if let Some(n) = self.expect
+            && n != self.samples.len() as u64
+        {
+            return Err(LearnError::Data(format!(
+                "--resume: the searcher's games gave {} positions, the run's {n}: they are not the same games",
+                self.samples.len()
+            )));
+        }
+        if self.expect.is_none() {
+            self.data_seconds = started.elapsed().as_secs_f64();
+        }
+        let mut fit = Fit::new(&self.samples, self.minibatch, self.holdout, self.data.seed)?;
+        fit.skip(self.done);
+        self.fit = Some(fit);
+        Ok(())
+    }
+
+    fn config(&self) -> SearchValueConfig {
+        SearchValueConfig {
+            net: self.trainer.config().spec(),
+            data: self.data.clone(),
+            train: self.train.clone(),
+            epochs: self.epochs,
+            holdout: self.holdout,
+            minibatch: self.minibatch,
+        }
+    }
+
+    fn sidecar(&self, kept: Option<f64>) -> meeple_nn::Sidecar {
+        meeple_nn::Sidecar {
+            format: meeple_nn::SIDECAR_FORMAT,
+            net: self.trainer.config().clone(),
+            game: self.game.spec().to_string(),
+            step: self.trainer.step(),
+            run: serde_json::json!({
+                "trainer": "value",
+                "data": "search",
+                "search": self.data,
+                "positions": if self.samples.is_empty() { self.expect.unwrap_or(0) } else { self.samples.len() as u64 },
+                "data_seconds": self.data_seconds,
+                "epochs": self.seen,
+                "kept": kept,
+                "seconds": self.seconds,
+                "train": self.train,
+                "value_only": true,
+            }),
+            commands: Vec::new(),
+        }
+    }
+}
+
+/// Where a search-data value run keeps its trainer's own state beside the kept epoch.
+fn current_path(path: &std::path::Path) -> std::path::PathBuf {
+    path.with_extension("current.safetensors")
+}
+
+impl<G: Game> crate::run::Learner for SearchValueRun<G> {
+    fn name(&self) -> &'static str {
+        "value"
+    }
+
+    fn agent(&self) -> String {
+        "value:model={model}".into()
+    }
+
+    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
+        if self.fit.is_none() {
+            self.gather()?;
+        }
+        let fit = self.fit.as_mut().expect("gathered");
+        let e = fit.epoch(&mut self.trainer, &self.samples)?;
+        self.done = fit.epochs();
+        self.seen.push(e);
+        // No held-out share (NaN): every epoch is kept, the last one stays.
+        if e.holdout_loss.is_nan() || self.best.as_ref().is_none_or(|(l, _)| e.holdout_loss < *l) {
+            self.best = Some((e.holdout_loss, self.trainer.parameters().to_vec()));
+        }
+        let mut round = crate::run::Round::default();
+        round.loss("value", e.train_loss);
+        if !e.holdout_loss.is_nan() {
+            round.loss("holdout", e.holdout_loss);
+        }
+        round.figure("epoch", e.epoch as f64);
+        round.stat("data_seconds", self.data_seconds);
+        Ok(round)
+    }
+
+    fn progress(&self) -> crate::run::Progress {
+        crate::run::Progress {
+            episodes: self.data.games as u64,
+            decisions: if self.samples.is_empty() { self.expect.unwrap_or(0) } else { self.samples.len() as u64 },
+            steps: self.trainer.step(),
+            seconds: self.seconds,
+        }
+    }
+
+    fn set_seconds(&mut self, seconds: f64) {
+        self.seconds = seconds;
+    }
+
+    fn save(&self, path: &std::path::Path, resumable: bool) -> Result<(), LearnError> {
+        match &self.best {
+            Some((loss, theta)) => {
+                let kept = (!loss.is_nan()).then_some(*loss);
+                self.trainer.save_with(theta, path, self.sidecar(kept))?
+            }
+            None => self.trainer.save(path, self.sidecar(None))?,
+        }
+        if resumable {
+            self.trainer.save_resumable(&current_path(path), self.sidecar(None))?;
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(self.config()).expect("configs serialise")
+    }
+
+    fn may_change(&self) -> &'static [&'static str] {
+        &["data.threads", "epochs"]
+    }
+
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("net", "--net"),
+            ("data.searcher", "--searcher"),
+            ("data.games", "--games"),
+            ("data.min_visits", "--min-visits"),
+            ("data.opening_plies", "--opening-plies"),
+            ("data.seed", "--seed"),
+            ("train.lr", "--lr"),
+        ]
+    }
+
+    fn generation(&self, _progress: &crate::run::Progress) -> u64 {
+        self.done as u64
+    }
+
+    fn checkpoint_name(&self, _progress: &crate::run::Progress) -> String {
+        format!("epoch-{}", self.done)
+    }
+
+    fn finished(&self) -> bool {
+        self.done >= self.epochs
+    }
 }
 
 #[cfg(test)]
