@@ -141,6 +141,14 @@ fn bad_training_arguments_are_refused() {
             ],
             "--random-opening-plies",
         ),
+        // Settings the chosen bootstrap never reads are refused, saying why.
+        (vec!["train", "rootstrap", "santorini", "--after-move", "--out", o], "would learn from nothing"),
+        (vec!["train", "tdleaf", "santorini", "--zero-sum", "--out", o], "TD-Leaf does not learn from"),
+        (vec!["train", "tdleaf", "santorini", "--after-move", "--out", o], "TD-Leaf does not learn from"),
+        (vec!["train", "tdleaf", "santorini", "--proven-nodes", "--out", o], "a TreeStrap setting"),
+        (vec!["train", "rootstrap", "santorini", "--min-depth", "2", "--out", o], "a TreeStrap setting"),
+        (vec!["train", "treestrap", "santorini", "--lambda", "0.5", "--out", o], "TD-Leaf's λ"),
+        (vec!["train", "vae", "tictactoe", "--ladder", "random", "--out", o], "an autoencoder plays no games"),
     ] {
         let r = meeple(&args);
         assert!(!r.status.success(), "{args:?} succeeded");
