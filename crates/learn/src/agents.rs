@@ -420,6 +420,29 @@ impl<S: State> AzAgent<S> {
             "puct" => Root::Puct,
             other => return Err(o.bad_value("root", other)),
         };
+        // Settings a search never reads would silently do nothing.
+        if root == Root::Gumbel {
+            for key in ["c", "fpu"] {
+                if o.given(key) {
+                    return Err(o.bad_value(
+                        key,
+                        &format!(
+                            "{} (PUCT's: the Gumbel root selects every node by its improved policy; give root=puct)",
+                            o.get::<String>(key)?
+                        ),
+                    ));
+                }
+            }
+        }
+        if o.given("prove") && o.given("solver") && !o.get_bool("solver")? {
+            return Err(o.bad_value(
+                "prove",
+                &format!("{} (it proves leaves for the solver; solver=false turns that off)", o.get::<String>("prove")?),
+            ));
+        }
+        if o.given("m") && root == Root::Puct {
+            return Err(o.bad_value("m", &format!("{} (the Gumbel root's candidates; root=puct has none)", o.get::<String>("m")?)));
+        }
         let time = o.get_duration("time")?;
         let sims: u32 = o.get_in("sims", 1..=10_000_000)?;
         let c: f32 = o.get("c")?;
@@ -451,7 +474,7 @@ impl<S: State> AzAgent<S> {
         let resample = o.get_bool("resample")?;
         let rollout = if rollout_spec.trim().is_empty() {
             // Playout settings without a playout would silently do nothing.
-            for key in ["margin", "margin_unit", "cutoff", "eval_scale", "rollout_score", "resample"] {
+            for key in ["margin", "margin_unit", "cutoff", "eval_scale", "lambda", "rollout_score", "resample"] {
                 if o.given(key) {
                     return Err(o.bad_value(key, &format!("{} (only with rollout=AGENT)", o.get::<String>(key)?)));
                 }

@@ -686,6 +686,17 @@ fn a_rollout_mixed_into_the_leaf_value_finds_the_moves_an_untrained_network_miss
     }
     let e = err(format!("{base},rollout=random,rollout_score=0.5"));
     assert!(e.contains("rollout_score") && e.contains("no score margin"), "{e}");
+    // Settings the chosen search never reads are refused, saying why.
+    for (setting, why) in [
+        ("c=3", "the Gumbel root selects every node"),
+        ("fpu=0.1", "the Gumbel root selects every node"),
+        ("lambda=0.5", "only with rollout"),
+        ("prove=2", "solver=false turns that off"),
+        ("root=puct,m=4", "root=puct has none"),
+    ] {
+        let e = err(format!("{base},{setting}"));
+        assert!(e.contains(why), "{setting}: {e}");
+    }
 }
 
 #[test]
