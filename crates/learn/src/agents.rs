@@ -437,11 +437,17 @@ impl<S: State> AzAgent<S> {
         if o.given("prove") && o.given("solver") && !o.get_bool("solver")? {
             return Err(o.bad_value(
                 "prove",
-                &format!("{} (it proves leaves for the solver; solver=false turns that off)", o.get::<String>("prove")?),
+                &format!(
+                    "{} (it proves leaves for the solver; solver=false turns that off)",
+                    o.get::<String>("prove")?
+                ),
             ));
         }
         if o.given("m") && root == Root::Puct {
-            return Err(o.bad_value("m", &format!("{} (the Gumbel root's candidates; root=puct has none)", o.get::<String>("m")?)));
+            return Err(o.bad_value(
+                "m",
+                &format!("{} (the Gumbel root's candidates; root=puct has none)", o.get::<String>("m")?),
+            ));
         }
         let time = o.get_duration("time")?;
         let sims: u32 = o.get_in("sims", 1..=10_000_000)?;

@@ -536,3 +536,122 @@ pub fn run<G: Game, L: Learner>(
     }
     Ok(learner.progress())
 }
+
+/// The trainers [`train`] runs by name.
+pub const TRAINERS: &[&str] = &["td", "value", "dqn", "ppo", "vae", "rootstrap", "treestrap", "tdleaf"];
+
+/// Lays `given` over `base` (both JSON objects): every key of `given` must be one of `base`'s
+/// (nested objects merged the same way); the error names the key and the accepted ones.
+fn overlay(base: &mut Value, given: &Value, path: &str) -> Result<(), LearnError> {
+    let (Value::Object(b), Value::Object(g)) = (&mut *base, given) else {
+        return Err(LearnError::Config(format!("settings{path}: give an object of settings")));
+    };
+    for (k, v) in g {
+        let accepted = b.keys().cloned().collect::<Vec<_>>().join(", ");
+        let Some(slot) = b.get_mut(k) else {
+            return Err(LearnError::Config(format!("unknown setting '{path}{k}'; accepted: {accepted}")));
+        };
+        if slot.is_object() && v.is_object() {
+            overlay(slot, v, &format!("{path}{k}."))?;
+        } else {
+            *slot = v.clone();
+        }
+    }
+    Ok(())
+}
+
+fn config_from<T: Serialize + serde::de::DeserializeOwned>(base: &T, given: &Value) -> Result<T, LearnError> {
+    let mut v = serde_json::to_value(base).expect("configs serialise");
+    overlay(&mut v, given, "")?;
+    serde_json::from_value(v).map_err(|e| LearnError::Config(format!("settings: {e}")))
+}
+
+/// Runs the trainer `kind` (one of [`TRAINERS`]) on `game` through [`run`], its settings those
+/// of its config (`TdConfig`, `DqnConfig`, `PpoConfig`, `StrapConfig`, `VaeRunConfig`,
+/// `SearchValueConfig`), the defaults laid under `settings`, and checked as the command line
+/// checks them. `value` with `{"data": "search"}` fits a search's values. For front ends that
+/// drive trainers by name (Python's `meeple.train`).
+pub fn train<G: Game>(
+    game: &G,
+    kind: &str,
+    settings: &Value,
+    options: &RunOptions,
+    hooks: &mut dyn Hooks,
+) -> Result<Progress, LearnError> {
+    let spec = game.spec().to_string();
+    let mut settings = settings.clone();
+    let data = match settings.as_object_mut().and_then(|m| m.remove("data")) {
+        None => None,
+        Some(Value::String(d)) if kind == "value" && (d == "selfplay" || d == "search") => Some(d),
+        Some(d) => {
+            return Err(LearnError::Config(format!(
+                "data={d}: `value` takes data=\"selfplay\" or data=\"search\"; the other trainers make their own"
+            )));
+        }
+    };
+    let seed = options.seed;
+    let threads = options.threads.max(1);
+    match kind {
+        "td" | "value" if data.as_deref() != Some("search") => {
+            let mut base = crate::td::TdConfig::report(&spec);
+            base.seed = seed;
+            base.threads = threads;
+            if kind == "value" {
+                base = crate::td::TdConfig::value(&spec);
+                base.seed = seed;
+                base.threads = threads;
+            }
+            let config = config_from(&base, &settings)?;
+            config.check()?;
+            run(
+                game,
+                options,
+                |r| {
+                    crate::td::TdRun::new(game.clone(), config, r)
+                        .map(|t| t.named(if kind == "value" { "value" } else { "td" }))
+                },
+                hooks,
+            )
+        }
+        "value" => {
+            let mut base = crate::value::SearchValueConfig::new(&spec);
+            base.data.seed = seed;
+            base.data.threads = threads;
+            let config = config_from(&base, &settings)?;
+            run(game, options, |r| crate::value::SearchValueRun::new(game.clone(), config, r, Box::new(|_| {})), hooks)
+        }
+        "dqn" => {
+            let mut base = crate::dqn::DqnConfig::report(&spec);
+            base.seed = seed;
+            let config = config_from(&base, &settings)?;
+            run(game, options, |r| crate::dqn::DqnRun::new(game.clone(), config, r), hooks)
+        }
+        "ppo" => {
+            let mut base = crate::ppo::PpoConfig::report(&spec);
+            base.seed = seed;
+            let config = config_from(&base, &settings)?;
+            run(game, options, |r| crate::ppo::PpoRun::new(game.clone(), config, r), hooks)
+        }
+        "vae" => {
+            let base = crate::vae::VaeRunConfig::new(seed);
+            let config = config_from(&base, &settings)?;
+            config.check()?;
+            run(game, options, |r| crate::vae::VaeRun::new(game, config, r), hooks)
+        }
+        "rootstrap" | "treestrap" | "tdleaf" => {
+            let strap = match kind {
+                "rootstrap" => crate::strap::Strap::Root,
+                "treestrap" => crate::strap::Strap::Tree,
+                _ => crate::strap::Strap::Leaf,
+            };
+            let mut base = crate::strap::StrapConfig::new(strap, "linear8");
+            base.seed = seed;
+            let config = config_from(&base, &settings)?;
+            if config.strap != strap {
+                return Err(LearnError::Config(format!("strap={:?}: the trainer is {kind}", config.strap)));
+            }
+            run(game, options, |r| crate::strap::StrapRun::new(game.clone(), config, r), hooks)
+        }
+        other => Err(LearnError::Config(format!("unknown trainer '{other}'; accepted: {}", TRAINERS.join(", ")))),
+    }
+}

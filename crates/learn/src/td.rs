@@ -372,6 +372,23 @@ impl TdConfig {
         }
     }
 
+    /// Report 004's value network (Algorithm 3): a one-layer MLP, ε-greedy one-ply games
+    /// against `random`, each afterstate trained toward the result (λ 1), AdamW at 1e-3.
+    pub fn value(game: &str) -> Self {
+        let mut c = TdConfig::report(game);
+        c.net = "mlp:layers=1,width=256".into();
+        c.lambda = 1.0;
+        c.epsilon = 0.1;
+        c.epsilon_decay = 0.9995;
+        c.opponent = Some("random".into());
+        c.minibatch = 256;
+        c.train.lr = 1e-3;
+        c.train.huber = None;
+        c.train.clip_norm = 1.0;
+        c.train.weight_decay = 1e-4;
+        c
+    }
+
     /// Checks ranges; names what is wrong.
     pub fn check(&self) -> Result<(), LearnError> {
         let bad = |what: String| Err(LearnError::Config(what));

@@ -330,6 +330,29 @@ pub struct SearchValueConfig {
     pub minibatch: usize,
 }
 
+impl SearchValueConfig {
+    /// Report 004's MCTS_ANN data: `mcts:iters=800` over 1,000 games (4 random plies first),
+    /// root moves of 20 visits or more, a one-layer MLP fitted for 20 epochs with a tenth held
+    /// out.
+    pub fn new(game: &str) -> Self {
+        SearchValueConfig {
+            net: "mlp:layers=1,width=256".into(),
+            data: SearchDataConfig {
+                searcher: "mcts:iters=800".into(),
+                games: 1000,
+                opening_plies: 4,
+                min_visits: 20,
+                seed: 1,
+                threads: 1,
+            },
+            train: crate::td::TdConfig::value(game).train,
+            epochs: 20,
+            holdout: 0.1,
+            minibatch: 256,
+        }
+    }
+}
+
 impl<G: Game> SearchValueRun<G> {
     /// Starts or resumes the fit; the data is gathered by the first round (`on_game` after
     /// each game), so a resume with other settings is refused before any game is played.

@@ -57,6 +57,14 @@ pub trait DynGame: Send + Sync {
         seed: u64,
     ) -> Result<meeple_nn::Batch, String>;
     fn vec_env(&self, config: VecEnvConfig) -> Result<Box<dyn DynVecEnv>, Error>;
+    /// Runs a trainer by name through the one run loop (`meeple_learn::run::train`).
+    fn train(
+        &self,
+        kind: &str,
+        settings: &serde_json::Value,
+        options: &meeple_learn::run::RunOptions,
+        hooks: &mut dyn meeple_learn::run::Hooks,
+    ) -> Result<meeple_learn::run::Progress, meeple_learn::LearnError>;
 }
 
 /// A position of any game.
@@ -183,6 +191,15 @@ impl<G: Game> DynGame for GameBox<G> {
     }
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error> {
         Ok(replay(&self.0, record)?.into_iter().map(|s| Box::new(s) as Box<dyn DynState>).collect())
+    }
+    fn train(
+        &self,
+        kind: &str,
+        settings: &serde_json::Value,
+        options: &meeple_learn::run::RunOptions,
+        hooks: &mut dyn meeple_learn::run::Hooks,
+    ) -> Result<meeple_learn::run::Progress, meeple_learn::LearnError> {
+        meeple_learn::run::train(&self.0, kind, settings, options, hooks)
     }
     fn vec_env(&self, config: VecEnvConfig) -> Result<Box<dyn DynVecEnv>, Error> {
         Ok(Box::new(VecEnvImpl::new(self.0.clone(), config)?))

@@ -589,6 +589,103 @@ fn arena_merge<'py>(
     }
 }
 
+/// What a training run does around its rounds in Python: a progress callback, and Ctrl-C
+/// (Python's KeyboardInterrupt), which stops the run after its round with a checkpoint.
+struct PyHooks<'py> {
+    py: Python<'py>,
+    progress: Option<Bound<'py, PyAny>>,
+    interrupted: std::cell::RefCell<Option<PyErr>>,
+    failed: Option<PyErr>,
+}
+
+impl meeple_learn::run::Hooks for PyHooks<'_> {
+    fn round(&mut self, p: &meeple_learn::run::Progress, round: &meeple_learn::run::Round) {
+        if let (Some(f), None) = (&self.progress, &self.failed) {
+            let figures: std::collections::BTreeMap<&str, f64> =
+                round.losses.iter().chain(&round.figures).map(|(n, v)| (n.as_str(), *v)).collect();
+            let call = f.call1((p.episodes, p.steps, p.seconds, figures.into_pyobject(self.py).ok()));
+            if let Err(e) = call {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        if self.failed.is_some() || self.interrupted.borrow().is_some() {
+            return true;
+        }
+        match self.py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *self.interrupted.borrow_mut() = Some(e);
+                true
+            }
+        }
+    }
+}
+
+/// Trains `kind` (`td`, `value`, `dqn`, `ppo`, `vae`, `rootstrap`, `treestrap`, `tdleaf`) on
+/// `game` into the run directory `out`, as `meeple train KIND` does: the same layout
+/// (`run.json`, `metrics.jsonl`, `ckpt/last.*`), resume, limits and checks. The keyword
+/// settings are the trainer's config's (`lr`, `net`, `train={"lr": ...}`, ...; an unknown one
+/// is refused with the accepted ones). `progress(games, steps, seconds, figures)` is called
+/// after each round; Ctrl-C stops after the round with a checkpoint, then raises
+/// KeyboardInterrupt. Gives the progress reached, as `run.json` keeps it.
+#[pyfunction]
+#[pyo3(signature = (kind, game, out, *, resume = false, minutes = None, games = None, steps = None, seed = 1, threads = 1, eval_minutes = 0.0, eval_games = None, ladder = None, export = None, progress = None, **settings))]
+#[allow(clippy::too_many_arguments)]
+fn train<'py>(
+    py: Python<'py>,
+    kind: &str,
+    game: &str,
+    out: std::path::PathBuf,
+    resume: bool,
+    minutes: Option<f64>,
+    games: Option<u64>,
+    steps: Option<u64>,
+    seed: u64,
+    threads: usize,
+    eval_minutes: f64,
+    eval_games: Option<usize>,
+    ladder: Option<Vec<String>>,
+    export: Option<std::path::PathBuf>,
+    progress: Option<Bound<'py, PyAny>>,
+    settings: Option<&Bound<'py, pyo3::types::PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let threads = limits::check_threads("threads", threads).map_err(value_error)?;
+    if minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) || !(eval_minutes.is_finite() && eval_minutes >= 0.0) {
+        return Err(PyValueError::new_err("minutes must be a positive number and eval_minutes 0 or more"));
+    }
+    let g = make_game(game).map_err(value_error)?;
+    let settings: serde_json::Value = match settings {
+        Some(d) => {
+            let text: String = py.import("json")?.call_method1("dumps", (d,))?.extract()?;
+            serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("settings: {e}")))?
+        }
+        None => serde_json::json!({}),
+    };
+    let options = meeple_learn::run::RunOptions {
+        resume,
+        minutes,
+        games,
+        steps,
+        seed,
+        threads,
+        eval_minutes,
+        eval_games,
+        ladder: ladder.unwrap_or_default(),
+        commands: vec![format!("meeple.train({kind:?}, {game:?}, {:?}, ...)", out.display().to_string())],
+        export,
+        ..meeple_learn::run::RunOptions::new(&out)
+    };
+    let mut hooks = PyHooks { py, progress, interrupted: std::cell::RefCell::new(None), failed: None };
+    let reached = g.train(kind, &settings, &options, &mut hooks).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if let Some(e) = hooks.failed.take().or_else(|| hooks.interrupted.take()) {
+        return Err(e);
+    }
+    json_loads(py, &serde_json::to_string(&reached).expect("progress serialises"))
+}
+
 /// The finished games of an interrupted records file, as lines to pass to `arena_merge` (a
 /// last line cut off mid-write is cut from the file); none if the file does not exist.
 #[pyfunction]
@@ -989,6 +1086,7 @@ fn _meeple(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(games, m)?)?;
     m.add_function(wrap_pyfunction!(game_infos, m)?)?;
     m.add_function(wrap_pyfunction!(arena, m)?)?;
+    m.add_function(wrap_pyfunction!(train, m)?)?;
     m.add_function(wrap_pyfunction!(read_records, m)?)?;
     m.add_function(wrap_pyfunction!(arena_total, m)?)?;
     m.add_function(wrap_pyfunction!(arena_games, m)?)?;

@@ -8,6 +8,10 @@ command line knows (random, alpha-beta, MCTS, ISMCTS, the games' own, learned ``
 Environments for learning: ``meeple.pettingzoo.env(spec)`` (PettingZoo AEC, every seat),
 ``meeple.gymnasium.env(spec, opponents=...)`` (one seat against meeple agents) and
 ``VecEnv(spec, num_envs)`` (many games stepped together in Rust, numpy in and out).
+
+Training: ``train(kind, game, out, games=..., **settings)`` runs any trainer of
+``meeple train`` (``td``, ``value``, ``dqn``, ``ppo``, ``vae``, ``rootstrap``, ``treestrap``,
+``tdleaf``) with the same run directory, progress, interruption and resume.
 """
 
 from ._meeple import (
@@ -23,6 +27,7 @@ from ._meeple import (
     game_infos,
     games,
     read_records,
+    train,
 )
 
 __all__ = [
@@ -38,6 +43,7 @@ __all__ = [
     "game_infos",
     "games",
     "read_records",
+    "train",
     "gymnasium",
     "pettingzoo",
 ]
