@@ -354,17 +354,8 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         None
     };
     let limit = RunLimit { seconds: args.minutes.map(|m| m * 60.0), steps: args.steps };
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // A second Ctrl-C while the checkpoint is written ends the process the usual way.
-        ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        })
-        .map_err(|e| anyhow!("cannot watch for Ctrl-C: {e}"))?;
-    }
+    // The one Ctrl-C handler every trainer shares (a second press ends the process).
+    let stop = crate::learner::stop_flag()?;
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"));
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
