@@ -59,8 +59,9 @@ pub struct DqnArgs {
     /// Importance-sampling exponent β at the start (annealed to 1 over --beta-steps).
     #[arg(long, default_value_t = 0.4)]
     beta: f64,
-    /// Optimiser steps over which β reaches 1.
-    #[arg(long, default_value_t = 100_000)]
+    /// Optimiser steps over which β reaches 1; 0 (the default): over the run, as the paper
+    /// anneals it (its --games or --minutes at its pace so far; 100,000 steps without either).
+    #[arg(long, default_value_t = 0)]
     beta_steps: u64,
     /// Discount per decision (report 001: 0.95).
     #[arg(long, default_value_t = 0.95)]

@@ -46,6 +46,10 @@ pub struct TdArgs {
     /// Largest gradient norm (report 002: 0.1).
     #[arg(long, default_value_t = 0.1)]
     clip: f64,
+    /// Clip the gradient by its one global norm (PyTorch's `clip_grad_norm_`, as report 002
+    /// trained) instead of each tensor's own norm (how the shipped Catan networks were trained).
+    #[arg(long)]
+    clip_global: bool,
     /// Threshold of the Huber value loss on the [0, 1] value scale (report 002's smooth L1 has
     /// 1 on a 1-3 place scale, i.e. 0.5 here); 0 for the squared error.
     #[arg(long, default_value_t = 0.5)]
@@ -88,6 +92,7 @@ pub fn run<G: Game>(game: &G, args: &TdArgs) -> Result<()> {
     }
     config.train.weight_decay = args.weight_decay;
     config.train.clip_norm = args.clip;
+    config.train.clip_global = args.clip_global;
     config.train.huber = (args.huber > 0.0).then_some(args.huber);
     config.seed = args.run.seed;
     config.threads = threads;

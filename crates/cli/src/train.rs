@@ -196,7 +196,7 @@ pub struct AzArgs {
     eval_opening_plies: usize,
     /// Ladder opponents (repeat; default: random, mcts:iters=100, mcts:iters=1000, and
     /// alpha-beta with the game's evaluator where it has one).
-    #[arg(long = "opponent", value_name = "SPEC")]
+    #[arg(long = "ladder", value_name = "SPEC")]
     opponents: Vec<String>,
     /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
     /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.

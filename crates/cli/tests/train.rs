@@ -25,7 +25,7 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     let out = d.join("ttt");
     let o = out.to_str().unwrap();
     let common = ["--net", "mlp:layers=1,width=32", "--sims", "8", "--games", "16", "--batch", "32"];
-    let eval = ["--eval-every", "1", "--eval-games", "4", "--eval-sims", "4", "--opponent", "random"];
+    let eval = ["--eval-every", "1", "--eval-games", "4", "--eval-sims", "4", "--ladder", "random"];
     let mut args = vec!["train", "az", "tictactoe", "--steps", "6", "--out", o, "--threads", "1"];
     args.extend(common);
     args.extend(eval);

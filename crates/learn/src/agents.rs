@@ -176,30 +176,23 @@ pub(crate) const VALUE_INFO: AgentInfo = AgentInfo {
 
 pub(crate) const CATAN_TD_INFO: AgentInfo = AgentInfo {
     name: "catan-td",
-    about: "Catan: the value agent on a TD(λ) network (meeple train td catan), report 002's player; one ply on \
-            afterstates, averaged over dice and cards",
+    about: "an alias of `value`, by the name of report 002's Catan player (meeple train td catan): the same agent, \
+            one ply on afterstates averaged over dice and cards",
     params: &[MODEL, THREADS],
 };
 
 pub(crate) const DQN_INFO: AgentInfo = AgentInfo {
     name: "dqn",
-    about: "a DQN network (meeple train dqn): the legal move of largest Q-value, no search",
-    params: &[MODEL, THREADS],
+    about: "an alias of `policy`, by the name of its trainer (meeple train dqn): the same agent, the legal move of \
+            largest Q-value (the Q-values are the network's policy outputs)",
+    params: POLICY_INFO.params,
 };
 
 pub(crate) const PPO_INFO: AgentInfo = AgentInfo {
     name: "ppo",
-    about: "a PPO policy network (meeple train ppo): its most likely legal move, or sampled with a temperature",
-    params: &[
-        MODEL,
-        ParamInfo {
-            name: "temperature",
-            default: "0",
-            accepts: "number >= 0",
-            help: "0 plays the most likely move; 1 samples the trained policy as it is",
-        },
-        THREADS,
-    ],
+    about: "an alias of `policy`, by the name of its trainer (meeple train ppo): the same agent, the policy's most \
+            likely legal move, or sampled with a temperature (1: the trained policy as it is)",
+    params: POLICY_INFO.params,
 };
 
 /// The learned agents, in the order `meeple agents` lists them.

@@ -117,6 +117,7 @@ impl DqnConfig {
                 lr: 1e-3,
                 weight_decay: 0.0,
                 clip_norm: 10.0,
+                clip_global: false,
                 warmup: 1,
                 decay: u64::MAX / 4,
                 value_weight: 0.0,
@@ -545,6 +546,9 @@ impl<G: Game> Learner for DqnRun<G> {
         round.stat("decisions_per_second", stats.decisions as f64 / seconds);
         round.stat("replay", self.replay.len() as f64);
         round.stat("lr", self.trainer.lr());
+        if self.config.priorities.is_some() {
+            round.stat("beta", self.replay.beta_at(self.trainer.step()));
+        }
         Ok(round)
     }
 
@@ -554,6 +558,16 @@ impl<G: Game> Learner for DqnRun<G> {
 
     fn set_done(&mut self, done: f64) {
         crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
+        // β anneals to 1 over the run (Schaul et al.: "linearly ... reaching 1 only at the end
+        // of learning"), aimed each round at the end the run reaches at its pace so far.
+        if let Some(p) = self.config.priorities
+            && p.beta_steps == 0
+        {
+            let steps = self.trainer.step();
+            if done > 0.0 && steps > 0 {
+                self.replay.set_beta_steps(((steps as f64 / done.min(1.0)).ceil() as u64).max(steps));
+            }
+        }
     }
 
     fn set_seconds(&mut self, seconds: f64) {

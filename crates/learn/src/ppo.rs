@@ -120,6 +120,7 @@ impl PpoConfig {
                 lr: 3e-4,
                 weight_decay: 0.0,
                 clip_norm: 0.5,
+                clip_global: false,
                 warmup: 1,
                 decay: u64::MAX / 4,
                 value_weight: 0.0,

@@ -71,6 +71,8 @@ pub struct Priorities {
     pub alpha: f64,
     /// Importance-sampling exponent β at the start, annealed linearly to 1 by `beta_steps`.
     pub beta: f64,
+    /// Optimiser steps over which β reaches 1; 0: over the run (the learner sets the steps it
+    /// expects the run to take, [`Replay::set_beta_steps`]; [`DEFAULT_BETA_STEPS`] until then).
     pub beta_steps: u64,
     /// Added to every |TD error| so that no transition is never replayed.
     pub epsilon: f64,
@@ -78,14 +80,18 @@ pub struct Priorities {
 
 impl Default for Priorities {
     fn default() -> Self {
-        Priorities { alpha: 0.6, beta: 0.4, beta_steps: 100_000, epsilon: 1e-3 }
+        Priorities { alpha: 0.6, beta: 0.4, beta_steps: 0, epsilon: 1e-3 }
     }
 }
+
+/// The steps over which β anneals when a run's length is not known.
+pub const DEFAULT_BETA_STEPS: u64 = 100_000;
 
 impl Priorities {
     /// β after `step` optimiser steps.
     pub fn beta_at(&self, step: u64) -> f64 {
-        let t = (step as f64 / self.beta_steps.max(1) as f64).min(1.0);
+        let steps = if self.beta_steps == 0 { DEFAULT_BETA_STEPS } else { self.beta_steps };
+        let t = (step as f64 / steps as f64).min(1.0);
         self.beta + (1.0 - self.beta) * t
     }
 }
@@ -178,6 +184,19 @@ impl Replay {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The steps over which β anneals (a run of `beta_steps = 0` sets them as it learns how
+    /// long it will be).
+    pub fn set_beta_steps(&mut self, steps: u64) {
+        if let Some((p, _)) = &mut self.prioritized {
+            p.beta_steps = steps.max(1);
+        }
+    }
+
+    /// β at `step` (1 for uniform replay, which has no importance weights).
+    pub fn beta_at(&self, step: u64) -> f64 {
+        self.prioritized.as_ref().map_or(1.0, |(p, _)| p.beta_at(step))
     }
 
     pub fn push(&mut self, t: &Transition<'_>) {
@@ -433,6 +452,33 @@ mod tests {
         for (k, &w) in s.weights.iter().enumerate() {
             assert!((w as f64 - 1.0 / (k + 1) as f64).abs() < 1e-6, "{:?}", s.weights);
         }
+    }
+
+    /// A new transition enters at the largest priority seen so far (Schaul et al.: so every
+    /// transition is replayed at least once), not at its own or the newest's.
+    #[test]
+    fn new_transitions_enter_at_the_largest_priority_seen() {
+        let p = Priorities { alpha: 1.0, beta: 1.0, beta_steps: 1, epsilon: 0.0 };
+        let mut r = Replay::new(8, 1, 2, Some(p)).unwrap();
+        let push = |r: &mut Replay, k: usize| {
+            let obs = [k as f32];
+            r.push(&Transition { obs: &obs, action: 0, reward: 0.0, discount: 0.0, next_obs: &obs, next_mask: &[] });
+        };
+        for k in 0..3 {
+            push(&mut r, k);
+        }
+        r.update(&[0, 1, 2], &[0.5, 7.0, 2.0]);
+        // Item 1's 7 was the largest, though item 2's was set last.
+        push(&mut r, 3);
+        let total = 0.5 + 7.0 + 2.0 + 7.0;
+        assert!((r.probability(3) - 7.0 / total).abs() < 1e-12, "{}", r.probability(3));
+        // β anneals over the steps a run sets, and 0 steps means the default until it does.
+        assert_eq!(Priorities { beta: 0.4, beta_steps: 0, ..p }.beta_at(DEFAULT_BETA_STEPS / 2), 0.7);
+        r.set_beta_steps(10);
+        assert_eq!(r.beta_at(5), 1.0);
+        let mut q = Replay::new(8, 1, 2, Some(Priorities { beta: 0.4, beta_steps: 0, ..p })).unwrap();
+        q.set_beta_steps(10);
+        assert!((q.beta_at(5) - 0.7).abs() < 1e-12);
     }
 
     #[test]

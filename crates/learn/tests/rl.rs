@@ -51,6 +51,23 @@ fn small_dqn(exploration: Exploration) -> DqnConfig {
     c
 }
 
+/// TD(λ), the learner behind every Catan figure: afterstate self-play of a value network on
+/// tic-tac-toe, against the same network untrained (which, one ply greedy on arbitrary values,
+/// still beats random often).
+#[test]
+fn td_lambda_learns_to_beat_random() {
+    let mut c = meeple_learn::td::TdConfig::report("tictactoe");
+    c.net = "mlp:layers=1,width=32".into();
+    c.epsilon = 0.1;
+    c.parallel = 16;
+    c.train.lr = 3e-3;
+    c.seed = 1;
+    let run = meeple_learn::td::TdRun::new(TicTacToe, c, None).unwrap();
+    let (before, after) = before_and_after(run, "value", 4_000, "td");
+    eprintln!("td: untrained {before:.3}, trained {after:.3}");
+    assert!(after >= 0.82 && after > before + 0.08, "untrained {before}, trained {after}");
+}
+
 #[test]
 fn dqn_learns_to_beat_random() {
     for exploration in [Exploration::Boltzmann, Exploration::Epsilon] {

@@ -1532,8 +1532,9 @@ impl AdamW {
         Ok(AdamW { m: m.to_vec(), v: v.to_vec(), t: t as i32 })
     }
 
-    /// One step: each parameter tensor's gradient scaled down to norm `clip` if above it, the
-    /// moments updated, decoupled weight decay, the bias-corrected update.
+    /// One step: the gradient scaled down to norm `clip` if above it (each parameter tensor's
+    /// own, or with `global` all of them as one vector), the moments updated, decoupled weight
+    /// decay, the bias-corrected update.
     pub(crate) fn step(
         &mut self,
         theta: &mut [f32],
@@ -1541,17 +1542,23 @@ impl AdamW {
         tensors: &[usize],
         lr: f32,
         decay: f32,
-        clip: f32,
+        (clip, global): (f32, bool),
     ) {
-        let mut at = 0;
-        for &len in tensors {
-            let g = &mut grad[at..at + len];
+        let scale = |g: &mut [f32]| {
             let norm = g.iter().map(|v| (*v as f64) * (*v as f64)).sum::<f64>().sqrt() as f32;
             let coef = (clip / (norm + f32::MIN_POSITIVE)).min(1.0);
             if coef < 1.0 {
                 g.iter_mut().for_each(|v| *v *= coef);
             }
-            at += len;
+        };
+        if global {
+            scale(grad);
+        } else {
+            let mut at = 0;
+            for &len in tensors {
+                scale(&mut grad[at..at + len]);
+                at += len;
+            }
         }
         self.t += 1;
         let (c1, c2) = (1.0 - BETA1.powi(self.t), 1.0 - BETA2.powi(self.t));
@@ -1734,6 +1741,26 @@ mod tests {
         // The round trip through burn keeps every value.
         let back = Model::from_burn(&mine.to_burn(&Device::flex()), &config);
         assert_eq!((back.theta, back.running), (mine.theta.clone(), mine.running.clone()));
+    }
+
+    /// Clipping by each tensor's norm leaves a small tensor's gradient alone beside a large
+    /// one; by the global norm both shrink by one factor (hand-checked: norms 5 and 1, global
+    /// sqrt(26), clipped to 1).
+    #[test]
+    fn gradients_clip_per_tensor_or_by_one_global_norm() {
+        let tensors = [2, 1];
+        let clipped = |global: bool| {
+            let (mut theta, mut grad) = (vec![0.0f32; 3], vec![3.0f32, 4.0, 1.0]);
+            AdamW::new(3).step(&mut theta, &mut grad, &tensors, 0.0, 0.0, (1.0, global));
+            grad
+        };
+        let each = clipped(false);
+        assert!((each[0] - 0.6).abs() < 1e-6 && (each[1] - 0.8).abs() < 1e-6 && (each[2] - 1.0).abs() < 1e-6, "{each:?}");
+        let all = clipped(true);
+        let k = 1.0 / 26f32.sqrt();
+        for (g, want) in all.iter().zip([3.0 * k, 4.0 * k, k]) {
+            assert!((g - want).abs() < 1e-6, "{all:?}");
+        }
     }
 
     #[test]

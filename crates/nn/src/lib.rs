@@ -466,8 +466,13 @@ pub struct TrainConfig {
     pub lr: f64,
     /// AdamW's decoupled weight decay.
     pub weight_decay: f64,
-    /// Largest gradient norm; larger gradients are scaled down to it.
+    /// Largest gradient norm; larger gradients are scaled down to it: each parameter tensor's
+    /// own norm, or with [`TrainConfig::clip_global`] the norm of all of them together.
     pub clip_norm: f64,
+    /// Clip the gradient by its one global norm over every tensor (PyTorch's
+    /// `clip_grad_norm_`, as report 002 trained), not tensor by tensor.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clip_global: bool,
     /// Steps of linear warm-up from 0 to `lr`.
     pub warmup: u64,
     /// Steps of the cosine decay after the warm-up (to 10% of `lr`; constant afterwards); 0:
@@ -500,6 +505,7 @@ impl Default for TrainConfig {
             lr: 2e-3,
             weight_decay: 1e-4,
             clip_norm: 1.0,
+            clip_global: false,
             warmup: 200,
             decay: 0,
             value_weight: 1.0,
@@ -707,7 +713,7 @@ impl Trainer {
                 tensors,
                 lr as f32,
                 train.weight_decay as f32,
-                train.clip_norm as f32,
+                (train.clip_norm as f32, train.clip_global),
             );
             losses
         });
@@ -747,7 +753,7 @@ impl Trainer {
                 tensors,
                 lr as f32,
                 train.weight_decay as f32,
-                train.clip_norm as f32,
+                (train.clip_norm as f32, train.clip_global),
             );
         });
         self.step += 1;

@@ -245,7 +245,7 @@ impl Vae {
         self.backward(enc, obs, rows, &dh, &mut grad, None);
         let adam = self.encoder_adam.get_or_insert_with(|| AdamW::new(prefix));
         let tensors = [enc.inputs * enc.outputs, enc.outputs, mean.inputs * mean.outputs, mean.outputs];
-        adam.step(&mut self.theta[..prefix], &mut grad[..prefix], &tensors, lr, 0.0, 1.0);
+        adam.step(&mut self.theta[..prefix], &mut grad[..prefix], &tensors, lr, 0.0, (1.0, false));
         self.grad = grad;
     }
 
@@ -347,7 +347,7 @@ impl Vae {
         self.pass.eps.extend((0..rows * self.config.latent).map(|_| -> f32 { StandardNormal.sample(rng) }));
         let losses = self.loss_and_gradient(obs, rows);
         let tensors: Vec<usize> = self.layers.iter().flat_map(|l| [l.inputs * l.outputs, l.outputs]).collect();
-        self.adam.step(&mut self.theta, &mut self.grad, &tensors, lr, 0.0, 1.0);
+        self.adam.step(&mut self.theta, &mut self.grad, &tensors, lr, 0.0, (1.0, false));
         self.step += 1;
         Ok(losses)
     }

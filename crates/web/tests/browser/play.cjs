@@ -322,7 +322,14 @@ async function checkRestart(browser, report) {
   await page.waitForFunction(() => window.M.snap && window.M.snap.legal.length > 0);
   const after = await page.evaluate(() => ({ ply: window.M.snap.ply, view: JSON.stringify(window.M.snap.view) }));
   if (after.ply !== before.ply || after.view !== before.view) throw new Error(`after the restart the game is at ply ${after.ply}, not ${before.ply}`);
-  await clickTarget(page, 0.5);
+  // The reloaded page draws its targets a moment after its state arrives (later on a loaded
+  // machine): click once there is one.
+  let clicked = false;
+  for (let i = 0; i < 200 && !clicked; i++) {
+    clicked = await clickTarget(page, 0.5);
+    if (!clicked) await page.waitForTimeout(50);
+  }
+  if (!clicked) throw new Error('after the restart the page offers no move to click');
   await page.waitForFunction((p) => window.M.snap.ply > p, before.ply);
   report.before = before.ply;
   report.after = await page.evaluate(() => window.M.snap.ply);
