@@ -7,9 +7,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use meeple_game::{Game, State, limits};
 use meeple_games::with_game;
 use meeple_learn::Root;
-use meeple_learn::ladder::{Evaluation, Ladder, LadderConfig};
+use meeple_learn::ladder::Evaluation;
 use meeple_learn::metrics::{Event, Metrics};
-use meeple_learn::train::{GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
+use meeple_learn::train::{AzRun, GenerationMetrics, Generations, Hooks, RunDir, default_config, read_progress};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -340,20 +340,27 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
             Some(dir.clone())
         }
     };
-    let mut ladder = if args.eval_every > 0 {
-        let agent = format!("az:model={{model}},sims={}", args.eval_sims);
-        let mut c = LadderConfig::new(game, &agent, threads, args.seed);
-        if !args.opponents.is_empty() {
-            c.opponents = args.opponents.clone();
-        }
-        c.games = args.eval_games.unwrap_or(c.games);
-        c.opening_plies = args.eval_opening_plies;
-        c.equal_time = crate::learner::equal_time(&args.equal_time);
-        Some(Ladder::new(game, c, &args.out).map_err(|e| anyhow!(e))?)
-    } else {
-        None
+    let options = meeple_learn::run::RunOptions {
+        resume: args.resume,
+        minutes: args.minutes,
+        steps: args.steps,
+        seed: args.seed,
+        threads,
+        eval_every: Some(args.eval_every),
+        eval_games: args.eval_games,
+        eval_opening_plies: Some(args.eval_opening_plies),
+        ladder: if args.opponents.is_empty() {
+            meeple_learn::ladder::default_opponents(game)
+        } else {
+            args.opponents.clone()
+        },
+        equal_time: crate::learner::equal_time(&args.equal_time),
+        // A generation's checkpoint is written when it ends, as external players need it.
+        save_seconds: 0.0,
+        commands: vec![crate::learner::command_line()],
+        ..meeple_learn::run::RunOptions::new(&args.out)
     };
-    let limit = RunLimit { seconds: args.minutes.map(|m| m * 60.0), steps: args.steps };
+    let agent = format!("az:model={{model}},sims={}", args.eval_sims);
     // The one Ctrl-C handler every trainer shares (a second press ends the process).
     let stop = crate::learner::stop_flag()?;
     let bar = ProgressBar::new_spinner();
@@ -379,8 +386,13 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         },
         generations: 0,
     };
-    let progress =
-        train(game, &config, limit, &args.out, args.resume, ladder.as_mut(), &mut hooks).map_err(|e| anyhow!(e))?;
+    meeple_learn::run::run(
+        game,
+        &options,
+        |resume| AzRun::new(game.clone(), config.clone(), &args.out, resume).map(|r| r.evaluated_as(&agent)),
+        &mut Generations::new(&mut hooks),
+    )?;
+    let progress = read_progress(&args.out)?;
     bar.finish_and_clear();
     if hooks.generations == 0 && !stop.load(Ordering::SeqCst) {
         eprintln!(
@@ -460,11 +472,8 @@ impl Hooks for CliHooks {
         }
     }
 
-    fn selfplay(&self, generation: u64, games: u64, positions: u64) {
-        self.bar.set_message(format!(
-            "gen {generation} | self-play: {games} games, {positions} positions | {}",
-            self.last_eval
-        ));
+    fn working(&self, text: &str) {
+        self.bar.set_message(format!("{text} | {}", self.last_eval));
     }
 
     fn evaluating(&mut self, generation: u64) {

@@ -31,6 +31,11 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     args.extend(eval);
     let first = meeple(&args);
     assert!(first.status.success(), "{}", text(&first));
+    // The one run layout: run.json with the trainer, its settings and progress.
+    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!((run["trainer"].as_str(), run["last"].as_str()), (Some("az"), Some("ckpt/last.safetensors")), "{run}");
+    assert_eq!(run["settings"]["net"], "mlp:layers=1,width=32", "{run}");
+    assert!(run["progress"]["steps"].as_u64().unwrap() >= 6, "{run}");
     let metrics = out.join("metrics.jsonl");
     let lines = std::fs::read_to_string(&metrics).unwrap();
     assert!(lines.contains("\"event\":\"generation\"") && lines.contains("\"event\":\"evaluation\""), "{lines}");
@@ -56,7 +61,7 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     assert!(!zero.status.success() && text(&zero).contains("--smooth 0: give 1"), "{}", text(&zero));
     // Running again into the same directory is refused; --resume goes on.
     let again = meeple(&args);
-    assert!(!again.status.success() && text(&again).contains("already holds a run"), "{}", text(&again));
+    assert!(!again.status.success() && text(&again).contains("holds a run already"), "{}", text(&again));
     args[4] = "12";
     args.push("--resume");
     let resumed = meeple(&args);

@@ -88,6 +88,16 @@ pub trait Learner {
     fn agent(&self) -> String;
     /// Plays and trains one round.
     fn round(&mut self) -> Result<Round, LearnError>;
+    /// [`Learner::round`] for a loop that shows progress within a round and may be asked to
+    /// stop in the middle of one (a long round ends early, or gives an empty [`Round`] when it
+    /// did nothing worth a line).
+    fn round_watched(&mut self, hooks: &dyn Hooks) -> Result<Round, LearnError> {
+        let _ = hooks;
+        self.round()
+    }
+    /// The run's limits (minutes of all sessions, optimiser steps), told once before the first
+    /// round, for rounds long enough to be cut short by them (and steps to stop at exactly).
+    fn set_limits(&mut self, _minutes: Option<f64>, _steps: Option<u64>) {}
     fn progress(&self) -> Progress;
     /// Sets the seconds trained (this session and earlier ones), kept in checkpoints.
     fn set_seconds(&mut self, seconds: f64);
@@ -154,6 +164,12 @@ pub struct RunOptions {
     pub threads: usize,
     /// Evaluate against the ladder, keeping a checkpoint, every this many minutes (0: never).
     pub eval_minutes: f64,
+    /// Or every this many rounds (generations): the round's [`Learner::generation`] a multiple.
+    pub eval_every: Option<u64>,
+    /// Random plies that open each evaluation game (`None`: the ladder's default).
+    pub eval_opening_plies: Option<usize>,
+    /// Whether the checkpoints kept on that cadence play the ladder (false: only kept).
+    pub evaluate_kept: bool,
     /// Games against each ladder opponent per evaluation, a multiple of the seatings.
     pub eval_games: Option<usize>,
     /// The ladder's opponents (empty: `random` and the game's ladder agents).
@@ -182,6 +198,9 @@ impl RunOptions {
             seed: 1,
             threads: 1,
             eval_minutes: 0.0,
+            eval_every: None,
+            eval_opening_plies: None,
+            evaluate_kept: true,
             eval_games: None,
             ladder: Vec::new(),
             equal_time: None,
@@ -210,6 +229,10 @@ pub trait Hooks {
     /// Whether the user asked to stop (Ctrl-C): the run saves a checkpoint and returns.
     fn should_stop(&self) -> bool {
         false
+    }
+    /// Progress within a long round (a generation's self-play games), for display.
+    fn working(&self, text: &str) {
+        let _ = text;
     }
 }
 
@@ -374,6 +397,14 @@ pub fn run<G: Game, L: Learner>(
         None
     };
     let mut learner = match &stored {
+        Some(file) if file.game != game.spec().to_string() => {
+            return Err(LearnError::Config(format!(
+                "cannot resume the run in '{}': it is of '{}', not '{}'",
+                options.out.display(),
+                file.game,
+                game.spec()
+            )));
+        }
         Some(file) => {
             let last = options.out.join(&file.last);
             if !file.last.starts_with("ckpt/") || file.last.contains("..") || !last.is_file() {
@@ -393,14 +424,6 @@ pub fn run<G: Game, L: Learner>(
                 options.out.display(),
                 file.trainer,
                 learner.name()
-            )));
-        }
-        if file.game != game.spec().to_string() {
-            return Err(LearnError::Config(format!(
-                "cannot resume the run in '{}': it is of '{}', not '{}'",
-                options.out.display(),
-                file.game,
-                game.spec()
             )));
         }
         if let Some(why) =
@@ -430,12 +453,13 @@ pub fn run<G: Game, L: Learner>(
         commands,
     };
     write_run(&layout, &file)?;
-    if options.eval_minutes > 0.0 && learner.agent().is_empty() {
+    let evaluates = options.eval_minutes > 0.0 || options.eval_every.is_some_and(|n| n > 0);
+    if evaluates && learner.agent().is_empty() {
         return Err(LearnError::Config(format!(
             "a {name} run has no agent to evaluate: give --eval-minutes 0 (and no --ladder)"
         )));
     }
-    let mut ladder = if options.eval_minutes > 0.0 {
+    let mut ladder = if evaluates && options.evaluate_kept {
         let mut c = LadderConfig::new(game, &learner.agent(), options.threads, options.seed);
         c.opponents = if options.ladder.is_empty() {
             let mut o = vec!["random".to_string()];
@@ -446,6 +470,9 @@ pub fn run<G: Game, L: Learner>(
         };
         if let Some(g) = options.eval_games {
             c.games = g;
+        }
+        if let Some(p) = options.eval_opening_plies {
+            c.opening_plies = p;
         }
         c.equal_time = options.equal_time.clone();
         Some(Ladder::new(game, c, &options.out)?)
@@ -461,6 +488,7 @@ pub fn run<G: Game, L: Learner>(
         writeln!(log, "{}", line.to_line()).and_then(|_| log.flush()).map_err(|e| io("write", &layout.metrics(), e))
     };
     let clock = Clock { session: Instant::now(), base: learner.progress().seconds };
+    learner.set_limits(options.minutes, options.steps);
     let mut last_eval = Instant::now();
     let mut last_save = Instant::now();
     let save = |learner: &mut L, file: &mut RunFile, clock: &Clock| -> Result<(), LearnError> {
@@ -485,10 +513,15 @@ pub fn run<G: Game, L: Learner>(
         let by_steps = options.steps.map_or(0.0, |s| p.steps as f64 / s.max(1) as f64);
         learner.set_done(by_time.max(by_games).max(by_steps));
         learner.set_left(options.games.map(|g| g.saturating_sub(p.episodes)));
-        let before = p.steps;
-        let round = learner.round()?;
+        let before = p.clone();
+        let round = learner.round_watched(&*hooks)?;
         learner.set_seconds(clock.seconds());
         let p = learner.progress();
+        if round == Round::default() && (p.episodes, p.steps) == (before.episodes, before.steps) {
+            // Stopped before it did anything: no line, and the loop's checks end the run.
+            continue;
+        }
+        let before = before.steps;
         let mut line = Metrics {
             schema: crate::metrics::SCHEMA,
             event: Event::Generation,
@@ -517,14 +550,19 @@ pub fn run<G: Game, L: Learner>(
             save(&mut learner, &mut file, &clock)?;
             last_save = Instant::now();
         }
-        if let Some(ladder) = ladder.as_mut()
-            && last_eval.elapsed().as_secs_f64() >= options.eval_minutes * 60.0
-        {
+        let due = match options.eval_every {
+            Some(n) if n > 0 => learner.generation(&p).is_multiple_of(n),
+            _ => options.eval_minutes > 0.0 && last_eval.elapsed().as_secs_f64() >= options.eval_minutes * 60.0,
+        };
+        if due {
             let path = layout.kept(&learner.checkpoint_name(&p), ext);
             learner.save(&path, false)?;
+            last_eval = Instant::now();
+            let Some(ladder) = ladder.as_mut() else { continue };
             hooks.evaluating(&p);
-            let evaluation = ladder.evaluate(&path, p.episodes);
-            let line = Metrics::evaluation(name, p.episodes, p.steps, p.seconds, evaluation.clone());
+            let generation = learner.generation(&p);
+            let evaluation = ladder.evaluate(&path, generation);
+            let line = Metrics::evaluation(name, generation, p.steps, p.seconds, evaluation.clone());
             write_line(&line)?;
             hooks.evaluated(&p, &evaluation);
             last_eval = Instant::now();

@@ -1,13 +1,13 @@
-//! AlphaZero training runs: generations of batched self-play written as shards, training steps
-//! on a replay window sampled with the game's symmetries, checkpoints, a metrics log, periodic
-//! evaluation by the caller, and resume from the last checkpoint.
+//! AlphaZero training runs, a [`crate::run::Learner`] ([`AzRun`]) on the one run loop: each
+//! round a generation of batched self-play written as a shard, then training steps on a replay
+//! window sampled with the game's symmetries.
 //!
-//! A run directory holds `run.json` (the configuration), `metrics.jsonl` (one JSON object per
-//! event), `selfplay/gen-NNNNNN.jsonl` (the games of each generation: actions and targets, so the
-//! trainer can rebuild every position) and `ckpt/` (`last.safetensors` with its sidecar, and
-//! every evaluated generation's).
+//! Its run directory has the one layout (`run.json`, `metrics.jsonl`, `ladder.json`,
+//! `ckpt/last.safetensors` and every `--eval-every`-th generation's `ckpt/gen-NNNNNN.safetensors`)
+//! and `selfplay/gen-NNNNNN.jsonl` (the games of each generation: actions and targets, so a
+//! resumed run rebuilds its window).
 
-use crate::ladder::{Evaluation, Ladder};
+use crate::ladder::Evaluation;
 use crate::metrics::Metrics;
 use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until, teacher_play_until};
 use crate::{Evaluator, LearnError};
@@ -200,6 +200,10 @@ pub trait Hooks {
     }
     /// Whether the user asked to stop (Ctrl-C): the run saves a checkpoint and returns.
     fn should_stop(&self) -> bool;
+    /// Progress within a generation, in words ("generation 3: 40 games, 1,200 positions").
+    fn working(&self, text: &str) {
+        let _ = text;
+    }
 }
 
 /// One training position.
@@ -247,77 +251,135 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> LearnError {
     LearnError::Io(format!("cannot {what} '{}': {e}", path.display()))
 }
 
-/// Runs (or resumes) a training run in `dir` until `limit`, returning its progress. Every
-/// `config.eval_every` generations the checkpoint is kept and, with a `ladder`, evaluated
-/// against it.
-pub fn train<G: Game>(
-    game: &G,
-    config: &AzConfig,
-    limit: RunLimit,
-    dir: &Path,
-    resume: bool,
-    mut ladder: Option<&mut Ladder<G>>,
-    hooks: &mut dyn Hooks,
-) -> Result<Progress, LearnError> {
-    let run = RunDir { root: dir.to_path_buf() };
-    let spec = game.spec().to_string();
-    if config.game != spec {
-        return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));
-    }
-    let net = net_config(game, &config.net)?;
-    check_targets(game, config)?;
-    let (mut trainer, mut progress) = open_run(config, &run, &net, resume)?;
-    let mut window: VecDeque<Sample<G::State>> = VecDeque::new();
-    if resume {
-        load_window(game, &run, progress.generation, config, &mut window)?;
-    }
-    let mut metrics = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(run.metrics())
-        .map_err(|e| io("write", &run.metrics(), e))?;
-    let clock = Clock { session: Instant::now(), base: progress.seconds, limit };
-    let settings = ladder.as_ref().map(|l| l.config().clone());
-    if config.external.is_some() {
-        // External players start from the first checkpoint there is.
-        trainer.save_resumable(&run.last(), sidecar(config, &progress, settings.as_ref()))?;
-    }
-    loop {
-        progress.seconds = clock.seconds();
-        let over_steps = limit.steps.is_some_and(|s| progress.steps >= s);
-        if clock.over_time() || over_steps || hooks.should_stop() {
-            break;
+/// AlphaZero for [`crate::run::run`]: one generation a round (self-play written as the
+/// generation's shard in `DIR/selfplay/`, then training steps on the replay window), the
+/// network as its checkpoint with the progress in its sidecar.
+pub struct AzRun<G: Game> {
+    game: G,
+    config: AzConfig,
+    net: NetConfig,
+    run: RunDir,
+    trainer: Trainer,
+    progress: Progress,
+    window: VecDeque<Sample<G::State>>,
+    clock: Clock,
+    /// The agent spec that plays a checkpoint at evaluations.
+    eval_agent: String,
+    /// Whether external players have been given a first checkpoint this session.
+    published: bool,
+}
+
+impl<G: Game> AzRun<G> {
+    /// A run in `dir` from `config`, or continued from its checkpoint `resume`.
+    pub fn new(game: G, config: AzConfig, dir: &Path, resume: Option<&Path>) -> Result<Self, LearnError> {
+        let spec = game.spec().to_string();
+        if config.game != spec {
+            return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));
         }
-        let generation = progress.generation + 1;
+        let net = net_config(&game, &config.net)?;
+        check_targets(&game, &config)?;
+        let run = RunDir { root: dir.to_path_buf() };
+        let (trainer, progress) = match resume {
+            None => (Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default()),
+            Some(path) => {
+                let resumed = Trainer::resume(path, &config.game, config.train.clone(), config.threads)?;
+                if resumed.trainer.config() != &net {
+                    return Err(LearnError::Config(format!(
+                        "cannot resume the run in '{}': its checkpoint holds the network '{}', this run asks for '{}'",
+                        run.root.display(),
+                        resumed.trainer.config().spec(),
+                        net.spec()
+                    )));
+                }
+                let progress: Progress =
+                    serde_json::from_value(resumed.sidecar.run.get("progress").cloned().unwrap_or_default())
+                        .map_err(|e| LearnError::Data(format!("the last checkpoint has no run progress: {e}")))?;
+                (resumed.trainer, progress)
+            }
+        };
+        std::fs::create_dir_all(run.shards()).map_err(|e| io("create", &run.shards(), e))?;
+        let mut window = VecDeque::new();
+        if resume.is_some() {
+            load_window(&game, &run, progress.generation, &config, &mut window)?;
+        }
+        let clock = Clock { session: Instant::now(), base: progress.seconds, limit: RunLimit::default() };
+        let eval_agent = "az:model={model}".to_string();
+        Ok(AzRun { game, config, net, run, trainer, progress, window, clock, eval_agent, published: false })
+    }
+
+    /// Plays evaluations with this agent spec (`{model}` where the checkpoint goes).
+    pub fn evaluated_as(mut self, agent: &str) -> Self {
+        self.eval_agent = agent.to_string();
+        self
+    }
+
+    /// The run's own progress (its generation among it).
+    pub fn az_progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    fn sidecar(&self) -> Sidecar {
+        sidecar(&self.config, &self.progress, None)
+    }
+
+    fn generation(&mut self, hooks: &dyn crate::run::Hooks) -> Result<crate::run::Round, LearnError> {
+        /// The run loop's hooks as self-play's: its display and its stop flag.
+        struct Watch<'a>(&'a dyn crate::run::Hooks);
+        impl Hooks for Watch<'_> {
+            fn generation(&mut self, _metrics: &GenerationMetrics) {}
+            fn selfplay(&self, generation: u64, games: u64, positions: u64) {
+                self.0.working(&format!("gen {generation} | self-play: {games} games, {positions} positions"));
+            }
+            fn should_stop(&self) -> bool {
+                self.0.should_stop()
+            }
+        }
+        let watch = Watch(hooks);
+        let (game, config, run, clock) = (&self.game, &self.config, &self.run, &self.clock);
+        if config.external.is_some() && !self.published {
+            // External players start from the first checkpoint there is.
+            self.trainer.save_resumable(&run.last(), sidecar(config, &self.progress, None))?;
+            self.published = true;
+        }
+        let generation = self.progress.generation + 1;
         let t0 = Instant::now();
         let played = match &config.external {
-            Some(dir) => take_external(game, config, &run, dir, generation, &clock, hooks)?,
-            None => play_generation(game, config, &trainer, &run, generation, &clock, hooks)?,
+            Some(dir) => take_external(game, config, run, dir, generation, clock, &watch)?,
+            None => play_generation(game, config, &self.trainer, run, generation, clock, &watch)?,
         };
         let Some((games, stats)) = played else {
-            break;
+            return Ok(crate::run::Round::default());
         };
         let selfplay_seconds = t0.elapsed().as_secs_f64();
         let mut new_positions = 0;
         for g in &games {
-            new_positions += add_game(game, g, ValueTarget::of(config, generation), &mut window)?;
+            new_positions += add_game(game, g, ValueTarget::of(config, generation), &mut self.window)?;
         }
-        while window.len() > config.window {
-            window.pop_front();
+        while self.window.len() > config.window {
+            self.window.pop_front();
         }
         let t1 = Instant::now();
         // Each generation samples from its own stream, so a resumed run draws the batches the
         // uninterrupted one would have.
         let mut rng = rng_from_seed(derive_seed(config.seed, 0x7a11 + generation));
-        let sums =
-            train_generation(&mut trainer, &window, &net, config, new_positions, &progress, &clock, &mut rng, hooks)?;
+        let sums = train_generation(
+            &mut self.trainer,
+            &self.window,
+            &self.net,
+            config,
+            new_positions,
+            &self.progress,
+            clock,
+            &mut rng,
+            &watch,
+        )?;
         let train_seconds = t1.elapsed().as_secs_f64();
+        let progress = &mut self.progress;
         progress.generation = generation;
         progress.games += stats.games;
         progress.positions += stats.positions;
-        progress.steps = trainer.step();
+        progress.steps = self.trainer.step();
         progress.seconds = clock.seconds();
-        trainer.save_resumable(&run.last(), sidecar(config, &progress, settings.as_ref()))?;
         let lengths: usize = games.iter().map(|g| g.actions.len()).sum();
         let per = |x: f64| if sums.steps > 0 { x / sums.steps as f64 } else { 0.0 };
         let m = GenerationMetrics {
@@ -326,7 +388,7 @@ pub fn train<G: Game>(
             steps: progress.steps,
             games: progress.games,
             positions: progress.positions,
-            window: window.len(),
+            window: self.window.len(),
             selfplay_seconds,
             positions_per_second: stats.positions as f64 / selfplay_seconds.max(1e-9),
             evaluations_per_second: stats.evaluations as f64 / selfplay_seconds.max(1e-9),
@@ -342,25 +404,191 @@ pub fn train<G: Game>(
             lr: sums.lr,
             wall_seconds: progress.seconds,
         };
-        write_metrics(&mut metrics, &run, &m.to_metrics())?;
-        hooks.generation(&m);
-        if config.eval_every > 0 && generation.is_multiple_of(config.eval_every) {
-            let path = run.generation_checkpoint(generation);
-            trainer.save(&path, sidecar(config, &progress, settings.as_ref()))?;
-            if let Some(ladder) = ladder.as_deref_mut() {
-                hooks.evaluating(generation);
-                let evaluation = ladder.evaluate(&path, generation);
-                write_metrics(
-                    &mut metrics,
-                    &run,
-                    &Metrics::evaluation("az", generation, progress.steps, clock.seconds(), evaluation.clone()),
-                )?;
-                hooks.evaluated(generation, &evaluation);
-            }
+        let line = m.to_metrics();
+        let mut round = crate::run::Round::default();
+        if line.trained {
+            round.losses.extend(line.losses);
+        }
+        round.figures.extend(line.figures);
+        round.stats.extend(line.stats);
+        round.stat("generation", generation as f64);
+        Ok(round)
+    }
+}
+
+impl<G: Game> crate::run::Learner for AzRun<G> {
+    fn name(&self) -> &'static str {
+        "az"
+    }
+
+    fn agent(&self) -> String {
+        self.eval_agent.clone()
+    }
+
+    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
+        self.generation(&crate::run::Quiet)
+    }
+
+    fn round_watched(&mut self, hooks: &dyn crate::run::Hooks) -> Result<crate::run::Round, LearnError> {
+        self.generation(hooks)
+    }
+
+    fn set_limits(&mut self, minutes: Option<f64>, steps: Option<u64>) {
+        self.clock = Clock {
+            session: Instant::now(),
+            base: self.progress.seconds,
+            limit: RunLimit { seconds: minutes.map(|m| m * 60.0), steps },
+        };
+    }
+
+    fn progress(&self) -> crate::run::Progress {
+        crate::run::Progress {
+            episodes: self.progress.games,
+            decisions: self.progress.positions,
+            steps: self.progress.steps,
+            seconds: self.progress.seconds,
         }
     }
-    trainer.save_resumable(&run.last(), sidecar(config, &progress, settings.as_ref()))?;
-    Ok(progress)
+
+    fn generation(&self, _progress: &crate::run::Progress) -> u64 {
+        self.progress.generation
+    }
+
+    fn set_seconds(&mut self, seconds: f64) {
+        self.progress.seconds = seconds;
+    }
+
+    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
+        if resumable {
+            self.trainer.save_resumable(path, self.sidecar())?;
+        } else {
+            self.trainer.save(path, self.sidecar())?;
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::to_value(&self.config).expect("configs serialise")
+    }
+
+    /// How often a run is evaluated does not change what it trains.
+    fn may_change(&self) -> &'static [&'static str] {
+        &["eval_every"]
+    }
+
+    fn flags(&self) -> &'static [(&'static str, &'static str)] {
+        OPTIONS
+    }
+
+    fn checkpoint_name(&self, _progress: &crate::run::Progress) -> String {
+        format!("gen-{:06}", self.progress.generation)
+    }
+}
+
+/// Runs (or resumes) an AlphaZero run in `dir` until `limit` through [`crate::run::run`],
+/// keeping the checkpoint of every `config.eval_every`-th generation (not evaluated: the
+/// command line gives the run loop a ladder); `hooks` sees each generation. Gives the progress.
+pub fn train<G: Game>(
+    game: &G,
+    config: &AzConfig,
+    limit: RunLimit,
+    dir: &Path,
+    resume: bool,
+    hooks: &mut dyn Hooks,
+) -> Result<Progress, LearnError> {
+    let options = crate::run::RunOptions {
+        resume,
+        minutes: limit.seconds.map(|s| s / 60.0),
+        steps: limit.steps,
+        eval_every: Some(config.eval_every),
+        evaluate_kept: false,
+        save_seconds: 0.0,
+        ..crate::run::RunOptions::new(dir)
+    };
+    let mut generations = Generations::new(hooks);
+    crate::run::run(game, &options, |r| AzRun::new(game.clone(), config.clone(), dir, r), &mut generations)?;
+    read_progress(dir)
+}
+
+/// The run loop's hooks in terms of an AlphaZero run's generations.
+pub struct Generations<'a> {
+    inner: &'a mut dyn Hooks,
+    generation: u64,
+}
+
+impl<'a> Generations<'a> {
+    pub fn new(inner: &'a mut dyn Hooks) -> Self {
+        Generations { inner, generation: 0 }
+    }
+}
+
+impl crate::run::Hooks for Generations<'_> {
+    fn round(&mut self, p: &crate::run::Progress, round: &crate::run::Round) {
+        let get = |name: &str| round.get(name).unwrap_or(0.0);
+        self.generation = get("generation") as u64;
+        let m = GenerationMetrics {
+            event: "generation".into(),
+            generation: self.generation,
+            steps: p.steps,
+            games: p.episodes,
+            positions: p.decisions,
+            window: get("window") as usize,
+            selfplay_seconds: get("selfplay_seconds"),
+            positions_per_second: get("positions_per_second"),
+            evaluations_per_second: get("evaluations_per_second"),
+            mean_batch: get("mean_batch"),
+            mean_game_length: get("mean_game_length"),
+            train_seconds: get("train_seconds"),
+            samples_per_second: get("samples_per_second"),
+            policy_loss: get("policy"),
+            value_loss: get("value"),
+            ownership_loss: get("ownership"),
+            score_loss: get("score"),
+            entropy: get("entropy"),
+            lr: get("lr"),
+            wall_seconds: p.seconds,
+        };
+        self.inner.generation(&m);
+    }
+
+    fn evaluating(&mut self, _p: &crate::run::Progress) {
+        self.inner.evaluating(self.generation);
+    }
+
+    fn evaluated(&mut self, _p: &crate::run::Progress, evaluation: &Evaluation) {
+        self.inner.evaluated(self.generation, evaluation);
+    }
+
+    fn should_stop(&self) -> bool {
+        self.inner.should_stop()
+    }
+
+    fn working(&self, text: &str) {
+        self.inner.working(text);
+    }
+}
+
+/// An AlphaZero run's progress, from its last checkpoint's sidecar.
+pub fn read_progress(dir: &Path) -> Result<Progress, LearnError> {
+    let last = RunDir { root: dir.to_path_buf() }.last();
+    let side = meeple_nn::sidecar_path(&last);
+    let text = meeple_game::limits::read_text(&side, meeple_game::limits::MAX_TEXT_FILE, "checkpoint sidecar")?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| LearnError::Data(format!("'{}' is not a checkpoint sidecar: {e}", side.display())))?;
+    serde_json::from_value(v["run"]["progress"].clone())
+        .map_err(|e| LearnError::Data(format!("'{}' has no run progress: {e}", side.display())))
+}
+
+/// A run's settings from its `run.json` (the one run layout's, or an older run's bare
+/// configuration).
+pub fn read_config(dir: &Path) -> Result<AzConfig, LearnError> {
+    let run = RunDir { root: dir.to_path_buf() };
+    let text = meeple_game::limits::read_text(&run.config(), meeple_game::limits::MAX_TEXT_FILE, "run configuration")?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
+    let settings = v.get("settings").cloned().unwrap_or(v);
+    serde_json::from_value(settings)
+        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))
 }
 
 /// The wall clock of a run: this session's time on top of earlier sessions'.
@@ -378,51 +606,6 @@ impl Clock {
     fn over_time(&self) -> bool {
         self.limit.seconds.is_some_and(|s| self.seconds() >= s)
     }
-}
-
-fn write_metrics(file: &mut std::fs::File, run: &RunDir, line: &Metrics) -> Result<(), LearnError> {
-    writeln!(file, "{}", line.to_line()).and_then(|_| file.flush()).map_err(|e| io("write", &run.metrics(), e))
-}
-
-/// A new run (its configuration written), or the checkpoint and progress of the one in `run`
-/// after checking that it was made with the same settings.
-fn open_run(config: &AzConfig, run: &RunDir, net: &NetConfig, resume: bool) -> Result<(Trainer, Progress), LearnError> {
-    if !resume {
-        if run.config().exists() || run.last().exists() {
-            return Err(LearnError::Config(format!(
-                "'{}' already holds a run: add --resume to continue it, or choose another --out",
-                run.root.display()
-            )));
-        }
-        for d in [run.shards(), run.checkpoints()] {
-            std::fs::create_dir_all(&d).map_err(|e| io("create", &d, e))?;
-        }
-        let text = serde_json::to_string_pretty(config).expect("configs serialise") + "\n";
-        meeple_arena::files::write_atomic(&run.config(), text.as_bytes()).map_err(|e| io("write", &run.config(), e))?;
-        return Ok((Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default()));
-    }
-    let text = meeple_game::limits::read_text(&run.config(), meeple_game::limits::MAX_TEXT_FILE, "run configuration")?;
-    let stored: AzConfig = serde_json::from_str(&text)
-        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
-    if let Some(why) = config_difference(&stored, config) {
-        return Err(LearnError::Config(format!(
-            "cannot resume the run in '{}': it was made with {why}; resume with the same settings, or start a new \
-             run with another --out",
-            run.root.display()
-        )));
-    }
-    let resumed = Trainer::resume(&run.last(), &config.game, config.train.clone(), config.threads)?;
-    if resumed.trainer.config() != net {
-        return Err(LearnError::Config(format!(
-            "cannot resume the run in '{}': its checkpoint holds the network '{}', this run asks for '{}'",
-            run.root.display(),
-            resumed.trainer.config().spec(),
-            net.spec()
-        )));
-    }
-    let progress: Progress = serde_json::from_value(resumed.sidecar.run.get("progress").cloned().unwrap_or_default())
-        .map_err(|e| LearnError::Data(format!("the last checkpoint has no run progress: {e}")))?;
-    Ok((resumed.trainer, progress))
 }
 
 /// The command-line option behind each setting of a run, for messages.
@@ -450,40 +633,6 @@ const OPTIONS: &[(&str, &str)] = &[
     ("seed", "--seed"),
     ("threads", "--threads"),
 ];
-
-/// The first setting in which a stored run configuration differs from this run's, as
-/// "--sims 64 (this run: 128)"; `None` when they are the same.
-pub fn config_difference(stored: &AzConfig, now: &AzConfig) -> Option<String> {
-    fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<(String, String, String)> {
-        match (a, b) {
-            (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
-                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-                keys.into_iter().find_map(|k| {
-                    let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                    let null = serde_json::Value::Null;
-                    walk(&sub, x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null))
-                })
-            }
-            _ if a != b => Some((path.to_string(), a.to_string(), b.to_string())),
-            _ => None,
-        }
-    }
-    // How often a run is evaluated does not change what it trains, so it may change on resume.
-    let now = &AzConfig { eval_every: stored.eval_every, ..now.clone() };
-    let (a, b) = (serde_json::to_value(stored).ok()?, serde_json::to_value(now).ok()?);
-    // The settings a user gives first, in the order of the options; then any other.
-    let named = OPTIONS.iter().find_map(|(path, _)| {
-        let pointer = format!("/{}", path.replace('.', "/"));
-        let (x, y) = (a.pointer(&pointer), b.pointer(&pointer));
-        (x != y).then(|| {
-            let show = |v: Option<&serde_json::Value>| v.map_or("nothing".to_string(), |v| v.to_string());
-            (path.to_string(), show(x), show(y))
-        })
-    });
-    let (path, was, is) = named.or_else(|| walk("", &a, &b))?;
-    let name = OPTIONS.iter().find(|(p, _)| *p == path).map_or(path.as_str(), |(_, o)| o);
-    Some(format!("{name} {was} (this run: {is})"))
-}
 
 /// The value target's and the teacher's settings, checked before a run starts.
 fn check_targets<G: Game>(game: &G, config: &AzConfig) -> Result<(), LearnError> {
@@ -686,9 +835,7 @@ pub fn play_external<G: Game>(
     out: &Path,
 ) -> Result<crate::SelfPlayStats, LearnError> {
     let run = RunDir { root: run_dir.to_path_buf() };
-    let text = meeple_game::limits::read_text(&run.config(), meeple_game::limits::MAX_TEXT_FILE, "run configuration")?;
-    let config: AzConfig = serde_json::from_str(&text)
-        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
+    let config = read_config(run_dir)?;
     let spec = game.spec().to_string();
     if config.game != spec {
         return Err(LearnError::Config(format!("the run is for '{}', the game is '{spec}'", config.game)));

@@ -95,7 +95,7 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
     let d = dir("ttt");
     let mut hooks = Quiet { generations: Vec::new() };
     let progress =
-        train(&TicTacToe, &small(1), RunLimit { seconds: Some(90.0), steps: Some(1500) }, &d, false, None, &mut hooks)
+        train(&TicTacToe, &small(1), RunLimit { seconds: Some(90.0), steps: Some(1500) }, &d, false, &mut hooks)
             .unwrap();
     assert!(progress.steps > 0 && progress.games > 0);
     let model = RunDir { root: d.clone() }.last();
@@ -153,31 +153,31 @@ fn the_same_seed_gives_the_same_checkpoint_and_runs_resume() {
     let limit = RunLimit { seconds: None, steps: Some(6) };
     let (a, b) = (dir("same-a"), dir("same-b"));
     let mut hooks = Quiet { generations: Vec::new() };
-    train(&TicTacToe, &config, limit, &a, false, None, &mut hooks).unwrap();
-    train(&TicTacToe, &config, limit, &b, false, None, &mut hooks).unwrap();
+    train(&TicTacToe, &config, limit, &a, false, &mut hooks).unwrap();
+    train(&TicTacToe, &config, limit, &b, false, &mut hooks).unwrap();
     // The same outputs on every position of a few random games (the file's tensor order may
     // differ; the weights may not).
     assert!(last_outputs(&a) == last_outputs(&b), "same seed, one thread: the same weights");
     // A second run into the same directory is refused; --resume continues it.
-    let err = train(&TicTacToe, &config, limit, &a, false, None, &mut hooks).unwrap_err().to_string();
-    assert!(err.contains("already holds a run"), "{err}");
+    let err = train(&TicTacToe, &config, limit, &a, false, &mut hooks).unwrap_err().to_string();
+    assert!(err.contains("holds a run already"), "{err}");
     let more = RunLimit { seconds: None, steps: Some(12) };
-    let resumed = train(&TicTacToe, &config, more, &a, true, None, &mut hooks).unwrap();
+    let resumed = train(&TicTacToe, &config, more, &a, true, &mut hooks).unwrap();
     assert!(resumed.steps >= 12 && resumed.generation > 1, "{resumed:?}");
     // How often it is evaluated may change; what it trains may not.
     let mut other = config.clone();
     other.eval_every = config.eval_every + 3;
     let again = RunLimit { seconds: None, steps: Some(14) };
-    assert!(train(&TicTacToe, &other, again, &a, true, None, &mut hooks).unwrap().steps >= 14);
+    assert!(train(&TicTacToe, &other, again, &a, true, &mut hooks).unwrap().steps >= 14);
     let mut other = config.clone();
     other.batch = 64;
-    let err = train(&TicTacToe, &other, more, &a, true, None, &mut hooks).unwrap_err().to_string();
+    let err = train(&TicTacToe, &other, more, &a, true, &mut hooks).unwrap_err().to_string();
     assert!(err.contains("it was made with --batch 128 (this run: 64)"), "{err}");
     let mut other = config.clone();
     other.game = "connect4:rows=6,cols=7".into();
     let c4 = meeple_games::Connect4::default();
-    let err = train(&c4, &other, more, &a, true, None, &mut hooks).unwrap_err().to_string();
-    assert!(err.contains("it was made with the game \"tictactoe\" (this run: \"connect4:rows=6,cols=7\")"), "{err}");
+    let err = train(&c4, &other, more, &a, true, &mut hooks).unwrap_err().to_string();
+    assert!(err.contains("it is of 'tictactoe', not 'connect4:rows=6,cols=7'"), "{err}");
 }
 
 /// The outputs of the run's last network on every position of a few random games.
@@ -207,20 +207,20 @@ fn a_resumed_run_goes_on_exactly_as_the_uninterrupted_one() {
     let mut hooks = Quiet { generations: Vec::new() };
     let (half, full) = (RunLimit { seconds: None, steps: Some(4) }, RunLimit { seconds: None, steps: Some(8) });
     let whole = dir("exact-whole");
-    train(&TicTacToe, &config, full, &whole, false, None, &mut hooks).unwrap();
+    train(&TicTacToe, &config, full, &whole, false, &mut hooks).unwrap();
     let parts = dir("exact-parts");
-    let first = train(&TicTacToe, &config, half, &parts, false, None, &mut hooks).unwrap();
+    let first = train(&TicTacToe, &config, half, &parts, false, &mut hooks).unwrap();
     assert!(first.steps == 4 && first.generation >= 2, "{first:?}: the stop falls between generations");
-    train(&TicTacToe, &config, full, &parts, true, None, &mut hooks).unwrap();
+    train(&TicTacToe, &config, full, &parts, true, &mut hooks).unwrap();
     let state = |d: &Path| std::fs::read(meeple_nn::optimizer_path(&RunDir { root: d.to_path_buf() }.last())).unwrap();
     assert!(state(&whole) == state(&parts), "the same optimiser moments");
     assert!(last_outputs(&whole) == last_outputs(&parts), "the same weights");
     // Without the moments (a checkpoint of an older meeple) the resumed run drifts: the
     // comparison above can fail.
     let fresh = dir("exact-fresh");
-    train(&TicTacToe, &config, half, &fresh, false, None, &mut hooks).unwrap();
+    train(&TicTacToe, &config, half, &fresh, false, &mut hooks).unwrap();
     std::fs::remove_file(meeple_nn::optimizer_path(&RunDir { root: fresh.clone() }.last())).unwrap();
-    train(&TicTacToe, &config, full, &fresh, true, None, &mut hooks).unwrap();
+    train(&TicTacToe, &config, full, &fresh, true, &mut hooks).unwrap();
     assert!(last_outputs(&whole) != last_outputs(&fresh), "fresh moments give other weights");
 }
 
@@ -251,7 +251,7 @@ fn a_stop_before_any_game_ends_leaves_no_empty_generation() {
     // The loop's own check passes; self-play is told to stop at once.
     let mut hooks = StopAfter { calls: std::cell::Cell::new(0), allowed: 1, generations: 0 };
     let limit = RunLimit { seconds: None, steps: Some(4) };
-    let progress = train(&TicTacToe, &config, limit, &d, false, None, &mut hooks).unwrap();
+    let progress = train(&TicTacToe, &config, limit, &d, false, &mut hooks).unwrap();
     assert_eq!((progress.generation, progress.games, hooks.generations), (0, 0, 0), "{progress:?}");
     let run = RunDir { root: d.clone() };
     assert!(!run.shard(1).exists(), "no shard for a generation that played no game");
@@ -259,7 +259,7 @@ fn a_stop_before_any_game_ends_leaves_no_empty_generation() {
     assert!(!metrics.contains(r#""event":"generation""#), "{metrics}");
     // The run resumes and plays generation 1 as if nothing had happened.
     let mut quiet = Quiet { generations: Vec::new() };
-    let resumed = train(&TicTacToe, &config, limit, &d, true, None, &mut quiet).unwrap();
+    let resumed = train(&TicTacToe, &config, limit, &d, true, &mut quiet).unwrap();
     assert!(resumed.generation >= 1 && resumed.games >= 16, "{resumed:?}");
     assert_eq!(quiet.generations[0].generation, 1);
     assert!(run.shard(1).exists());
@@ -362,7 +362,7 @@ fn an_ownership_head_learns_who_holds_the_cells_and_its_network_plays() {
     config.threads = 1;
     let d = dir("ownership");
     let mut hooks = Quiet { generations: Vec::new() };
-    train(&TicTacToe, &config, RunLimit { seconds: None, steps: Some(120) }, &d, false, None, &mut hooks).unwrap();
+    train(&TicTacToe, &config, RunLimit { seconds: None, steps: Some(120) }, &d, false, &mut hooks).unwrap();
     let trained: Vec<f64> = hooks.generations.iter().filter(|g| g.trained()).map(|g| g.ownership_loss).collect();
     assert!(trained.len() >= 2, "{trained:?}");
     // Marks stay where they are put: the final board is learned from the position quickly.
@@ -383,7 +383,6 @@ fn an_ownership_head_learns_who_holds_the_cells_and_its_network_plays() {
         RunLimit { seconds: None, steps: Some(1) },
         &dir("own-bad"),
         false,
-        None,
         &mut hooks,
     )
     .unwrap_err()
@@ -403,7 +402,7 @@ fn a_score_head_learns_the_final_margin_and_its_network_plays() {
     config.eval_every = 0;
     let d = dir("score");
     let mut hooks = Quiet { generations: Vec::new() };
-    train(&game, &config, RunLimit { seconds: None, steps: Some(60) }, &d, false, None, &mut hooks).unwrap();
+    train(&game, &config, RunLimit { seconds: None, steps: Some(60) }, &d, false, &mut hooks).unwrap();
     let trained: Vec<f64> = hooks.generations.iter().filter(|g| g.trained()).map(|g| g.score_loss).collect();
     assert!(!trained.is_empty() && trained.iter().all(|l| l.is_finite() && *l > 0.0), "{trained:?}");
     assert!(hooks.generations.iter().all(|g| g.ownership_loss == 0.0));
@@ -419,7 +418,7 @@ fn a_score_head_learns_the_final_margin_and_its_network_plays() {
     let mut other = small(1);
     other.net = "resnet:blocks=1,channels=8,score=true".into();
     let bad = dir("score-bad");
-    let err = train(&TicTacToe, &other, RunLimit { seconds: None, steps: Some(1) }, &bad, false, None, &mut hooks)
+    let err = train(&TicTacToe, &other, RunLimit { seconds: None, steps: Some(1) }, &bad, false, &mut hooks)
         .unwrap_err()
         .to_string();
     assert!(err.contains("score=true needs a game whose final scores"), "{err}");
@@ -499,7 +498,7 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
     let limit = RunLimit { seconds: None, steps: Some(1_000_000) };
     // Stop after the twelfth generation.
     let mut until = Until(Quiet { generations: Vec::new() }, 12);
-    train(&TicTacToe, &config, limit, &d, false, None, &mut until).unwrap();
+    train(&TicTacToe, &config, limit, &d, false, &mut until).unwrap();
     let run = RunDir { root: d.clone() };
     let read = |g: u64| shard_games(&run, g);
     for g in 1..=10 {
@@ -524,11 +523,11 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
     eprintln!("the network alone against random over 100 games: +{w} ={dr} -{l}");
     assert!(w > 5 * l.max(1), "+{w} ={dr} -{l}");
     // The run's settings say so, and a resume keeps them.
-    let stored: AzConfig = serde_json::from_str(&std::fs::read_to_string(run.config()).unwrap()).unwrap();
+    let stored: AzConfig = meeple_learn::train::read_config(&d).unwrap();
     assert_eq!((stored.teacher.as_deref(), stored.teacher_generations), (Some("alphabeta:depth=9"), 10));
     let mut other = config.clone();
     other.teacher_generations = 11;
-    let err = train(&TicTacToe, &other, limit, &d, true, None, &mut until).unwrap_err().to_string();
+    let err = train(&TicTacToe, &other, limit, &d, true, &mut until).unwrap_err().to_string();
     assert!(err.contains("--teacher-generations 10 (this run: 11)"), "{err}");
 }
 
@@ -545,7 +544,7 @@ fn a_teacher_share_keeps_the_teacher_in_every_generation() {
     config.teacher_share = 0.25;
     let limit = RunLimit { seconds: None, steps: Some(1_000_000) };
     let mut until = Until(Quiet { generations: Vec::new() }, 3);
-    train(&TicTacToe, &config, limit, &d, false, None, &mut until).unwrap();
+    train(&TicTacToe, &config, limit, &d, false, &mut until).unwrap();
     let run = RunDir { root: d.clone() };
     let read = |g: u64| shard_games(&run, g);
     // The teacher's decisions carry no search value and one move; self-play's carry root values.
@@ -565,7 +564,7 @@ fn a_teacher_share_keeps_the_teacher_in_every_generation() {
     // The share is part of the run: a resume with another is refused, naming it.
     let mut other = config.clone();
     other.teacher_share = 0.5;
-    let err = train(&TicTacToe, &other, limit, &d, true, None, &mut until).unwrap_err().to_string();
+    let err = train(&TicTacToe, &other, limit, &d, true, &mut until).unwrap_err().to_string();
     assert!(err.contains("--teacher-share 0.25 (this run: 0.5)"), "{err}");
 }
 

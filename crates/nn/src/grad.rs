@@ -1755,7 +1755,10 @@ mod tests {
             grad
         };
         let each = clipped(false);
-        assert!((each[0] - 0.6).abs() < 1e-6 && (each[1] - 0.8).abs() < 1e-6 && (each[2] - 1.0).abs() < 1e-6, "{each:?}");
+        assert!(
+            (each[0] - 0.6).abs() < 1e-6 && (each[1] - 0.8).abs() < 1e-6 && (each[2] - 1.0).abs() < 1e-6,
+            "{each:?}"
+        );
         let all = clipped(true);
         let k = 1.0 / 26f32.sqrt();
         for (g, want) in all.iter().zip([3.0 * k, 4.0 * k, k]) {

@@ -257,6 +257,8 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
 
     with open(os.path.join(run, "run.json")) as f:
         config = json.load(f)
+    # The run layout keeps the trainer's settings under "settings" (older runs: at the top).
+    config = config.get("settings", config)
     game = config["game"]
     per_generation = int(config.get("games_per_generation", 128))
     value_mix = float(config.get("value_mix", 0.5))
