@@ -4,7 +4,7 @@
 //! combined agent when the search's rollouts follow a linear agent).
 
 use crate::learner::{RunArgs, drive};
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_game::{Game, limits};
@@ -34,37 +34,40 @@ pub struct ValueArgs {
     /// `resnet:blocks=4,channels=32` (meeple's residual tower), `resmlp:blocks=B,width=W`.
     #[arg(long, value_name = "SPEC", default_value = "mlp:layers=1,width=256")]
     net: String,
-    /// Selfplay: the agent in the other seats (`random` as the report; `self` for self-play).
-    #[arg(long, default_value = "random")]
-    opponent: String,
-    /// Selfplay: the chance of a random move at the start.
-    #[arg(long, default_value_t = 0.1)]
-    epsilon: f64,
-    /// Selfplay: factor on ε after each game.
-    #[arg(long, default_value_t = 0.9995)]
-    epsilon_decay: f64,
-    /// Selfplay: λ of the targets (1: every afterstate learns the result, as the report; below
-    /// 1 mixes in the network's later values).
-    #[arg(long, default_value_t = 1.0)]
-    lambda: f64,
-    /// Selfplay: games side by side (one forward pass for all their afterstates).
-    #[arg(long, default_value_t = 32)]
-    parallel: usize,
-    /// Search: the search agent that plays and values (its analysis must give values).
-    #[arg(long, value_name = "SPEC", default_value = "mcts:iters=800")]
-    searcher: String,
-    /// Search: fewest visits a root move needs for its value to count.
-    #[arg(long, default_value_t = 20)]
-    min_visits: u64,
-    /// Search: uniformly random plies opening each game.
-    #[arg(long, default_value_t = 4)]
-    opening_plies: usize,
-    /// Search: passes over the positions.
-    #[arg(long, default_value_t = 20)]
-    epochs: usize,
-    /// Search: share of the positions (the last games') held out to measure the fit.
-    #[arg(long, default_value_t = 0.1)]
-    holdout: f64,
+    /// Selfplay: the agent in the other seats (default `random`, as the report; `self` for
+    /// self-play).
+    #[arg(long, value_name = "SPEC")]
+    opponent: Option<String>,
+    /// Selfplay: the chance of a random move at the start (default 0.1).
+    #[arg(long, value_name = "E")]
+    epsilon: Option<f64>,
+    /// Selfplay: factor on ε after each game (default 0.9995).
+    #[arg(long, value_name = "F")]
+    epsilon_decay: Option<f64>,
+    /// Selfplay: λ of the targets (default 1: every afterstate learns the result, as the
+    /// report; below 1 mixes in the network's later values).
+    #[arg(long, value_name = "L")]
+    lambda: Option<f64>,
+    /// Selfplay: games side by side, one forward pass for all their afterstates (default 32).
+    #[arg(long, value_name = "N")]
+    parallel: Option<usize>,
+    /// Search: the search agent that plays and values, its analysis giving values (default
+    /// `mcts:iters=800`).
+    #[arg(long, value_name = "SPEC")]
+    searcher: Option<String>,
+    /// Search: fewest visits a root move needs for its value to count (default 20).
+    #[arg(long, value_name = "N")]
+    min_visits: Option<u64>,
+    /// Search: uniformly random plies opening each game (default 4).
+    #[arg(long, value_name = "N")]
+    opening_plies: Option<usize>,
+    /// Search: passes over the positions (default 20).
+    #[arg(long, value_name = "N")]
+    epochs: Option<usize>,
+    /// Search: share of the positions (the last games') held out to measure the fit
+    /// (default 0.1).
+    #[arg(long, value_name = "SHARE")]
+    holdout: Option<f64>,
     /// Positions per optimiser step.
     #[arg(long, default_value_t = 256)]
     minibatch: usize,
@@ -94,13 +97,38 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
     config.minibatch = args.minibatch;
     let out = args.run.out("value");
     let mut options = args.run.options(&out, threads, false);
+    // A setting of the other data source would do nothing: refused, naming it.
+    let selfplay_only = [
+        ("--opponent", args.opponent.is_some()),
+        ("--epsilon", args.epsilon.is_some()),
+        ("--epsilon-decay", args.epsilon_decay.is_some()),
+        ("--lambda", args.lambda.is_some()),
+        ("--parallel", args.parallel.is_some()),
+    ];
+    let search_only = [
+        ("--searcher", args.searcher.is_some()),
+        ("--min-visits", args.min_visits.is_some()),
+        ("--opening-plies", args.opening_plies.is_some()),
+        ("--epochs", args.epochs.is_some()),
+        ("--holdout", args.holdout.is_some()),
+    ];
+    let (others, other) =
+        if args.data == Data::Selfplay { (search_only, "search") } else { (selfplay_only, "selfplay") };
+    if let Some((flag, _)) = others.iter().find(|(_, given)| *given) {
+        bail!(
+            "{flag} is a setting of --data {other}; this run learns from --data {}",
+            if other == "search" { "selfplay" } else { "search" }
+        );
+    }
     if args.data == Data::Selfplay {
-        config.lambda = args.lambda;
-        config.epsilon = args.epsilon;
-        config.epsilon_decay = args.epsilon_decay;
-        config.parallel = args.parallel;
+        let base = TdConfig::value(&game.spec().to_string());
+        config.lambda = args.lambda.unwrap_or(base.lambda);
+        config.epsilon = args.epsilon.unwrap_or(base.epsilon);
+        config.epsilon_decay = args.epsilon_decay.unwrap_or(base.epsilon_decay);
+        config.parallel = args.parallel.unwrap_or(base.parallel);
         config.batch_games = 1;
-        config.opponent = (args.opponent != "self").then(|| args.opponent.clone());
+        let opponent = args.opponent.clone().unwrap_or_else(|| "random".into());
+        config.opponent = (opponent != "self").then_some(opponent);
         config.check()?;
         if options.games.is_none() && options.minutes.is_none() {
             options.games = Some(DEFAULT_GAMES);
@@ -112,19 +140,20 @@ pub fn run<G: Game>(game: &G, args: &ValueArgs) -> Result<()> {
     config.check()?;
     // The games are the data, played before the first epoch; the epochs end the run.
     let games = options.games.take().unwrap_or(DEFAULT_GAMES);
+    let base = SearchValueConfig::new(&game.spec().to_string());
     let value = SearchValueConfig {
         net: args.net.clone(),
         data: SearchDataConfig {
-            searcher: args.searcher.clone(),
+            searcher: args.searcher.clone().unwrap_or(base.data.searcher),
             games: usize::try_from(games)?,
-            opening_plies: args.opening_plies,
-            min_visits: args.min_visits,
+            opening_plies: args.opening_plies.unwrap_or(base.data.opening_plies),
+            min_visits: args.min_visits.unwrap_or(base.data.min_visits),
             seed: args.run.seed,
             threads,
         },
         train: config.train,
-        epochs: args.epochs,
-        holdout: args.holdout,
+        epochs: args.epochs.unwrap_or(base.epochs),
+        holdout: args.holdout.unwrap_or(base.holdout),
         minibatch: args.minibatch,
     };
     let bar = ProgressBar::new(games);

@@ -154,6 +154,11 @@ fn bad_training_arguments_are_refused() {
         (vec!["train", "rootstrap", "santorini", "--min-depth", "2", "--out", o], "a TreeStrap setting"),
         (vec!["train", "treestrap", "santorini", "--lambda", "0.5", "--out", o], "TD-Leaf's λ"),
         (vec!["train", "vae", "tictactoe", "--ladder", "random", "--out", o], "an autoencoder plays no games"),
+        (
+            vec!["train", "value", "tictactoe", "--data", "search", "--epsilon", "0.2", "--out", o],
+            "--epsilon is a setting of --data selfplay",
+        ),
+        (vec!["train", "value", "tictactoe", "--epochs", "3", "--out", o], "--epochs is a setting of --data search"),
     ] {
         let r = meeple(&args);
         assert!(!r.status.success(), "{args:?} succeeded");

@@ -81,13 +81,6 @@ pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
                    exactly where that decides it (short tactics the network misses); 0: off",
         },
         ParamInfo {
-            name: "legacy",
-            default: "false",
-            accepts: "true or false",
-            help: "Gumbel root as meeple had it before it followed the paper exactly (raw Q in sigma, halving \
-                   to one candidate, unvisited candidates as losses): only to measure what exactness gains",
-        },
-        ParamInfo {
             name: "rescale",
             default: "",
             accepts: "true or false",
@@ -454,7 +447,6 @@ impl<S: State> AzAgent<S> {
             prior_temp: o.get_in("prior_temp", 0.1..=10.0)?,
             gumbel_m: o.get_in("m", 1..=256)?,
             solver: o.get_bool("solver")?,
-            legacy: o.get_bool("legacy")?,
             rescale,
             prove: o.get_in("prove", 0..=6)?,
             ..SearchConfig::new(root, sims)

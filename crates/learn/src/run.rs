@@ -576,7 +576,7 @@ pub fn run<G: Game, L: Learner>(
 }
 
 /// The trainers [`train`] runs by name.
-pub const TRAINERS: &[&str] = &["td", "value", "dqn", "ppo", "vae", "rootstrap", "treestrap", "tdleaf"];
+pub const TRAINERS: &[&str] = &["az", "td", "value", "dqn", "ppo", "vae", "rootstrap", "treestrap", "tdleaf"];
 
 /// Lays `given` over `base` (both JSON objects): every key of `given` must be one of `base`'s
 /// (nested objects merged the same way); the error names the key and the accepted ones.
@@ -605,7 +605,7 @@ fn config_from<T: Serialize + serde::de::DeserializeOwned>(base: &T, given: &Val
 }
 
 /// Runs the trainer `kind` (one of [`TRAINERS`]) on `game` through [`run`], its settings those
-/// of its config (`TdConfig`, `DqnConfig`, `PpoConfig`, `StrapConfig`, `VaeRunConfig`,
+/// of its config (`AzConfig`, `TdConfig`, `DqnConfig`, `PpoConfig`, `StrapConfig`, `VaeRunConfig`,
 /// `SearchValueConfig`), the defaults laid under `settings`, and checked as the command line
 /// checks them. `value` with `{"data": "search"}` fits a search's values. For front ends that
 /// drive trainers by name (Python's `meeple.train`).
@@ -630,6 +630,13 @@ pub fn train<G: Game>(
     let seed = options.seed;
     let threads = options.threads.max(1);
     match kind {
+        "az" => {
+            let base = crate::train::default_config(game, 64, seed, threads);
+            let config = config_from(&base, &settings)?;
+            let dir = options.out.clone();
+            let options = RunOptions { save_seconds: 0.0, eval_every: Some(config.eval_every), ..options.clone() };
+            run(game, &options, |r| crate::train::AzRun::new(game.clone(), config, &dir, r), hooks)
+        }
         "td" | "value" if data.as_deref() != Some("search") => {
             let mut base = crate::td::TdConfig::report(&spec);
             base.seed = seed;

@@ -54,12 +54,6 @@ pub struct SearchConfig {
     /// exactly from then on and never searched below again.
     #[serde(default = "solver_default")]
     pub solver: bool,
-    /// Gumbel: the root as meeple had it before it followed the paper exactly (raw win
-    /// probabilities in σ, unvisited candidates scored as losses, halving down to one candidate
-    /// whether or not leaves are pending, no one-hot target at a proven root). Kept only to
-    /// measure what the exact search gains (`az:legacy=true`); never a default.
-    #[serde(default)]
-    pub legacy: bool,
     /// Gumbel: rescale each node's completed Q to [0, 1] by their smallest and largest before σ
     /// (mctx's `qtransform_completed_by_mix_value` default). Off: σ takes the completed Q as it
     /// is, a win probability already in [0, 1], as mctx's `qtransform_by_min_max` with the
@@ -116,7 +110,6 @@ impl SearchConfig {
             c_visit: 50.0,
             c_scale: 0.1,
             solver: true,
-            legacy: false,
             rescale: true,
             forced_playouts: 0.0,
             prove: 0,
@@ -756,7 +749,7 @@ impl<S: State> Search<S> {
     /// weighs the differences between the moves, not how near a win the position is.
     fn normalized_q(&self, node: u32, out: &mut Vec<f32>) {
         self.completed_q(node, out);
-        if self.config.legacy || !self.config.rescale {
+        if !self.config.rescale {
             return;
         }
         let lo = out.iter().copied().fold(f32::INFINITY, f32::min);
@@ -825,10 +818,6 @@ impl<S: State> Search<S> {
     fn root_scores(&self) -> impl Fn(&(u32, f32)) -> f32 + '_ {
         let mut q = Vec::new();
         self.normalized_q(0, &mut q);
-        if self.config.legacy {
-            let mover = self.nodes[0].kind as usize;
-            q = self.children(0).map(|i| self.q(i, mover)).collect();
-        }
         let first = self.nodes[0].first_child;
         let max_visits = self.children(0).map(|i| self.nodes[i].visits).max().unwrap_or(0);
         move |&(i, g)| g + self.nodes[i as usize].logit + self.sigma(q[(i - first) as usize], max_visits)
@@ -848,14 +837,14 @@ impl<S: State> Search<S> {
             {
                 return Some(i);
             }
-            if !self.pending.is_empty() && !self.config.legacy {
+            if !self.pending.is_empty() {
                 return None;
             }
             // Every candidate reached the phase's target: halve (never below two: the last
             // phases share the rest of the budget between the final pair), then raise the target.
             let mut remaining = h.remaining.clone();
             let (phases, budget) = (h.phases, self.config.sims.saturating_sub(1));
-            let keep = if self.config.legacy { remaining.len().div_ceil(2) } else { (remaining.len() / 2).max(2) };
+            let keep = (remaining.len() / 2).max(2);
             if remaining.len() > keep {
                 let score = self.root_scores();
                 remaining.sort_by(|a, b| score(b).total_cmp(&score(a)));
@@ -948,7 +937,6 @@ impl<S: State> Search<S> {
         };
         // A proven root teaches and plays the move that proves it.
         let (action, policy, proven) = match decided.flatten() {
-            Some(a) if self.config.legacy => (a, policy, false),
             Some(a) => (a, policy.iter().map(|&(b, _)| (b, if a == b { 1.0 } else { 0.0 })).collect(), true),
             None => (action, policy, false),
         };

@@ -238,12 +238,6 @@ fn the_last_phase_of_sequential_halving_keeps_two_candidates() {
     visits.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(&visits[..4], &[17, 17, 5, 5], "{:?}", r.visits);
     assert!(r.visits.iter().any(|&(a, n)| a == r.action && n == 17), "the answer is one of the pair");
-    // The legacy root (kept to measure the difference) halves down to one survivor.
-    let legacy = SearchConfig { legacy: true, ..config };
-    let r = run(Search::new(TicTacToe.initial_state(), 2, legacy, 1), &uniform());
-    let mut visits: Vec<u32> = r.visits.iter().map(|v| v.1).collect();
-    visits.sort_unstable_by(|a, b| b.cmp(a));
-    assert_eq!(&visits[..4], &[18, 16, 5, 5], "{:?}", r.visits);
 }
 
 #[test]

@@ -624,7 +624,7 @@ impl meeple_learn::run::Hooks for PyHooks<'_> {
     }
 }
 
-/// Trains `kind` (`td`, `value`, `dqn`, `ppo`, `vae`, `rootstrap`, `treestrap`, `tdleaf`) on
+/// Trains `kind` (`az`, `td`, `value`, `dqn`, `ppo`, `vae`, `rootstrap`, `treestrap`, `tdleaf`) on
 /// `game` into the run directory `out`, as `meeple train KIND` does: the same layout
 /// (`run.json`, `metrics.jsonl`, `ckpt/last.*`), resume, limits and checks. The keyword
 /// settings are the trainer's config's (`lr`, `net`, `train={"lr": ...}`, ...; an unknown one

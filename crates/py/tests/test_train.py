@@ -41,6 +41,17 @@ def test_two_learners_train_and_one_resumes(tmp_path):
     assert read_run(strap)["trainer"] == "tdleaf" and (strap / "ckpt" / "last.txt").is_file()
 
 
+def test_alphazero_trains_through_the_same_loop(tmp_path):
+    out = tmp_path / "az"
+    meeple.train("az", "tictactoe", str(out), steps=4, net="mlp:layers=1,width=16", batch=32,
+                 games_per_generation=8, min_window=16, eval_every=0)
+    run = read_run(out)
+    assert run["trainer"] == "az" and run["progress"]["steps"] >= 4, run
+    assert (out / "ckpt" / "last.safetensors").is_file() and (out / "selfplay").is_dir()
+    with pytest.raises(ValueError, match="unknown setting 'sim'"):
+        meeple.train("az", "tictactoe", str(tmp_path / "x"), steps=1, sim=3)
+
+
 def test_wrong_settings_are_named(tmp_path):
     with pytest.raises(ValueError, match="unknown setting 'nonsense'; accepted: .*lambda"):
         meeple.train("td", "tictactoe", str(tmp_path / "a"), games=1, nonsense=1)

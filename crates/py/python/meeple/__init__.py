@@ -10,7 +10,7 @@ Environments for learning: ``meeple.pettingzoo.env(spec)`` (PettingZoo AEC, ever
 ``VecEnv(spec, num_envs)`` (many games stepped together in Rust, numpy in and out).
 
 Training: ``train(kind, game, out, games=..., **settings)`` runs any trainer of
-``meeple train`` (``td``, ``value``, ``dqn``, ``ppo``, ``vae``, ``rootstrap``, ``treestrap``,
+``meeple train`` (``az``, ``td``, ``value``, ``dqn``, ``ppo``, ``vae``, ``rootstrap``, ``treestrap``,
 ``tdleaf``) with the same run directory, progress, interruption and resume.
 """
 
