@@ -123,15 +123,20 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
         assert!(score(t) >= score(u) + 0.15, "{what}: trained {t:?} against untrained {u:?}");
     }
     // The network inside the other searches: as alpha-beta's evaluator (value and move
-    // order) and as MCTS's playout policy.
-    let m = model.display();
-    for spec in [
-        format!("alphabeta:depth=2,eval=(net:model={m})"),
-        format!("mcts:iters=300,playout=(policy:model={m},temperature=1)"),
+    // order) and as MCTS's playout policy, each against the same search on the untrained
+    // network, head to head (a search alone already beats random often).
+    let (m, u) = (model.display(), untrained.display());
+    let share = |(w, dr, l): (u32, u32, u32)| (w as f64 + 0.5 * dr as f64) / (w + dr + l) as f64;
+    // The playouts' share of a 20-iteration search's strength is small (58% here), but above
+    // an even match: the untrained network's playouts are uniform-like.
+    for (what, spec, least) in [
+        ("alpha-beta's evaluator", "alphabeta:depth=1,eval=(net:model={})", 0.7),
+        ("MCTS's playouts", "mcts:iters=20,playout=(policy:model={})", 0.55),
     ] {
-        let (w, dr, l) = match_against_random(&spec, 20);
-        eprintln!("{spec} vs random over 40 games: +{w} ={dr} -{l}");
-        assert!(w > 3 * l.max(1), "{spec}: +{w} ={dr} -{l}");
+        let (trained, fresh) = (spec.replace("{}", &m.to_string()), spec.replace("{}", &u.to_string()));
+        let r = common::match_between(&trained, &fresh, 100, 2);
+        eprintln!("{what}, trained against untrained over 200 games: {r:?}");
+        assert!(share(r) >= least, "{what}: trained against untrained {r:?}");
     }
     // (A value or move-order check on a hand-made position was dropped: such positions are
     // off the self-play distribution, and a longer run, having stopped reaching them, misjudged
