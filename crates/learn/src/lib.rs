@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod dqn;
+pub mod gumbel;
 pub mod ladder;
 pub mod metrics;
 pub mod ppo;

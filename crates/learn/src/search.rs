@@ -16,6 +16,7 @@
 //! Values are each seat's expected return in [0, 1]; chance nodes are sampled by their
 //! probabilities; any number of players.
 
+use crate::gumbel;
 use meeple_game::{Action, Rng, State, Turn, rng_from_seed};
 use rand::RngExt;
 use rand_distr::Distribution;
@@ -227,6 +228,8 @@ pub struct Search<S: State> {
     legal: Vec<Action>,
     outcomes: Vec<(Action, f64)>,
     scratch: Vec<f32>,
+    /// The Gumbel selection's buffers (children, completed Q, improved policy), reused.
+    gumbel: (Vec<gumbel::Child>, Vec<f32>, Vec<f32>),
     /// Move lists of the look-ahead, one a ply, kept for their allocations.
     prove_legal: Vec<Vec<Action>>,
     /// Forward pruning: an evaluator whose [`meeple_game::Evaluator::filter`] drops moves from
@@ -254,6 +257,7 @@ impl<S: State> Search<S> {
             legal: Vec::new(),
             outcomes: Vec::new(),
             scratch: Vec::new(),
+            gumbel: Default::default(),
             prove_legal: Vec::new(),
             filter: None,
         }
@@ -715,80 +719,47 @@ impl<S: State> Search<S> {
         }
     }
 
-    /// σ of a normalised value (in [0, 1]) at a node whose most visited child has `max_visits`.
     fn sigma(&self, q: f32, max_visits: u32) -> f32 {
-        (self.config.c_visit + max_visits as f32) * self.config.c_scale * q
+        gumbel::sigma(q, max_visits, self.config.c_visit, self.config.c_scale)
     }
 
-    /// Completed Q of each child of `node` for its mover: the child's mean value, or the mixed
-    /// value v_mix for unvisited children.
-    fn completed_q(&self, node: u32, out: &mut Vec<f32>) {
+    /// The children of `node` as the Gumbel formulas read them (values for its mover).
+    fn kids(&self, node: u32, out: &mut Vec<gumbel::Child>) {
         let mover = self.nodes[node as usize].kind as usize;
-        let range = self.children(node);
-        let (mut visits, mut pi_visited, mut pi_q) = (0u32, 0.0f32, 0.0f32);
-        for i in range.clone() {
-            let c = &self.nodes[i];
-            if c.visits > 0 {
-                visits += c.visits;
-                pi_visited += c.prior;
-                pi_q += c.prior * self.q(i, mover);
-            }
-        }
-        let v_hat = self.nodes[node as usize].net_value;
-        let v_mix = if visits > 0 && pi_visited > 0.0 {
-            (v_hat + visits as f32 / pi_visited * pi_q) / (1.0 + visits as f32)
-        } else {
-            v_hat
-        };
         out.clear();
-        out.extend(range.map(|i| if self.nodes[i].visits > 0 { self.q(i, mover) } else { v_mix }));
+        out.extend(self.children(node).map(|i| {
+            let c = &self.nodes[i];
+            gumbel::Child { visits: c.visits, prior: c.prior, logit: c.logit, q: self.q(i, mover) }
+        }));
     }
 
-    /// Completed Q of `node`'s children rescaled to [0, 1] by the smallest and largest of them,
-    /// as the reference implementation (mctx's `qtransform_completed_by_mix_value`) does: σ then
-    /// weighs the differences between the moves, not how near a win the position is.
-    fn normalized_q(&self, node: u32, out: &mut Vec<f32>) {
-        self.completed_q(node, out);
-        if !self.config.rescale {
-            return;
-        }
-        let lo = out.iter().copied().fold(f32::INFINITY, f32::min);
-        let hi = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let span = (hi - lo).max(1e-8);
-        for q in out.iter_mut() {
-            *q = (*q - lo) / span;
+    /// Completed Q of `node`'s children, rescaled to [0, 1] unless `rescale` is off.
+    fn normalized_q(&self, kids: &[gumbel::Child], node: u32, out: &mut Vec<f32>) {
+        gumbel::completed_q(kids, self.nodes[node as usize].net_value, out);
+        if self.config.rescale {
+            gumbel::rescale(out);
         }
     }
 
     /// `softmax(logit + σ(q̂))` over the children of `node`, q̂ the normalised completed Q.
-    fn improved_policy(&mut self, node: u32) -> Vec<f32> {
-        let mut q = std::mem::take(&mut self.scratch);
-        self.normalized_q(node, &mut q);
-        let range = self.children(node);
-        let max_visits = range.clone().map(|i| self.nodes[i].visits).max().unwrap_or(0);
-        let scores: Vec<f32> = range.zip(&q).map(|(i, &qi)| self.nodes[i].logit + self.sigma(qi, max_visits)).collect();
-        self.scratch = q;
-        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let exp: Vec<f32> = scores.iter().map(|s| (s - max).exp()).collect();
-        let total: f32 = exp.iter().sum();
-        exp.into_iter().map(|e| e / total).collect()
+    fn improved_policy(&self, node: u32) -> Vec<f32> {
+        let (mut kids, mut q, mut pi) = (Vec::new(), Vec::new(), Vec::new());
+        self.kids(node, &mut kids);
+        self.normalized_q(&kids, node, &mut q);
+        gumbel::improved_policy(&kids, &q, self.config.c_visit, self.config.c_scale, &mut pi);
+        pi
     }
 
+    /// Below the root: the child whose visit brings the visits nearest the improved policy.
     fn select_gumbel(&mut self, node: u32) -> u32 {
-        let pi = self.improved_policy(node);
-        let range = self.children(node);
-        let total = self.nodes[node as usize]
-            .visits
-            .saturating_sub(1)
-            .max(range.clone().map(|i| self.nodes[i].visits).sum::<u32>());
-        let mut best = (f32::NEG_INFINITY, range.start as u32);
-        for (i, p) in range.zip(pi) {
-            let score = p - self.nodes[i].visits as f32 / (1.0 + total as f32);
-            if score > best.0 {
-                best = (score, i as u32);
-            }
-        }
-        best.1
+        let (mut kids, mut q, mut pi) = std::mem::take(&mut self.gumbel);
+        self.kids(node, &mut kids);
+        self.normalized_q(&kids, node, &mut q);
+        gumbel::improved_policy(&kids, &q, self.config.c_visit, self.config.c_scale, &mut pi);
+        let total = self.nodes[node as usize].visits.saturating_sub(1).max(kids.iter().map(|c| c.visits).sum::<u32>());
+        let best = self.nodes[node as usize].first_child + gumbel::select(&kids, &pi, total) as u32;
+        self.gumbel = (kids, q, pi);
+        best
     }
 
     fn select_puct(&self, node: u32) -> u32 {
@@ -816,10 +787,11 @@ impl<S: State> Search<S> {
     /// the normalised completed Q of the root (so an unvisited candidate counts with the mixed
     /// value, not as a loss).
     fn root_scores(&self) -> impl Fn(&(u32, f32)) -> f32 + '_ {
-        let mut q = Vec::new();
-        self.normalized_q(0, &mut q);
+        let (mut kids, mut q) = (Vec::new(), Vec::new());
+        self.kids(0, &mut kids);
+        self.normalized_q(&kids, 0, &mut q);
         let first = self.nodes[0].first_child;
-        let max_visits = self.children(0).map(|i| self.nodes[i].visits).max().unwrap_or(0);
+        let max_visits = kids.iter().map(|c| c.visits).max().unwrap_or(0);
         move |&(i, g)| g + self.nodes[i as usize].logit + self.sigma(q[(i - first) as usize], max_visits)
     }
 
@@ -844,7 +816,7 @@ impl<S: State> Search<S> {
             // phases share the rest of the budget between the final pair), then raise the target.
             let mut remaining = h.remaining.clone();
             let (phases, budget) = (h.phases, self.config.sims.saturating_sub(1));
-            let keep = (remaining.len() / 2).max(2);
+            let keep = gumbel::halving_keeps(remaining.len());
             if remaining.len() > keep {
                 let score = self.root_scores();
                 remaining.sort_by(|a, b| score(b).total_cmp(&score(a)));
