@@ -1058,6 +1058,10 @@ async fn the_list_of_past_games_does_not_hold_up_moves() {
         readers.push(tokio::spawn(async move {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 Call::new("GET", "/api/games").go(&app).await;
+                // An in-process call to a cached page can finish without ever waiting: yield,
+                // or eight such loops hold both worker threads and the move never runs (a real
+                // client's socket always waits).
+                tokio::task::yield_now().await;
             }
         }));
     }
