@@ -71,7 +71,11 @@ enum Command {
     /// Play moves from the start, then show one decision of an agent (with its statistics when
     /// its spec has `verbose=true`).
     Analyze(analyze::AnalyzeArgs),
-    /// Train an agent: `meeple train az GAME --minutes M` (AlphaZero self-play and training).
+    /// Train an agent with one of nine learners: `meeple train KIND GAME --out DIR`
+    ///
+    /// AlphaZero, TD(λ), value networks, DQN, PPO, a VAE, RootStrap, TreeStrap and TD-Leaf, each
+    /// keeping the same run directory (run.json, metrics.jsonl, ckpt/) and going on with
+    /// `--resume`; Ctrl-C stops after the round with a checkpoint.
     #[command(subcommand)]
     Train(train::TrainCommand),
     /// Serve the web page: play, watch, analyse and replay every game in the browser.
