@@ -359,5 +359,21 @@ fn every_trainer_keeps_one_layout_and_resumes() {
         // A new run into it is refused.
         let r = meeple(&args);
         assert!(!r.status.success() && text(&r).contains("holds a run already"), "{kind}: {}", text(&r));
+        // `meeple plot` draws every loss the trainer logged, by name.
+        let plot = out.join("plot");
+        let r = meeple(&[
+            "plot",
+            out.join("metrics.jsonl").to_str().unwrap(),
+            "--format",
+            "svg",
+            "--out",
+            plot.to_str().unwrap(),
+        ]);
+        assert!(r.status.success(), "{kind}: {}", text(&r));
+        let svg = std::fs::read_to_string(out.join("plot-learning.svg")).unwrap();
+        for name in trained.iter().flat_map(|r| r["losses"].as_object().unwrap().keys()) {
+            let named = |l: &str| l.trim() == name || l.trim().starts_with(&format!("{name} ("));
+            assert!(svg.lines().any(named), "{kind}: the plot's legend lacks the loss {name}");
+        }
     }
 }
