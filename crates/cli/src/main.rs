@@ -4,18 +4,13 @@ mod analyze;
 mod arena;
 mod bench;
 mod human;
-mod learner;
 mod listing;
 mod play;
 mod plot;
 mod replay;
-mod rl;
 mod serve;
-mod strap;
-mod td;
 mod train;
 mod tune;
-mod value;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

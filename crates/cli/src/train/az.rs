@@ -2,10 +2,9 @@
 //! against a fixed ladder through the arena, Ctrl-C to stop with a checkpoint, and `--resume`.
 
 use anyhow::{Result, anyhow, bail};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_game::{Game, State, limits};
-use meeple_games::with_game;
 use meeple_learn::Root;
 use meeple_learn::ladder::Evaluation;
 use meeple_learn::metrics::{Event, Metrics};
@@ -13,40 +12,6 @@ use meeple_learn::train::{AzRun, GenerationMetrics, Generations, Hooks, RunDir, 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-#[derive(Subcommand, Debug)]
-pub enum TrainCommand {
-    /// AlphaZero: batched self-play with a network-guided search, training on its games.
-    Az(AzArgs),
-    /// RootStrap(αβ): a linear evaluator's weights learned by self-play, the root of each
-    /// alpha-beta search pulled toward its search value (report 004; Veness et al. 2009).
-    Rootstrap(crate::strap::StrapArgs),
-    /// TreeStrap(αβ): as RootStrap, every node alpha-beta valued pulled toward its value within
-    /// the bound the search proved there.
-    Treestrap(crate::strap::StrapArgs),
-    /// TD-Leaf(λ): as RootStrap, each player's successive search values and the result as
-    /// temporal differences, credited to the principal variation's leaf (KnightCap).
-    Tdleaf(crate::strap::StrapArgs),
-    /// TD(λ): a value network trained by self-play on afterstates, each prediction toward the
-    /// mover's later ones and the result (report 002's Catan learner); plays as
-    /// `value:model=F` (`catan-td:model=F` on Catan).
-    Td(crate::td::TdArgs),
-    /// A value-only network (report 004's ANN and CNN from ε-greedy games against an
-    /// opponent; MCTS_ANN, MCTS_CNN and combined from a search's values); plays as
-    /// `value:model=F`, evaluates as `eval=(net:model=F)`.
-    Value(crate::value::ValueArgs),
-    /// DQN (report 001): double DQN, prioritized or uniform replay, n-step returns, ε-greedy
-    /// or Boltzmann exploration, self-play or play against a fixed agent; plays as
-    /// `dqn:model=F`.
-    Dqn(crate::rl::DqnArgs),
-    /// PPO (report 001): clipped objective, GAE, entropy bonus, minibatch epochs; self-play
-    /// against a softly updated older self, a pool of snapshots or itself, or play against a
-    /// fixed agent; plays as `ppo:model=F`.
-    Ppo(crate::rl::PpoArgs),
-    /// An observation autoencoder (report 001's VAE): positions from games of given agents,
-    /// the reconstruction measured on held-out ones; DQN and PPO read it with `--encoder`.
-    Vae(crate::rl::VaeArgs),
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
 enum SelfplayArg {
@@ -69,7 +34,7 @@ enum RootArg {
 #[derive(Args, Debug)]
 pub struct AzArgs {
     /// Game spec, e.g. `connect4`.
-    game: String,
+    pub(super) game: String,
     /// The network: `resnet:blocks=B,channels=C` (board planes) or `mlp:layers=L,width=W`
     /// (default resnet:blocks=4,channels=32 for board games, mlp:layers=2,width=256 otherwise).
     /// A tower takes `head=dense|planes`: `dense` (the default) has one weight row per action
@@ -204,27 +169,7 @@ pub struct AzArgs {
     equal_time: String,
 }
 
-pub fn run(command: &TrainCommand) -> Result<()> {
-    match command {
-        TrainCommand::Az(args) => with_game!(args.game.as_str(), |game| az(&game, args))?,
-        TrainCommand::Rootstrap(args) => {
-            with_game!(args.game().as_str(), |game| crate::strap::run(&game, meeple_learn::strap::Strap::Root, args))?
-        }
-        TrainCommand::Treestrap(args) => {
-            with_game!(args.game().as_str(), |game| crate::strap::run(&game, meeple_learn::strap::Strap::Tree, args))?
-        }
-        TrainCommand::Tdleaf(args) => {
-            with_game!(args.game().as_str(), |game| crate::strap::run(&game, meeple_learn::strap::Strap::Leaf, args))?
-        }
-        TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| crate::td::run(&game, args))?,
-        TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| crate::value::run(&game, args))?,
-        TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| crate::rl::dqn(&game, args))?,
-        TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| crate::rl::ppo(&game, args))?,
-        TrainCommand::Vae(args) => with_game!(args.game().as_str(), |game| crate::rl::vae(&game, args))?,
-    }
-}
-
-fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
+pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     let threads = match args.threads {
         Some(t) => limits::check_threads("--threads", usize::try_from(t).unwrap_or(usize::MAX))?,
         None => limits::cores(),
@@ -354,15 +299,15 @@ fn az<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         } else {
             args.opponents.clone()
         },
-        equal_time: crate::learner::equal_time(&args.equal_time),
+        equal_time: super::learner::equal_time(&args.equal_time),
         // A generation's checkpoint is written when it ends, as external players need it.
         save_seconds: 0.0,
-        commands: vec![crate::learner::command_line()],
+        commands: vec![super::learner::command_line()],
         ..meeple_learn::run::RunOptions::new(&args.out)
     };
     let agent = format!("az:model={{model}},sims={}", args.eval_sims);
     // The one Ctrl-C handler every trainer shares (a second press ends the process).
-    let stop = crate::learner::stop_flag()?;
+    let stop = super::learner::stop_flag()?;
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"));
     bar.enable_steady_tick(std::time::Duration::from_millis(200));

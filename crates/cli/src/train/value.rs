@@ -3,7 +3,7 @@
 //! the CNN), or fitted to a search's values (`--data search`: MCTS_ANN, MCTS_CNN, and the
 //! combined agent when the search's rollouts follow a linear agent).
 
-use crate::learner::{RunArgs, drive};
+use super::learner::{RunArgs, drive};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};

@@ -1,7 +1,7 @@
 //! `meeple train dqn|ppo GAME`: report 001's model-free learners on any two-player game, driven
 //! by the shared learner loop (progress, metrics, ladder, Ctrl-C checkpoint, `--resume`).
 
-use crate::learner::{RunArgs, drive};
+use super::learner::{RunArgs, drive};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use meeple_game::{Game, limits};

@@ -2,7 +2,7 @@
 //! learner), with a progress line, metrics, a ladder evaluation every few minutes, Ctrl-C to
 //! stop with a checkpoint, and `--resume`.
 
-use crate::learner::{RunArgs, drive};
+use super::learner::{RunArgs, drive};
 use anyhow::{Result, bail};
 use clap::Args;
 use meeple_game::{Game, limits};

@@ -3,7 +3,7 @@
 //! with meeple's alpha-beta, through the one run loop: the weights are the checkpoint
 //! (`ckpt/last.txt`, written after every game), one metrics line a game, `--resume`.
 
-use crate::learner::{RunArgs, drive};
+use super::learner::{RunArgs, drive};
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -161,7 +161,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     if chosen.exists() {
         bail!("'{}' holds a chosen start already: give another --out", out.display());
     }
-    let stop = crate::learner::stop_flag()?;
+    let stop = super::learner::stop_flag()?;
     let mut files = Vec::new();
     for k in 0..args.starts {
         let dir = out.join(format!("start{}", k + 1));
@@ -214,7 +214,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     let weights = meeple_learn::strap::read_weights(&files[best])?;
     let made_by = format!(
         "{}\n# start {} of {} (--seed {}, {}), chosen by a round robin among the starts ({} games a pair, --seed {}): {}",
-        crate::learner::command_line(),
+        super::learner::command_line(),
         best + 1,
         args.starts,
         args.run.seed + best as u64,

@@ -1,0 +1,68 @@
+//! `meeple train KIND GAME`: the command line of every trainer. Each file holds its trainer's
+//! own flags and a call into `meeple_learn`; `learner` holds what they share: the run options,
+//! the one Ctrl-C handler and the progress display around `meeple_learn::run::run`.
+
+mod az;
+pub mod learner;
+mod rl;
+mod strap;
+mod td;
+mod value;
+
+use anyhow::Result;
+use clap::Subcommand;
+use meeple_games::with_game;
+
+#[derive(Subcommand, Debug)]
+pub enum TrainCommand {
+    /// AlphaZero: batched self-play with a network-guided search, training on its games.
+    Az(az::AzArgs),
+    /// RootStrap(αβ): a linear evaluator's weights learned by self-play, the root of each
+    /// alpha-beta search pulled toward its search value (report 004; Veness et al. 2009).
+    Rootstrap(strap::StrapArgs),
+    /// TreeStrap(αβ): as RootStrap, every node alpha-beta valued pulled toward its value within
+    /// the bound the search proved there.
+    Treestrap(strap::StrapArgs),
+    /// TD-Leaf(λ): as RootStrap, each player's successive search values and the result as
+    /// temporal differences, credited to the principal variation's leaf (KnightCap).
+    Tdleaf(strap::StrapArgs),
+    /// TD(λ): a value network trained by self-play on afterstates, each prediction toward the
+    /// mover's later ones and the result (report 002's Catan learner); plays as
+    /// `value:model=F` (`catan-td:model=F` on Catan).
+    Td(td::TdArgs),
+    /// A value-only network (report 004's ANN and CNN from ε-greedy games against an
+    /// opponent; MCTS_ANN, MCTS_CNN and combined from a search's values); plays as
+    /// `value:model=F`, evaluates as `eval=(net:model=F)`.
+    Value(value::ValueArgs),
+    /// DQN (report 001): double DQN, prioritized or uniform replay, n-step returns, ε-greedy
+    /// or Boltzmann exploration, self-play or play against a fixed agent; plays as
+    /// `dqn:model=F`.
+    Dqn(rl::DqnArgs),
+    /// PPO (report 001): clipped objective, GAE, entropy bonus, minibatch epochs; self-play
+    /// against a softly updated older self, a pool of snapshots or itself, or play against a
+    /// fixed agent; plays as `ppo:model=F`.
+    Ppo(rl::PpoArgs),
+    /// An observation autoencoder (report 001's VAE): positions from games of given agents,
+    /// the reconstruction measured on held-out ones; DQN and PPO read it with `--encoder`.
+    Vae(rl::VaeArgs),
+}
+
+pub fn run(command: &TrainCommand) -> Result<()> {
+    match command {
+        TrainCommand::Az(args) => with_game!(args.game.as_str(), |game| az::run(&game, args))?,
+        TrainCommand::Rootstrap(args) => {
+            with_game!(args.game().as_str(), |game| strap::run(&game, meeple_learn::strap::Strap::Root, args))?
+        }
+        TrainCommand::Treestrap(args) => {
+            with_game!(args.game().as_str(), |game| strap::run(&game, meeple_learn::strap::Strap::Tree, args))?
+        }
+        TrainCommand::Tdleaf(args) => {
+            with_game!(args.game().as_str(), |game| strap::run(&game, meeple_learn::strap::Strap::Leaf, args))?
+        }
+        TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| td::run(&game, args))?,
+        TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| value::run(&game, args))?,
+        TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| rl::dqn(&game, args))?,
+        TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| rl::ppo(&game, args))?,
+        TrainCommand::Vae(args) => with_game!(args.game().as_str(), |game| rl::vae(&game, args))?,
+    }
+}
