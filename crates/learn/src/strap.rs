@@ -586,24 +586,7 @@ mod tests {
 
     /// A run's settings for the tests: TreeStrap-like defaults; tests change what they need.
     fn test_config(strap: Strap) -> StrapConfig {
-        StrapConfig {
-            strap,
-            eval: "linear8".into(),
-            depth: 3,
-            odd_depth: None,
-            learning_rate: 1e-4,
-            opening_plies: 0,
-            seed: 1,
-            win_value: 10.0,
-            proven_nodes: true,
-            minimax: false,
-            lambda: 0.7,
-            min_depth: 1,
-            zero_sum: false,
-            mover: false,
-            after_move: false,
-            init: None,
-        }
+        StrapConfig { opening_plies: 0, proven_nodes: true, ..StrapConfig::new(strap, "linear8") }
     }
 
     fn positions(n: usize, seed: u64) -> Vec<meeple_games::santorini::SantoriniState> {
