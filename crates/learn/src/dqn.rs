@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// How the learner explores while it plays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Exploration {
     /// A uniformly random legal move with probability ε, the best otherwise.
@@ -34,61 +34,116 @@ pub enum Exploration {
     Boltzmann,
 }
 
-/// A DQN run's settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A DQN run's settings; each is the flag of the same name (`--n-step`), its doc the flag's
+/// help, [`DqnConfig::report`] the defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct DqnConfig {
+    /// The game spec: the command's, not a flag.
+    #[arg(skip)]
     pub game: String,
-    /// The network spec (`mlp:layers=2,width=256`, `resnet:blocks=2,channels=32`, ...).
+    /// The Q-network: `mlp:layers=L,width=W` or `resnet:blocks=B,channels=C`.
+    #[arg(long, value_name = "SPEC")]
     pub net: String,
+    /// How the learner explores: ε-greedy or Boltzmann (softmax of Q / T).
+    #[arg(long, value_enum)]
+    #[serde(alias = "exploration")]
+    pub explore: Exploration,
+    /// ε or temperature at the start, annealed as report 001: end + (start - end) exp(-episode / decay).
+    #[arg(long)]
+    pub rate_start: f64,
+    /// ε or temperature it anneals toward.
+    #[arg(long)]
+    pub rate_end: f64,
+    /// Episodes for the gap to shrink by a factor e (0: the end rate from the start).
+    #[arg(long)]
+    pub rate_decay: f64,
+    /// Sample the replay memory uniformly instead of by priority.
+    #[arg(long)]
+    pub uniform: bool,
+    /// Priority exponent α of prioritized replay.
+    #[arg(long)]
+    pub alpha: f64,
+    /// Importance-sampling exponent β at the start (annealed to 1 over --beta-steps).
+    #[arg(long)]
+    pub beta: f64,
+    /// Optimiser steps over which β reaches 1; 0: over the run, as the paper anneals it (its
+    /// --games or --minutes at its pace so far; 100,000 steps without either).
+    #[arg(long)]
+    pub beta_steps: u64,
     /// Discount per decision (report 001: 0.95).
+    #[arg(long)]
     pub gamma: f64,
-    /// Decisions summed before bootstrapping (1: one-step Q-learning).
+    /// Decisions summed before bootstrapping (n-step returns; 1: one-step Q-learning).
+    #[arg(long)]
     pub n_step: u32,
     /// Transitions the replay memory holds (report 001: 40,000).
+    #[arg(long)]
     pub buffer: usize,
     /// Transitions per optimiser step (report 001: 64).
+    #[arg(long)]
     pub batch: usize,
-    /// Prioritized replay; none samples uniformly.
-    pub priorities: Option<Priorities>,
-    pub exploration: Exploration,
-    /// ε (for `epsilon`) or the temperature (for `boltzmann`) over the episodes.
-    pub rate: Anneal,
-    /// Optimiser steps between target updates (report 001: 30).
-    pub target_every: u64,
-    /// Share of the online weights mixed into the target at each update (1: a hard copy).
-    pub tau: f64,
-    /// Double DQN: the online network picks the next move, the target values it.
-    pub double: bool,
     /// Decisions played per optimiser step.
+    #[arg(long)]
     pub train_every: usize,
     /// Transitions in memory before training starts.
+    #[arg(long)]
     pub learning_starts: usize,
-    /// Games played side by side (one forward pass chooses all their moves).
-    pub parallel: usize,
-    /// The fixed agent the learner plays (every other seat, the learner's drawn per game);
-    /// none: self-play, both seats learning.
-    pub opponent: Option<String>,
-    /// AdamW settings; `huber` is the TD error's Huber threshold.
-    pub train: TrainConfig,
-    pub seed: u64,
-    pub threads: usize,
-    /// An observation autoencoder (`meeple train vae`) whose latent means the network reads
-    /// instead of the observations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encoder: Option<String>,
-    /// Fine-tune the encoder with the network at this learning rate (none: frozen).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fine_tune_encoder: Option<f64>,
-    /// Play and save an exponential moving average of the weights, this share of the average
-    /// kept at each optimiser step (none: the online weights). Exploration still acts on the
-    /// online network; checkpoints for play and the ladder hold the average.
+    /// Optimiser steps between target-network updates (report 001: 30).
+    #[arg(long)]
+    pub target_every: u64,
+    /// Share of the online weights mixed into the target at each update (1: copy).
+    #[arg(long)]
+    pub tau: f64,
+    /// Double DQN: the online network picks the next move, the target values it;
+    /// `--no-double`: plain DQN targets (the target network picks and values it).
+    #[arg(long = "no-double", action = clap::ArgAction::SetFalse)]
+    pub double: bool,
+    /// Play and save an exponential moving average of the weights, keeping this share of the
+    /// average at each optimiser step (e.g. 0.9998: about the last 5,000 steps). Exploration
+    /// still uses the online weights; the checkpoint holds the average, the online weights go
+    /// beside it (`last.online.safetensors`) for --resume.
+    #[arg(long, value_name = "D")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub average: Option<f64>,
-    /// Store every decision under each symmetry of the game ([`meeple_game::State::symmetries`]:
-    /// Cathedral's 4 rotations, tic-tac-toe's 8): that many transitions a decision, each the
-    /// image of the played one, so the memory holds that many times the data for the same games.
+    /// Store each decision under every symmetry of the game (Cathedral: its 4 rotations;
+    /// tic-tac-toe: 8), that many transitions a decision: more data from the same games. The
+    /// memory counts transitions, so raise --buffer with it to keep as many games.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub symmetries: bool,
+    /// Games played side by side (one forward pass chooses all their moves).
+    #[arg(long)]
+    pub parallel: usize,
+    /// Play this fixed agent instead of self-play (e.g. `random`): every other seat, the
+    /// learner's drawn per game; none: self-play, both seats learning.
+    #[arg(long, value_name = "SPEC")]
+    pub opponent: Option<String>,
+    /// AdamW's learning rate (report 001: 1e-3).
+    #[arg(long)]
+    pub lr: f64,
+    /// Huber threshold of the TD error.
+    #[arg(long)]
+    pub huber: f64,
+    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
+    /// --games, whichever it reaches first at its pace so far); default: constant.
+    #[arg(long)]
+    #[serde(default)]
+    pub lr_decay: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub encoder: crate::rl::EncoderSettings,
+    /// The run's seed: `--seed`.
+    #[arg(skip)]
+    pub seed: u64,
+    /// The run's threads: `--threads`.
+    #[arg(skip)]
+    pub threads: usize,
+}
+
+impl crate::flags::Settings for DqnConfig {
+    fn defaults() -> serde_json::Value {
+        serde_json::to_value(DqnConfig::report("")).expect("configs serialise")
+    }
 }
 
 impl DqnConfig {
@@ -96,6 +151,7 @@ impl DqnConfig {
     /// the target copied every 30 steps, Boltzmann exploration with prioritized replay (its
     /// best pair), double DQN.
     pub fn report(game: &str) -> Self {
+        let p = Priorities::default();
         DqnConfig {
             game: game.to_string(),
             net: "mlp:layers=2,width=256".into(),
@@ -103,9 +159,14 @@ impl DqnConfig {
             n_step: 1,
             buffer: 40_000,
             batch: 64,
-            priorities: Some(Priorities::default()),
-            exploration: Exploration::Boltzmann,
-            rate: Anneal { start: 1.0, end: 0.02, decay: 400.0 },
+            uniform: false,
+            alpha: p.alpha,
+            beta: p.beta,
+            beta_steps: p.beta_steps,
+            explore: Exploration::Boltzmann,
+            rate_start: 1.0,
+            rate_end: 0.02,
+            rate_decay: 400.0,
             target_every: 30,
             tau: 1.0,
             double: true,
@@ -113,24 +174,46 @@ impl DqnConfig {
             learning_starts: 1_000,
             parallel: 16,
             opponent: None,
-            train: TrainConfig {
-                lr: 1e-3,
-                weight_decay: 0.0,
-                clip_norm: 10.0,
-                clip_global: false,
-                warmup: 1,
-                decay: u64::MAX / 4,
-                value_weight: 0.0,
-                ownership_weight: 0.0,
-                score_weight: 0.0,
-                huber: Some(1.0),
-            },
+            lr: 1e-3,
+            huber: 1.0,
+            lr_decay: false,
             seed: 1,
             threads: 1,
-            encoder: None,
-            fine_tune_encoder: None,
+            encoder: Default::default(),
             average: None,
             symmetries: false,
+        }
+    }
+
+    /// Prioritized replay's settings; none with --uniform.
+    pub fn priorities(&self) -> Option<Priorities> {
+        (!self.uniform).then_some(Priorities {
+            alpha: self.alpha,
+            beta: self.beta,
+            beta_steps: self.beta_steps,
+            ..Priorities::default()
+        })
+    }
+
+    /// ε or the temperature over the episodes.
+    pub fn rate(&self) -> Anneal {
+        Anneal { start: self.rate_start, end: self.rate_end, decay: self.rate_decay }
+    }
+
+    /// The optimiser: AdamW without weight decay, clipping at 10, the Huber loss on the TD
+    /// error, constant or (--lr-decay) annealed over the run.
+    pub fn train(&self) -> TrainConfig {
+        TrainConfig {
+            lr: self.lr,
+            weight_decay: 0.0,
+            clip_norm: 10.0,
+            clip_global: false,
+            warmup: 1,
+            decay: if self.lr_decay { 0 } else { u64::MAX / 4 },
+            value_weight: 0.0,
+            ownership_weight: 0.0,
+            score_weight: 0.0,
+            huber: Some(self.huber),
         }
     }
 
@@ -154,22 +237,25 @@ impl DqnConfig {
         if !(self.tau > 0.0 && self.tau <= 1.0) {
             return bad(format!("tau {} must be within 0 (excluded) and 1", self.tau));
         }
-        if let Some(p) = &self.priorities
-            && !(p.alpha.is_finite()
-                && (0.0..=1.0).contains(&p.alpha)
-                && (0.0..=1.0).contains(&p.beta)
-                && p.epsilon > 0.0)
-        {
-            return bad(format!("priorities {p:?}: alpha and beta within 0..=1, epsilon above 0"));
+        if !((0.0..=1.0).contains(&self.alpha) && (0.0..=1.0).contains(&self.beta)) {
+            return bad(format!("--alpha {} and --beta {} must be within 0..=1", self.alpha, self.beta));
         }
-        let most = if self.exploration == Exploration::Epsilon { 1.0 } else { 1e3 };
-        self.rate.check(if self.exploration == Exploration::Epsilon { "epsilon" } else { "temperature" }, most)?;
-        if self.exploration == Exploration::Boltzmann && self.rate.end <= 0.0 {
-            return bad("the Boltzmann temperature must stay above 0 (give an end above 0)".into());
+        let p = Priorities::default();
+        if self.uniform && (self.alpha, self.beta, self.beta_steps) != (p.alpha, p.beta, p.beta_steps) {
+            return bad("--alpha, --beta and --beta-steps set prioritized replay, which --uniform turns off".into());
         }
-        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
-            return bad(format!("learning rate {} must be a positive number", self.train.lr));
+        let most = if self.explore == Exploration::Epsilon { 1.0 } else { 1e3 };
+        self.rate().check(if self.explore == Exploration::Epsilon { "epsilon" } else { "temperature" }, most)?;
+        if self.explore == Exploration::Boltzmann && self.rate_end <= 0.0 {
+            return bad("the Boltzmann temperature must stay above 0 (give --rate-end above 0)".into());
         }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad(format!("--lr {} must be a positive number", self.lr));
+        }
+        if !(self.huber.is_finite() && self.huber > 0.0) {
+            return bad(format!("--huber {} must be a positive number", self.huber));
+        }
+        self.encoder.check()?;
         if let Some(d) = self.average
             && !(d > 0.0 && d < 1.0)
         {
@@ -227,10 +313,10 @@ impl<G: Game> DqnRun<G> {
             &game,
             "dqn",
             &config.net,
-            &config.train,
+            &config.train(),
             (config.seed, config.threads),
-            config.encoder.as_ref(),
-            config.fine_tune_encoder,
+            config.encoder.encoder.as_ref(),
+            config.encoder.fine_tune_encoder,
             online.as_deref().or(resume),
         )?;
         let average = match (config.average, resume, &online) {
@@ -253,7 +339,7 @@ impl<G: Game> DqnRun<G> {
                 max_turns: None,
             },
         )?;
-        let replay = Replay::new(config.buffer, obs_len, game.num_actions(), config.priorities)?;
+        let replay = Replay::new(config.buffer, obs_len, game.num_actions(), config.priorities())?;
         let theta = trainer.parameters().to_vec();
         let target = trainer.network_with(&theta, config.threads)?;
         let symmetries = if config.symmetries { game.initial_state().symmetries().max(1) } else { 1 };
@@ -290,7 +376,7 @@ impl<G: Game> DqnRun<G> {
 
     /// The exploration rate (ε or temperature) at the current episode.
     pub fn rate(&self) -> f64 {
-        self.config.rate.at(self.progress.episodes)
+        self.config.rate().at(self.progress.episodes)
     }
 
     pub fn network(&self) -> Arc<Network> {
@@ -321,7 +407,7 @@ impl<G: Game> DqnRun<G> {
             let greedy = masked_argmax(qi, mask).ok_or_else(|| LearnError::Data("a game with no legal move".into()))?;
             stats.q += qi[greedy] as f64;
             stats.decisions += 1;
-            let choice = match self.config.exploration {
+            let choice = match self.config.explore {
                 Exploration::Epsilon if self.rng.random::<f32>() < rate => {
                     random_legal(mask, &mut self.rng).unwrap_or(greedy)
                 }
@@ -416,7 +502,7 @@ impl<G: Game> DqnRun<G> {
             // Returns lie within -1..1; so do the values a target may bootstrap from.
             y[i] = y[i].clamp(-1.0, 1.0);
         }
-        let delta = self.config.train.huber.unwrap_or(1.0) as f32;
+        let delta = self.config.huber as f32;
         let mut errors = vec![0.0f32; b];
         let mut loss = 0.0f64;
         let (actions, weights) = (&s.actions, &s.weights);
@@ -458,7 +544,7 @@ impl<G: Game> DqnRun<G> {
 /// The weights saved in the checkpoint `path` (an averaged run's average), checked against the
 /// run's network size.
 fn saved_weights<G: Game>(game: &G, config: &DqnConfig, path: &Path, len: usize) -> Result<Vec<f32>, LearnError> {
-    let r = Trainer::resume(path, &game.spec().to_string(), config.train.clone(), 1)
+    let r = Trainer::resume(path, &game.spec().to_string(), config.train(), 1)
         .map_err(|e| LearnError::Config(e.to_string()))?;
     let theta = r.trainer.parameters();
     if theta.len() != len {
@@ -499,17 +585,7 @@ impl<G: Game> Learner for DqnRun<G> {
     }
 
     fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("net", "--net"),
-            ("train.lr", "--lr"),
-            ("train.decay", "--lr-decay"),
-            ("exploration", "--explore"),
-            ("priorities", "--uniform"),
-            ("priorities.alpha", "--alpha"),
-            ("priorities.beta", "--beta"),
-            ("priorities.beta_steps", "--beta-steps"),
-            ("double", "--no-double"),
-        ]
+        &[("double", "--no-double")]
     }
 
     fn name(&self) -> &'static str {
@@ -535,7 +611,7 @@ impl<G: Game> Learner for DqnRun<G> {
         if stats.steps > 0 {
             round.loss("q", stats.loss / stats.steps as f64);
         }
-        round.figure(if self.config.exploration == Exploration::Epsilon { "epsilon" } else { "temperature" }, rate);
+        round.figure(if self.config.explore == Exploration::Epsilon { "epsilon" } else { "temperature" }, rate);
         round.figure("mean_q", stats.q / stats.decisions.max(1) as f64);
         if stats.episodes > 0 {
             round.figure("plies", stats.plies as f64 / stats.episodes as f64);
@@ -546,7 +622,7 @@ impl<G: Game> Learner for DqnRun<G> {
         round.stat("decisions_per_second", stats.decisions as f64 / seconds);
         round.stat("replay", self.replay.len() as f64);
         round.stat("lr", self.trainer.lr());
-        if self.config.priorities.is_some() {
+        if !self.config.uniform {
             round.stat("beta", self.replay.beta_at(self.trainer.step()));
         }
         Ok(round)
@@ -557,10 +633,10 @@ impl<G: Game> Learner for DqnRun<G> {
     }
 
     fn set_done(&mut self, done: f64) {
-        crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
+        crate::rl::aim_horizon(&mut self.trainer, self.config.train().decay, done);
         // β anneals to 1 over the run (Schaul et al.: "linearly ... reaching 1 only at the end
         // of learning"), aimed each round at the end the run reaches at its pace so far.
-        if let Some(p) = self.config.priorities
+        if let Some(p) = self.config.priorities()
             && p.beta_steps == 0
         {
             let steps = self.trainer.step();

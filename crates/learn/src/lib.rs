@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod dqn;
+pub mod flags;
 pub mod gumbel;
 pub mod ladder;
 pub mod metrics;

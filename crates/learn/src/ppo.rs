@@ -22,14 +22,27 @@ use std::path::Path;
 use std::time::Instant;
 
 /// How the pool's opponents are drawn for each game.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
 pub enum PoolSampling {
     /// The k-th oldest of n with weight k + 1: recent selves most often.
     Recency,
     /// In proportion to how often each beat the learner (prioritized fictitious self-play):
     /// opponents it already beats are seldom drawn.
+    #[serde(alias = "winrate")]
     WinRate,
+}
+
+/// Whom the learner plays when it has no fixed --opponent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SelfPlay {
+    /// One older self whose weights follow the learner's softly (report 001).
+    Soft,
+    /// A pool of earlier snapshots.
+    Pool,
+    /// Both seats are the learner, both learn.
+    Mirror,
 }
 
 /// The report's older self: the opponent's weights move toward the learner's by `tau` every
@@ -60,48 +73,106 @@ pub enum Opponents {
     Agent(String),
 }
 
-/// A PPO run's settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A PPO run's settings; each is the flag of the same name (`--soft-tau`), its doc the flag's
+/// help, [`PpoConfig::report`] the defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct PpoConfig {
+    /// The game spec: the command's, not a flag.
+    #[arg(skip)]
     pub game: String,
+    /// The actor-critic network: `mlp:layers=L,width=W` or `resnet:blocks=B,channels=C`.
+    #[arg(long, value_name = "SPEC")]
     pub net: String,
     /// Discount per decision of the learner (report 001: 0.97).
+    #[arg(long)]
     pub gamma: f64,
     /// GAE's λ (report 001: 0.95).
+    #[arg(long)]
     pub lambda: f64,
-    /// The clipping range ε of the probability ratio (report 001: 0.2).
+    /// Clipping range ε of the probability ratio (report 001: 0.2).
+    #[arg(long)]
     pub clip: f64,
-    /// The entropy bonus' weight (report 001: 0.01).
+    /// Weight of the entropy bonus (report 001: 0.01).
+    #[arg(long)]
     pub entropy: f64,
-    /// The value loss' weight.
+    /// Weight of the value loss.
+    #[arg(long)]
     pub value_weight: f64,
-    /// Clip the value's change from its rollout value to this much (none: plain squared error).
+    /// Clip each value's change from its rollout value to this much (off: plain squared error).
+    #[arg(long, value_name = "X")]
     pub value_clip: Option<f64>,
     /// Passes over each rollout.
+    #[arg(long)]
     pub epochs: usize,
     /// Decisions per optimiser step.
+    #[arg(long)]
     pub minibatch: usize,
-    /// Learner episodes per rollout (report 001 waited 5 episodes between updates).
+    /// Learner episodes per rollout, one update each (report 001 waited 5 episodes between
+    /// updates).
+    #[arg(long)]
     pub rollout: usize,
     /// Games played side by side.
+    #[arg(long)]
     pub parallel: usize,
-    pub opponents: Opponents,
-    pub train: TrainConfig,
+    /// Play this fixed agent instead of self-play (e.g. `random`).
+    #[arg(long, value_name = "SPEC", conflicts_with = "self_play")]
+    #[serde(default)]
+    pub opponent: Option<String>,
+    /// Self-play against: `soft` (one older self following the learner: report 001), `pool`
+    /// (earlier snapshots) or `mirror` (both seats learn).
+    #[arg(long, value_enum)]
+    pub self_play: SelfPlay,
+    /// Soft updates: share of the learner's weights mixed into the older self each time.
+    #[arg(long)]
+    pub soft_tau: f64,
+    /// Soft updates: episodes between them.
+    #[arg(long)]
+    pub soft_every: u64,
+    /// Soft updates: episodes between full copies.
+    #[arg(long)]
+    pub soft_full_every: u64,
+    /// Pool: snapshots kept.
+    #[arg(long)]
+    pub pool_size: usize,
+    /// Pool: episodes between snapshots.
+    #[arg(long)]
+    pub pool_every: u64,
+    /// Pool: draw opponents by recency (newer more often) or by how often they beat the learner.
+    #[arg(long, value_enum)]
+    pub pool_sampling: PoolSampling,
+    /// AdamW's learning rate.
+    #[arg(long)]
+    pub lr: f64,
+    /// Largest gradient norm (clipped above).
+    #[arg(long)]
+    pub clip_norm: f64,
+    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
+    /// --games, whichever it reaches first at its pace so far); default: constant.
+    #[arg(long)]
+    #[serde(default)]
+    pub lr_decay: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub encoder: crate::rl::EncoderSettings,
+    /// The run's seed: `--seed`.
+    #[arg(skip)]
     pub seed: u64,
+    /// The run's threads: `--threads`.
+    #[arg(skip)]
     pub threads: usize,
-    /// An observation autoencoder (`meeple train vae`) whose latent means the network reads
-    /// instead of the observations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encoder: Option<String>,
-    /// Fine-tune the encoder with the network at this learning rate (none: frozen).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fine_tune_encoder: Option<f64>,
+}
+
+impl crate::flags::Settings for PpoConfig {
+    fn defaults() -> serde_json::Value {
+        serde_json::to_value(PpoConfig::report("")).expect("configs serialise")
+    }
 }
 
 impl PpoConfig {
     /// Report 001's settings (γ 0.97, GAE λ 0.95, ε 0.2, entropy 0.01, the softly updated
     /// older self) with common PPO defaults where it is silent.
     pub fn report(game: &str) -> Self {
+        let soft = SoftUpdate::REPORT;
         PpoConfig {
             game: game.to_string(),
             net: "mlp:layers=2,width=256".into(),
@@ -115,23 +186,52 @@ impl PpoConfig {
             minibatch: 64,
             rollout: 32,
             parallel: 16,
-            opponents: Opponents::Soft(SoftUpdate::REPORT),
-            train: TrainConfig {
-                lr: 3e-4,
-                weight_decay: 0.0,
-                clip_norm: 0.5,
-                clip_global: false,
-                warmup: 1,
-                decay: u64::MAX / 4,
-                value_weight: 0.0,
-                ownership_weight: 0.0,
-                score_weight: 0.0,
-                huber: None,
-            },
+            opponent: None,
+            self_play: SelfPlay::Soft,
+            soft_tau: soft.tau,
+            soft_every: soft.every,
+            soft_full_every: soft.full_every,
+            pool_size: 8,
+            pool_every: 200,
+            pool_sampling: PoolSampling::Recency,
+            lr: 3e-4,
+            clip_norm: 0.5,
+            lr_decay: false,
             seed: 1,
             threads: 1,
-            encoder: None,
-            fine_tune_encoder: None,
+            encoder: Default::default(),
+        }
+    }
+
+    /// Whom the learner plays.
+    pub fn opponents(&self) -> Opponents {
+        match (&self.opponent, self.self_play) {
+            (Some(spec), _) => Opponents::Agent(spec.clone()),
+            (None, SelfPlay::Soft) => Opponents::Soft(SoftUpdate {
+                tau: self.soft_tau,
+                every: self.soft_every,
+                full_every: self.soft_full_every,
+            }),
+            (None, SelfPlay::Pool) => {
+                Opponents::Pool { size: self.pool_size, every: self.pool_every, sampling: self.pool_sampling }
+            }
+            (None, SelfPlay::Mirror) => Opponents::Mirror,
+        }
+    }
+
+    /// The optimiser: AdamW without weight decay, constant or (--lr-decay) annealed over the run.
+    pub fn train(&self) -> TrainConfig {
+        TrainConfig {
+            lr: self.lr,
+            weight_decay: 0.0,
+            clip_norm: self.clip_norm,
+            clip_global: false,
+            warmup: 1,
+            decay: if self.lr_decay { 0 } else { u64::MAX / 4 },
+            value_weight: 0.0,
+            ownership_weight: 0.0,
+            score_weight: 0.0,
+            huber: None,
         }
     }
 
@@ -162,7 +262,23 @@ impl PpoConfig {
         if !(1..=100_000).contains(&self.rollout) || !(1..=4096).contains(&self.parallel) {
             return bad(format!("rollout {} (1..=100000) and parallel {} (1..=4096)", self.rollout, self.parallel));
         }
-        match &self.opponents {
+        let d = PpoConfig::report("");
+        let soft =
+            (self.soft_tau, self.soft_every, self.soft_full_every) != (d.soft_tau, d.soft_every, d.soft_full_every);
+        let pool =
+            (self.pool_size, self.pool_every, self.pool_sampling) != (d.pool_size, d.pool_every, d.pool_sampling);
+        let playing = if self.opponent.is_some() { "--opponent" } else { "this --self-play" };
+        if soft && !matches!(self.opponents(), Opponents::Soft(_)) {
+            return bad(format!(
+                "--soft-tau, --soft-every and --soft-full-every set --self-play soft; {playing} has no older self"
+            ));
+        }
+        if pool && !matches!(self.opponents(), Opponents::Pool { .. }) {
+            return bad(format!(
+                "--pool-size, --pool-every and --pool-sampling set --self-play pool; {playing} keeps no pool"
+            ));
+        }
+        match &self.opponents() {
             Opponents::Pool { size, every, .. } if *size == 0 || *size > 1000 || *every == 0 => {
                 return bad(format!(
                     "pool of {size} every {every} episodes: give 1 to 1000 snapshots, at least 1 episode apart"
@@ -175,9 +291,13 @@ impl PpoConfig {
             }
             _ => {}
         }
-        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
-            return bad(format!("learning rate {} must be a positive number", self.train.lr));
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad(format!("--lr {} must be a positive number", self.lr));
         }
+        if !(self.clip_norm.is_finite() && self.clip_norm > 0.0) {
+            return bad(format!("--clip-norm {} must be a positive number", self.clip_norm));
+        }
+        self.encoder.check()?;
         Ok(())
     }
 }
@@ -291,14 +411,14 @@ impl<G: Game> PpoRun<G> {
             &game,
             "ppo",
             &config.net,
-            &config.train,
+            &config.train(),
             (config.seed, config.threads),
-            config.encoder.as_ref(),
-            config.fine_tune_encoder,
+            config.encoder.encoder.as_ref(),
+            config.encoder.fine_tune_encoder,
             resume,
         )?;
         let env_seed = config.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(progress.episodes);
-        let opponents = match &config.opponents {
+        let opponents = match &config.opponents() {
             Opponents::Agent(spec) => vec![spec.clone()],
             _ => Vec::new(),
         };
@@ -336,7 +456,7 @@ impl<G: Game> PpoRun<G> {
             game,
             config,
         };
-        if matches!(run.config.opponents, Opponents::Pool { .. } | Opponents::Soft(_)) {
+        if matches!(run.config.opponents(), Opponents::Pool { .. } | Opponents::Soft(_)) {
             run.snapshot()?;
         }
         run.env.reset_into(&mut run.out)?;
@@ -356,7 +476,7 @@ impl<G: Game> PpoRun<G> {
     fn snapshot(&mut self) -> Result<(), LearnError> {
         let theta = self.trainer.parameters().to_vec();
         let net = self.trainer.network_with(&theta, self.config.threads)?;
-        let size = match self.config.opponents {
+        let size = match self.config.opponents() {
             Opponents::Pool { size, .. } => size,
             _ => 1,
         };
@@ -379,12 +499,12 @@ impl<G: Game> PpoRun<G> {
 
     /// Seats the learner in game `i`'s new episode and draws its rival.
     fn start_episode(&mut self, i: usize) {
-        self.seat[i] = match self.config.opponents {
+        self.seat[i] = match self.config.opponents() {
             // With a fixed agent the environment seats the learner and only shows its turns.
             Opponents::Mirror | Opponents::Agent(_) => None,
             _ => Some(self.rng.random_range(0..2)),
         };
-        self.rival[i] = match self.config.opponents {
+        self.rival[i] = match self.config.opponents() {
             Opponents::Pool { sampling, .. } if self.pool.len() > 1 => {
                 let weights: Vec<f64> = match sampling {
                     PoolSampling::Recency => (0..self.pool.len()).map(|k| (k + 1) as f64).collect(),
@@ -503,7 +623,7 @@ impl<G: Game> PpoRun<G> {
                 self.results.0 += total as f64;
                 self.results.1 += 1;
                 if let Some(s) = self.seat[i]
-                    && matches!(self.config.opponents, Opponents::Pool { .. })
+                    && matches!(self.config.opponents(), Opponents::Pool { .. })
                 {
                     // The rival's score: 1 for its win, 0.5 a draw.
                     let rival = 0.5 - 0.5 * self.out.rewards[i * 2 + s].signum() as f64;
@@ -646,10 +766,6 @@ impl<G: Game> Learner for PpoRun<G> {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
 
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("net", "--net"), ("train.lr", "--lr"), ("train.decay", "--lr-decay"), ("opponents", "--self-play")]
-    }
-
     fn name(&self) -> &'static str {
         "ppo"
     }
@@ -671,7 +787,7 @@ impl<G: Game> Learner for PpoRun<G> {
         let stats = self.update()?;
         // Opponents follow the learner between rounds.
         let episodes = self.progress.episodes;
-        match self.config.opponents.clone() {
+        match self.config.opponents() {
             Opponents::Pool { every, .. } if self.episodes_since_snapshot >= every => {
                 self.snapshot()?;
                 self.episodes_since_snapshot = 0;
@@ -694,7 +810,7 @@ impl<G: Game> Learner for PpoRun<G> {
             }
         }
         // With both seats learning the rewards cancel: no figure.
-        if self.results.1 > 0 && self.config.opponents != Opponents::Mirror {
+        if self.results.1 > 0 && self.config.opponents() != Opponents::Mirror {
             round.figure("reward", self.results.0 / self.results.1 as f64);
         }
         round.figure("moves", self.results.2 as f64 / (self.progress.episodes - first).max(1) as f64);
@@ -710,7 +826,7 @@ impl<G: Game> Learner for PpoRun<G> {
     }
 
     fn set_done(&mut self, done: f64) {
-        crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
+        crate::rl::aim_horizon(&mut self.trainer, self.config.train().decay, done);
     }
 
     fn set_seconds(&mut self, seconds: f64) {

@@ -131,6 +131,34 @@ pub(crate) fn remove_online(path: &Path) -> Result<(), LearnError> {
     Ok(())
 }
 
+/// An observation autoencoder in front of a learner's network (DQN's, PPO's).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct EncoderSettings {
+    /// Read observations through this autoencoder (from `meeple train vae`): the network sees
+    /// its latent means (report 001's learners on VAE features). Frozen unless
+    /// --fine-tune-encoder.
+    #[arg(long, value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<String>,
+    /// Fine-tune the --encoder with the network at this learning rate (it is saved beside
+    /// each checkpoint, `NAME.encoder.safetensors`).
+    #[arg(long, value_name = "LR", requires = "encoder")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine_tune_encoder: Option<f64>,
+}
+
+impl EncoderSettings {
+    pub fn check(&self) -> Result<(), LearnError> {
+        if self.fine_tune_encoder.is_some() && self.encoder.is_none() {
+            return Err(LearnError::Config("--fine-tune-encoder tunes the --encoder: give one".into()));
+        }
+        if self.fine_tune_encoder.is_some_and(|lr| !(lr.is_finite() && lr > 0.0)) {
+            return Err(LearnError::Config("--fine-tune-encoder must be a positive learning rate".into()));
+        }
+        Ok(())
+    }
+}
+
 /// A rate annealed from `start` toward `end` with the episodes played, as report 001 anneals
 /// ε and the Boltzmann temperature: `end + (start - end) · exp(-episode / decay)`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

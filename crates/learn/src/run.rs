@@ -575,6 +575,33 @@ pub fn run<G: Game, L: Learner>(
     Ok(learner.progress())
 }
 
+/// The games a `vae` run plays for positions unless given --games (report 001: 4,000).
+const VAE_GAMES: u64 = 4000;
+
+/// The games of a `value` run given neither --games nor --minutes.
+const VALUE_GAMES: u64 = 1000;
+
+/// Refuses a `value` setting that only the other data source reads, saying so.
+fn refuse_other_source<T: Serialize>(settings: &Value, other: &T, this: &str, that: &str) -> Result<(), LearnError> {
+    let theirs = serde_json::to_value(other).expect("configs serialise");
+    let ours = if this == "search" {
+        serde_json::to_value(crate::value::SearchValueConfig::new("")).expect("configs serialise")
+    } else {
+        serde_json::to_value(crate::td::TdConfig::value("")).expect("configs serialise")
+    };
+    let given = settings.as_object().into_iter().flat_map(|m| m.keys());
+    match given.into_iter().find(|k| ours.get(k.as_str()).is_none() && theirs.get(k.as_str()).is_some()) {
+        Some(k) => Err(LearnError::Config(format!(
+            "--{} is a setting of --data {that}; this run learns from --data {this}",
+            k.replace('_', "-")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Why a run with `lr_decay` needs --minutes or --games.
+pub const LR_DECAY: &str = "--lr-decay anneals the learning rate over the run";
+
 /// The trainers [`train`] runs by name.
 pub const TRAINERS: &[&str] = &["az", "td", "value", "dqn", "ppo", "vae", "rootstrap", "treestrap", "tdleaf"];
 
@@ -598,7 +625,10 @@ fn overlay(base: &mut Value, given: &Value, path: &str) -> Result<(), LearnError
     Ok(())
 }
 
-fn config_from<T: Serialize + serde::de::DeserializeOwned>(base: &T, given: &Value) -> Result<T, LearnError> {
+/// `base` with `given` laid over it: the settings a user gave (by the command line's
+/// [`crate::flags::Given`] or Python's keywords) over a trainer's defaults; an unknown key or a
+/// value of the wrong type is refused, naming it.
+pub fn with_settings<T: Serialize + serde::de::DeserializeOwned>(base: &T, given: &Value) -> Result<T, LearnError> {
     let mut v = serde_json::to_value(base).expect("configs serialise");
     overlay(&mut v, given, "")?;
     serde_json::from_value(v).map_err(|e| LearnError::Config(format!("settings: {e}")))
@@ -632,56 +662,82 @@ pub fn train<G: Game>(
     match kind {
         "az" => {
             let base = crate::train::default_config(game, 64, seed, threads);
-            let config = config_from(&base, &settings)?;
+            let config = with_settings(&base, &settings)?;
             let dir = options.out.clone();
             let options = RunOptions { save_seconds: 0.0, eval_every: Some(config.eval_every), ..options.clone() };
             run(game, &options, |r| crate::train::AzRun::new(game.clone(), config, &dir, r), hooks)
         }
         "td" | "value" if data.as_deref() != Some("search") => {
-            let mut base = crate::td::TdConfig::report(&spec);
+            let mut base = if kind == "value" {
+                refuse_other_source(&settings, &crate::value::SearchValueConfig::new(&spec), "selfplay", "search")?;
+                crate::td::TdConfig::value(&spec)
+            } else {
+                crate::td::TdConfig::report(&spec)
+            };
             base.seed = seed;
             base.threads = threads;
-            if kind == "value" {
-                base = crate::td::TdConfig::value(&spec);
-                base.seed = seed;
-                base.threads = threads;
-            }
-            let config = config_from(&base, &settings)?;
+            let config = with_settings(&base, &settings)?;
             config.check()?;
-            run(
-                game,
-                options,
-                |r| {
-                    crate::td::TdRun::new(game.clone(), config, r)
-                        .map(|t| t.named(if kind == "value" { "value" } else { "td" }))
-                },
-                hooks,
-            )
+            let mut options = RunOptions {
+                needs_limit: options.needs_limit.or(config.lr_decay.then_some(LR_DECAY)),
+                ..options.clone()
+            };
+            if kind == "value" && options.games.is_none() && options.minutes.is_none() {
+                options.games = Some(VALUE_GAMES);
+            }
+            let name = if kind == "value" { "value" } else { "td" };
+            run(game, &options, |r| crate::td::TdRun::new(game.clone(), config, r).map(|t| t.named(name)), hooks)
         }
         "value" => {
-            let mut base = crate::value::SearchValueConfig::new(&spec);
-            base.data.seed = seed;
-            base.data.threads = threads;
-            let config = config_from(&base, &settings)?;
-            run(game, options, |r| crate::value::SearchValueRun::new(game.clone(), config, r, Box::new(|_| {})), hooks)
+            refuse_other_source(&settings, &crate::td::TdConfig::value(&spec), "search", "selfplay")?;
+            // The games are the data, played before the first epoch; the epochs end the run.
+            let mut options = options.clone();
+            let games = options.games.take().unwrap_or(VALUE_GAMES);
+            let base = crate::value::SearchValueConfig {
+                seed,
+                threads,
+                games: usize::try_from(games).map_err(|_| LearnError::Config(format!("--games {games}: too many")))?,
+                ..crate::value::SearchValueConfig::new(&spec)
+            };
+            let config = with_settings(&base, &settings)?;
+            run(game, &options, |r| crate::value::SearchValueRun::new(game.clone(), config, r), hooks)
         }
         "dqn" => {
-            let mut base = crate::dqn::DqnConfig::report(&spec);
-            base.seed = seed;
-            let config = config_from(&base, &settings)?;
-            run(game, options, |r| crate::dqn::DqnRun::new(game.clone(), config, r), hooks)
+            let base = crate::dqn::DqnConfig { seed, threads, ..crate::dqn::DqnConfig::report(&spec) };
+            let config = with_settings(&base, &settings)?;
+            config.check()?;
+            let options = RunOptions {
+                needs_limit: options.needs_limit.or(config.lr_decay.then_some(LR_DECAY)),
+                ..options.clone()
+            };
+            run(game, &options, |r| crate::dqn::DqnRun::new(game.clone(), config, r), hooks)
         }
         "ppo" => {
-            let mut base = crate::ppo::PpoConfig::report(&spec);
-            base.seed = seed;
-            let config = config_from(&base, &settings)?;
-            run(game, options, |r| crate::ppo::PpoRun::new(game.clone(), config, r), hooks)
+            let base = crate::ppo::PpoConfig { seed, threads, ..crate::ppo::PpoConfig::report(&spec) };
+            let config = with_settings(&base, &settings)?;
+            config.check()?;
+            let options = RunOptions {
+                needs_limit: options.needs_limit.or(config.lr_decay.then_some(LR_DECAY)),
+                ..options.clone()
+            };
+            run(game, &options, |r| crate::ppo::PpoRun::new(game.clone(), config, r), hooks)
         }
         "vae" => {
-            let base = crate::vae::VaeRunConfig::new(seed);
-            let config = config_from(&base, &settings)?;
+            if !options.ladder.is_empty() {
+                return Err(LearnError::Config(
+                    "--ladder evaluates an agent; an autoencoder plays no games (dqn and ppo read it with --encoder)"
+                        .into(),
+                ));
+            }
+            // The games are the data; the epochs end the run.
+            let base = crate::vae::VaeRunConfig {
+                games: options.games.unwrap_or(VAE_GAMES),
+                ..crate::vae::VaeRunConfig::new(seed)
+            };
+            let config = with_settings(&base, &settings)?;
             config.check()?;
-            run(game, options, |r| crate::vae::VaeRun::new(game, config, r), hooks)
+            let options = RunOptions { games: None, eval_minutes: 0.0, save_seconds: 0.0, ..options.clone() };
+            run(game, &options, |r| crate::vae::VaeRun::new(game, config, r), hooks)
         }
         "rootstrap" | "treestrap" | "tdleaf" => {
             let strap = match kind {
@@ -691,7 +747,7 @@ pub fn train<G: Game>(
             };
             let mut base = crate::strap::StrapConfig::new(strap, "linear8");
             base.seed = seed;
-            let config = config_from(&base, &settings)?;
+            let config = with_settings(&base, &settings)?;
             if config.strap != strap {
                 return Err(LearnError::Config(format!("strap={:?}: the trainer is {kind}", config.strap)));
             }

@@ -39,57 +39,85 @@ impl Strap {
     }
 }
 
-/// A bootstrap run.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// A bootstrap run's settings; each is the flag of the same name (`--odd-depth`), its doc the
+/// flag's help, [`StrapConfig::new`] the defaults.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
 pub struct StrapConfig {
+    /// Which bootstrap: the trainer's name, not a flag.
+    #[arg(skip = Strap::Root)]
     pub strap: Strap,
-    /// The linear evaluator's name (`linear8`).
+    /// The linear evaluator whose weights are learned (one the game names, e.g. `linear8` or
+    /// `linear22` for Santorini).
+    #[arg(long)]
     pub eval: String,
+    /// Search depth of the self-play alpha-beta (the report: 3).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=12))]
     pub depth: u32,
-    /// Every second game (those with an odd index) searches at this depth instead: with an
-    /// evaluator whose weights depend on the side to move (Santorini's `tempo16`), an odd and
-    /// an even depth give TD-Leaf leaves of both kinds.
+    /// Every second game searches at this depth instead of --depth. An evaluator whose weights
+    /// depend on the side to move (Santorini's `tempo16`) needs an odd and an even depth: TD-Leaf
+    /// credits the principal variation's leaf, whose side to move the depth's parity sets.
+    #[arg(long, value_name = "DEPTH", value_parser = clap::value_parser!(u32).range(1..=12))]
     pub odd_depth: Option<u32>,
-    pub learning_rate: f64,
-    /// Random plies that open each game (the same seed gives the same games).
+    /// Step size of the weights (summed over a search's nodes for TreeStrap).
+    #[arg(long)]
+    #[serde(alias = "learning_rate")]
+    pub lr: f64,
+    /// Uniformly random plies that open each game, so self-play sees varied positions (the same
+    /// seed gives the same games).
+    #[arg(long)]
     pub opening_plies: usize,
+    /// The run's seed: `--seed`.
+    #[arg(skip = 1u64)]
     pub seed: u64,
-    /// The target of a node proven won (its negation: lost).
+    /// The target of a position the search proved won (lost: its negation); the hand weights'
+    /// values stay within a few units.
+    #[arg(long)]
     pub win_value: f64,
-    /// TreeStrap: also update the tree's nodes the search proved won or lost (the root's
-    /// proven value always teaches). Off by default: the search never asks the evaluator about
-    /// a position it can prove, and near the end of a game most of the tree is proven, so its
-    /// `±win_value` targets outweigh everything else the tree teaches.
+    /// TreeStrap: update the nodes the search proved won or lost too (off: only the root's
+    /// proven value teaches). The search never asks the evaluator about a position it can
+    /// prove, and near the end of a game most of the tree is proven, so its `±win_value`
+    /// targets would outweigh everything else the tree teaches.
+    #[arg(long)]
     pub proven_nodes: bool,
     /// Search by plain minimax, no pruning (report 004's TreeStrap(minimax): every node's value
-    /// exact, many more nodes a move); alpha-beta otherwise.
+    /// exact, at the cost of many more nodes a move).
+    #[arg(long)]
     pub minimax: bool,
-    /// TD-Leaf's λ.
+    /// TD-Leaf: λ of the temporal differences (KnightCap: 0.7).
+    #[arg(long)]
     pub lambda: f64,
     /// TreeStrap: only nodes searched at least this many plies deep teach (1: every interior
-    /// node, as the paper).
+    /// node, as the paper; shallow nodes' values are little more than the evaluator's own).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=12))]
     pub min_depth: u32,
-    /// Two-player games: every node also teaches the other player's view of it, the negated
-    /// value within the mirrored bound (a zero-sum game). An evaluator whose features always
-    /// sum to a constant (Santorini's worker levels) has an offset that every bootstrapped
-    /// target shares and only proven results pin down; the other view pins it too.
+    /// Two-player games: every node also teaches the other player's view, the negated value
+    /// (a zero-sum game). Pins the offset an evaluator has when its features sum to a constant
+    /// (Santorini's worker levels), which bootstrapped targets otherwise leave free to drift.
+    #[arg(long)]
     pub zero_sum: bool,
-    /// Two-player games: the evaluator is read from the side to move (`mover:eval=(E)`), in
-    /// training and in play: a node's value is the mover's features times the weights, negated
-    /// for the other player. Values for a fixed player cannot tell whose turn it is, and the
-    /// mover's chances to improve are worth something the other's are not.
+    /// Two-player games: read the evaluator from the side to move, in training and in play
+    /// (`eval=(mover:eval=(E:weights=FILE))`): the mover's features times the weights, negated
+    /// for the other player, so values carry whose turn it is.
+    #[arg(long)]
     pub mover: bool,
-    /// Two-player games, TreeStrap: each node teaches only the view of the player who just
-    /// moved there, not the one to move (with [`StrapConfig::zero_sum`] every node teaches
-    /// exactly that view, mirrored where the root's player is to move). A depth-limited search
-    /// asks its evaluator only about such positions (its leaves, for the player who moved into
-    /// them), so it is fitted on the positions it values, and a mover's coming move is never
-    /// credited to the features it moves away from.
+    /// Two-player games, TreeStrap: each node teaches only the view of the player who just moved
+    /// there (with --zero-sum: every node, from that side), the positions a depth-limited search
+    /// asks its evaluator about; the side to move's coming move is then never credited to the
+    /// features it is about to leave.
+    #[arg(long)]
     pub after_move: bool,
-    /// The weights the run starts from (a weights file or numbers); `None`: uniform in
-    /// [-1, 1] from the seed, as the report.
+    /// Start from these weights instead of uniform ones in [-1, 1] from --seed (a weights file
+    /// or numbers: 0,2,4,-1,...; a first number below zero is taken as numbers, not as an
+    /// option).
+    #[arg(long, value_name = "FILE|NUMBERS", allow_hyphen_values = true)]
     #[serde(default)]
     pub init: Option<String>,
+}
+
+impl crate::flags::Settings for StrapConfig {
+    fn defaults() -> serde_json::Value {
+        serde_json::to_value(StrapConfig::new(Strap::Tree, "linear8")).expect("configs serialise")
+    }
 }
 
 impl StrapConfig {
@@ -100,7 +128,7 @@ impl StrapConfig {
             eval: eval.to_string(),
             depth: 3,
             odd_depth: None,
-            learning_rate: 1e-4,
+            lr: 1e-4,
             opening_plies: 4,
             seed: 1,
             win_value: 10.0,
@@ -118,8 +146,8 @@ impl StrapConfig {
     /// Refuses settings out of range and those the chosen bootstrap never reads, saying why.
     pub fn check(&self) -> Result<(), crate::LearnError> {
         let bad = |m: String| Err(crate::LearnError::Config(m));
-        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
-            return bad(format!("--lr {} must be a positive number", self.learning_rate));
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad(format!("--lr {} must be a positive number", self.lr));
         }
         if !(self.win_value.is_finite() && self.win_value > 0.0) {
             return bad(format!("--win-value {} must be a positive number", self.win_value));
@@ -312,7 +340,7 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
             if config.after_move {
                 records.retain(|r| !r.to_move);
             }
-            sq += update(weights, &records, config.learning_rate, config.win_value);
+            sq += update(weights, &records, config.lr, config.win_value);
             out.nodes += records.len() as u64;
         }
         state.apply(action)?;
@@ -322,7 +350,7 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
         let returns = state.returns().expect("a finished game");
         for (p, line) in leaves.iter().enumerate() {
             let result = config.win_value * (2.0 * returns.as_slice()[p] - 1.0);
-            sq += td_leaf_update(weights, line, result, config.lambda, config.learning_rate);
+            sq += td_leaf_update(weights, line, result, config.lambda, config.lr);
         }
     }
     out.mse = if out.nodes > 0 { sq / out.nodes as f64 } else { 0.0 };
@@ -533,7 +561,7 @@ impl<G: Game> crate::run::Learner for StrapRun<G> {
     }
 
     fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("learning_rate", "--lr"), ("strap", "the trainer")]
+        &[("strap", "the trainer")]
     }
 
     fn extension(&self) -> &'static str {
@@ -768,7 +796,7 @@ mod tests {
         let config = StrapConfig {
             depth: 2,
             odd_depth: None,
-            learning_rate: 1e-3,
+            lr: 1e-3,
             opening_plies: 2,
             seed: 5,
             proven_nodes: false,
@@ -794,7 +822,7 @@ mod tests {
             eval: "tempo16".into(),
             depth: 1,
             odd_depth: Some(2),
-            learning_rate: 1e-3,
+            lr: 1e-3,
             opening_plies: 4,
             seed: 5,
             ..test_config(Strap::Leaf)

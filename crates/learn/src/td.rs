@@ -292,51 +292,96 @@ pub fn lambda_returns(values: &[&[f32]], cut: &[Option<&[f32]>], result: &[f32],
     }
 }
 
-/// A TD(λ) run's settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A TD(λ) run's settings; each is the flag of the same name (`--batch-games`), its doc the
+/// flag's help, [`TdConfig::report`] (or [`TdConfig::value`]) the defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct TdConfig {
-    /// The game spec.
+    /// The game spec: the command's, not a flag.
+    #[arg(skip)]
     pub game: String,
-    /// The network spec (`resmlp:blocks=4,width=500` is report 002's).
+    /// The value network: `resmlp:blocks=B,width=W` (report 002: blocks=4,width=500),
+    /// `mlp:layers=L,width=W`, or `resnet:...` for board planes.
+    #[arg(long, value_name = "SPEC")]
     pub net: String,
-    /// λ of the λ-returns (0: each prediction learns the next; 1: the result).
+    /// λ of the λ-returns: 0 trains each prediction toward the mover's next one (report 002),
+    /// 1 toward the game's result.
+    #[arg(long)]
     pub lambda: f64,
-    /// Chance of a uniformly random move at each decision (report 002: 1/1000).
+    /// Chance of a uniformly random move at each decision (report 002: 1 in 1,000).
+    #[arg(long)]
     pub epsilon: f64,
-    /// Factor applied to `epsilon` after each finished game (1: constant; report 004 decays
-    /// it).
+    /// Factor applied to --epsilon after each finished game (1: constant; report 004 decays it).
+    #[arg(long, value_name = "F")]
     #[serde(default = "one")]
     pub epsilon_decay: f64,
     /// The agent the learner plays against (report 004's ANN and CNN: `random`), in every seat
-    /// but the learner's, which alternates from game to game; none: self-play, every seat
-    /// learning.
+    /// but the learner's, which alternates from game to game; `self` (or none): self-play,
+    /// every seat learning.
+    #[arg(long, value_name = "SPEC")]
     #[serde(default)]
     pub opponent: Option<String>,
-    /// The target of every seat when a game ends undecided (a turn limit, a draw); none: the
-    /// game's own returns. Catan's turn limit is no real ending: 0 for all teaches that
-    /// stalling loses, where the even split (1/3 each) can make doing nothing look safe.
+    /// Every seat's target when a game ends undecided (Catan's turn limit): 0 teaches that
+    /// stalling loses, where the even split can make doing nothing look safe; default: the
+    /// game's own returns.
+    #[arg(long, value_name = "V")]
     #[serde(default)]
     pub undecided: Option<f64>,
-    /// Share of each seat's final target given by its score against the best score (the
-    /// rest by the result): a denser signal than win or lose, as report 002 trained toward
-    /// finishing places. 0: the result alone.
+    /// Share of each seat's final target from its score against the best score (0: the
+    /// result alone): a denser signal, as report 002 trained toward finishing places.
+    #[arg(long)]
     #[serde(default)]
     pub score_weight: f64,
-    /// Games played side by side (their afterstates share a forward pass).
+    /// Games played side by side; their afterstates go through the network in one pass.
+    #[arg(long)]
     pub parallel: usize,
-    /// Finished games per training round (report 002: 1, then 2, then 4).
+    /// Finished games per training round (report 002: 1, later 2 and 4).
+    #[arg(long)]
     pub batch_games: usize,
-    /// Positions per optimiser step within a round.
+    /// Positions per optimiser step within a round (the default: the whole round in one step,
+    /// as the report).
+    #[arg(long)]
     pub minibatch: usize,
-    /// AdamW settings, Huber threshold and gradient clipping.
-    pub train: TrainConfig,
+    /// AdamW's learning rate (report 002: 5e-5, later 1e-5).
+    #[arg(long)]
+    pub lr: f64,
+    /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
+    /// --games, whichever it reaches first at its pace so far); default: constant.
+    #[arg(long)]
+    #[serde(default)]
+    pub lr_decay: bool,
+    /// AdamW's decoupled weight decay.
+    #[arg(long)]
+    pub weight_decay: f64,
+    /// Largest gradient norm (report 002: 0.1).
+    #[arg(long)]
+    pub clip: f64,
+    /// Clip the gradient by its one global norm (PyTorch's `clip_grad_norm_`, as report 002
+    /// trained) instead of each tensor's own norm (how the shipped Catan networks were trained).
+    #[arg(long)]
+    #[serde(default)]
+    pub clip_global: bool,
+    /// Threshold of the Huber value loss on the [0, 1] value scale (report 002's smooth L1 has
+    /// 1 on a 1-3 place scale, i.e. 0.5 here); 0 for the squared error.
+    #[arg(long)]
+    pub huber: f64,
+    /// The run's seed: `--seed`.
+    #[arg(skip)]
     pub seed: u64,
+    /// The run's threads: `--threads`.
+    #[arg(skip)]
     pub threads: usize,
-    /// Start from this checkpoint's weights (a value network of the same shape, trained on
-    /// another variant of the game: the beginner board's for shuffled boards) instead of fresh
-    /// ones.
+    /// Start from this checkpoint's weights instead of fresh ones: a value network of the same
+    /// shape, perhaps trained on another variant (the beginner board's for shuffled boards).
+    /// Its --net is the checkpoint's.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<String>,
+}
+
+impl crate::flags::Settings for TdConfig {
+    fn defaults() -> serde_json::Value {
+        serde_json::to_value(TdConfig::report("")).expect("configs serialise")
+    }
 }
 
 impl TdConfig {
@@ -355,18 +400,12 @@ impl TdConfig {
             parallel: 32,
             batch_games: 1,
             minibatch: 1 << 16,
-            train: TrainConfig {
-                lr: 5e-5,
-                weight_decay: 1e-2,
-                clip_norm: 0.1,
-                clip_global: false,
-                warmup: 1,
-                decay: u64::MAX / 4,
-                value_weight: 1.0,
-                ownership_weight: 0.0,
-                score_weight: 0.0,
-                huber: Some(0.5),
-            },
+            lr: 5e-5,
+            lr_decay: false,
+            weight_decay: 1e-2,
+            clip: 0.1,
+            clip_global: false,
+            huber: 0.5,
             seed: 1,
             threads: 1,
             init: None,
@@ -383,45 +422,68 @@ impl TdConfig {
         c.epsilon_decay = 0.9995;
         c.opponent = Some("random".into());
         c.minibatch = 256;
-        c.train.lr = 1e-3;
-        c.train.huber = None;
-        c.train.clip_norm = 1.0;
-        c.train.weight_decay = 1e-4;
+        c.lr = 1e-3;
+        c.huber = 0.0;
+        c.clip = 1.0;
+        c.weight_decay = 1e-4;
         c
+    }
+
+    /// The optimiser's settings: AdamW after a one-step warm-up, constant or (--lr-decay)
+    /// annealed over the run, Huber or squared value loss, no policy or auxiliary heads.
+    pub fn train(&self) -> TrainConfig {
+        TrainConfig {
+            lr: self.lr,
+            weight_decay: self.weight_decay,
+            clip_norm: self.clip,
+            clip_global: self.clip_global,
+            warmup: 1,
+            decay: if self.lr_decay { 0 } else { u64::MAX / 4 },
+            value_weight: 1.0,
+            ownership_weight: 0.0,
+            score_weight: 0.0,
+            huber: (self.huber > 0.0).then_some(self.huber),
+        }
     }
 
     /// Checks ranges; names what is wrong.
     pub fn check(&self) -> Result<(), LearnError> {
         let bad = |what: String| Err(LearnError::Config(what));
         if !(0.0..=1.0).contains(&self.lambda) {
-            return bad(format!("lambda {} must be within 0..=1", self.lambda));
+            return bad(format!("--lambda {} must be within 0..=1", self.lambda));
         }
         if !(0.0..=1.0).contains(&self.score_weight) {
-            return bad(format!("score weight {} must be within 0..=1", self.score_weight));
+            return bad(format!("--score-weight {} must be within 0..=1", self.score_weight));
         }
         if self.undecided.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
-            return bad("the undecided value must be within 0..=1".into());
+            return bad("--undecided must be within 0..=1".into());
         }
         if !(0.0..=1.0).contains(&self.epsilon_decay) {
-            return bad(format!("epsilon decay {} must be within 0..=1", self.epsilon_decay));
+            return bad(format!("--epsilon-decay {} must be within 0..=1", self.epsilon_decay));
         }
         if !(0.0..=1.0).contains(&self.epsilon) {
-            return bad(format!("epsilon {} must be within 0..=1", self.epsilon));
+            return bad(format!("--epsilon {} must be within 0..=1", self.epsilon));
         }
         if !(1..=4096).contains(&self.parallel) {
-            return bad(format!("parallel {} must be within 1..=4096", self.parallel));
+            return bad(format!("--parallel {} must be within 1..=4096", self.parallel));
         }
         if !(1..=1024).contains(&self.batch_games) {
-            return bad(format!("batch games {} must be within 1..=1024", self.batch_games));
+            return bad(format!("--batch-games {} must be within 1..=1024", self.batch_games));
         }
         if self.minibatch == 0 {
-            return bad("minibatch must be at least 1".into());
+            return bad("--minibatch must be at least 1".into());
         }
-        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
-            return bad(format!("learning rate {} must be a positive number", self.train.lr));
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad(format!("--lr {} must be a positive number", self.lr));
         }
-        if self.train.huber.is_some_and(|h| !(h.is_finite() && h > 0.0)) {
-            return bad("the Huber threshold must be a positive number".into());
+        if !(self.huber.is_finite() && self.huber >= 0.0) {
+            return bad(format!("--huber {} must be a positive number, or 0 for the squared error", self.huber));
+        }
+        if !(self.clip.is_finite() && self.clip > 0.0) {
+            return bad(format!("--clip {} must be a positive number", self.clip));
+        }
+        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+            return bad(format!("--weight-decay {} must be a number from 0", self.weight_decay));
         }
         Ok(())
     }
@@ -539,7 +601,7 @@ impl<G: Game> TdRun<G> {
         let shape = game.observation_shape();
         let (trainer, progress) = match (resume, &config.init) {
             (None, Some(init)) => {
-                let (trainer, side) = Trainer::warm_start(Path::new(init), config.train.clone(), config.threads)
+                let (trainer, side) = Trainer::warm_start(Path::new(init), config.train(), config.threads)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
                 let c = trainer.config();
                 if c.input != shape || c.actions != game.num_actions() || c.seats != seats {
@@ -558,10 +620,10 @@ impl<G: Game> TdRun<G> {
             (None, None) => {
                 let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), seats, None)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
-                (Trainer::new(net, config.train.clone(), config.seed, config.threads), TdProgress::default())
+                (Trainer::new(net, config.train(), config.seed, config.threads), TdProgress::default())
             }
             (Some(path), _) => {
-                let r = Trainer::resume(path, &game.spec().to_string(), config.train.clone(), config.threads)
+                let r = Trainer::resume(path, &game.spec().to_string(), config.train(), config.threads)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
                 let progress = serde_json::from_value(r.sidecar.run.get("progress").cloned().unwrap_or_default())
                     .map_err(|e| LearnError::Data(format!("the checkpoint has no TD progress: {e}")))?;
@@ -602,7 +664,7 @@ impl<G: Game> TdRun<G> {
     fn fresh_slot(&mut self) -> Result<Slot<G::State>, LearnError> {
         let n = self.game.num_players();
         self.started += 1;
-        let (learner, opponent) = match &self.config.opponent {
+        let (learner, opponent) = match self.config.opponent.as_ref().filter(|o| o.as_str() != "self") {
             None => (None, None),
             Some(spec) => {
                 let seed = self.config.seed.wrapping_mul(31).wrapping_add(self.started);
@@ -851,29 +913,6 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
         &["init"]
     }
 
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("net", "--net"),
-            ("lambda", "--lambda"),
-            ("epsilon", "--epsilon"),
-            ("epsilon_decay", "--epsilon-decay"),
-            ("parallel", "--parallel"),
-            ("batch_games", "--batch-games"),
-            ("minibatch", "--minibatch"),
-            ("train.lr", "--lr"),
-            ("train.decay", "--lr-decay"),
-            ("train.weight_decay", "--weight-decay"),
-            ("train.clip_norm", "--clip"),
-            ("train.clip_global", "--clip-global"),
-            ("train.huber", "--huber"),
-            ("undecided", "--undecided"),
-            ("score_weight", "--score-weight"),
-            ("opponent", "--opponent"),
-            ("seed", "--seed"),
-            ("threads", "--threads"),
-        ]
-    }
-
     fn agent(&self) -> String {
         "value:model={model}".into()
     }
@@ -906,7 +945,7 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
     }
 
     fn set_done(&mut self, done: f64) {
-        crate::rl::aim_horizon(&mut self.trainer, self.config.train.decay, done);
+        crate::rl::aim_horizon(&mut self.trainer, self.config.train().decay, done);
     }
 
     fn set_left(&mut self, games: Option<u64>) {
@@ -1024,17 +1063,17 @@ mod tests {
     }
 
     /// `--lr-decay`: the full rate until the run's share done is known, then a cosine that
-    /// reaches a tenth of it at the run's end; a run with its own schedule is left alone.
+    /// reaches a tenth of it at the run's end; without it the rate stays.
     #[test]
     fn the_rate_anneals_over_the_run() {
         use crate::run::Learner;
         let game = meeple_games::TicTacToe;
-        let rate = |decay: u64, plan: &[f64]| {
+        let rate = |lr_decay: bool, plan: &[f64]| {
             let mut config = TdConfig::report("tictactoe");
             config.net = "mlp:layers=1,width=8".into();
             config.parallel = 2;
-            config.train.lr = 1e-3;
-            config.train.decay = decay;
+            config.lr = 1e-3;
+            config.lr_decay = lr_decay;
             let mut run = TdRun::new(game, config, None).unwrap();
             let mut seen = Vec::new();
             for &done in plan {
@@ -1048,16 +1087,16 @@ mod tests {
         // 40 (41 where the division rounds up), and the cosine (from step 1, after warm-up)
         // stands at (k - 1) / 39 of its way.
         let plan: Vec<f64> = (0..40).map(|k| k as f64 / 40.0).collect();
-        let seen = rate(0, &plan);
+        let seen = rate(true, &plan);
         let at = |t: f64| 1e-4 + 0.9e-3 * 0.5 * (1.0 + (std::f64::consts::PI * t).cos());
         assert!((seen[0] - 1e-3).abs() < 1e-12, "{seen:?}");
         for (k, &lr) in seen.iter().enumerate().skip(1) {
             let (late, early) = (at((k - 1) as f64 / 39.0), at((k - 1) as f64 / 40.0));
             assert!(lr >= late - 1e-12 && lr <= early + 1e-12, "round {k}: {lr}, not within {late}..{early}");
         }
-        let end = rate(0, &[0.0, 0.5, 1.0, 1.0]);
+        let end = rate(true, &[0.0, 0.5, 1.0, 1.0]);
         assert!((end[3] - 1e-4).abs() < 5e-5, "{end:?}");
-        let constant = rate(u64::MAX / 4, &plan[..5]);
+        let constant = rate(false, &plan[..5]);
         assert!(constant.iter().all(|&lr| (lr - 1e-3).abs() < 1e-12), "{constant:?}");
     }
 
@@ -1139,7 +1178,7 @@ mod tests {
         let mut config = TdConfig::report("dice:players=2");
         config.net = "mlp:layers=1,width=8".into();
         config.parallel = 4;
-        config.train.lr = 1e-2;
+        config.lr = 1e-2;
         let mut run = TdRun::new(game.clone(), config, None).unwrap();
         for _ in 0..5 {
             run.round().unwrap();

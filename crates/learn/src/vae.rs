@@ -206,23 +206,44 @@ pub fn train_through(
     }
 }
 
-/// The settings of `train vae`, as `run.json` keeps them.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// The settings of `train vae`; each is the flag of the same name, its doc the flag's help,
+/// [`VaeRunConfig::new`] the defaults.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
 pub struct VaeRunConfig {
-    /// The agents that play the games whose positions are learned (game `i` by the
-    /// `i % len`-th in every seat).
+    /// Agents whose games give the positions, taking turns game by game (repeat; report 001:
+    /// half random, half a trained PPO agent).
+    #[arg(long = "players", value_name = "SPEC")]
     pub players: Vec<String>,
+    /// The games played for positions: the run's --games (report 001: 4,000).
+    #[arg(skip)]
     pub games: u64,
+    /// Width of the encoder's and decoder's hidden layer.
+    #[arg(long)]
     pub hidden: usize,
+    /// Size of the latent code (report 001: 32).
+    #[arg(long)]
     pub latent: usize,
     /// Passes over the training positions (report 001: 300).
+    #[arg(long)]
     pub epochs: u64,
     /// Positions per optimiser step.
+    #[arg(long)]
     pub batch: usize,
+    /// AdamW's learning rate.
+    #[arg(long)]
     pub lr: f64,
     /// Share of the positions (the last games') held out to measure the reconstruction.
+    #[arg(long)]
     pub held_out: f64,
+    /// The run's seed: `--seed`.
+    #[arg(skip)]
     pub seed: u64,
+}
+
+impl crate::flags::Settings for VaeRunConfig {
+    fn defaults() -> serde_json::Value {
+        serde_json::to_value(VaeRunConfig::new(1)).expect("configs serialise")
+    }
 }
 
 impl VaeRunConfig {

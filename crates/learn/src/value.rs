@@ -300,15 +300,9 @@ pub fn fit(
 /// beside it (`last.current.safetensors`) for resume.
 pub struct SearchValueRun<G: Game> {
     game: G,
-    /// Called after each of the searcher's games with the games done.
-    on_game: Box<dyn Fn(usize) + Sync>,
     /// The positions the resumed run's data had (checked when they are gathered again).
     expect: Option<u64>,
-    data: SearchDataConfig,
-    train: meeple_nn::TrainConfig,
-    epochs: usize,
-    holdout: f64,
-    minibatch: usize,
+    config: SearchValueConfig,
     samples: Samples,
     data_seconds: f64,
     trainer: Trainer,
@@ -319,15 +313,52 @@ pub struct SearchValueRun<G: Game> {
     seconds: f64,
 }
 
-/// The settings of a search-data value run, as `run.json` keeps them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The settings of a search-data value run (`train value --data search`); each is the flag of
+/// the same name, its doc the flag's help, [`SearchValueConfig::new`] the defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct SearchValueConfig {
+    /// The value network: `mlp:layers=L,width=W` (report 004's ANN: one layer of 256) or
+    /// `resnet:blocks=B,channels=C` (its CNN).
+    #[arg(long, value_name = "SPEC")]
     pub net: String,
-    pub data: SearchDataConfig,
-    pub train: meeple_nn::TrainConfig,
+    /// The search whose root values are the targets (its analysis must give them), e.g.
+    /// `mcts:iters=800` (MCTS_ANN) or `mcts:iters=800,rollout=(linear:...)` for the combined agent.
+    #[arg(long, value_name = "SPEC")]
+    pub searcher: String,
+    /// The searcher's games: the run's --games.
+    #[arg(skip)]
+    pub games: usize,
+    /// Uniformly random plies opening each of the searcher's games, so the games differ.
+    #[arg(long, value_name = "N")]
+    pub opening_plies: usize,
+    /// Fewest visits a root move needs for its value to be kept.
+    #[arg(long, value_name = "N")]
+    pub min_visits: u64,
+    /// The run's seed: `--seed`.
+    #[arg(skip)]
+    pub seed: u64,
+    /// The run's threads: `--threads`.
+    #[arg(skip)]
+    pub threads: usize,
+    /// AdamW's learning rate.
+    #[arg(long)]
+    pub lr: f64,
+    /// Passes over the positions; the checkpoint is the epoch with the lowest held-out loss.
+    #[arg(long, value_name = "N")]
     pub epochs: usize,
+    /// Share of the games held out to pick the epoch (whole games, so a game's correlated
+    /// positions never sit on both sides).
+    #[arg(long, value_name = "SHARE")]
     pub holdout: f64,
+    /// Positions per optimiser step.
+    #[arg(long)]
     pub minibatch: usize,
+}
+
+impl crate::flags::Settings for SearchValueConfig {
+    fn defaults() -> serde_json::Value {
+        serde_json::to_value(SearchValueConfig::new("")).expect("configs serialise")
+    }
 }
 
 impl SearchValueConfig {
@@ -335,41 +366,101 @@ impl SearchValueConfig {
     /// root moves of 20 visits or more, a one-layer MLP fitted for 20 epochs with a tenth held
     /// out.
     pub fn new(game: &str) -> Self {
+        let td = crate::td::TdConfig::value(game);
         SearchValueConfig {
-            net: "mlp:layers=1,width=256".into(),
-            data: SearchDataConfig {
-                searcher: "mcts:iters=800".into(),
-                games: 1000,
-                opening_plies: 4,
-                min_visits: 20,
-                seed: 1,
-                threads: 1,
-            },
-            train: crate::td::TdConfig::value(game).train,
+            net: td.net,
+            searcher: "mcts:iters=800".into(),
+            games: 1000,
+            opening_plies: 4,
+            min_visits: 20,
+            seed: 1,
+            threads: 1,
+            lr: td.lr,
             epochs: 20,
             holdout: 0.1,
-            minibatch: 256,
+            minibatch: td.minibatch,
         }
+    }
+
+    /// How the data is gathered.
+    pub fn data(&self) -> SearchDataConfig {
+        SearchDataConfig {
+            searcher: self.searcher.clone(),
+            games: self.games,
+            opening_plies: self.opening_plies,
+            min_visits: self.min_visits,
+            seed: self.seed,
+            threads: self.threads,
+        }
+    }
+
+    /// The optimiser: report 004's value network's (as `value --data selfplay` trains).
+    pub fn train(&self) -> meeple_nn::TrainConfig {
+        crate::td::TdConfig { lr: self.lr, ..crate::td::TdConfig::value("") }.train()
+    }
+}
+
+/// `train value`'s flags: both data sources' settings, each once (`net`, `lr` and `minibatch`
+/// are both's), and `--data` to pick one; [`crate::run::train`] refuses a setting of the source
+/// not picked.
+#[derive(Clone, Debug)]
+pub struct ValueFlags;
+
+impl clap::FromArgMatches for ValueFlags {
+    fn from_arg_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(ValueFlags)
+    }
+    fn update_from_arg_matches(&mut self, _: &clap::ArgMatches) -> Result<(), clap::Error> {
+        Ok(())
+    }
+}
+
+impl clap::Args for ValueFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let cmd = cmd.arg(
+            clap::Arg::new("data")
+                .long("data")
+                .value_parser(["selfplay", "search"])
+                .help("Where the targets come from: the learner's own ε-greedy one-ply games against --opponent (report 004's Algorithm 3), or a search's root values (--searcher)"),
+        );
+        let mut cmd = <crate::td::TdConfig as clap::Args>::augment_args(cmd);
+        let search = <SearchValueConfig as clap::Args>::augment_args(clap::Command::new("search"));
+        // The search's own flags under a heading of their own in --help.
+        for arg in search.get_arguments() {
+            if cmd.get_arguments().all(|a| a.get_id() != arg.get_id()) {
+                cmd = cmd.arg(arg.clone().help_heading("Settings of --data search"));
+            }
+        }
+        cmd
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl crate::flags::Settings for ValueFlags {
+    fn defaults() -> serde_json::Value {
+        let mut all = serde_json::to_value(SearchValueConfig::new("")).expect("configs serialise");
+        let td = serde_json::to_value(crate::td::TdConfig::value("")).expect("configs serialise");
+        let map = all.as_object_mut().expect("an object");
+        map.extend(td.as_object().expect("an object").clone());
+        map.insert("data".into(), "selfplay".into());
+        all
     }
 }
 
 impl<G: Game> SearchValueRun<G> {
-    /// Starts or resumes the fit; the data is gathered by the first round (`on_game` after
-    /// each game), so a resume with other settings is refused before any game is played.
-    pub fn new(
-        game: G,
-        config: SearchValueConfig,
-        resume: Option<&std::path::Path>,
-        on_game: Box<dyn Fn(usize) + Sync>,
-    ) -> Result<Self, LearnError> {
+    /// Starts or resumes the fit; the data is gathered by the first round, so a resume with
+    /// other settings is refused before any game is played.
+    pub fn new(game: G, config: SearchValueConfig, resume: Option<&std::path::Path>) -> Result<Self, LearnError> {
         if config.epochs == 0 {
             return Err(LearnError::Config("--epochs must be at least 1".into()));
         }
         if !(0.0..=0.5).contains(&config.holdout) {
             return Err(LearnError::Config(format!("--holdout {} must be within 0..=0.5", config.holdout)));
         }
-        crate::make_agent(&game, &config.data.searcher, 0)
-            .map_err(|e| LearnError::Config(format!("--searcher '{}': {e}", config.data.searcher)))?;
+        crate::make_agent(&game, &config.searcher, 0)
+            .map_err(|e| LearnError::Config(format!("--searcher '{}': {e}", config.searcher)))?;
         let spec = game.spec().to_string();
         let net = meeple_nn::NetConfig::from_spec(
             &config.net,
@@ -378,15 +469,13 @@ impl<G: Game> SearchValueRun<G> {
             game.num_players(),
             None,
         )?;
-        let threads = config.data.threads.max(1);
+        let threads = config.threads.max(1);
         let (trainer, best, seen, seconds, expect, data_seconds) = match resume {
-            None => {
-                (Trainer::new(net, config.train.clone(), config.data.seed, threads), None, Vec::new(), 0.0, None, 0.0)
-            }
+            None => (Trainer::new(net, config.train(), config.seed, threads), None, Vec::new(), 0.0, None, 0.0),
             Some(path) => {
                 let current = current_path(path);
-                let r = Trainer::resume(&current, &spec, config.train.clone(), threads)?;
-                let kept = Trainer::resume(path, &spec, config.train.clone(), 1)?;
+                let r = Trainer::resume(&current, &spec, config.train(), threads)?;
+                let kept = Trainer::resume(path, &spec, config.train(), 1)?;
                 let seen: Vec<Epoch> = serde_json::from_value(r.sidecar.run["epochs"].clone())
                     .map_err(|e| LearnError::Data(format!("'{}': no epochs in its sidecar: {e}", current.display())))?;
                 let best = kept.sidecar.run["kept"].as_f64().map(|l| (l, kept.trainer.parameters().to_vec()));
@@ -397,13 +486,8 @@ impl<G: Game> SearchValueRun<G> {
         };
         Ok(SearchValueRun {
             game,
-            on_game,
             expect,
-            data: config.data,
-            train: config.train,
-            epochs: config.epochs,
-            holdout: config.holdout,
-            minibatch: config.minibatch,
+            config,
             samples: Samples::default(),
             data_seconds,
             trainer,
@@ -415,10 +499,27 @@ impl<G: Game> SearchValueRun<G> {
         })
     }
 
-    /// Plays the searcher's games (once a session) and sets the fit where the run left off.
-    fn gather(&mut self) -> Result<(), LearnError> {
+    /// Plays the searcher's games (once a session) and sets the fit where the run left off,
+    /// telling `hooks` how many are done while they play.
+    fn gather(&mut self, hooks: &dyn crate::run::Hooks) -> Result<(), LearnError> {
         let started = std::time::Instant::now();
-        self.samples = search_data(&self.game, &self.data, &*self.on_game)?;
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let data = self.config.data();
+        let total = data.games;
+        let (game, samples) = (&self.game, std::sync::Mutex::new(None));
+        std::thread::scope(|scope| {
+            let player = scope.spawn(|| {
+                let tell = |k: usize| done.store(k, std::sync::atomic::Ordering::Relaxed);
+                *samples.lock().expect("unpoisoned") = Some(search_data(game, &data, &tell));
+            });
+            // The hooks need not be shareable across threads: this thread reports for them.
+            while !player.is_finished() {
+                let k = done.load(std::sync::atomic::Ordering::Relaxed);
+                hooks.working(&format!("search games: {k} of {total}"));
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        });
+        self.samples = samples.into_inner().expect("unpoisoned").expect("the games were played")?;
         if let Some(n) = self.expect
             && n != self.samples.len() as u64
         {
@@ -430,21 +531,14 @@ impl<G: Game> SearchValueRun<G> {
         if self.expect.is_none() {
             self.data_seconds = started.elapsed().as_secs_f64();
         }
-        let mut fit = Fit::new(&self.samples, self.minibatch, self.holdout, self.data.seed)?;
+        let mut fit = Fit::new(&self.samples, self.config.minibatch, self.config.holdout, self.config.seed)?;
         fit.skip(self.done);
         self.fit = Some(fit);
         Ok(())
     }
 
     fn config(&self) -> SearchValueConfig {
-        SearchValueConfig {
-            net: self.trainer.config().spec(),
-            data: self.data.clone(),
-            train: self.train.clone(),
-            epochs: self.epochs,
-            holdout: self.holdout,
-            minibatch: self.minibatch,
-        }
+        SearchValueConfig { net: self.trainer.config().spec(), ..self.config.clone() }
     }
 
     fn sidecar(&self, kept: Option<f64>) -> meeple_nn::Sidecar {
@@ -456,13 +550,13 @@ impl<G: Game> SearchValueRun<G> {
             run: serde_json::json!({
                 "trainer": "value",
                 "data": "search",
-                "search": self.data,
+                "search": self.config.data(),
                 "positions": if self.samples.is_empty() { self.expect.unwrap_or(0) } else { self.samples.len() as u64 },
                 "data_seconds": self.data_seconds,
                 "epochs": self.seen,
                 "kept": kept,
                 "seconds": self.seconds,
-                "train": self.train,
+                "train": self.config.train(),
                 "value_only": true,
             }),
             commands: Vec::new(),
@@ -485,8 +579,12 @@ impl<G: Game> crate::run::Learner for SearchValueRun<G> {
     }
 
     fn round(&mut self) -> Result<crate::run::Round, LearnError> {
+        self.round_watched(&crate::run::Quiet)
+    }
+
+    fn round_watched(&mut self, hooks: &dyn crate::run::Hooks) -> Result<crate::run::Round, LearnError> {
         if self.fit.is_none() {
-            self.gather()?;
+            self.gather(hooks)?;
         }
         let fit = self.fit.as_mut().expect("gathered");
         let e = fit.epoch(&mut self.trainer, &self.samples)?;
@@ -508,7 +606,7 @@ impl<G: Game> crate::run::Learner for SearchValueRun<G> {
 
     fn progress(&self) -> crate::run::Progress {
         crate::run::Progress {
-            episodes: self.data.games as u64,
+            episodes: self.config.games as u64,
             decisions: if self.samples.is_empty() { self.expect.unwrap_or(0) } else { self.samples.len() as u64 },
             steps: self.trainer.step(),
             seconds: self.seconds,
@@ -538,19 +636,11 @@ impl<G: Game> crate::run::Learner for SearchValueRun<G> {
     }
 
     fn may_change(&self) -> &'static [&'static str] {
-        &["data.threads", "epochs"]
+        &["threads", "epochs"]
     }
 
     fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("net", "--net"),
-            ("data.searcher", "--searcher"),
-            ("data.games", "--games"),
-            ("data.min_visits", "--min-visits"),
-            ("data.opening_plies", "--opening-plies"),
-            ("data.seed", "--seed"),
-            ("train.lr", "--lr"),
-        ]
+        &[("games", "--games")]
     }
 
     fn generation(&self, _progress: &crate::run::Progress) -> u64 {
@@ -562,7 +652,7 @@ impl<G: Game> crate::run::Learner for SearchValueRun<G> {
     }
 
     fn finished(&self) -> bool {
-        self.done >= self.epochs
+        self.done >= self.config.epochs
     }
 }
 

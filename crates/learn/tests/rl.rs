@@ -3,7 +3,7 @@
 
 use meeple_games::TicTacToe;
 use meeple_learn::dqn::{DqnConfig, DqnRun, Exploration};
-use meeple_learn::ppo::{Opponents, PpoConfig, PpoRun};
+use meeple_learn::ppo::{PpoConfig, PpoRun, SelfPlay};
 use meeple_learn::run::Learner;
 use std::path::PathBuf;
 
@@ -43,8 +43,8 @@ fn before_and_after(mut run: impl Learner, agent: &str, episodes: u64, name: &st
 fn small_dqn(exploration: Exploration) -> DqnConfig {
     let mut c = DqnConfig::report("tictactoe");
     c.net = "mlp:layers=2,width=64".into();
-    c.exploration = exploration;
-    c.rate.decay = 300.0;
+    c.explore = exploration;
+    c.rate_decay = 300.0;
     c.learning_starts = 200;
     c.buffer = 20_000;
     c.seed = 3;
@@ -60,7 +60,7 @@ fn td_lambda_learns_to_beat_random() {
     c.net = "mlp:layers=1,width=32".into();
     c.epsilon = 0.1;
     c.parallel = 16;
-    c.train.lr = 3e-3;
+    c.lr = 3e-3;
     c.seed = 1;
     let run = meeple_learn::td::TdRun::new(TicTacToe, c, None).unwrap();
     let (before, after) = before_and_after(run, "value", 4_000, "td");
@@ -74,7 +74,7 @@ fn dqn_learns_to_beat_random() {
         let mut c = small_dqn(exploration);
         if exploration == Exploration::Epsilon {
             // Uniform replay and three-step returns on this pass: both paths learn.
-            c.priorities = None;
+            c.uniform = true;
             c.n_step = 3;
         }
         let run = DqnRun::new(TicTacToe, c, None).unwrap();
@@ -88,13 +88,15 @@ fn dqn_learns_to_beat_random() {
 fn ppo_learns_to_beat_random() {
     // Self-play with both seats learning, and play against random itself. (The softly updated
     // older self learns here too, more slowly: its update is tested in the module.)
-    for opponents in [Opponents::Mirror, Opponents::Agent("random".into())] {
+    for opponent in [None, Some("random".to_string())] {
         let mut c = PpoConfig::report("tictactoe");
         c.net = "mlp:layers=2,width=64".into();
-        c.train.lr = 1e-3;
+        c.lr = 1e-3;
         c.entropy = 0.05;
         c.epochs = 8;
-        c.opponents = opponents.clone();
+        c.self_play = SelfPlay::Mirror;
+        c.opponent = opponent.clone();
+        let opponents = c.opponents();
         c.seed = 3;
         let run = PpoRun::new(TicTacToe, c, None).unwrap();
         let (before, after) = before_and_after(run, "ppo", 4_000, "ppo");
@@ -120,7 +122,7 @@ fn learners_read_observations_through_a_frozen_encoder() {
     vae.save(&vae_path, &TicTacToe.spec().to_string(), serde_json::json!({})).unwrap();
     let mut c = PpoConfig::report("tictactoe");
     c.net = "mlp:layers=1,width=32".into();
-    c.encoder = Some(vae_path.display().to_string());
+    c.encoder.encoder = Some(vae_path.display().to_string());
     let mut run = PpoRun::new(TicTacToe, c, None).unwrap();
     while run.progress().episodes < 100 {
         run.round().unwrap();
@@ -143,8 +145,8 @@ fn learners_read_observations_through_a_frozen_encoder() {
     let mut c = DqnConfig::report("tictactoe");
     c.net = "mlp:layers=1,width=32".into();
     c.learning_starts = 50;
-    c.encoder = Some(moved.join("vae.safetensors").display().to_string());
-    c.fine_tune_encoder = Some(1e-3);
+    c.encoder.encoder = Some(moved.join("vae.safetensors").display().to_string());
+    c.encoder.fine_tune_encoder = Some(1e-3);
     let mut run = DqnRun::new(TicTacToe, c, None).unwrap();
     while run.progress().episodes < 100 {
         run.round().unwrap();
@@ -164,7 +166,7 @@ fn learners_read_observations_through_a_frozen_encoder() {
     assert_eq!(w + dr + l, 10);
     // A DQN run refuses an encoder of another game.
     let mut c = DqnConfig::report("connect4");
-    c.encoder = Some(moved.join("vae.safetensors").display().to_string());
+    c.encoder.encoder = Some(moved.join("vae.safetensors").display().to_string());
     let err = DqnRun::new(meeple_games::Connect4::default(), c, None).err().unwrap().to_string();
     assert!(err.contains("not connect4"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
@@ -177,7 +179,7 @@ fn learners_read_observations_through_a_frozen_encoder() {
 fn an_averaged_dqn_saves_the_average_and_resumes_both() {
     let d = dir("average");
     let weights = |p: &std::path::Path| {
-        let c = DqnConfig::report("tictactoe").train;
+        let c = DqnConfig::report("tictactoe").train();
         meeple_nn::Trainer::resume(p, "tictactoe", c, 1).unwrap().trainer.parameters().to_vec()
     };
     let mut c = small_dqn(Exploration::Boltzmann);

@@ -7,6 +7,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_game::Game;
 use meeple_learn::LearnError;
+use meeple_learn::flags::{Given, Settings};
 use meeple_learn::ladder::Evaluation;
 use meeple_learn::run::{Hooks, Learner, Progress, Round, RunOptions, run};
 use std::path::{Path, PathBuf};
@@ -70,6 +71,11 @@ impl Hooks for Terminal {
     fn should_stop(&self) -> bool {
         self.stopped()
     }
+
+    fn working(&self, text: &str) {
+        self.bar.set_message(text.to_string());
+        self.bar.tick();
+    }
 }
 
 /// Runs a trainer through the one loop with a progress line, then says where its network is.
@@ -81,6 +87,19 @@ pub fn drive<G: Game, L: Learner>(
     let mut terminal = Terminal::new()?;
     let progress = run(game, options, make, &mut terminal)?;
     terminal.bar.finish();
+    finished(&progress, options)
+}
+
+/// Runs the trainer `kind` by name (as Python's `meeple.train` does), its settings those the
+/// user gave over the trainer's defaults, with a progress line; then says where its network is.
+pub fn drive_named<G: Game>(game: &G, kind: &str, settings: &serde_json::Value, options: &RunOptions) -> Result<()> {
+    let mut terminal = Terminal::new()?;
+    let progress = meeple_learn::run::train(game, kind, settings, options, &mut terminal)?;
+    terminal.bar.finish();
+    finished(&progress, options)
+}
+
+fn finished(progress: &Progress, options: &RunOptions) -> Result<()> {
     let file = meeple_learn::run::read_run(&options.out)?;
     println!(
         "{} games, {} steps; checkpoint in {}",
@@ -89,6 +108,35 @@ pub fn drive<G: Game, L: Learner>(
         options.out.join(&file.last).display()
     );
     Ok(())
+}
+
+/// A trainer's command: the game, the trainer's own settings (its config's fields), the run's.
+#[derive(Args, Debug)]
+pub struct LearnerArgs<T: Settings + Send + Sync + 'static> {
+    /// Game spec, e.g. `catan:players=3`, `cathedral:size=8` or `connect4` (dqn and ppo: two
+    /// players).
+    game: String,
+    #[command(flatten)]
+    settings: Given<T>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+impl<T: Settings + Send + Sync + 'static> LearnerArgs<T> {
+    pub fn game(&self) -> &String {
+        &self.game
+    }
+
+    /// Runs trainer `kind` with the settings given, in `--out` or `runs/KIND`.
+    pub fn run<G: Game>(&self, game: &G, kind: &str) -> Result<()> {
+        let threads = meeple_game::limits::check_threads("--threads", self.run.threads)?;
+        if kind == "vae" && self.run.eval_minutes.is_some_and(|m| m > 0.0) {
+            anyhow::bail!(
+                "--eval-minutes evaluates an agent; an autoencoder plays no games (dqn and ppo read it with --encoder)"
+            );
+        }
+        drive_named(game, kind, &self.settings.json(), &self.run.options(&self.run.out(kind), threads, false))
+    }
 }
 
 /// `--equal-time`'s value: an agent spec, or "none".
@@ -152,7 +200,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The run's options, in `--out` or `runs/KIND`; `needs_limit` where the trainer anneals
-    /// over the run's length.
+    /// over the run's length (the trainers run by name say so themselves).
     pub fn options(&self, out: &Path, threads: usize, lr_decay: bool) -> RunOptions {
         RunOptions {
             resume: self.resume,

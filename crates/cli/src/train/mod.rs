@@ -1,13 +1,14 @@
-//! `meeple train KIND GAME`: the command line of every trainer. Each file holds its trainer's
-//! own flags and a call into `meeple_learn`; `learner` holds what they share: the run options,
-//! the one Ctrl-C handler and the progress display around `meeple_learn::run::run`.
+//! `meeple train KIND GAME`: the command line of every trainer. A trainer's flags are its
+//! config's fields (`meeple_learn::flags`); `learner` holds what every trainer shares: the run
+//! options, the one Ctrl-C handler and the progress display around `meeple_learn::run`. AlphaZero
+//! (`az`) and the bootstrap learners (`strap`, with its several starts) add commands of their own.
 
 mod az;
 pub mod learner;
-mod rl;
 mod strap;
-mod td;
-mod value;
+
+use learner::LearnerArgs;
+use meeple_learn::{dqn::DqnConfig, ppo::PpoConfig, td::TdConfig, vae::VaeRunConfig, value::ValueFlags};
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -29,22 +30,22 @@ pub enum TrainCommand {
     /// TD(λ): a value network trained by self-play on afterstates, each prediction toward the
     /// mover's later ones and the result (report 002's Catan learner); plays as
     /// `value:model=F` (`catan-td:model=F` on Catan).
-    Td(td::TdArgs),
+    Td(LearnerArgs<TdConfig>),
     /// A value-only network (report 004's ANN and CNN from ε-greedy games against an
     /// opponent; MCTS_ANN, MCTS_CNN and combined from a search's values); plays as
     /// `value:model=F`, evaluates as `eval=(net:model=F)`.
-    Value(value::ValueArgs),
+    Value(LearnerArgs<ValueFlags>),
     /// DQN (report 001): double DQN, prioritized or uniform replay, n-step returns, ε-greedy
     /// or Boltzmann exploration, self-play or play against a fixed agent; plays as
     /// `dqn:model=F`.
-    Dqn(rl::DqnArgs),
+    Dqn(LearnerArgs<DqnConfig>),
     /// PPO (report 001): clipped objective, GAE, entropy bonus, minibatch epochs; self-play
     /// against a softly updated older self, a pool of snapshots or itself, or play against a
     /// fixed agent; plays as `ppo:model=F`.
-    Ppo(rl::PpoArgs),
+    Ppo(LearnerArgs<PpoConfig>),
     /// An observation autoencoder (report 001's VAE): positions from games of given agents,
     /// the reconstruction measured on held-out ones; DQN and PPO read it with `--encoder`.
-    Vae(rl::VaeArgs),
+    Vae(LearnerArgs<VaeRunConfig>),
 }
 
 pub fn run(command: &TrainCommand) -> Result<()> {
@@ -59,10 +60,10 @@ pub fn run(command: &TrainCommand) -> Result<()> {
         TrainCommand::Tdleaf(args) => {
             with_game!(args.game().as_str(), |game| strap::run(&game, meeple_learn::strap::Strap::Leaf, args))?
         }
-        TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| td::run(&game, args))?,
-        TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| value::run(&game, args))?,
-        TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| rl::dqn(&game, args))?,
-        TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| rl::ppo(&game, args))?,
-        TrainCommand::Vae(args) => with_game!(args.game().as_str(), |game| rl::vae(&game, args))?,
+        TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| args.run(&game, "td"))?,
+        TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| args.run(&game, "value"))?,
+        TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| args.run(&game, "dqn"))?,
+        TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| args.run(&game, "ppo"))?,
+        TrainCommand::Vae(args) => with_game!(args.game().as_str(), |game| args.run(&game, "vae"))?,
     }
 }

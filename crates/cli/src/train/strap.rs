@@ -9,70 +9,16 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_arena::{MatchConfig, run_match};
 use meeple_game::{Game, limits};
+use meeple_learn::flags::Given;
+use meeple_learn::run::with_settings;
 use meeple_learn::strap::{Strap, StrapConfig, StrapRun, weights_file};
 
 #[derive(Args, Debug, Clone)]
 pub struct StrapArgs {
     /// Game spec, e.g. `santorini`.
     game: String,
-    /// The linear evaluator whose weights are learned (one the game names, e.g. `linear8` or
-    /// `linear22` for Santorini).
-    #[arg(long, default_value = "linear8")]
-    eval: String,
-    /// Search depth of the self-play alpha-beta (the report: 3).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=12))]
-    depth: u32,
-    /// Every second game searches at this depth instead of --depth. An evaluator whose weights
-    /// depend on the side to move (Santorini's `tempo16`) needs an odd and an even depth: TD-Leaf
-    /// credits the principal variation's leaf, whose side to move the depth's parity sets.
-    #[arg(long, value_name = "DEPTH", value_parser = clap::value_parser!(u32).range(1..=12))]
-    odd_depth: Option<u32>,
-    /// Step size of the weights (summed over a search's nodes for TreeStrap).
-    #[arg(long, default_value_t = 1e-4)]
-    lr: f64,
-    /// The target of a position the search proved won (lost: its negation); the hand weights'
-    /// values stay within a few units.
-    #[arg(long, default_value_t = 10.0)]
-    win_value: f64,
-    /// TreeStrap: update the nodes the search proved won or lost too (off: only the root's
-    /// proven value teaches; the search never asks the evaluator about a proven position).
-    #[arg(long)]
-    proven_nodes: bool,
-    /// Search by plain minimax, no pruning (report 004's TreeStrap(minimax): every node's value
-    /// exact, at the cost of many more nodes a move).
-    #[arg(long)]
-    minimax: bool,
-    /// TreeStrap: only nodes searched at least this many plies deep teach (1: every interior
-    /// node, as the paper; shallow nodes' values are little more than the evaluator's own).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=12))]
-    min_depth: u32,
-    /// Two-player games: every node also teaches the other player's view, the negated value
-    /// (a zero-sum game). Pins the offset an evaluator has when its features sum to a constant
-    /// (Santorini's worker levels), which bootstrapped targets otherwise leave free to drift.
-    #[arg(long)]
-    zero_sum: bool,
-    /// Two-player games: read the evaluator from the side to move, in training and in play
-    /// (`eval=(mover:eval=(E:weights=FILE))`): the mover's features times the weights, negated
-    /// for the other player, so values carry whose turn it is.
-    #[arg(long)]
-    mover: bool,
-    /// Two-player games, TreeStrap: each node teaches only the view of the player who just moved
-    /// there (with --zero-sum: every node, from that side), the positions a depth-limited search
-    /// asks its evaluator about; the side to move's coming move is then never credited to the
-    /// features it is about to leave.
-    #[arg(long)]
-    after_move: bool,
-    /// TD-Leaf: λ of the temporal differences (KnightCap: 0.7).
-    #[arg(long, default_value_t = 0.7)]
-    lambda: f64,
-    /// Uniformly random plies that open each game, so self-play sees varied positions.
-    #[arg(long, default_value_t = 4)]
-    opening_plies: usize,
-    /// Start from these weights instead of uniform ones in [-1, 1] from --seed (a weights file
-    /// or numbers: 0,2,4,-1,...; a first number below zero is taken as numbers, not as an
-    /// option).
-    #[arg(long, value_name = "FILE|NUMBERS", allow_hyphen_values = true)]
-    init: Option<String>,
+    #[command(flatten)]
+    settings: Given<StrapConfig>,
     /// Two-player games: train this many random starts (seeds --seed, --seed + 1, ...), each
     /// a run of its own in --out (`DIR/start1`, ...), then play a round robin among them at
     /// the training depth and write the one that scores most to `DIR/chosen.txt` (the round
@@ -100,25 +46,10 @@ const DEFAULT_GAMES: u64 = 100;
 
 /// The bootstrap's settings from the flags (one definition each: `StrapConfig::check` refuses
 /// those the chosen learner never reads).
-fn config(strap: Strap, args: &StrapArgs, seed: u64) -> StrapConfig {
-    StrapConfig {
-        eval: args.eval.clone(),
-        depth: args.depth,
-        odd_depth: args.odd_depth,
-        learning_rate: args.lr,
-        opening_plies: args.opening_plies,
-        seed,
-        win_value: args.win_value,
-        proven_nodes: args.proven_nodes,
-        minimax: args.minimax,
-        lambda: args.lambda,
-        min_depth: args.min_depth,
-        zero_sum: args.zero_sum,
-        mover: args.mover,
-        after_move: args.after_move,
-        init: args.init.clone(),
-        ..StrapConfig::new(strap, &args.eval)
-    }
+fn config(strap: Strap, args: &StrapArgs, seed: u64) -> Result<StrapConfig> {
+    let c = with_settings(&StrapConfig { seed, ..StrapConfig::new(strap, "linear8") }, &args.settings.json())?;
+    c.check()?;
+    Ok(c)
 }
 
 pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
@@ -134,8 +65,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         options.games = Some(DEFAULT_GAMES);
     }
     if args.starts == 1 {
-        let c = config(strap, args, args.run.seed);
-        c.check()?;
+        let c = config(strap, args, args.run.seed)?;
         return drive(game, &options, |resume| StrapRun::new(game.clone(), c, resume));
     }
     if game.num_players() != 2 {
@@ -148,7 +78,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     if !args.select_games.is_multiple_of(2) {
         bail!("--select-games {}: give an even number (each pair plays both seatings)", args.select_games);
     }
-    if args.init.is_some() {
+    if args.settings.has("init") {
         bail!("--starts trains from random weights (one seed a start); --init gives them all one start");
     }
     if options.export.is_some() {
@@ -165,8 +95,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     let mut files = Vec::new();
     for k in 0..args.starts {
         let dir = out.join(format!("start{}", k + 1));
-        let c = config(strap, args, args.run.seed + k);
-        c.check()?;
+        let c = config(strap, args, args.run.seed + k)?;
         let mut one = options.clone();
         one.out = dir.clone();
         one.resume = args.run.resume && dir.join("run.json").exists();
@@ -182,10 +111,11 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         }
         files.push(dir.join("ckpt/last.txt"));
     }
-    let agent = meeple_learn::strap::agent_spec(&config(strap, args, args.run.seed));
+    let first = config(strap, args, args.run.seed)?;
+    let agent = meeple_learn::strap::agent_spec(&first);
     let specs: Vec<String> = files.iter().map(|f| agent.replace("{model}", &f.display().to_string())).collect();
     let mut match_config = MatchConfig::new(specs.clone(), args.select_games as usize, args.run.seed);
-    match_config.opening_plies = args.opening_plies;
+    match_config.opening_plies = first.opening_plies;
     let total = meeple_arena::total_games(2, &match_config);
     let bar = ProgressBar::new(total as u64);
     bar.set_style(

@@ -1,0 +1,199 @@
+//! A trainer's settings as command-line flags, defined once: the config struct derives
+//! [`clap::Args`] (its doc comments are the help), its constructor gives the defaults, and its
+//! `check()` the validation. [`Given`] reads back only what the user typed, as JSON settings that
+//! [`crate::run::train`] lays over the defaults, the same way it does for Python's
+//! `meeple.train(**settings)`: one path, one set of messages, whatever the front end.
+//!
+//! The defaults live in the constructors rather than in `default_value` attributes because
+//! they depend on the game (AlphaZero's network, Catan's recipe) or on the trainer that shares a
+//! config (`value` plays TD(λ) with report 004's defaults); `--help` shows the one a trainer
+//! uses. Flags and settings keys share their names (`--batch-games` is `batch_games`), so the
+//! command line, Python and `run.json` speak of the same settings.
+
+use clap::parser::ValueSource;
+use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use serde_json::{Map, Value};
+use std::marker::PhantomData;
+
+/// A config whose fields are flags, with the defaults `--help` shows.
+pub trait Settings: Args {
+    /// The defaults, as JSON keyed by field (those a game decides may be absent or null).
+    fn defaults() -> Value;
+}
+
+/// The flags of `T` the user gave on the command line, as settings; nothing else.
+#[derive(Clone, Debug)]
+pub struct Given<T> {
+    settings: Map<String, Value>,
+    kind: PhantomData<T>,
+}
+
+impl<T> Given<T> {
+    /// The settings given, as one JSON object keyed like the config's fields.
+    pub fn json(&self) -> Value {
+        Value::Object(self.settings.clone())
+    }
+
+    /// Whether the user gave the flag of settings key `key`.
+    pub fn has(&self, key: &str) -> bool {
+        self.settings.contains_key(key)
+    }
+
+    /// Adds a setting the front end decides (a flag of its own that maps onto one).
+    pub fn set(&mut self, key: &str, value: Value) {
+        self.settings.insert(key.to_string(), value);
+    }
+}
+
+impl<T: Settings> Args for Given<T> {
+    fn augment_args(cmd: Command) -> Command {
+        let own = T::augment_args(Command::new("settings"));
+        let defaults = T::defaults();
+        let mut cmd = T::augment_args(cmd);
+        for arg in own.get_arguments() {
+            let id = arg.get_id().as_str().to_string();
+            let default = defaults.get(&id).filter(|v| !v.is_null() && *v != &Value::Bool(false)).map(shown);
+            cmd = cmd.mut_arg(&id, |a| {
+                // Absent flags keep the trainer's default: none is required.
+                let a = a.required(false);
+                match &default {
+                    Some(d) if !matches!(a.get_action(), ArgAction::SetTrue | ArgAction::SetFalse) => {
+                        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+                        let long = a.get_long_help().map(|h| h.to_string());
+                        let a = a.help(format!("{help} [default: {d}]"));
+                        match long {
+                            Some(l) => a.long_help(format!("{l}\n\n[default: {d}]")),
+                            None => a,
+                        }
+                    }
+                    _ => a,
+                }
+            });
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// A default as `--help` prints it.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl<T: Settings> FromArgMatches for Given<T> {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let own = T::augment_args(Command::new("settings"));
+        let mut settings = Map::new();
+        for arg in own.get_arguments() {
+            let id = arg.get_id().as_str();
+            if m.value_source(id) != Some(ValueSource::CommandLine) {
+                continue;
+            }
+            let value = match arg.get_action() {
+                ArgAction::SetTrue => Value::Bool(true),
+                ArgAction::SetFalse => Value::Bool(false),
+                // A repeated flag (`--players A --players B`) is a list.
+                ArgAction::Append => Value::Array(
+                    m.get_raw(id)
+                        .into_iter()
+                        .flatten()
+                        .map(|v| Value::String(v.to_string_lossy().into_owned()))
+                        .collect(),
+                ),
+                _ => typed(m, id),
+            };
+            settings.insert(id.to_string(), value);
+        }
+        Ok(Given { settings, kind: PhantomData })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// A flag's parsed value as JSON: numbers as numbers, the rest (strings, value enums) as the
+/// text typed, which the config's serde names match.
+fn typed(m: &ArgMatches, id: &str) -> Value {
+    macro_rules! number {
+        ($($t:ty),*) => {$(
+            if let Ok(Some(v)) = m.try_get_one::<$t>(id) {
+                return serde_json::json!(v);
+            }
+        )*};
+    }
+    number!(f64, u64, u32, usize, i64, i32);
+    if let Ok(Some(v)) = m.try_get_one::<String>(id) {
+        return Value::String(v.clone());
+    }
+    let raw = m.get_raw(id).and_then(|mut r| r.next()).map(|s| s.to_string_lossy().into_owned());
+    raw.map_or(Value::Null, Value::String)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Args, Debug)]
+    struct Demo {
+        /// A rate.
+        #[arg(long)]
+        rate: f64,
+        /// A count.
+        #[arg(long)]
+        count: u32,
+        /// A switch.
+        #[arg(long)]
+        on: bool,
+        /// A switch that starts on.
+        #[arg(long = "no-off", action = ArgAction::SetFalse)]
+        off: bool,
+        /// A name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Names.
+        #[arg(long = "player")]
+        players: Vec<String>,
+    }
+
+    impl Settings for Demo {
+        fn defaults() -> Value {
+            serde_json::json!({"rate": 0.5, "count": 3, "on": false, "off": true, "name": null, "players": ["a"]})
+        }
+    }
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        given: Given<Demo>,
+    }
+
+    #[test]
+    fn only_typed_flags_come_back_typed() {
+        let cli = Cli::try_parse_from(["x", "--count", "7", "--no-off"]).unwrap();
+        assert_eq!(cli.given.json(), serde_json::json!({"count": 7, "off": false}));
+        let cli = Cli::try_parse_from(["x", "--rate", "2", "--on", "--name", "12"]).unwrap();
+        assert_eq!(cli.given.json(), serde_json::json!({"rate": 2.0, "on": true, "name": "12"}));
+        assert_eq!(Cli::try_parse_from(["x"]).unwrap().given.json(), serde_json::json!({}));
+        let cli = Cli::try_parse_from(["x", "--player", "b", "--player", "c"]).unwrap();
+        assert_eq!(cli.given.json(), serde_json::json!({"players": ["b", "c"]}));
+        assert!(Cli::try_parse_from(["x", "--count", "x"]).is_err(), "clap still checks each flag's type");
+    }
+
+    #[test]
+    fn help_shows_the_trainers_defaults() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_help().to_string();
+        assert!(help.contains("A rate [default: 0.5]"), "{help}");
+        assert!(help.contains("A count [default: 3]"), "{help}");
+        assert!(!help.contains("A name [default"), "{help}");
+    }
+}
