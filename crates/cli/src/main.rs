@@ -23,7 +23,7 @@ use std::process::ExitCode;
 /// `meeple agents` list what exists and what options each takes; `meeple COMMAND --help`
 /// explains each command.
 #[derive(Parser, Debug)]
-#[command(name = "meeple", version, max_term_width = 100)]
+#[command(name = "meeple", version, max_term_width = 100, arg_required_else_help = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -106,6 +106,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         // Help and version go to stdout as clap writes them; usage errors become one line.
         Err(e) if !e.use_stderr() => e.exit(),
+        // `meeple` (or a command group) alone: the whole usage, not one line of it.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
         Err(e) => {
             eprintln!("{}", one_line(&e.to_string()));
             return ExitCode::from(2);

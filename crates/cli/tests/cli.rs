@@ -136,6 +136,17 @@ fn bad_input_gives_one_clear_line_and_a_nonzero_exit() {
     }
 }
 
+/// `meeple` alone is asked what it does: the whole usage with every command, not one line.
+#[test]
+fn meeple_alone_prints_its_usage() {
+    let o = meeple(&[]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    for command in ["games", "agents", "arena", "train", "serve", "plot"] {
+        assert!(err.lines().any(|l| l.trim_start().starts_with(command)), "'{command}' not listed:\n{err}");
+    }
+}
+
 #[test]
 fn a_human_plays_through_stdin_and_is_reprompted() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_meeple"))

@@ -3,8 +3,10 @@
 //!
 //! The compiled library is staged with the package's Python files under `target/py-stage`, and
 //! the tests run in a virtual environment at `target/py-venv` holding `requirements-test.txt`
-//! (created on the first run: Python 3.10 or newer with `venv` and pip must be installed). A
-//! missing Python is a failure, not a skip.
+//! (created on the first run from Python 3.10 or newer with `venv` and pip). `.ci/run` sets
+//! `MEEPLE_FULL_TESTS=1`, under which a Python that cannot make the environment is a failure;
+//! without that variable the suite says so and passes, so that `cargo test --workspace` works on
+//! a machine with only the toolchain.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,6 +38,22 @@ fn venv(target: &Path, requirements: &Path) -> PathBuf {
     python
 }
 
+/// Whether a Python that can make the virtual environment is here (or the environment is made).
+fn python_present(target: &Path) -> bool {
+    let system = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let can = Command::new(&system)
+        .args(["-c", "import sys, venv, ensurepip; assert sys.version_info >= (3, 10)"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if can || target.join("py-venv/bin/python").exists() || std::env::var_os("MEEPLE_FULL_TESTS").is_some() {
+        return true;
+    }
+    eprintln!(
+        "skipping the Python suite: {system} 3.10+ with venv and ensurepip is missing (Debian: apt-get install python3-venv; `.ci/run` installs it and requires it)"
+    );
+    false
+}
+
 #[test]
 fn python_test_suite() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -43,6 +61,9 @@ fn python_test_suite() {
     let deps = std::env::current_exe().expect("test path").parent().expect("deps directory").to_path_buf();
     let profile_dir = deps.parent().expect("profile directory").to_path_buf();
     let target = profile_dir.parent().expect("target directory").to_path_buf();
+    if !python_present(&target) {
+        return;
+    }
     // The newest: a build of another profile or an older one may have left a copy beside it.
     let library = ["lib_meeple.so", "lib_meeple.dylib", "_meeple.dll"]
         .iter()
