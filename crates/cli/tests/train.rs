@@ -102,7 +102,10 @@ fn bad_training_arguments_are_refused() {
         (vec!["train", "az", "tictactoe", "--steps", "1", "--games", "0", "--out", o], "--games"),
         (vec!["train", "az", "nogame", "--steps", "1", "--out", o], "nogame"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--random-opening-share", "1.5", "--out", o], "0 to 1"),
-        (vec!["train", "az", "tictactoe", "--steps", "1", "--random-opening-share", "NaN", "--out", o], "0 to 1"),
+        (
+            vec!["train", "az", "tictactoe", "--steps", "1", "--random-opening-share", "NaN", "--out", o],
+            "--random-opening-share NaN: give a finite number",
+        ),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--reuse", "0", "--out", o], "--reuse"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--reuse", "inf", "--out", o], "--reuse"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--value-mix", "1.5", "--out", o], "--value-mix"),

@@ -52,7 +52,7 @@ impl<T: Settings> Args for Given<T> {
         let mut cmd = T::augment_args(cmd);
         for arg in own.get_arguments() {
             let id = arg.get_id().as_str().to_string();
-            let default = defaults.get(&id).filter(|v| !v.is_null() && *v != &Value::Bool(false)).map(shown);
+            let default = leaf(&defaults, &id).filter(|v| !v.is_null() && *v != &Value::Bool(false)).map(shown);
             cmd = cmd.mut_arg(&id, |a| {
                 // Absent flags keep the trainer's default: none is required.
                 let a = a.required(false);
@@ -76,6 +76,36 @@ impl<T: Settings> Args for Given<T> {
     fn augment_args_for_update(cmd: Command) -> Command {
         Self::augment_args(cmd)
     }
+}
+
+/// The path to the one setting named `key` in `settings` (a JSON object, nested ones searched
+/// too: `sims` is AlphaZero's `selfplay.search.sims`): the key itself where the top level has
+/// it, none where no object or several have it.
+pub fn leaf_path(settings: &Value, key: &str) -> Option<Vec<String>> {
+    fn walk(v: &Value, key: &str, at: &mut Vec<String>, found: &mut Vec<Vec<String>>) {
+        if let Value::Object(m) = v {
+            for (k, sub) in m {
+                at.push(k.clone());
+                if k == key {
+                    found.push(at.clone());
+                }
+                walk(sub, key, at, found);
+                at.pop();
+            }
+        }
+    }
+    if settings.get(key).is_some() {
+        return Some(vec![key.to_string()]);
+    }
+    let mut found = Vec::new();
+    walk(settings, key, &mut Vec::new(), &mut found);
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+/// The one setting named `key` in `settings` (see [`leaf_path`]).
+pub fn leaf<'a>(settings: &'a Value, key: &str) -> Option<&'a Value> {
+    let path = leaf_path(settings, key)?;
+    path.iter().try_fold(settings, |v, k| v.get(k))
 }
 
 /// A default as `--help` prints it.
@@ -106,7 +136,13 @@ impl<T: Settings> FromArgMatches for Given<T> {
                         .map(|v| Value::String(v.to_string_lossy().into_owned()))
                         .collect(),
                 ),
-                _ => typed(m, id),
+                _ => typed(m, id).map_err(|number| {
+                    let flag = arg.get_long().map_or_else(|| id.to_string(), |l| format!("--{l}"));
+                    clap::Error::raw(
+                        clap::error::ErrorKind::ValueValidation,
+                        format!("{flag} {number}: give a finite number (--help names its range)\n"),
+                    )
+                })?,
             };
             settings.insert(id.to_string(), value);
         }
@@ -120,21 +156,23 @@ impl<T: Settings> FromArgMatches for Given<T> {
 }
 
 /// A flag's parsed value as JSON: numbers as numbers, the rest (strings, value enums) as the
-/// text typed, which the config's serde names match.
-fn typed(m: &ArgMatches, id: &str) -> Value {
+/// text typed, which the config's serde names match. A number JSON cannot hold (NaN, infinity)
+/// is refused: no setting takes one.
+fn typed(m: &ArgMatches, id: &str) -> Result<Value, String> {
     macro_rules! number {
         ($($t:ty),*) => {$(
             if let Ok(Some(v)) = m.try_get_one::<$t>(id) {
-                return serde_json::json!(v);
+                let v = serde_json::json!(v);
+                return if v.is_null() { Err(m.get_raw(id).and_then(|mut r| r.next()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()) } else { Ok(v) };
             }
         )*};
     }
-    number!(f64, u64, u32, usize, i64, i32);
+    number!(f64, f32, u64, u32, usize, i64, i32);
     if let Ok(Some(v)) = m.try_get_one::<String>(id) {
-        return Value::String(v.clone());
+        return Ok(Value::String(v.clone()));
     }
     let raw = m.get_raw(id).and_then(|mut r| r.next()).map(|s| s.to_string_lossy().into_owned());
-    raw.map_or(Value::Null, Value::String)
+    Ok(raw.map_or(Value::Null, Value::String))
 }
 
 #[cfg(test)]

@@ -313,6 +313,10 @@ pub fn settings_difference(stored: &Value, now: &Value, flags: &[(&str, &str)], 
                 let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
                 keys.into_iter().find_map(|k| {
                     let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    // A setting the stored run did not record (it came later) was off there.
+                    if !x.contains_key(k) && y.get(k).is_some_and(off) {
+                        return None;
+                    }
                     walk(&sub, x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), skip)
                 })
             }
@@ -331,6 +335,18 @@ pub fn settings_difference(stored: &Value, now: &Value, flags: &[(&str, &str)], 
     let (path, was, is) = named.or_else(|| walk("", stored, now, may_change))?;
     let name = flags.iter().find(|(p, _)| *p == path).map_or_else(|| flag_of(&path), |(_, o)| o.to_string());
     Some(format!("{name} {was} (this run: {is})"))
+}
+
+/// A setting's value that means "not used": null, false, zero, an empty text or list.
+fn off(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(_) => false,
+    }
 }
 
 /// The flag a setting has by the usual naming: its path with `-` for `.` and `_`, the
@@ -606,12 +622,29 @@ pub const LR_DECAY: &str = "--lr-decay anneals the learning rate over the run";
 pub const TRAINERS: &[&str] = &["az", "td", "value", "dqn", "ppo", "vae", "rootstrap", "treestrap", "tdleaf"];
 
 /// Lays `given` over `base` (both JSON objects): every key of `given` must be one of `base`'s
-/// (nested objects merged the same way); the error names the key and the accepted ones.
+/// (nested objects merged the same way), or at the top level the name of exactly one nested
+/// setting (`sims` for AlphaZero's `selfplay.search.sims`); the error names the key and the
+/// accepted ones.
 fn overlay(base: &mut Value, given: &Value, path: &str) -> Result<(), LearnError> {
-    let (Value::Object(b), Value::Object(g)) = (&mut *base, given) else {
+    let Value::Object(g) = given else {
         return Err(LearnError::Config(format!("settings{path}: give an object of settings")));
     };
-    for (k, v) in g {
+    let mut given = g.clone();
+    if path.is_empty() {
+        for (k, v) in g {
+            if base.get(k).is_none()
+                && let Some(at) = crate::flags::leaf_path(base, k)
+            {
+                given.remove(k);
+                let nested = at.iter().rev().fold(v.clone(), |inner, key| serde_json::json!({ key: inner }));
+                overlay(base, &nested, path)?;
+            }
+        }
+    }
+    let Value::Object(b) = base else {
+        return Err(LearnError::Config(format!("settings{path}: give an object of settings")));
+    };
+    for (k, v) in &given {
         let accepted = b.keys().cloned().collect::<Vec<_>>().join(", ");
         let Some(slot) = b.get_mut(k) else {
             return Err(LearnError::Config(format!("unknown setting '{path}{k}'; accepted: {accepted}")));
@@ -661,8 +694,7 @@ pub fn train<G: Game>(
     let threads = options.threads.max(1);
     match kind {
         "az" => {
-            let base = crate::train::default_config(game, 64, seed, threads);
-            let config = with_settings(&base, &settings)?;
+            let config = crate::train::az_config(game, &settings, seed, threads)?;
             let dir = options.out.clone();
             let options = RunOptions { save_seconds: 0.0, eval_every: Some(config.eval_every), ..options.clone() };
             run(game, &options, |r| crate::train::AzRun::new(game.clone(), config, &dir, r), hooks)

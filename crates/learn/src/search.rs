@@ -22,38 +22,54 @@ use rand::RngExt;
 use rand_distr::Distribution;
 
 /// How the root chooses what to search.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Root {
+    /// PUCT with Dirichlet noise (AlphaZero).
     Puct,
+    /// Gumbel root with sequential halving (Danihelka et al. 2022): sound with few simulations.
     Gumbel,
 }
 
 /// The settings of one search.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// Self-play takes its root, simulations and forced playouts as flags (`train az`); the rest
+/// follow the recipe (`az` agent options set them for play).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
 pub struct SearchConfig {
+    /// Root policy of the self-play search.
+    #[arg(long, value_enum)]
     pub root: Root,
-    /// Simulations (network evaluations, the root's included).
+    /// Simulations per full self-play move (network evaluations, the root's included).
+    #[arg(long)]
     pub sims: u32,
     /// PUCT exploration constant.
+    #[arg(skip)]
     pub c_puct: f32,
     /// First-play urgency: an unvisited child is valued at its parent's value minus this.
+    #[arg(skip)]
     pub fpu: f32,
     /// Dirichlet noise on the root priors (PUCT): concentration, and its share (0: none).
+    #[arg(skip)]
     pub dirichlet_alpha: f32,
+    #[arg(skip)]
     pub dirichlet_eps: f32,
     /// Gumbel: actions considered at the root.
+    #[arg(skip)]
     pub gumbel_m: usize,
     /// Gumbel: scale of the root noise (0 for evaluation: the search is then deterministic).
+    #[arg(skip)]
     pub gumbel_scale: f32,
     /// Gumbel: `σ(q) = (c_visit + max n) · c_scale · q`.
+    #[arg(skip)]
     pub c_visit: f32,
+    #[arg(skip)]
     pub c_scale: f32,
     /// Proven values (as MCTS-Solver): a node whose outcome is decided under best play (a
     /// terminal state; a decision with a move that gives its mover the best return there is, or
     /// whose every move is decided; a chance node whose every outcome is decided) is valued
     /// exactly from then on and never searched below again.
     #[serde(default = "solver_default")]
+    #[arg(skip)]
     pub solver: bool,
     /// Gumbel: rescale each node's completed Q to [0, 1] by their smallest and largest before σ
     /// (mctx's `qtransform_completed_by_mix_value` default). Off: σ takes the completed Q as it
@@ -61,6 +77,7 @@ pub struct SearchConfig {
     /// game's own bounds does; a node's first few noisy values then weigh by their real
     /// difference instead of being stretched to the full scale.
     #[serde(default = "rescale_default")]
+    #[arg(skip)]
     pub rescale: bool,
     /// PUCT: KataGo's forced playouts and policy target pruning (Wu 2019, section 3.1), `k`
     /// of `n_forced(c) = sqrt(k · P(c) · Σ N)`; 0 turns both off. At the root every child
@@ -69,6 +86,7 @@ pub struct SearchConfig {
     /// most visited as far as its PUCT score stays below the best's, and drops a child left
     /// with a single visit, so the target does not teach the forced exploration.
     #[serde(default)]
+    #[arg(long, value_name = "K")]
     pub forced_playouts: f32,
     /// With the solver: before a leaf goes to the network, look this many plies ahead through
     /// every move for a decided outcome (a move that wins outright for its mover, or every
@@ -76,11 +94,13 @@ pub struct SearchConfig {
     /// exactly if one is found. Catches the short tactics a value network misses near the end of
     /// a game (Baier and Winands's MCTS-MS); 0: off.
     #[serde(default)]
+    #[arg(skip)]
     pub prove: u32,
     /// Policy softmax temperature (Leela Chess Zero's `PolicyTemperature`): each expanded
     /// node's logits are divided by this before the priors (PUCT) and the Gumbel root read
     /// them; above 1 flattens a sharp policy so the search looks past its first choice.
     #[serde(default = "prior_temp_default")]
+    #[arg(skip)]
     pub prior_temp: f32,
 }
 

@@ -9,26 +9,34 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 /// How self-play plays.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct SelfPlayConfig {
     /// The search of a full move (its policy is a training target).
+    #[command(flatten)]
     pub search: SearchConfig,
-    /// Games played at once (their leaves share a forward pass).
+    /// Self-play games in flight at once (their leaves share one forward pass); at most --games.
+    #[arg(long)]
     pub in_flight: usize,
     /// Playout-cap randomisation: a move gets the full search with this probability, else a
     /// fast one (`fast_sims`, no noise) that teaches only the value.
+    #[arg(skip)]
     pub full_prob: f64,
+    #[arg(skip)]
     pub fast_sims: u32,
     /// Plies at the start of a game whose move is sampled in proportion to the visits.
+    #[arg(skip)]
     pub temperature_plies: u32,
     /// Longest game in plies before it is stopped and not used (a draw-like guard).
+    #[arg(skip)]
     pub max_plies: u32,
-    /// Share of games (0 to 1) that open with uniformly random moves, so that the network also
-    /// sees the untidy positions its own play avoids (and that opponents and test positions
-    /// bring). Those moves are not searched and teach nothing themselves.
+    /// Share of self-play games (0 to 1) that open with 1 to --random-opening-plies uniformly
+    /// random moves, so the network also learns the untidy positions its own play avoids (and
+    /// that opponents and test positions bring). Those moves are not searched and teach nothing.
+    #[arg(long, value_name = "P")]
     #[serde(default)]
     pub random_opening_share: f64,
-    /// Most random opening moves of such a game: each draws 1 to this many, uniformly.
+    /// Most random moves opening such a game: each draws 1 to this many, uniformly.
+    #[arg(long, value_name = "N")]
     #[serde(default)]
     pub random_opening_plies: u32,
 }

@@ -20,69 +20,103 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Everything a run is made of.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Everything a run is made of; the settings a user gives are flags of `train az` (the field's
+/// name, or the one its `long` gives), their docs the help, [`default_config`] the defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct AzConfig {
     /// The game's canonical spec.
+    #[arg(skip)]
     pub game: String,
-    /// The network (`resnet:blocks=4,channels=32`, `mlp:layers=2,width=256`).
+    /// The network: `resnet:blocks=B,channels=C` (board planes) or `mlp:layers=L,width=W`
+    /// (default resnet:blocks=4,channels=32 for board games, mlp:layers=2,width=256 otherwise).
+    /// A tower takes `head=dense|planes`: `dense` (the default) has one weight row per action
+    /// id; `planes`, where the game's actions are placements on its board (Cathedral), reads
+    /// the policy off convolution planes. `ownership=true` adds an auxiliary head trained to
+    /// say who holds each board cell at the game's end (games that say so: cathedral,
+    /// connect4, tictactoe); `score=true` one trained toward the final score margin (any
+    /// trunk; games whose scores say by how much: cathedral, catan, sagrada).
+    /// `policy_filters=P` and `value_filters=V` set the planes of the dense policy head's and
+    /// the value head's 1x1 convolutions (2 and 1 by default).
+    #[arg(long, value_name = "SPEC")]
     pub net: String,
+    #[command(flatten)]
     pub selfplay: SelfPlayConfig,
+    #[command(flatten)]
     pub train: TrainConfig,
     /// Positions per training batch.
+    #[arg(long)]
     pub batch: usize,
-    /// Positions kept for training (the newest).
+    /// Positions in the replay window (the newest).
+    #[arg(long)]
     pub window: usize,
-    /// Positions needed before training starts.
+    /// Positions needed before training starts (at most the window).
+    #[arg(skip)]
     pub min_window: usize,
     /// Self-play games per generation.
+    #[arg(long = "games", value_name = "N")]
     pub games_per_generation: usize,
-    /// How often each new position is drawn for training on average (steps per generation =
-    /// new positions x reuse / batch).
+    /// Training samples drawn per new self-play position: each generation trains
+    /// new positions x reuse / batch steps. Higher trains more on each game (more steps an
+    /// hour, fewer games).
+    #[arg(long, value_name = "R")]
     pub reuse: f64,
-    /// Value target: `mix` x game result + (1 - `mix`) x the search's value.
+    /// The value target's share of the game's result; the rest is the search's root value at
+    /// the position (1: the result alone, as AlphaZero; 0: the search's value alone).
+    #[arg(long, value_name = "SHARE")]
     pub value_mix: f64,
     /// The search's value in that target is a short-term one: the root values of this position
     /// and the game's later ones, weighted `(1 - λ) λ^k` k decisions ahead, the rest on the
     /// result (KataGo's short-term value target, here the value head's own target). 0: this
     /// position's root value alone.
+    #[arg(long, value_name = "L")]
     #[serde(default)]
     pub value_lambda: f64,
     /// Generations over which the result's share of the value target grows from 0 (the
     /// search's value alone) to `value_mix`: early games' results say little about their
     /// positions, the search's value is less noisy. 0: `value_mix` from the start.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[arg(long, value_name = "G")]
+    #[serde(default)]
     pub value_mix_warmup: u64,
     /// The result in the value target is this share the final score margin and the rest the
     /// win or loss: each seat's `0.5 + 0.5 x` its lead over the best other seat on the game's
     /// [`State::score_scale`], clamped to 0..=1 (a game decided by luck says more by how much it
     /// was won than by who won). 0: the result alone. Needs a game with a score scale.
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    #[arg(long, value_name = "SHARE")]
+    #[serde(default)]
     pub value_score: f64,
     /// Expert iteration's start: an agent spec whose games, in every seat, are the first
     /// `teacher_generations` generations' games instead of self-play (its visits or moves the
     /// policy targets, the results the value targets; see
     /// [`crate::selfplay::teacher_play_until`]). `None`: self-play from the first generation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long, value_name = "SPEC")]
+    #[serde(default)]
     pub teacher: Option<String>,
-    /// Generations the teacher plays.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    /// Generations the --teacher plays.
+    #[arg(long, value_name = "G")]
+    #[serde(default)]
     pub teacher_generations: u64,
     /// After those generations, the teacher still plays this share of every generation's games
     /// (expert iteration kept going: self-play cannot wash the teacher's policy out of the
     /// window). 0: self-play alone after the teacher's generations.
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    #[arg(long, value_name = "SHARE")]
+    #[serde(default)]
     pub teacher_share: f64,
-    /// Generations between evaluations (and kept checkpoints); 0: none.
+    /// Evaluate (and keep a checkpoint) every this many generations; 0 never. A resumed run may
+    /// change it.
+    #[arg(long, value_name = "G")]
     pub eval_every: u64,
+    /// The run's seed: `--seed`.
+    #[arg(skip)]
     pub seed: u64,
     /// Threads: self-play workers (each with its own share of the games) and training.
+    #[arg(skip)]
     pub threads: usize,
     /// Where self-play happens elsewhere (other processes or machines, `meeple.distributed`):
     /// this directory, into which players move whole shard files (`*.jsonl`, written under
     /// another name and renamed, so a shard is read whole or not at all) playing the newest
     /// `ckpt/last.safetensors`. The trainer takes them in name order, a generation at a time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(skip)]
+    #[serde(default)]
     pub external: Option<PathBuf>,
 }
 
@@ -950,14 +984,6 @@ fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::la
     }
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-fn is_zero_f64(x: &f64) -> bool {
-    *x == 0.0
-}
-
 /// How a position's value target is made from its game: `mix` x the result + (1 - `mix`) x
 /// the short-term search value with `lambda` (see [`AzConfig::value_lambda`]); the result is
 /// `score` x the score margin's value + (1 - `score`) x the win or loss
@@ -1224,13 +1250,13 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
             temperature_plies: 8,
             max_plies: 2000,
             random_opening_share: 0.0,
-            random_opening_plies: 0,
+            random_opening_plies: 8,
         },
         train: TrainConfig::default(),
         batch: 256,
         window: 100_000,
         min_window: 2_000,
-        games_per_generation: 128,
+        games_per_generation: 256,
         reuse: 4.0,
         value_mix: 0.5,
         value_lambda: 0.0,
@@ -1243,6 +1269,127 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         seed,
         threads,
         external: None,
+    }
+}
+
+impl crate::flags::Settings for AzConfig {
+    fn defaults() -> serde_json::Value {
+        // The network and the noise depend on the game; `--help` shows the rest.
+        let mut v = serde_json::to_value(default_config(&meeple_game::testing::Dice::default(), 64, 0, 1))
+            .expect("configs serialise");
+        v.as_object_mut().expect("an object").remove("net");
+        v
+    }
+}
+
+/// `train az`'s settings for `game`: `given` (the flags typed, or Python's keywords: each by
+/// its own name, `sims`, `lr`, `in_flight`, or by its path, `selfplay.search.sims`) over
+/// [`default_config`] with their simulations, then checked. The in-flight games are at most a
+/// generation's, the window's start at most the window, and random openings without a share
+/// have no length.
+pub fn az_config<G: Game>(
+    game: &G,
+    given: &serde_json::Value,
+    seed: u64,
+    threads: usize,
+) -> Result<AzConfig, LearnError> {
+    let sims = crate::flags::leaf(given, "sims").and_then(|v| v.as_u64()).unwrap_or(64);
+    let sims = u32::try_from(sims).map_err(|_| LearnError::Config(format!("--sims {sims}: too many")))?;
+    let mut config = crate::run::with_settings(&default_config(game, sims, seed, threads), given)?;
+    config.selfplay.in_flight = config.selfplay.in_flight.min(config.games_per_generation);
+    config.min_window = config.min_window.min(config.window);
+    if config.selfplay.random_opening_share == 0.0 {
+        if crate::flags::leaf(given, "random_opening_plies").is_some() {
+            return Err(LearnError::Config(
+                "--random-opening-plies sets how long random openings are; give --random-opening-share too".into(),
+            ));
+        }
+        config.selfplay.random_opening_plies = 0;
+    }
+    config.check(game)?;
+    Ok(config)
+}
+
+impl AzConfig {
+    /// Refuses settings out of range and those that would do nothing, naming the flag.
+    pub fn check<G: Game>(&self, game: &G) -> Result<(), LearnError> {
+        let bad = |m: String| Err(LearnError::Config(m));
+        let s = &self.selfplay;
+        if s.search.sims == 0 {
+            return bad("--sims must be at least 1".into());
+        }
+        for (what, n, max) in [
+            ("--games", self.games_per_generation, 65_536),
+            ("--in-flight", s.in_flight, 4096),
+            ("--batch", self.batch, 4096),
+            ("--window", self.window, 5_000_000),
+        ] {
+            if n == 0 || n > max {
+                return bad(format!("{what} {n}: give 1 to {max}"));
+            }
+        }
+        for (what, v) in [
+            ("--random-opening-share", s.random_opening_share),
+            ("--value-mix", self.value_mix),
+            ("--value-lambda", self.value_lambda),
+            ("--value-score", self.value_score),
+            ("--teacher-share", self.teacher_share),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(format!("{what} {v}: give a share from 0 to 1"));
+            }
+        }
+        if !(self.reuse > 0.0 && self.reuse <= 64.0) {
+            return bad(format!("--reuse {}: give a number above 0 and at most 64", self.reuse));
+        }
+        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
+            return bad(format!("--lr {} must be a positive number", self.train.lr));
+        }
+        if self.value_score > 0.0 && game.initial_state().score_scale().is_none() {
+            return bad(format!(
+                "--value-score {}: {} has no score margin; the games with one are cathedral, catan and sagrada",
+                self.value_score,
+                game.spec()
+            ));
+        }
+        if self.teacher_share > 0.0 && self.teacher.is_none() {
+            return bad("--teacher-share needs --teacher SPEC: the agent that plays those games".into());
+        }
+        if self.value_mix_warmup > 1_000_000 {
+            return bad(format!("--value-mix-warmup {}: give 0 (off) to 1000000 generations", self.value_mix_warmup));
+        }
+        if !(0.0..=100.0).contains(&s.search.forced_playouts) {
+            return bad(format!(
+                "--forced-playouts {}: give K from 0 (off) to 100; KataGo uses 2",
+                s.search.forced_playouts
+            ));
+        }
+        if s.search.forced_playouts > 0.0 && s.search.root != crate::Root::Puct {
+            return bad("--forced-playouts is for --root puct: the Gumbel root plans its own visits".into());
+        }
+        if s.random_opening_share > 0.0 && !(1..=1000).contains(&s.random_opening_plies) {
+            return bad(format!("--random-opening-plies {}: give 1 to 1000", s.random_opening_plies));
+        }
+        match (&self.teacher, self.teacher_generations) {
+            (None, 0) => {}
+            (None, _) => return bad("--teacher-generations needs --teacher SPEC: the agent that plays them".into()),
+            (Some(t), 0) => {
+                return bad(format!("--teacher '{t}' needs --teacher-generations G: how many generations it plays"));
+            }
+            (Some(_), g) if g > 1_000_000 => return bad(format!("--teacher-generations {g}: give 1 to 1000000")),
+            (Some(t), _) => {
+                if self.external.is_some() {
+                    return bad(
+                        "--teacher plays its games here; with --selfplay external the players play them all".into()
+                    );
+                }
+                // A wrong spec is refused now, not an hour into a run.
+                crate::make_agent(game, t, 0).map_err(|e| LearnError::Config(format!("--teacher '{t}': {e}")))?;
+            }
+        }
+        // The network spec against the game, before anything starts.
+        fresh_network(game, &self.net, 0, 1)?;
+        Ok(())
     }
 }
 
@@ -1403,9 +1550,16 @@ mod tests {
         let lambda_free = ValueTarget { mix: 0.2, lambda: 0.0, score: 0.0 }.targets(&record(), None)[0][0];
         assert!((lambda_free - (0.2 + 0.8 * 0.2)).abs() < 1e-6, "{lambda_free}");
         assert!(first > lambda_free, "the short-term value leans toward the result: {first}");
-        // The stored run configuration leaves the field out when it is off, so older runs resume.
+        // A run stored before the field existed resumes while it is off, and not once it is on.
         config.value_mix_warmup = 0;
-        assert!(!serde_json::to_string(&config).unwrap().contains("value_mix_warmup"));
+        let now = serde_json::to_value(&config).unwrap();
+        let mut older = now.clone();
+        older.as_object_mut().unwrap().remove("value_mix_warmup");
+        assert_eq!(crate::run::settings_difference(&older, &now, &[], &[]), None);
+        config.value_mix_warmup = 3;
+        let now = serde_json::to_value(&config).unwrap();
+        let differs = crate::run::settings_difference(&older, &now, &[], &[]).unwrap();
+        assert!(differs.starts_with("--value-mix-warmup"), "{differs}");
     }
 
     #[test]

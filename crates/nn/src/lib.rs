@@ -460,36 +460,48 @@ pub fn conv_kernel_gflops(threads: usize, seconds: f64) -> Option<f64> {
 }
 
 /// Training settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The learning rate is a flag of the trainers that flatten these settings (AlphaZero's);
+/// the rest are set by each trainer's recipe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct TrainConfig {
     /// Peak learning rate.
+    #[arg(long)]
     pub lr: f64,
     /// AdamW's decoupled weight decay.
+    #[arg(skip)]
     pub weight_decay: f64,
     /// Largest gradient norm; larger gradients are scaled down to it: each parameter tensor's
     /// own norm, or with [`TrainConfig::clip_global`] the norm of all of them together.
+    #[arg(skip)]
     pub clip_norm: f64,
     /// Clip the gradient by its one global norm over every tensor (PyTorch's
     /// `clip_grad_norm_`, as report 002 trained), not tensor by tensor.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[arg(skip)]
     pub clip_global: bool,
     /// Steps of linear warm-up from 0 to `lr`.
+    #[arg(skip)]
     pub warmup: u64,
     /// Steps of the cosine decay after the warm-up (to 10% of `lr`; constant afterwards); 0:
     /// decay until the end of the run, which the caller sets with [`Trainer::set_horizon`].
+    #[arg(skip)]
     pub decay: u64,
     /// Weight of the value loss against the policy loss.
+    #[arg(skip)]
     pub value_weight: f64,
     /// Weight of the ownership loss (the mean squared error per cell), where the network has
     /// an ownership head.
     #[serde(default = "auxiliary_weight_default")]
+    #[arg(skip)]
     pub ownership_weight: f64,
     /// Weight of the score-margin loss (its squared error), where the network has a score head.
     #[serde(default = "auxiliary_weight_default")]
+    #[arg(skip)]
     pub score_weight: f64,
     /// The value loss: Huber with this threshold (report 002's smooth L1), or the squared
     /// error where absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(skip)]
     pub huber: Option<f64>,
 }
 

@@ -4,11 +4,11 @@
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use meeple_game::{Game, State, limits};
-use meeple_learn::Root;
+use meeple_game::{Game, limits};
+use meeple_learn::flags::Given;
 use meeple_learn::ladder::Evaluation;
 use meeple_learn::metrics::{Event, Metrics};
-use meeple_learn::train::{AzRun, GenerationMetrics, Generations, Hooks, RunDir, default_config, read_progress};
+use meeple_learn::train::{AzConfig, AzRun, GenerationMetrics, Generations, Hooks, RunDir, read_progress};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,40 +23,12 @@ enum SelfplayArg {
     External,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
-enum RootArg {
-    /// Gumbel root with sequential halving (Danihelka et al. 2022): sound with few simulations.
-    Gumbel,
-    /// PUCT with Dirichlet noise (AlphaZero).
-    Puct,
-}
-
 #[derive(Args, Debug)]
 pub struct AzArgs {
     /// Game spec, e.g. `connect4`.
     pub(super) game: String,
-    /// The network: `resnet:blocks=B,channels=C` (board planes) or `mlp:layers=L,width=W`
-    /// (default resnet:blocks=4,channels=32 for board games, mlp:layers=2,width=256 otherwise).
-    /// A tower takes `head=dense|planes`: `dense` (the default) has one weight row per action
-    /// id; `planes`, where the game's actions are placements on its board (Cathedral), reads
-    /// the policy off convolution planes. `ownership=true` adds an auxiliary head trained to
-    /// say who holds each board cell at the game's end (games that say so: cathedral,
-    /// connect4, tictactoe); `score=true` one trained toward the final score margin (any
-    /// trunk; games whose scores say by how much: cathedral, catan, sagrada).
-    /// `policy_filters=P` and `value_filters=V` set the planes of the dense policy head's and
-    /// the value head's 1x1 convolutions (2 and 1 by default).
-    #[arg(long, value_name = "SPEC")]
-    net: Option<String>,
-    /// Simulations per full self-play move.
-    #[arg(long, default_value_t = 64)]
-    sims: u32,
-    /// Root policy of the self-play search.
-    #[arg(long, value_enum, default_value_t = RootArg::Gumbel)]
-    root: RootArg,
-    /// With --root puct: KataGo's forced playouts and policy target pruning, K of each root
-    /// child's quota sqrt(K x prior x visits) (KataGo uses 2); 0 leaves them out.
-    #[arg(long, value_name = "K", default_value_t = 0.0)]
-    forced_playouts: f32,
+    #[command(flatten)]
+    settings: Given<AzConfig>,
     /// Where self-play happens.
     #[arg(long, value_enum, default_value_t = SelfplayArg::Local)]
     selfplay: SelfplayArg,
@@ -82,71 +54,6 @@ pub struct AzArgs {
     /// of the games), training and evaluation (default: all cores).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     threads: Option<u64>,
-    /// Self-play games per generation.
-    #[arg(long, default_value_t = 256)]
-    games: usize,
-    /// Self-play games in flight at once (their leaves share one forward pass); at most --games.
-    #[arg(long, default_value_t = 128)]
-    in_flight: usize,
-    /// Share of self-play games (0 to 1) that open with 1 to --random-opening-plies uniformly
-    /// random moves, so the network also learns the untidy positions its own play avoids.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
-    random_opening_share: f64,
-    /// Most random moves opening such a game.
-    #[arg(long, value_name = "N", default_value_t = 8)]
-    random_opening_plies: u32,
-    /// Positions per training batch.
-    #[arg(long, default_value_t = 256)]
-    batch: usize,
-    /// Positions in the replay window.
-    #[arg(long, default_value_t = 100_000)]
-    window: usize,
-    /// Training samples drawn per new self-play position: each generation trains
-    /// new positions x reuse / batch steps. Higher trains more on each game (more steps an
-    /// hour, fewer games).
-    #[arg(long, value_name = "R", default_value_t = 4.0)]
-    reuse: f64,
-    /// The value target's share of the game's result; the rest is the search's root value at
-    /// the position (1: the result alone, as AlphaZero; 0: the search's value alone).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
-    value_mix: f64,
-    /// Make that search value a short-term one (KataGo): the root values of the position and of
-    /// the game's later decisions, weighted (1 - L) L^k k decisions ahead, the rest on the
-    /// result; 0 (the default) is the position's own root value, 1 the result alone.
-    #[arg(long, value_name = "L", default_value_t = 0.0)]
-    value_lambda: f64,
-    /// Generations over which the result's share of the value target grows from 0 (the
-    /// search's value alone: early results say little about the positions that led to them)
-    /// to --value-mix; 0 (the default) starts at --value-mix.
-    #[arg(long, value_name = "G", default_value_t = 0)]
-    value_mix_warmup: u64,
-    /// Expert iteration's start: an agent spec (say `ismcts:iters=300`) that plays the first
-    /// --teacher-generations generations' games in every seat instead of self-play; the
-    /// network learns its visit shares (or its moves, for agents that report no visits) and the
-    /// games' results, then goes on from its own searches.
-    #[arg(long, value_name = "SPEC")]
-    teacher: Option<String>,
-    /// Generations the --teacher plays.
-    #[arg(long, value_name = "G", default_value_t = 0)]
-    teacher_generations: u64,
-    /// After those generations, the share of every generation's games the --teacher still plays
-    /// (expert iteration kept going, so self-play cannot wash its policy out); 0 (the default):
-    /// self-play alone.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
-    teacher_share: f64,
-    /// The share of the game's result, in the value target, given to the final score margin
-    /// rather than the win or loss: each seat's 0.5 + 0.5 x its lead over the best other seat on
-    /// the game's score scale, clamped to 0..1 (games with scores: cathedral, catan, sagrada). 0
-    /// (the default): win or loss alone.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
-    value_score: f64,
-    /// Peak learning rate.
-    #[arg(long, default_value_t = 2e-3)]
-    lr: f64,
-    /// Evaluate (and keep a checkpoint) every this many generations; 0 never. A resumed run may
-    /// change it.
-    #[arg(long, default_value_t = 5)]
-    eval_every: u64,
     /// Games against each ladder opponent per evaluation, a multiple of the seatings (default:
     /// 20 rounded up to one: 20 for two players, 24 for three or four).
     #[arg(long)]
@@ -174,8 +81,8 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         Some(t) => limits::check_threads("--threads", usize::try_from(t).unwrap_or(usize::MAX))?,
         None => limits::cores(),
     };
-    if args.sims == 0 || args.eval_sims == 0 {
-        bail!("--sims and --eval-sims must be at least 1");
+    if args.eval_sims == 0 {
+        bail!("--eval-sims must be at least 1");
     }
     if args.minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
         bail!("--minutes must be a positive number of minutes");
@@ -183,115 +90,26 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     if args.minutes.is_none() && args.steps.is_none() {
         bail!("give --minutes M or --steps N: a training run needs an end");
     }
-    for (what, n, max) in [
-        ("--games", args.games, 65_536),
-        ("--in-flight", args.in_flight, 4096),
-        ("--batch", args.batch, 4096),
-        ("--window", args.window, 5_000_000),
-    ] {
-        if n == 0 || n > max {
-            bail!("{what} {n}: give 1 to {max}");
-        }
-    }
-    if !(0.0..=1.0).contains(&args.random_opening_share) {
-        bail!("--random-opening-share {}: give a share from 0 to 1", args.random_opening_share);
-    }
-    if !(args.reuse > 0.0 && args.reuse <= 64.0) {
-        bail!("--reuse {}: give a number above 0 and at most 64", args.reuse);
-    }
-    if !(0.0..=1.0).contains(&args.value_mix) {
-        bail!("--value-mix {}: give a share from 0 to 1", args.value_mix);
-    }
-    if !(0.0..=1.0).contains(&args.value_lambda) {
-        bail!("--value-lambda {}: give a weight from 0 to 1", args.value_lambda);
-    }
-    if !(0.0..=1.0).contains(&args.value_score) {
-        bail!("--value-score {}: give a share from 0 to 1", args.value_score);
-    }
-    if args.value_score > 0.0 && game.initial_state().score_scale().is_none() {
-        bail!(
-            "--value-score {}: {} has no score margin; the games with one are cathedral, catan and sagrada",
-            args.value_score,
-            game.spec()
-        );
-    }
-    if !(0.0..=1.0).contains(&args.teacher_share) {
-        bail!("--teacher-share {}: give a share from 0 to 1", args.teacher_share);
-    }
-    if args.teacher_share > 0.0 && args.teacher.is_none() {
-        bail!("--teacher-share needs --teacher SPEC: the agent that plays those games");
-    }
-    if args.value_mix_warmup > 1_000_000 {
-        bail!("--value-mix-warmup {}: give 0 (off) to 1000000 generations", args.value_mix_warmup);
-    }
-    if !(0.0..=100.0).contains(&args.forced_playouts) {
-        bail!("--forced-playouts {}: give K from 0 (off) to 100; KataGo uses 2", args.forced_playouts);
-    }
-    if args.forced_playouts > 0.0 && args.root != RootArg::Puct {
-        bail!("--forced-playouts is for --root puct: the Gumbel root plans its own visits");
-    }
-    if args.random_opening_share > 0.0 && !(1..=1000).contains(&args.random_opening_plies) {
-        bail!("--random-opening-plies {}: give 1 to 1000", args.random_opening_plies);
-    }
-    match (&args.teacher, args.teacher_generations) {
-        (None, 0) => {}
-        (None, _) => bail!("--teacher-generations needs --teacher SPEC: the agent that plays them"),
-        (Some(t), 0) => bail!("--teacher '{t}' needs --teacher-generations G: how many generations it plays"),
-        (Some(_), g) if g > 1_000_000 => bail!("--teacher-generations {g}: give 1 to 1000000"),
-        (Some(t), _) => {
-            if args.selfplay == SelfplayArg::External {
-                bail!("--teacher plays its games here; with --selfplay external the players play them all");
-            }
-            // A wrong spec is refused now, not an hour into a run.
-            meeple_learn::make_agent(game, t, 0).map_err(|e| anyhow!("--teacher '{t}': {e}"))?;
-        }
-    }
-    let mut config = default_config(game, args.sims, args.seed, threads);
-    config.teacher = args.teacher.clone();
-    config.teacher_generations = args.teacher_generations;
-    config.teacher_share = args.teacher_share;
-    config.value_score = args.value_score;
-    if let Some(net) = &args.net {
-        config.net = net.clone();
-    }
-    // Check the network spec against the game before anything starts.
-    meeple_learn::train::fresh_network(game, &config.net, 0, 1).map_err(|e| anyhow!(e))?;
-    config.selfplay.search.root = match args.root {
-        RootArg::Gumbel => Root::Gumbel,
-        RootArg::Puct => Root::Puct,
-    };
-    config.selfplay.search.forced_playouts = args.forced_playouts;
-    config.games_per_generation = args.games;
-    config.selfplay.in_flight = args.in_flight.min(args.games);
-    config.selfplay.random_opening_share = args.random_opening_share;
-    config.selfplay.random_opening_plies = if args.random_opening_share > 0.0 { args.random_opening_plies } else { 0 };
-    config.batch = args.batch;
-    config.window = args.window;
-    config.reuse = args.reuse;
-    config.value_mix = args.value_mix;
-    config.value_lambda = args.value_lambda;
-    config.value_mix_warmup = args.value_mix_warmup;
-    config.min_window = config.min_window.min(args.window);
-    config.train.lr = args.lr;
-    config.eval_every = args.eval_every;
-    config.external = match (args.selfplay, &args.shards) {
-        (SelfplayArg::Local, None) => None,
+    let mut settings = args.settings.clone();
+    match (args.selfplay, &args.shards) {
+        (SelfplayArg::Local, None) => {}
         (SelfplayArg::Local, Some(_)) => bail!("--shards is for --selfplay external"),
         (SelfplayArg::External, None) => {
             bail!("--selfplay external needs --shards DIR: where the players write shards")
         }
         (SelfplayArg::External, Some(dir)) => {
             std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot make --shards '{}': {e}", dir.display()))?;
-            Some(dir.clone())
+            settings.set("external", serde_json::json!(dir));
         }
-    };
+    }
+    let config = meeple_learn::train::az_config(game, &settings.json(), args.seed, threads)?;
     let options = meeple_learn::run::RunOptions {
         resume: args.resume,
         minutes: args.minutes,
         steps: args.steps,
         seed: args.seed,
         threads,
-        eval_every: Some(args.eval_every),
+        eval_every: Some(config.eval_every),
         eval_games: args.eval_games,
         eval_opening_plies: Some(args.eval_opening_plies),
         ladder: if args.opponents.is_empty() {
@@ -315,8 +133,8 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         "training az on {} with {} ({} simulations, {:?} root), {} threads, into {}{}",
         game.spec(),
         config.net,
-        args.sims,
-        args.root,
+        config.selfplay.search.sims,
+        config.selfplay.search.root,
         threads,
         args.out.display(),
         if args.resume { " (resuming)" } else { "" }

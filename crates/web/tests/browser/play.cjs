@@ -248,9 +248,14 @@ async function checkHotSeat(browser, report) {
   const random = rng(21);
   const viewers = new Set();
   const deadline = Date.now() + 60_000;
+  let last = null;
   for (;;) {
-    if (Date.now() > deadline) throw new Error('hot seat: not over after 60 s');
+    if (Date.now() > deadline) {
+      const viewer = await page.evaluate(() => window.M && window.M.viewer);
+      throw new Error(`hot seat: not over after 60 s (last seen: ${JSON.stringify(last)}, viewer ${viewer})`);
+    }
     const s = await status(page);
+    last = s;
     if (s.over) { report.result = s.text; break; }
     if (s.targets > 0) {
       viewers.add(await page.evaluate(() => window.M.viewer));
