@@ -203,18 +203,7 @@ impl DqnConfig {
     /// The optimiser: AdamW without weight decay, clipping at 10, the Huber loss on the TD
     /// error, constant or (--lr-decay) annealed over the run.
     pub fn train(&self) -> TrainConfig {
-        TrainConfig {
-            lr: self.lr,
-            weight_decay: 0.0,
-            clip_norm: 10.0,
-            clip_global: false,
-            warmup: 1,
-            decay: if self.lr_decay { 0 } else { u64::MAX / 4 },
-            value_weight: 0.0,
-            ownership_weight: 0.0,
-            score_weight: 0.0,
-            huber: Some(self.huber),
-        }
+        TrainConfig { huber: Some(self.huber), ..crate::rl::head_optimiser(self.lr, self.lr_decay, 0.0, 10.0) }
     }
 
     pub fn check(&self) -> Result<(), LearnError> {

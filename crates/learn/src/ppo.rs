@@ -221,18 +221,7 @@ impl PpoConfig {
 
     /// The optimiser: AdamW without weight decay, constant or (--lr-decay) annealed over the run.
     pub fn train(&self) -> TrainConfig {
-        TrainConfig {
-            lr: self.lr,
-            weight_decay: 0.0,
-            clip_norm: self.clip_norm,
-            clip_global: false,
-            warmup: 1,
-            decay: if self.lr_decay { 0 } else { u64::MAX / 4 },
-            value_weight: 0.0,
-            ownership_weight: 0.0,
-            score_weight: 0.0,
-            huber: None,
-        }
+        crate::rl::head_optimiser(self.lr, self.lr_decay, 0.0, self.clip_norm)
     }
 
     pub fn check(&self) -> Result<(), LearnError> {

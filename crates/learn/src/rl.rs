@@ -131,6 +131,25 @@ pub(crate) fn remove_online(path: &Path) -> Result<(), LearnError> {
     Ok(())
 }
 
+/// The optimiser of the learners that train a head of their own (TD(λ)'s value, DQN's Q, PPO's
+/// actor-critic): AdamW after a one-step warm-up, constant or (`lr_decay`) annealed by a cosine
+/// over the run, no auxiliary heads; the caller sets what its loss reads (`value_weight`,
+/// `huber`, `clip_global`).
+pub fn head_optimiser(lr: f64, lr_decay: bool, weight_decay: f64, clip_norm: f64) -> TrainConfig {
+    TrainConfig {
+        lr,
+        weight_decay,
+        clip_norm,
+        clip_global: false,
+        warmup: 1,
+        decay: if lr_decay { 0 } else { u64::MAX / 4 },
+        value_weight: 0.0,
+        ownership_weight: 0.0,
+        score_weight: 0.0,
+        huber: None,
+    }
+}
+
 /// An observation autoencoder in front of a learner's network (DQN's, PPO's).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct EncoderSettings {

@@ -616,7 +616,13 @@ fn refuse_other_source<T: Serialize>(settings: &Value, other: &T, this: &str, th
 }
 
 /// Why a run with `lr_decay` needs --minutes or --games.
-pub const LR_DECAY: &str = "--lr-decay anneals the learning rate over the run";
+const LR_DECAY: &str = "--lr-decay anneals the learning rate over the run";
+
+/// `options` for a run whose learning rate anneals over its length where `lr_decay`: such a
+/// run needs --minutes or --games.
+fn annealed(options: &RunOptions, lr_decay: bool) -> RunOptions {
+    RunOptions { needs_limit: options.needs_limit.or(lr_decay.then_some(LR_DECAY)), ..options.clone() }
+}
 
 /// The trainers [`train`] runs by name.
 pub const TRAINERS: &[&str] = &["az", "td", "value", "dqn", "ppo", "vae", "rootstrap", "treestrap", "tdleaf"];
@@ -710,10 +716,7 @@ pub fn train<G: Game>(
             base.threads = threads;
             let config = with_settings(&base, &settings)?;
             config.check()?;
-            let mut options = RunOptions {
-                needs_limit: options.needs_limit.or(config.lr_decay.then_some(LR_DECAY)),
-                ..options.clone()
-            };
+            let mut options = annealed(options, config.lr_decay);
             if kind == "value" && options.games.is_none() && options.minutes.is_none() {
                 options.games = Some(VALUE_GAMES);
             }
@@ -738,20 +741,14 @@ pub fn train<G: Game>(
             let base = crate::dqn::DqnConfig { seed, threads, ..crate::dqn::DqnConfig::report(&spec) };
             let config = with_settings(&base, &settings)?;
             config.check()?;
-            let options = RunOptions {
-                needs_limit: options.needs_limit.or(config.lr_decay.then_some(LR_DECAY)),
-                ..options.clone()
-            };
+            let options = annealed(options, config.lr_decay);
             run(game, &options, |r| crate::dqn::DqnRun::new(game.clone(), config, r), hooks)
         }
         "ppo" => {
             let base = crate::ppo::PpoConfig { seed, threads, ..crate::ppo::PpoConfig::report(&spec) };
             let config = with_settings(&base, &settings)?;
             config.check()?;
-            let options = RunOptions {
-                needs_limit: options.needs_limit.or(config.lr_decay.then_some(LR_DECAY)),
-                ..options.clone()
-            };
+            let options = annealed(options, config.lr_decay);
             run(game, &options, |r| crate::ppo::PpoRun::new(game.clone(), config, r), hooks)
         }
         "vae" => {

@@ -433,16 +433,10 @@ impl TdConfig {
     /// annealed over the run, Huber or squared value loss, no policy or auxiliary heads.
     pub fn train(&self) -> TrainConfig {
         TrainConfig {
-            lr: self.lr,
-            weight_decay: self.weight_decay,
-            clip_norm: self.clip,
             clip_global: self.clip_global,
-            warmup: 1,
-            decay: if self.lr_decay { 0 } else { u64::MAX / 4 },
             value_weight: 1.0,
-            ownership_weight: 0.0,
-            score_weight: 0.0,
             huber: (self.huber > 0.0).then_some(self.huber),
+            ..crate::rl::head_optimiser(self.lr, self.lr_decay, self.weight_decay, self.clip)
         }
     }
 
