@@ -380,3 +380,26 @@ fn every_trainer_keeps_one_layout_and_resumes() {
         }
     }
 }
+
+/// A run directory whose stored settings hold one this meeple does not take (an older meeple's
+/// shape) is not resumed, and the message says why and names it.
+#[test]
+fn a_run_with_settings_of_another_shape_is_not_resumed() {
+    let d = dir("shape");
+    let out = d.join("td");
+    let o = out.to_str().unwrap();
+    let args = ["train", "td", "tictactoe", "--net", "mlp:layers=1,width=16", "--parallel", "2", "--eval-minutes", "0"];
+    let r = meeple(&[&args[..], &["--games", "4", "--out", o]].concat());
+    assert!(r.status.success(), "{}", text(&r));
+    let run = out.join("run.json");
+    let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+    json["settings"]["train"] = serde_json::json!({"lr": 5e-5});
+    std::fs::write(&run, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let r = meeple(&[&args[..], &["--games", "8", "--out", o, "--resume"]].concat());
+    assert!(!r.status.success());
+    assert!(
+        text(&r).contains("written by an older meeple") && text(&r).contains("(train, which td does not take)"),
+        "{}",
+        text(&r)
+    );
+}

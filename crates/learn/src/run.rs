@@ -327,7 +327,8 @@ pub fn settings_difference(stored: &Value, now: &Value, flags: &[(&str, &str)], 
     let named = flags.iter().filter(|(path, _)| !may_change.contains(path)).find_map(|(path, _)| {
         let pointer = format!("/{}", path.replace('.', "/"));
         let (x, y) = (stored.pointer(&pointer), now.pointer(&pointer));
-        (x != y).then(|| {
+        let unrecorded_and_off = x.is_none() && y.is_none_or(off);
+        (x != y && !unrecorded_and_off).then(|| {
             let show = |v: Option<&Value>| v.map_or("nothing".to_string(), |v| v.to_string());
             (path.to_string(), show(x), show(y))
         })
@@ -442,9 +443,25 @@ pub fn run<G: Game, L: Learner>(
                 learner.name()
             )));
         }
-        if let Some(why) =
-            settings_difference(&file.settings, &learner.settings(), learner.flags(), learner.may_change())
-        {
+        let now = learner.settings();
+        // Settings this meeple does not know: the run was written by one that kept them otherwise.
+        let unknown: Vec<&String> = file
+            .settings
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
+            .filter(|k| now.get(k.as_str()).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            return Err(LearnError::Config(format!(
+                "cannot resume the run in '{}': it was written by an older meeple that kept its settings otherwise \
+                 ({}, which {} does not take); start a new run with another --out",
+                options.out.display(),
+                unknown.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", "),
+                learner.name()
+            )));
+        }
+        if let Some(why) = settings_difference(&file.settings, &now, learner.flags(), learner.may_change()) {
             return Err(LearnError::Config(format!(
                 "cannot resume the run in '{}': it was made with {why}; resume with the same settings, or start a new \
                  run with another --out",

@@ -1555,9 +1555,13 @@ mod tests {
         let now = serde_json::to_value(&config).unwrap();
         let mut older = now.clone();
         older.as_object_mut().unwrap().remove("value_mix_warmup");
+        // By the walk over every setting, and by the flags a run names first.
+        let named = &[("value_mix_warmup", "--value-mix-warmup")];
         assert_eq!(crate::run::settings_difference(&older, &now, &[], &[]), None);
+        assert_eq!(crate::run::settings_difference(&older, &now, named, &[]), None);
         config.value_mix_warmup = 3;
         let now = serde_json::to_value(&config).unwrap();
+        assert!(crate::run::settings_difference(&older, &now, named, &[]).is_some());
         let differs = crate::run::settings_difference(&older, &now, &[], &[]).unwrap();
         assert!(differs.starts_with("--value-mix-warmup"), "{differs}");
     }
