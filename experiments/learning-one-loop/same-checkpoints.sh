@@ -12,6 +12,6 @@ q $B train value tictactoe --games 40 --net mlp:layers=1,width=16 --eval-minutes
 q $B train value tictactoe --data search --searcher mcts:iters=30 --min-visits 2 --games 6 --epochs 2 --net mlp:layers=1,width=16 --eval-minutes 0 --threads 1 --seed 3 --out vq
 q $B train vae tictactoe --games 20 --epochs 2 --hidden 16 --latent 4 --threads 1 --seed 3 --out vae
 q $B train treestrap santorini --eval linear8 --depth 1 --games 3 --seed 3 --out ts
-q $B train az tictactoe --steps 6 --threads 1 --net mlp:layers=1,width=16 --sims 8 --games 16 --batch 32 --eval-every 0 --out az
-q $B train az tictactoe --steps 6 --threads 1 --net mlp:layers=1,width=16 --sims 8 --games 16 --batch 32 --eval-every 0 --root puct --forced-playouts 2 --random-opening-share 0.5 --lr 1e-3 --out az2
+q $B train az tictactoe --steps 6 --threads 1 --net mlp:layers=1,width=16 --sims 8 --games-per-generation 16 --batch 32 --eval-every 0 --seed 0 --out az
+q $B train az tictactoe --steps 6 --threads 1 --net mlp:layers=1,width=16 --sims 8 --games-per-generation 16 --batch 32 --eval-every 0 --seed 0 --root puct --forced-playouts 2 --random-opening-share 0.5 --lr 1e-3 --out az2
 python3 "$H/learned-hash.py" dqn dqn2 ppo ppo2 td vs vq vae ts az az2

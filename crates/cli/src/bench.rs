@@ -141,20 +141,20 @@ fn bench_network<G: Game>(game: &G, args: &BenchArgs) -> Result<Option<NetBench>
         }
         (None, Some(spec)) => {
             let spec = if spec == "default" {
-                meeple_learn::train::default_config(game, 64, 0, threads).net
+                meeple_learn::az::train::default_config(game, 64, 0, threads).net
             } else {
                 spec.clone()
             };
-            meeple_learn::train::fresh_network(game, &spec, args.seed, threads).map_err(|e| anyhow::anyhow!(e))?
+            meeple_learn::az::train::fresh_network(game, &spec, args.seed, threads).map_err(|e| anyhow::anyhow!(e))?
         }
         (None, None) => return Ok(None),
     };
     let config = net.config().clone();
     let seconds = args.seconds;
-    let per = |batch| meeple_learn::train::evaluations_per_second(game, &net, batch, seconds);
+    let per = |batch| meeple_learn::az::train::evaluations_per_second(game, &net, batch, seconds);
     let (b1, b64) = (per(1).map_err(|e| anyhow::anyhow!(e))?, per(64).map_err(|e| anyhow::anyhow!(e))?);
     // Self-play: 64 games in flight, the default search, for about `seconds`.
-    let mut sp = meeple_learn::train::default_config(game, 64, args.seed, threads).selfplay;
+    let mut sp = meeple_learn::az::train::default_config(game, 64, args.seed, threads).selfplay;
     sp.in_flight = 64;
     let start = Instant::now();
     let (mut games, mut positions, mut evals, mut round) = (0u64, 0u64, 0u64, 0u64);

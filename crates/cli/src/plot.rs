@@ -634,7 +634,7 @@ mod tests {
 
     #[test]
     fn a_generation_that_did_not_train_is_no_point_of_the_curves() {
-        use meeple_learn::train::GenerationMetrics;
+        use meeple_learn::az::train::GenerationMetrics;
         // Lines of both schemas: the flat one older runs wrote, and the typed one.
         let line = |generation: u64, samples_per_second: f64, loss: f64| {
             let m = GenerationMetrics {

@@ -24,7 +24,7 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     let d = dir("run");
     let out = d.join("ttt");
     let o = out.to_str().unwrap();
-    let common = ["--net", "mlp:layers=1,width=32", "--sims", "8", "--games", "16", "--batch", "32"];
+    let common = ["--net", "mlp:layers=1,width=32", "--sims", "8", "--games-per-generation", "16", "--batch", "32"];
     let eval = ["--eval-every", "1", "--eval-games", "4", "--eval-sims", "4", "--ladder", "random"];
     let mut args = vec!["train", "az", "tictactoe", "--steps", "6", "--out", o, "--threads", "1"];
     args.extend(common);
@@ -95,11 +95,14 @@ fn bad_training_arguments_are_refused() {
     let o = d.join("x");
     let o = o.to_str().unwrap();
     for (args, wanted) in [
-        (vec!["train", "az", "tictactoe", "--out", o], "--minutes"),
+        (vec!["train", "az", "tictactoe", "--out", o], "--minutes M, --games N or --steps N"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--sims", "0", "--out", o], "--sims"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--net", "resnet:blocks=999", "--out", o], "blocks"),
         (vec!["train", "az", "tictactoe", "--minutes=-1", "--out", o], "--minutes"),
-        (vec!["train", "az", "tictactoe", "--steps", "1", "--games", "0", "--out", o], "--games"),
+        (
+            vec!["train", "az", "tictactoe", "--steps", "1", "--games-per-generation", "0", "--out", o],
+            "--games-per-generation",
+        ),
         (vec!["train", "az", "nogame", "--steps", "1", "--out", o], "nogame"),
         (vec!["train", "az", "tictactoe", "--steps", "1", "--random-opening-share", "1.5", "--out", o], "0 to 1"),
         (
@@ -252,18 +255,11 @@ fn every_trainer_keeps_one_layout_and_resumes() {
     let strap = ["--depth", "1", "--opening-plies", "2"];
     type Case<'a> = (&'a str, &'a str, Vec<&'a str>, &'a str, &'a str, &'a str);
     let cases: Vec<Case<'_>> = vec![
-        (
-            "td",
-            "tictactoe",
-            [&net[..], &["--eval-minutes", "0", "--parallel", "2"]].concat(),
-            "--lr",
-            "0.01",
-            "--games",
-        ),
+        ("td", "tictactoe", [&net[..], &["--eval-every", "0", "--parallel", "2"]].concat(), "--lr", "0.01", "--games"),
         (
             "dqn",
             "tictactoe",
-            [&net[..], &["--eval-minutes", "0", "--parallel", "2", "--learning-starts", "8", "--batch", "8"]].concat(),
+            [&net[..], &["--eval-every", "0", "--parallel", "2", "--learning-starts", "8", "--batch", "8"]].concat(),
             "--lr",
             "0.01",
             "--games",
@@ -271,7 +267,7 @@ fn every_trainer_keeps_one_layout_and_resumes() {
         (
             "ppo",
             "tictactoe",
-            [&net[..], &["--eval-minutes", "0", "--parallel", "2", "--rollout", "16"]].concat(),
+            [&net[..], &["--eval-every", "0", "--parallel", "2", "--rollout", "16"]].concat(),
             "--lr",
             "0.01",
             "--games",
@@ -287,16 +283,25 @@ fn every_trainer_keeps_one_layout_and_resumes() {
         (
             "value",
             "tictactoe",
-            [
-                &net[..],
-                &["--data", "search", "--searcher", "mcts:iters=30", "--min-visits", "2", "--eval-minutes", "0"],
-            ]
-            .concat(),
+            [&net[..], &["--data", "search", "--searcher", "mcts:iters=30", "--min-visits", "2", "--eval-every", "0"]]
+                .concat(),
             "--opening-plies",
             "3",
             "--epochs",
         ),
         ("vae", "tictactoe", vec!["--hidden", "16", "--latent", "4"], "--lr", "0.01", "--epochs"),
+        (
+            "az",
+            "tictactoe",
+            [
+                &net[..],
+                &["--sims", "4", "--games-per-generation", "4", "--batch", "16", "--window", "16", "--eval-every", "0"],
+            ]
+            .concat(),
+            "--lr",
+            "0.01",
+            "--games",
+        ),
         ("rootstrap", "santorini", strap.to_vec(), "--lr", "0.001", "--games"),
         ("treestrap", "santorini", strap.to_vec(), "--win-value", "5", "--games"),
         ("tdleaf", "santorini", strap.to_vec(), "--lambda", "0.5", "--games"),
@@ -388,7 +393,7 @@ fn a_run_with_settings_of_another_shape_is_not_resumed() {
     let d = dir("shape");
     let out = d.join("td");
     let o = out.to_str().unwrap();
-    let args = ["train", "td", "tictactoe", "--net", "mlp:layers=1,width=16", "--parallel", "2", "--eval-minutes", "0"];
+    let args = ["train", "td", "tictactoe", "--net", "mlp:layers=1,width=16", "--parallel", "2", "--eval-every", "0"];
     let r = meeple(&[&args[..], &["--games", "4", "--out", o]].concat());
     assert!(r.status.success(), "{}", text(&r));
     let run = out.join("run.json");
@@ -402,4 +407,49 @@ fn a_run_with_settings_of_another_shape_is_not_resumed() {
         "{}",
         text(&r)
     );
+}
+
+/// `--eval-every N` counts the trainer's rounds as its checkpoints are numbered: a td run that
+/// plays four games a round (the last cut to the two left) passes a multiple of three at 4 and
+/// at 6, and keeps both checkpoints (a rule of exact multiples would keep only the second).
+#[test]
+fn a_count_cadence_evaluates_each_time_the_run_passes_a_multiple() {
+    let d = dir("cadence");
+    let out = d.join("td");
+    let args = [
+        "train",
+        "td",
+        "tictactoe",
+        "--net",
+        "mlp:layers=1,width=16",
+        "--parallel",
+        "4",
+        "--games",
+        "6",
+        "--eval-every",
+        "3",
+        "--eval-games",
+        "2",
+        "--ladder",
+        "random",
+        "--equal-time",
+        "none",
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let r = meeple(&args);
+    assert!(r.status.success(), "{}", text(&r));
+    let mut kept: Vec<String> = std::fs::read_dir(out.join("ckpt"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("games-") && n.ends_with(".safetensors"))
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["games-4.safetensors", "games-6.safetensors"], "{}", text(&r));
+    let lines = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    assert_eq!(lines.matches("\"event\":\"evaluation\"").count(), 2, "{lines}");
+    let bad = meeple(&["train", "td", "tictactoe", "--eval-every", "5x", "--out", out.to_str().unwrap()]);
+    assert!(!bad.status.success() && text(&bad).contains("give 0 (never), a time like 90s"), "{}", text(&bad));
 }

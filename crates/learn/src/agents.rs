@@ -5,7 +5,7 @@
 //! `mcts:playout=(policy:model=F,temperature=1)`, `alphabeta:depth=4,eval=(net:model=F)`.
 
 use crate::Evaluator;
-use crate::search::{Root, Search, SearchConfig};
+use crate::az::search::{Root, Search, SearchConfig};
 use meeple_game::{
     Action, Agent, AgentInfo, BoxedAgent, Budget, Error, Game, ParamInfo, Rng, Spec, State, rng_from_seed,
 };
@@ -598,7 +598,7 @@ impl<S: State> AzAgent<S> {
                         if self.resample { leaf.determinize_open(searcher, &mut self.rng) } else { leaf.clone() };
                     let end = rollout.play(start, &mut self.rng);
                     let reward = rollout.reward(&end);
-                    let margins = if self.rollout_score > 0.0 { crate::train::margin_values(&end) } else { None };
+                    let margins = if self.rollout_score > 0.0 { crate::az::train::margin_values(&end) } else { None };
                     // Mover first, as the network gives its values.
                     for k in 0..reward.len() {
                         let p = (mover + k) % reward.len();

@@ -4,27 +4,24 @@
 //! search crate never knows a network.
 
 pub mod agents;
+pub mod az;
 pub mod dqn;
 pub mod flags;
-pub mod gumbel;
 pub mod ladder;
 pub mod metrics;
 pub mod ppo;
 pub mod replay;
 pub mod rl;
 pub mod run;
-pub mod search;
-pub mod selfplay;
 pub mod strap;
 pub mod td;
-pub mod train;
 pub mod vae;
 pub mod value;
 pub mod vecenv;
 
 pub use agents::{AGENTS, EVALUATORS, NetValue, agent_infos, evaluator_infos, extension, make_agent};
-pub use search::{Root, Search, SearchConfig, SearchResult, Step};
-pub use selfplay::{
+pub use az::search::{Root, Search, SearchConfig, SearchResult, Step};
+pub use az::selfplay::{
     Position, SelfPlayConfig, SelfPlayGame, SelfPlayStats, self_play, self_play_until, teacher_play_until,
 };
 

@@ -15,7 +15,7 @@ use std::path::Path;
 /// The schema this meeple writes; it reads this one and 0.
 pub const SCHEMA: u32 = 1;
 
-/// The stats an AlphaZero generation logs, in the order [`crate::train::GenerationMetrics`]
+/// The stats an AlphaZero generation logs, in the order [`crate::az::train::GenerationMetrics`]
 /// gives them (and under the names its flat lines used before the schema).
 pub(crate) const AZ_STATS: [&str; 9] = [
     "window",
@@ -186,7 +186,7 @@ mod tests {
         assert_eq!(m.figures["entropy"], 1.9);
         assert_eq!(m.stats["lr"], 0.002);
         // A generation written now carries the same figures under the same names.
-        let g: crate::train::GenerationMetrics = serde_json::from_str(old).unwrap();
+        let g: crate::az::train::GenerationMetrics = serde_json::from_str(old).unwrap();
         let typed = g.to_metrics();
         assert_eq!((&typed.losses, &typed.figures, &typed.stats), (&m.losses, &m.figures, &m.stats));
         assert_eq!((typed.schema, typed.episodes, typed.trained), (SCHEMA, 384, true));

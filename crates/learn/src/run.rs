@@ -110,6 +110,10 @@ pub trait Learner {
     fn may_change(&self) -> &'static [&'static str] {
         &[]
     }
+    /// How often the run is evaluated unless told (`--eval-every`).
+    fn evaluate_every(&self) -> Every {
+        Every::Minutes(10.0)
+    }
     /// The flags behind settings not named the usual way (see [`settings_difference`]), for
     /// messages: `("train.decay", "--lr-decay")`; those first when several settings differ.
     fn flags(&self) -> &'static [(&'static str, &'static str)] {
@@ -162,10 +166,9 @@ pub struct RunOptions {
     pub seed: u64,
     /// Threads for the evaluations.
     pub threads: usize,
-    /// Evaluate against the ladder, keeping a checkpoint, every this many minutes (0: never).
-    pub eval_minutes: f64,
-    /// Or every this many rounds (generations): the round's [`Learner::generation`] a multiple.
-    pub eval_every: Option<u64>,
+    /// How often to evaluate against the ladder, keeping that checkpoint (`None`: the
+    /// trainer's own [`Learner::evaluate_every`]).
+    pub eval: Option<Every>,
     /// Random plies that open each evaluation game (`None`: the ladder's default).
     pub eval_opening_plies: Option<usize>,
     /// Whether the checkpoints kept on that cadence play the ladder (false: only kept).
@@ -197,8 +200,7 @@ impl RunOptions {
             steps: None,
             seed: 1,
             threads: 1,
-            eval_minutes: 0.0,
-            eval_every: None,
+            eval: None,
             eval_opening_plies: None,
             evaluate_kept: true,
             eval_games: None,
@@ -208,6 +210,54 @@ impl RunOptions {
             commands: Vec::new(),
             needs_limit: None,
             export: None,
+        }
+    }
+}
+
+/// How often a run plays its ladder, keeping that checkpoint (`--eval-every`): never, every
+/// so many minutes, or every so many of the trainer's rounds as its checkpoints are numbered
+/// ([`Learner::generation`]: AlphaZero's generations, the epochs of `vae` and `value --data
+/// search`, the other trainers' games).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Every {
+    Never,
+    Minutes(f64),
+    Rounds(u64),
+}
+
+impl std::str::FromStr for Every {
+    type Err = String;
+
+    /// `0` or `never`; a time (`90s`, `10m`, `1h`); or a count (`5`).
+    fn from_str(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let why = || {
+            format!(
+                "'{t}': give 0 (never), a time like 90s, 10m or 1h, or a count of rounds like 5 (generations, \
+                 epochs or games as the trainer numbers its checkpoints)"
+            )
+        };
+        if t == "never" {
+            return Ok(Every::Never);
+        }
+        if let Ok(n) = t.parse::<u64>() {
+            return Ok(if n == 0 { Every::Never } else { Every::Rounds(n) });
+        }
+        if t.ends_with(|c: char| c.is_ascii_alphabetic()) {
+            let d = meeple_game::parse_duration(t).ok_or_else(why)?;
+            let minutes = d.as_secs_f64() / 60.0;
+            return Ok(if minutes > 0.0 { Every::Minutes(minutes) } else { Every::Never });
+        }
+        Err(why())
+    }
+}
+
+impl std::fmt::Display for Every {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Every::Never => write!(f, "0"),
+            Every::Minutes(m) => write!(f, "{m}m"),
+            Every::Rounds(n) => write!(f, "{n}"),
         }
     }
 }
@@ -371,7 +421,7 @@ impl Clock {
 
 /// Checks the run directory, builds the learner (`make` gets the checkpoint to resume from),
 /// then plays and trains rounds until a limit or the stop flag; writes a resumable checkpoint
-/// every `save_seconds` and at the end, and evaluates on the ladder every `eval_minutes`
+/// every `save_seconds` and at the end, and evaluates on the ladder at the `eval` cadence
 /// (keeping that checkpoint). Gives the progress it stopped at.
 pub fn run<G: Game, L: Learner>(
     game: &G,
@@ -450,7 +500,7 @@ pub fn run<G: Game, L: Learner>(
             .as_object()
             .into_iter()
             .flat_map(|m| m.keys())
-            .filter(|k| now.get(k.as_str()).is_none())
+            .filter(|k| now.get(k.as_str()).is_none() && !learner.may_change().contains(&k.as_str()))
             .collect();
         if !unknown.is_empty() {
             return Err(LearnError::Config(format!(
@@ -486,10 +536,11 @@ pub fn run<G: Game, L: Learner>(
         commands,
     };
     write_run(&layout, &file)?;
-    let evaluates = options.eval_minutes > 0.0 || options.eval_every.is_some_and(|n| n > 0);
+    let every = options.eval.unwrap_or_else(|| learner.evaluate_every());
+    let evaluates = every != Every::Never;
     if evaluates && learner.agent().is_empty() {
         return Err(LearnError::Config(format!(
-            "a {name} run has no agent to evaluate: give --eval-minutes 0 (and no --ladder)"
+            "a {name} run has no agent to evaluate: give --eval-every 0 (and no --ladder)"
         )));
     }
     let mut ladder = if evaluates && options.evaluate_kept {
@@ -522,7 +573,7 @@ pub fn run<G: Game, L: Learner>(
     };
     let clock = Clock { session: Instant::now(), base: learner.progress().seconds };
     learner.set_limits(options.minutes, options.steps);
-    let mut last_eval = Instant::now();
+    let mut last_eval = (Instant::now(), learner.generation(&learner.progress()));
     let mut last_save = Instant::now();
     let save = |learner: &mut L, file: &mut RunFile, clock: &Clock| -> Result<(), LearnError> {
         learner.set_seconds(clock.seconds());
@@ -583,14 +634,16 @@ pub fn run<G: Game, L: Learner>(
             save(&mut learner, &mut file, &clock)?;
             last_save = Instant::now();
         }
-        let due = match options.eval_every {
-            Some(n) if n > 0 => learner.generation(&p).is_multiple_of(n),
-            _ => options.eval_minutes > 0.0 && last_eval.elapsed().as_secs_f64() >= options.eval_minutes * 60.0,
+        let due = match every {
+            Every::Never => false,
+            Every::Minutes(m) => last_eval.0.elapsed().as_secs_f64() >= m * 60.0,
+            // A round may count many games: due once it passes the next multiple.
+            Every::Rounds(n) => learner.generation(&p) / n > last_eval.1 / n,
         };
         if due {
             let path = layout.kept(&learner.checkpoint_name(&p), ext);
             learner.save(&path, false)?;
-            last_eval = Instant::now();
+            last_eval = (Instant::now(), learner.generation(&p));
             let Some(ladder) = ladder.as_mut() else { continue };
             hooks.evaluating(&p);
             let generation = learner.generation(&p);
@@ -598,7 +651,7 @@ pub fn run<G: Game, L: Learner>(
             let line = Metrics::evaluation(name, generation, p.steps, p.seconds, evaluation.clone());
             write_line(&line)?;
             hooks.evaluated(&p, &evaluation);
-            last_eval = Instant::now();
+            last_eval.0 = Instant::now();
         }
     }
     save(&mut learner, &mut file, &clock)?;
@@ -717,10 +770,10 @@ pub fn train<G: Game>(
     let threads = options.threads.max(1);
     match kind {
         "az" => {
-            let config = crate::train::az_config(game, &settings, seed, threads)?;
+            let config = crate::az::train::az_config(game, &settings, seed, threads)?;
             let dir = options.out.clone();
-            let options = RunOptions { save_seconds: 0.0, eval_every: Some(config.eval_every), ..options.clone() };
-            run(game, &options, |r| crate::train::AzRun::new(game.clone(), config, &dir, r), hooks)
+            let options = RunOptions { save_seconds: 0.0, ..options.clone() };
+            run(game, &options, |r| crate::az::train::AzRun::new(game.clone(), config, &dir, r), hooks)
         }
         "td" | "value" if data.as_deref() != Some("search") => {
             let mut base = if kind == "value" {
@@ -782,7 +835,13 @@ pub fn train<G: Game>(
             };
             let config = with_settings(&base, &settings)?;
             config.check()?;
-            let options = RunOptions { games: None, eval_minutes: 0.0, save_seconds: 0.0, ..options.clone() };
+            if options.eval.is_some_and(|e| e != Every::Never) {
+                return Err(LearnError::Config(
+                    "--eval-every evaluates an agent; an autoencoder plays no games (dqn and ppo read it with --encoder)"
+                        .into(),
+                ));
+            }
+            let options = RunOptions { games: None, eval: Some(Every::Never), save_seconds: 0.0, ..options.clone() };
             run(game, &options, |r| crate::vae::VaeRun::new(game, config, r), hooks)
         }
         "rootstrap" | "treestrap" | "tdleaf" => {
@@ -800,5 +859,28 @@ pub fn train<G: Game>(
             run(game, options, |r| crate::strap::StrapRun::new(game.clone(), config, r), hooks)
         }
         other => Err(LearnError::Config(format!("unknown trainer '{other}'; accepted: {}", TRAINERS.join(", ")))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Every;
+
+    #[test]
+    fn the_evaluation_cadence_reads_never_a_time_or_a_count() {
+        let read = |t: &str| t.parse::<Every>();
+        assert_eq!(read("0"), Ok(Every::Never));
+        assert_eq!(read("never"), Ok(Every::Never));
+        assert_eq!(read("5"), Ok(Every::Rounds(5)));
+        assert_eq!(read("10m"), Ok(Every::Minutes(10.0)));
+        assert_eq!(read("90s"), Ok(Every::Minutes(1.5)));
+        assert_eq!(read("1h"), Ok(Every::Minutes(60.0)));
+        for bad in ["", "-1", "1.5", "5x", "m", "NaN"] {
+            let err = read(bad).unwrap_err();
+            assert!(err.contains("give 0 (never), a time like 90s"), "{bad}: {err}");
+        }
+        for every in [Every::Never, Every::Rounds(3), Every::Minutes(2.5)] {
+            assert_eq!(read(&every.to_string()), Ok(every));
+        }
     }
 }

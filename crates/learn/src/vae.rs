@@ -437,6 +437,11 @@ impl crate::run::Learner for VaeRun {
         &[("players", "--player")]
     }
 
+    /// An autoencoder plays no games.
+    fn evaluate_every(&self) -> crate::run::Every {
+        crate::run::Every::Never
+    }
+
     fn may_change(&self) -> &'static [&'static str] {
         &["epochs"]
     }

@@ -4,7 +4,7 @@
 
 use meeple_game::{Game, State, derive_seed, rng_from_seed};
 use meeple_games::TicTacToe;
-use meeple_learn::train::{AzConfig, GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
+use meeple_learn::az::train::{AzConfig, GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -62,7 +62,7 @@ fn dir(name: &str) -> PathBuf {
 fn save_untrained<G: Game>(game: &G, dir: &Path, net: &str, seed: u64) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("untrained.safetensors");
-    let net = meeple_learn::train::fresh_network(game, net, seed, 1).unwrap();
+    let net = meeple_learn::az::train::fresh_network(game, net, seed, 1).unwrap();
     let sidecar = meeple_nn::Sidecar {
         format: meeple_nn::SIDECAR_FORMAT,
         net: net.config().clone(),
@@ -86,7 +86,6 @@ fn small(seed: u64) -> AzConfig {
     c.window = 20_000;
     c.train.warmup = 20;
     c.train.decay = 2_000;
-    c.eval_every = 0;
     c
 }
 
@@ -169,11 +168,14 @@ fn the_same_seed_gives_the_same_checkpoint_and_runs_resume() {
     let more = RunLimit { seconds: None, steps: Some(12) };
     let resumed = train(&TicTacToe, &config, more, &a, true, &mut hooks).unwrap();
     assert!(resumed.steps >= 12 && resumed.generation > 1, "{resumed:?}");
-    // How often it is evaluated may change; what it trains may not.
-    let mut other = config.clone();
-    other.eval_every = config.eval_every + 3;
+    // A run written when the evaluation cadence was among the settings still resumes.
+    let run_json = a.join("run.json");
+    let mut file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
+    file["settings"]["eval_every"] = serde_json::json!(5);
+    std::fs::write(&run_json, file.to_string()).unwrap();
     let again = RunLimit { seconds: None, steps: Some(14) };
-    assert!(train(&TicTacToe, &other, again, &a, true, &mut hooks).unwrap().steps >= 14);
+    assert!(train(&TicTacToe, &config, again, &a, true, &mut hooks).unwrap().steps >= 14);
+    // What it trains may not change.
     let mut other = config.clone();
     other.batch = 64;
     let err = train(&TicTacToe, &other, more, &a, true, &mut hooks).unwrap_err().to_string();
@@ -297,7 +299,7 @@ fn learned_names_reach_every_registry_and_bad_models_are_named() {
 #[test]
 fn random_openings_are_unsearched_seeded_and_replayable() {
     use meeple_games::Connect4;
-    use meeple_learn::{Uniform, self_play, selfplay::replay_states};
+    use meeple_learn::{Uniform, az::selfplay::replay_states, self_play};
     let game = Connect4::default();
     let eval = Uniform { input: game.observation_shape().iter().product(), actions: game.num_actions(), seats: 2 };
     let mut config = default_config(&game, 8, 0, 1).selfplay;
@@ -336,7 +338,7 @@ fn self_play_workers_share_the_games_and_play_each_from_its_own_seed() {
     use meeple_learn::self_play_until;
     let game = Connect4::default();
     // A real (fresh) network, so that the moves depend on what each leaf is evaluated to.
-    let net = meeple_learn::train::fresh_network(&game, "resnet:blocks=1,channels=8", 3, 2).unwrap();
+    let net = meeple_learn::az::train::fresh_network(&game, "resnet:blocks=1,channels=8", 3, 2).unwrap();
     let mut config = default_config(&game, 16, 0, 2).selfplay;
     config.in_flight = 8;
     config.random_opening_share = 0.5;
@@ -404,7 +406,6 @@ fn a_score_head_learns_the_final_margin_and_its_network_plays() {
     config.selfplay.in_flight = 16;
     config.min_window = 64;
     config.batch = 64;
-    config.eval_every = 0;
     let d = dir("score");
     let mut hooks = Quiet { generations: Vec::new() };
     train(&game, &config, RunLimit { seconds: None, steps: Some(60) }, &d, false, &mut hooks).unwrap();
@@ -432,7 +433,7 @@ fn a_score_head_learns_the_final_margin_and_its_network_plays() {
 
 #[test]
 fn a_teacher_plays_every_seat_with_its_visits_or_its_moves_and_the_results_as_targets() {
-    use meeple_learn::selfplay::replay_states;
+    use meeple_learn::az::selfplay::replay_states;
     use meeple_learn::teacher_play_until;
     let game = TicTacToe;
     let mut config = default_config(&game, 8, 0, 1).selfplay;
@@ -528,7 +529,7 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
     eprintln!("the network alone against random over 100 games: +{w} ={dr} -{l}");
     assert!(w > 5 * l.max(1), "+{w} ={dr} -{l}");
     // The run's settings say so, and a resume keeps them.
-    let stored: AzConfig = meeple_learn::train::read_config(&d).unwrap();
+    let stored: AzConfig = meeple_learn::az::train::read_config(&d).unwrap();
     assert_eq!((stored.teacher.as_deref(), stored.teacher_generations), (Some("alphabeta:depth=9"), 10));
     let mut other = config.clone();
     other.teacher_generations = 11;

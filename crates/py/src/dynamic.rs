@@ -52,7 +52,7 @@ pub trait DynGame: Send + Sync {
         &self,
         shards: &[std::path::PathBuf],
         net: &meeple_nn::NetConfig,
-        target: meeple_learn::train::ValueTarget,
+        target: meeple_learn::az::train::ValueTarget,
         size: usize,
         seed: u64,
     ) -> Result<meeple_nn::Batch, String>;
@@ -175,19 +175,19 @@ impl<G: Game> DynGame for GameBox<G> {
         threads: usize,
         out: &std::path::Path,
     ) -> Result<(u64, u64, f64), String> {
-        let s =
-            meeple_learn::train::play_external(&self.0, run, games, seed, threads, out).map_err(|e| e.to_string())?;
+        let s = meeple_learn::az::train::play_external(&self.0, run, games, seed, threads, out)
+            .map_err(|e| e.to_string())?;
         Ok((s.games, s.positions, s.seconds))
     }
     fn shard_batch(
         &self,
         shards: &[std::path::PathBuf],
         net: &meeple_nn::NetConfig,
-        target: meeple_learn::train::ValueTarget,
+        target: meeple_learn::az::train::ValueTarget,
         size: usize,
         seed: u64,
     ) -> Result<meeple_nn::Batch, String> {
-        meeple_learn::train::batch_from_shards(&self.0, shards, net, target, size, seed).map_err(|e| e.to_string())
+        meeple_learn::az::train::batch_from_shards(&self.0, shards, net, target, size, seed).map_err(|e| e.to_string())
     }
     fn replay(&self, record: &GameRecord) -> Result<Vec<Box<dyn DynState>>, Error> {
         Ok(replay(&self.0, record)?.into_iter().map(|s| Box::new(s) as Box<dyn DynState>).collect())

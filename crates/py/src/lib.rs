@@ -628,11 +628,12 @@ impl meeple_learn::run::Hooks for PyHooks<'_> {
 /// `game` into the run directory `out`, as `meeple train KIND` does: the same layout
 /// (`run.json`, `metrics.jsonl`, `ckpt/last.*`), resume, limits and checks. The keyword
 /// settings are the trainer's config's (`lr`, `net`, `train={"lr": ...}`, ...; an unknown one
-/// is refused with the accepted ones). `progress(games, steps, seconds, figures)` is called
+/// is refused with the accepted ones). `eval_every` is `--eval-every`: 0, a time ("10m") or a
+/// count of rounds (None: the trainer's default). `progress(games, steps, seconds, figures)` is called
 /// after each round; Ctrl-C stops after the round with a checkpoint, then raises
 /// KeyboardInterrupt. Gives the progress reached, as `run.json` keeps it.
 #[pyfunction]
-#[pyo3(signature = (kind, game, out, *, resume = false, minutes = None, games = None, steps = None, seed = 1, threads = 1, eval_minutes = 0.0, eval_games = None, ladder = None, export = None, progress = None, **settings))]
+#[pyo3(signature = (kind, game, out, *, resume = false, minutes = None, games = None, steps = None, seed = 1, threads = 1, eval_every = None, eval_games = None, ladder = None, export = None, progress = None, **settings))]
 #[allow(clippy::too_many_arguments)]
 fn train<'py>(
     py: Python<'py>,
@@ -645,7 +646,7 @@ fn train<'py>(
     steps: Option<u64>,
     seed: u64,
     threads: usize,
-    eval_minutes: f64,
+    eval_every: Option<Bound<'py, PyAny>>,
     eval_games: Option<usize>,
     ladder: Option<Vec<String>>,
     export: Option<std::path::PathBuf>,
@@ -653,9 +654,18 @@ fn train<'py>(
     settings: Option<&Bound<'py, pyo3::types::PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = limits::check_threads("threads", threads).map_err(value_error)?;
-    if minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) || !(eval_minutes.is_finite() && eval_minutes >= 0.0) {
-        return Err(PyValueError::new_err("minutes must be a positive number and eval_minutes 0 or more"));
+    if minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+        return Err(PyValueError::new_err("minutes must be a positive number"));
     }
+    let eval = match eval_every {
+        None => None,
+        Some(e) => Some(
+            e.str()?
+                .to_string()
+                .parse::<meeple_learn::run::Every>()
+                .map_err(|why| PyValueError::new_err(format!("eval_every={why}")))?,
+        ),
+    };
     let g = make_game(game).map_err(value_error)?;
     let settings: serde_json::Value = match settings {
         Some(d) => {
@@ -671,7 +681,7 @@ fn train<'py>(
         steps,
         seed,
         threads,
-        eval_minutes,
+        eval,
         eval_games,
         ladder: ladder.unwrap_or_default(),
         commands: vec![format!("meeple.train({kind:?}, {game:?}, {:?}, ...)", out.display().to_string())],
@@ -822,7 +832,7 @@ fn shard_batch<'py>(
     if size == 0 || size > MAX_SHARD_BATCH {
         return Err(PyValueError::new_err(format!("size {size}: give 1 to {MAX_SHARD_BATCH} positions")));
     }
-    let target = meeple_learn::train::ValueTarget::new(value_mix, value_lambda)
+    let target = meeple_learn::az::train::ValueTarget::new(value_mix, value_lambda)
         .and_then(|t| t.with_score(value_score))
         .map_err(|e| PyValueError::new_err(format!("value_mix, value_lambda, value_score: {e}")))?;
     let batch = py.detach(|| game.shard_batch(&shards, &net, target, size, seed)).map_err(PyValueError::new_err)?;

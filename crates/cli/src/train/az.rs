@@ -5,10 +5,10 @@ use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_game::{Game, limits};
+use meeple_learn::az::train::{AzConfig, AzRun, GenerationMetrics, Generations, Hooks, RunDir, read_progress};
 use meeple_learn::flags::Given;
 use meeple_learn::ladder::Evaluation;
 use meeple_learn::metrics::{Event, Metrics};
-use meeple_learn::train::{AzConfig, AzRun, GenerationMetrics, Generations, Hooks, RunDir, read_progress};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,61 +35,23 @@ pub struct AzArgs {
     /// With --selfplay external: the directory the players write shards into (made if missing).
     #[arg(long, value_name = "DIR")]
     shards: Option<PathBuf>,
-    /// Stop after this many minutes of training (this session and earlier ones together).
-    #[arg(long, value_name = "M")]
-    minutes: Option<f64>,
-    /// Stop after this many optimiser steps.
-    #[arg(long, value_name = "N")]
-    steps: Option<u64>,
-    /// The run directory (run.json, metrics.jsonl, selfplay/, ckpt/).
-    #[arg(long, value_name = "DIR", default_value = "runs/az")]
-    out: PathBuf,
-    /// Continue the run in --out from its last checkpoint.
-    #[arg(long)]
-    resume: bool,
-    /// Seed of the whole run: the same seed and one thread give the same run.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Threads for self-play (one worker a thread, each searching and evaluating its own share
-    /// of the games), training and evaluation (default: all cores).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    threads: Option<u64>,
-    /// Games against each ladder opponent per evaluation, a multiple of the seatings (default:
-    /// 20 rounded up to one: 20 for two players, 24 for three or four).
-    #[arg(long)]
-    eval_games: Option<usize>,
     /// Simulations of the evaluated agent.
     #[arg(long, default_value_t = 64)]
     eval_sims: u32,
-    /// Uniformly random plies that open each evaluation game (the same for both seatings of a
-    /// seed): without them a deterministic pair, like the network against alpha-beta, plays
-    /// the same game for every seed.
-    #[arg(long, default_value_t = 2)]
-    eval_opening_plies: usize,
-    /// Ladder opponents (repeat; default: random, mcts:iters=100, mcts:iters=1000, and
-    /// alpha-beta with the game's evaluator where it has one).
-    #[arg(long = "ladder", value_name = "SPEC")]
-    opponents: Vec<String>,
-    /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
-    /// agent spec without time=), so the curves show strength at equal cost; "none" leaves it out.
-    #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
-    equal_time: String,
+    #[command(flatten)]
+    run: super::learner::RunArgs,
 }
 
 pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
-    let threads = match args.threads {
-        Some(t) => limits::check_threads("--threads", usize::try_from(t).unwrap_or(usize::MAX))?,
-        None => limits::cores(),
-    };
     if args.eval_sims == 0 {
         bail!("--eval-sims must be at least 1");
     }
-    if args.minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
-        bail!("--minutes must be a positive number of minutes");
+    let run = &args.run;
+    if run.minutes.is_none() && run.steps.is_none() && run.games.is_none() {
+        bail!("give --minutes M, --games N or --steps N: a training run needs an end");
     }
-    if args.minutes.is_none() && args.steps.is_none() {
-        bail!("give --minutes M or --steps N: a training run needs an end");
-    }
+    let mut options = run.options("az")?;
+    let threads = options.threads;
     let mut settings = args.settings.clone();
     match (args.selfplay, &args.shards) {
         (SelfplayArg::Local, None) => {}
@@ -102,27 +64,13 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
             settings.set("external", serde_json::json!(dir));
         }
     }
-    let config = meeple_learn::train::az_config(game, &settings.json(), args.seed, threads)?;
-    let options = meeple_learn::run::RunOptions {
-        resume: args.resume,
-        minutes: args.minutes,
-        steps: args.steps,
-        seed: args.seed,
-        threads,
-        eval_every: Some(config.eval_every),
-        eval_games: args.eval_games,
-        eval_opening_plies: Some(args.eval_opening_plies),
-        ladder: if args.opponents.is_empty() {
-            meeple_learn::ladder::default_opponents(game)
-        } else {
-            args.opponents.clone()
-        },
-        equal_time: super::learner::equal_time(&args.equal_time),
-        // A generation's checkpoint is written when it ends, as external players need it.
-        save_seconds: 0.0,
-        commands: vec![super::learner::command_line()],
-        ..meeple_learn::run::RunOptions::new(&args.out)
-    };
+    let config = meeple_learn::az::train::az_config(game, &settings.json(), options.seed, threads)?;
+    if options.ladder.is_empty() {
+        options.ladder = meeple_learn::ladder::default_opponents(game);
+    }
+    // A generation's checkpoint is written when it ends, as external players need it.
+    options.save_seconds = 0.0;
+    let out = options.out.clone();
     let agent = format!("az:model={{model}},sims={}", args.eval_sims);
     // The one Ctrl-C handler every trainer shares (a second press ends the process).
     let stop = super::learner::stop_flag()?;
@@ -136,14 +84,14 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         config.selfplay.search.sims,
         config.selfplay.search.root,
         threads,
-        args.out.display(),
-        if args.resume { " (resuming)" } else { "" }
+        out.display(),
+        if options.resume { " (resuming)" } else { "" }
     );
     let mut hooks = CliHooks {
         bar: bar.clone(),
         stop: stop.clone(),
-        last_eval: if args.resume {
-            last_evaluation(&RunDir { root: args.out.clone() }.metrics())
+        last_eval: if options.resume {
+            last_evaluation(&RunDir { root: out.clone() }.metrics())
         } else {
             String::new()
         },
@@ -152,10 +100,10 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     meeple_learn::run::run(
         game,
         &options,
-        |resume| AzRun::new(game.clone(), config.clone(), &args.out, resume).map(|r| r.evaluated_as(&agent)),
+        |resume| AzRun::new(game.clone(), config.clone(), &out, resume).map(|r| r.evaluated_as(&agent)),
         &mut Generations::new(&mut hooks),
     )?;
-    let progress = read_progress(&args.out)?;
+    let progress = read_progress(&out)?;
     bar.finish_and_clear();
     if hooks.generations == 0 && !stop.load(Ordering::SeqCst) {
         eprintln!(
@@ -164,7 +112,7 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
             progress.steps
         );
     }
-    let run = RunDir { root: args.out.clone() };
+    let run = RunDir { root: out.clone() };
     println!(
         "{} generations, {} games, {} positions, {} steps in {:.1} min{}; model {}",
         progress.generation,
@@ -258,7 +206,7 @@ impl Hooks for CliHooks {
 #[cfg(test)]
 mod tests {
     use super::{last_evaluation, status_line};
-    use meeple_learn::train::GenerationMetrics;
+    use meeple_learn::az::train::GenerationMetrics;
 
     #[test]
     fn a_resumed_run_shows_its_last_evaluation() {

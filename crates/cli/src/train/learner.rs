@@ -9,7 +9,7 @@ use meeple_game::Game;
 use meeple_learn::LearnError;
 use meeple_learn::flags::{Given, Settings};
 use meeple_learn::ladder::Evaluation;
-use meeple_learn::run::{Hooks, Learner, Progress, Round, RunOptions, run};
+use meeple_learn::run::{Every, Hooks, Learner, Progress, Round, RunOptions, run};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -129,13 +129,7 @@ impl<T: Settings + Send + Sync + 'static> LearnerArgs<T> {
 
     /// Runs trainer `kind` with the settings given, in `--out` or `runs/KIND`.
     pub fn run<G: Game>(&self, game: &G, kind: &str) -> Result<()> {
-        let threads = meeple_game::limits::check_threads("--threads", self.run.threads)?;
-        if kind == "vae" && self.run.eval_minutes.is_some_and(|m| m > 0.0) {
-            anyhow::bail!(
-                "--eval-minutes evaluates an agent; an autoencoder plays no games (dqn and ppo read it with --encoder)"
-            );
-        }
-        drive_named(game, kind, &self.settings.json(), &self.run.options(&self.run.out(kind), threads, false))
+        drive_named(game, kind, &self.settings.json(), &self.run.options(kind)?)
     }
 }
 
@@ -165,13 +159,26 @@ pub struct RunArgs {
     /// Stop after this many minutes (this session and earlier ones together).
     #[arg(long, value_name = "M")]
     pub minutes: Option<f64>,
-    /// Evaluate against the ladder (and keep a checkpoint in ckpt/) every this many minutes;
-    /// 0 never.
-    #[arg(long, value_name = "M")]
+    /// Stop after this many optimiser steps.
+    #[arg(long, value_name = "N")]
+    pub steps: Option<u64>,
+    /// Evaluate against the ladder, keeping that checkpoint in ckpt/: a time (`90s`, `10m`,
+    /// `1h`), a count of the trainer's rounds as its checkpoints are numbered (`5`: every fifth
+    /// generation of az, epoch of vae and value --data search, game of the others), or 0 for
+    /// never. Default: az every 5 generations, rootstrap/treestrap/tdleaf and vae never, the
+    /// others every 10m. A resumed run may change it.
+    #[arg(long, value_name = "EVERY", value_parser = clap::value_parser!(Every))]
+    pub eval_every: Option<Every>,
+    /// The same as --eval-every Mm (the name commands written by older meeples use).
+    #[arg(long, value_name = "M", hide = true, conflicts_with = "eval_every")]
     pub eval_minutes: Option<f64>,
     /// Games against each ladder opponent per evaluation, a multiple of the seatings.
     #[arg(long, value_name = "N")]
     pub eval_games: Option<usize>,
+    /// Uniformly random plies that open each evaluation game (the same for both seatings of a
+    /// seed): without them a deterministic pair plays the same game for every seed (default 2).
+    #[arg(long, value_name = "N")]
+    pub eval_opening_plies: Option<usize>,
     /// Evaluation opponents (repeat; default: random and the game's own ladder agents).
     #[arg(long = "ladder", value_name = "SPEC")]
     pub ladder: Vec<String>,
@@ -180,7 +187,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SPEC", default_value = meeple_learn::ladder::DEFAULT_EQUAL_TIME)]
     pub equal_time: String,
     /// The run directory: run.json (settings and progress), metrics.jsonl, ladder.json,
-    /// ckpt/last.* (the checkpoint to resume from) and the checkpoints kept at evaluations.
+    /// ckpt/last.* (the checkpoint to resume from) and the checkpoints kept at evaluations
+    /// (default runs/TRAINER).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Continue the run in --out from its last checkpoint (with the same settings).
@@ -190,33 +198,47 @@ pub struct RunArgs {
     /// weights file, with its sidecar).
     #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
-    /// Seed of every random choice of the run.
+    /// Seed of every random choice of the run: the same seed and one thread give the same run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Threads.
-    #[arg(long, default_value_t = 2)]
-    pub threads: usize,
+    /// Threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 impl RunArgs {
-    /// The run's options, in `--out` or `runs/KIND`; `needs_limit` where the trainer anneals
-    /// over the run's length (the trainers run by name say so themselves).
-    pub fn options(&self, out: &Path, threads: usize, lr_decay: bool) -> RunOptions {
-        RunOptions {
+    /// The run's options, in `--out` or `runs/KIND`, its threads checked.
+    pub fn options(&self, kind: &str) -> Result<RunOptions> {
+        let threads = match self.threads {
+            Some(t) => meeple_game::limits::check_threads("--threads", t)?,
+            None => meeple_game::limits::cores(),
+        };
+        if self.minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+            anyhow::bail!("--minutes must be a positive number of minutes");
+        }
+        let eval = match (self.eval_every, self.eval_minutes) {
+            (Some(e), _) => Some(e),
+            (None, Some(m)) if m.is_finite() && m > 0.0 => Some(Every::Minutes(m)),
+            (None, Some(0.0)) => Some(Every::Never),
+            (None, Some(m)) => anyhow::bail!("--eval-minutes {m}: give 0 or more minutes"),
+            (None, None) => None,
+        };
+        Ok(RunOptions {
             resume: self.resume,
             minutes: self.minutes,
             games: self.games,
+            steps: self.steps,
             seed: self.seed,
             threads,
-            eval_minutes: self.eval_minutes.unwrap_or(10.0),
+            eval,
             eval_games: self.eval_games,
+            eval_opening_plies: self.eval_opening_plies,
             ladder: self.ladder.clone(),
             equal_time: equal_time(&self.equal_time),
             commands: vec![command_line()],
-            needs_limit: lr_decay.then_some("--lr-decay anneals the learning rate over the run"),
             export: self.export.clone(),
-            ..RunOptions::new(out)
-        }
+            ..RunOptions::new(self.out(kind))
+        })
     }
 
     /// `--out`, or `runs/KIND`.

@@ -8,7 +8,7 @@ use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_arena::{MatchConfig, run_match};
-use meeple_game::{Game, limits};
+use meeple_game::Game;
 use meeple_learn::flags::Given;
 use meeple_learn::run::with_settings;
 use meeple_learn::strap::{Strap, StrapConfig, StrapRun, weights_file};
@@ -53,14 +53,10 @@ fn config(strap: Strap, args: &StrapArgs, seed: u64) -> Result<StrapConfig> {
 }
 
 pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
-    let threads = limits::check_threads("--threads", args.run.threads)?;
     let out = args.run.out(strap.name());
-    let mut options = args.run.options(&out, threads, false);
+    let mut options = args.run.options(strap.name())?;
     // A game takes seconds: keep a checkpoint after every one, as the weights file always was.
     options.save_seconds = 0.0;
-    if args.run.eval_minutes.is_none() {
-        options.eval_minutes = 0.0;
-    }
     if options.games.is_none() && options.minutes.is_none() {
         options.games = Some(DEFAULT_GAMES);
     }

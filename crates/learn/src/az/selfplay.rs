@@ -2,7 +2,7 @@
 //! a leaf; the leaves of all games go through one forward pass; finished searches choose moves
 //! and record training positions.
 
-use crate::search::{Search, SearchConfig, Step};
+use crate::az::search::{Search, SearchConfig, Step};
 use crate::{Evaluator, LearnError};
 use meeple_game::{Action, Game, Player, Rng, State, Turn, derive_seed, rng_from_seed, sample_chance};
 use rand::RngExt;

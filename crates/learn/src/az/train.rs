@@ -7,9 +7,9 @@
 //! and `selfplay/gen-NNNNNN.jsonl` (the games of each generation: actions and targets, so a
 //! resumed run rebuilds its window).
 
+use crate::az::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until, teacher_play_until};
 use crate::ladder::Evaluation;
 use crate::metrics::Metrics;
-use crate::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until, teacher_play_until};
 use crate::{Evaluator, LearnError};
 use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
 use meeple_nn::{Batch, NetConfig, Sidecar, TrainConfig, Trainer};
@@ -52,8 +52,8 @@ pub struct AzConfig {
     /// Positions needed before training starts (at most the window).
     #[arg(skip)]
     pub min_window: usize,
-    /// Self-play games per generation.
-    #[arg(long = "games", value_name = "N")]
+    /// Self-play games per generation (`--games` is the run's length, as for every trainer).
+    #[arg(long, value_name = "N")]
     pub games_per_generation: usize,
     /// Training samples drawn per new self-play position: each generation trains
     /// new positions x reuse / batch steps. Higher trains more on each game (more steps an
@@ -87,7 +87,7 @@ pub struct AzConfig {
     /// Expert iteration's start: an agent spec whose games, in every seat, are the first
     /// `teacher_generations` generations' games instead of self-play (its visits or moves the
     /// policy targets, the results the value targets; see
-    /// [`crate::selfplay::teacher_play_until`]). `None`: self-play from the first generation.
+    /// [`crate::az::selfplay::teacher_play_until`]). `None`: self-play from the first generation.
     #[arg(long, value_name = "SPEC")]
     #[serde(default)]
     pub teacher: Option<String>,
@@ -101,10 +101,6 @@ pub struct AzConfig {
     #[arg(long, value_name = "SHARE")]
     #[serde(default)]
     pub teacher_share: f64,
-    /// Evaluate (and keep a checkpoint) every this many generations; 0 never. A resumed run may
-    /// change it.
-    #[arg(long, value_name = "G")]
-    pub eval_every: u64,
     /// The run's seed: `--seed`.
     #[arg(skip)]
     pub seed: u64,
@@ -505,9 +501,14 @@ impl<G: Game> crate::run::Learner for AzRun<G> {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
 
-    /// How often a run is evaluated does not change what it trains.
+    /// Runs written before the evaluation cadence became a run option (`--eval-every`) kept
+    /// it among their settings; it does not change what they train.
     fn may_change(&self) -> &'static [&'static str] {
         &["eval_every"]
+    }
+
+    fn evaluate_every(&self) -> crate::run::Every {
+        crate::run::Every::Rounds(5)
     }
 
     fn flags(&self) -> &'static [(&'static str, &'static str)] {
@@ -520,8 +521,8 @@ impl<G: Game> crate::run::Learner for AzRun<G> {
 }
 
 /// Runs (or resumes) an AlphaZero run in `dir` until `limit` through [`crate::run::run`],
-/// keeping the checkpoint of every `config.eval_every`-th generation (not evaluated: the
-/// command line gives the run loop a ladder); `hooks` sees each generation. Gives the progress.
+/// keeping no checkpoint but the last (the command line gives the run loop a ladder and its
+/// cadence); `hooks` sees each generation. Gives the progress.
 pub fn train<G: Game>(
     game: &G,
     config: &AzConfig,
@@ -534,7 +535,7 @@ pub fn train<G: Game>(
         resume,
         minutes: limit.seconds.map(|s| s / 60.0),
         steps: limit.steps,
-        eval_every: Some(config.eval_every),
+        eval: Some(crate::run::Every::Never),
         evaluate_kept: false,
         save_seconds: 0.0,
         ..crate::run::RunOptions::new(dir)
@@ -655,7 +656,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("train.lr", "--lr"),
     ("batch", "--batch"),
     ("window", "--window"),
-    ("games_per_generation", "--games"),
+    ("games_per_generation", "--games-per-generation"),
     ("reuse", "--reuse"),
     ("value_mix", "--value-mix"),
     ("value_lambda", "--value-lambda"),
@@ -1265,7 +1266,6 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         teacher: None,
         teacher_generations: 0,
         teacher_share: 0.0,
-        eval_every: 5,
         seed,
         threads,
         external: None,
@@ -1319,7 +1319,7 @@ impl AzConfig {
             return bad("--sims must be at least 1".into());
         }
         for (what, n, max) in [
-            ("--games", self.games_per_generation, 65_536),
+            ("--games-per-generation", self.games_per_generation, 65_536),
             ("--in-flight", s.in_flight, 4096),
             ("--batch", self.batch, 4096),
             ("--window", self.window, 5_000_000),
@@ -1466,7 +1466,7 @@ pub fn evaluations_per_second<G: Game>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::selfplay::Position;
+    use crate::az::selfplay::Position;
 
     /// A two-seat game of three decisions with root values 0.2, 0.6, 0.8 for seat 0 (and 1 minus
     /// them for seat 1), won by seat 0.

@@ -16,7 +16,7 @@
 //! Values are each seat's expected return in [0, 1]; chance nodes are sampled by their
 //! probabilities; any number of players.
 
-use crate::gumbel;
+use crate::az::{gumbel, puct};
 use meeple_game::{Action, Rng, State, Turn, rng_from_seed};
 use rand::RngExt;
 use rand_distr::Distribution;
@@ -785,22 +785,15 @@ impl<S: State> Search<S> {
     fn select_puct(&self, node: u32) -> u32 {
         let n = &self.nodes[node as usize];
         let mover = n.kind as usize;
-        let sqrt_n = (n.visits.max(1) as f32).sqrt();
-        let parent_q = self.q(node as usize, mover);
-        // Forced playouts: at the root, a child below its quota comes before any PUCT score.
+        // Forced playouts: at the root only.
         let k = if node == 0 { self.config.forced_playouts } else { 0.0 };
-        let child_visits: u32 = if k > 0.0 { self.children(node).map(|i| self.nodes[i].visits).sum() } else { 0 };
-        let mut best = (false, f32::NEG_INFINITY, n.first_child);
-        for i in self.children(node) {
+        let children = self.children(node).map(|i| {
             let c = &self.nodes[i];
-            let forced = k > 0.0 && (c.visits as f32) < forced_quota(k, c.prior, child_visits);
-            let q = if c.visits > 0 { self.q(i, mover) } else { (parent_q - self.config.fpu).max(0.0) };
-            let score = q + exploration(self.config.c_puct, c.prior, sqrt_n, c.visits);
-            if (forced, score) > (best.0, best.1) {
-                best = (forced, score, i as u32);
-            }
-        }
-        best.2
+            puct::Child { prior: c.prior, visits: c.visits, q: if c.visits > 0 { self.q(i, mover) } else { 0.0 } }
+        });
+        let best =
+            puct::select(children, n.visits, self.q(node as usize, mover), self.config.c_puct, self.config.fpu, k);
+        n.first_child + best as u32
     }
 
     /// Each root child's Gumbel score `g + logit + σ(q̂)` for a candidate with noise `g`, from
@@ -904,15 +897,15 @@ impl<S: State> Search<S> {
                     })
                     .expect("children");
                 let target: Vec<u32> = if self.config.forced_playouts > 0.0 {
-                    let children: Vec<PuctChild> = range
-                        .map(|i| PuctChild {
+                    let children: Vec<puct::Child> = range
+                        .map(|i| puct::Child {
                             prior: self.nodes[i].prior,
                             visits: self.nodes[i].visits,
                             q: self.q(i, mover),
                         })
                         .collect();
                     let first = self.nodes[0].first_child as usize;
-                    prune_forced(
+                    puct::prune_forced(
                         &children,
                         best - first,
                         self.nodes[0].visits,
@@ -934,52 +927,6 @@ impl<S: State> Search<S> {
         };
         SearchResult { action, policy, visits, value, sims: self.sims, proven }
     }
-}
-
-/// A root child as policy target pruning sees it: its (noised) prior, visits and mean value
-/// for the root's mover.
-#[derive(Clone, Copy, Debug)]
-struct PuctChild {
-    prior: f32,
-    visits: u32,
-    q: f32,
-}
-
-/// PUCT's exploration term of a child with `visits` under a parent with √N = `sqrt_n`; the
-/// descent and policy target pruning score children by the same one.
-fn exploration(c_puct: f32, prior: f32, sqrt_n: f32, visits: u32) -> f32 {
-    c_puct * prior * sqrt_n / (1.0 + visits as f32)
-}
-
-/// KataGo's forced-playout quota of a child with prior `prior` when the root's children hold
-/// `child_visits` visits.
-fn forced_quota(k: f32, prior: f32, child_visits: u32) -> f32 {
-    (k * prior * child_visits as f32).sqrt()
-}
-
-/// The visits the policy target keeps (Wu 2019, 3.1): every child but `best` gives back up to
-/// its forced quota, while its PUCT score (with the root's `parent_visits`, as the descent
-/// scored it) stays below `best`'s; a child left with one visit is dropped.
-fn prune_forced(children: &[PuctChild], best: usize, parent_visits: u32, c_puct: f32, k: f32) -> Vec<u32> {
-    let sqrt_n = (parent_visits.max(1) as f32).sqrt();
-    let puct = |c: &PuctChild, n: u32| c.q + exploration(c_puct, c.prior, sqrt_n, n);
-    let bar = puct(&children[best], children[best].visits);
-    let child_visits: u32 = children.iter().map(|c| c.visits).sum();
-    children
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            if i == best || c.visits == 0 {
-                return c.visits;
-            }
-            let floor = c.visits.saturating_sub(forced_quota(k, c.prior, child_visits) as u32);
-            let mut n = c.visits;
-            while n > floor && puct(c, n - 1) < bar {
-                n -= 1;
-            }
-            if n <= 1 { 0 } else { n }
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -1311,20 +1258,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn policy_target_pruning_gives_back_forced_visits_while_the_puct_score_stays_below_the_best() {
-        // Hand-checked (c_puct 2, k 2, 101 root visits, 100 in the children). The best, A:
-        // 0.6 + 2 · 0.5 · √101 / 78 = 0.72885. B (quota √20, 4 back at most): B's score stays below
-        // A's down to 6 visits, so the quota binds: 15 → 11. C: already above A's score at 5
-        // visits, nothing back. D: below it down to one visit, so dropped.
-        let child = |prior, visits, q| PuctChild { prior, visits, q };
-        let children =
-            [child(0.5, 77, 0.6), child(0.1, 15, 0.4), child(0.4, 5, 0.1), child(0.05, 3, 0.0), child(0.2, 0, 0.0)];
-        assert_eq!(prune_forced(&children, 0, 101, 2.0, 2.0), vec![77, 11, 5, 0, 0]);
-        // A tighter quota binds D before its last visit: k 0.5 gives back √2.5 → 1.
-        assert_eq!(prune_forced(&children, 0, 101, 2.0, 0.5)[3], 2);
-    }
-
     /// A PUCT search of the empty board whose network puts almost all the prior on a1, with
     /// every value 0.5.
     fn puct_run(forced: f32) -> (SearchResult, Vec<(f32, u32)>) {
@@ -1346,7 +1279,7 @@ mod tests {
         let total: u32 = children.iter().map(|c| c.1).sum();
         for (k, &(prior, visits)) in children.iter().enumerate() {
             // The quota grows as the search goes on, so a child may trail the final one by a visit.
-            assert!(visits as f32 + 1.0 >= forced_quota(2.0, prior, total), "child {k}: {visits} of {total}");
+            assert!(visits as f32 + 1.0 >= puct::forced_quota(2.0, prior, total), "child {k}: {visits} of {total}");
         }
         let rare = |c: &[(f32, u32)]| c[1..].iter().map(|c| c.1).sum::<u32>();
         assert!(rare(&children) > rare(&plain_children), "{children:?} against {plain_children:?}");
