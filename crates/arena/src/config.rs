@@ -1,5 +1,6 @@
 //! What a match plays: its agents, games, seeds and limits, and the checks made before a game starts.
 
+use crate::models::{ModelFile, model_files};
 use crate::ratings;
 use crate::schedule::{pairings, random_opening, seatings};
 use meeple_game::{Budget, Error, Game, derive_seed, limits};
@@ -46,6 +47,9 @@ pub struct MatchSettings {
     pub move_time_ms: Option<f64>,
     pub move_overhead_ms: Option<f64>,
     pub sprt: Option<ratings::Sprt>,
+    /// The files the agents name, by sha256: a resumed run must play the same networks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<ModelFile>,
 }
 
 impl MatchSettings {
@@ -69,6 +73,22 @@ impl MatchSettings {
             .filter(|(what, _, _)| !(single_pairing && *what == "--games"))
             .find(|(_, a, b)| a != b)
             .map(|(what, a, b)| format!("the records were made with {what} {a}, this run has {b}"))
+            .or_else(|| self.changed_file(now))
+    }
+
+    /// A file both runs name whose contents differ (records from before files were named by
+    /// their sha256 carry none, and are not checked).
+    fn changed_file(&self, now: &MatchSettings) -> Option<String> {
+        self.files.iter().find_map(|old| {
+            let new = now.files.iter().find(|f| f.path == old.path)?;
+            (new.sha256 != old.sha256).then(|| {
+                format!(
+                    "the records were made with {} of sha256 {}, and the file now has {}: another network \
+                     under the same name",
+                    old.path, old.sha256, new.sha256
+                )
+            })
+        })
     }
 }
 
@@ -101,6 +121,12 @@ impl MatchConfig {
             move_time_ms: ms(self.budget.time),
             move_overhead_ms: ms(self.budget.overhead),
             sprt: self.sprt,
+            files: self.agents.iter().flat_map(|a| model_files(a)).fold(Vec::new(), |mut all, f| {
+                if !all.contains(&f) {
+                    all.push(f);
+                }
+                all
+            }),
         }
     }
 

@@ -7,6 +7,7 @@
 
 mod config;
 pub mod files;
+mod models;
 mod play;
 pub mod ratings;
 pub mod records;
@@ -19,6 +20,7 @@ pub mod tune;
 mod tests;
 
 pub use config::{MatchConfig, MatchSettings, agent_labels, validate};
+pub use models::{ModelFile, model_files, sha256_file};
 pub use play::{Merged, SPRT_BATCH, merge_games, play_game, play_games, run_match, run_match_from, run_sprt};
 pub use records::PlayedGame;
 pub use schedule::{pairings, seatings, total_games};

@@ -45,6 +45,9 @@ pub struct AgentSummary {
     /// Cathedral favour one seat, and a paired match's total hides where an agent drops points.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_seat: Vec<SeatResult>,
+    /// The files its spec names (networks, weights), each with its sha256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::ModelFile>,
 }
 
 /// An agent's results in one seat.
@@ -226,6 +229,7 @@ pub fn summarize(game: String, players: usize, config: &MatchConfig, played: &[P
                         score: score_of([wins, draws, losses]),
                     })
                     .collect(),
+                files: crate::model_files(&config.agents[a]),
             }
         })
         .collect();

@@ -252,6 +252,28 @@ mod resume_tests {
     }
 
     #[test]
+    fn a_match_names_its_networks_by_sha256_and_refuses_to_resume_on_another() {
+        let dir = std::env::temp_dir().join(format!("meeple-arena-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let weights = dir.join("w.txt");
+        std::fs::write(&weights, "1,4,16,-1,-4,-16\n").unwrap();
+        let spec = format!("alphabeta:depth=1,eval=(lines:weights={})", weights.display());
+        let c = MatchConfig { threads: Some(1), ..MatchConfig::new(vec![spec, "random".into()], 2, 1) };
+        let (summary, games) = run_match(&Connect4::default(), &None, &c, |_| {}).unwrap();
+        let named = &summary.agents[0].files;
+        assert_eq!(named.len(), 1);
+        assert_eq!(named[0].sha256, sha256_file(&weights).unwrap());
+        assert!(summary.agents[1].files.is_empty());
+        assert_eq!(games[0].settings.as_ref().unwrap().files, *named, "records carry them too");
+        // The same weights resume; other weights under the same name do not.
+        run_match_from(&Connect4::default(), &None, &c, games.clone(), |_| {}).unwrap();
+        std::fs::write(&weights, "2,4,16,-1,-4,-160\n").unwrap();
+        let why = refusal(&c, games);
+        assert!(why.contains("another network under the same name"), "{why}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_match_played_in_pieces_merges_to_the_whole() {
         let game = Connect4::default();
         let agents = vec!["random".to_string(), "first".to_string(), "mcts:iters=20".to_string()];

@@ -14,15 +14,35 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// The tournament `meeple arena` plays when given no game: a quick, meaningful default.
+/// The tournament `meeple arena` plays when given no game: the shipped connect-four network's
+/// search against plain MCTS at equal time, a few dozen games that take about a minute.
 const DEFAULT_GAME: &str = "connect4";
-const DEFAULT_AGENTS: [&str; 2] = ["first", "random"];
+const DEFAULT_NETWORK: &str = "models/connect4-az.safetensors";
+const DEFAULT_MOVE_TIME: &str = "100ms";
+const DEFAULT_MATCH_GAMES: usize = 40;
+const DEFAULT_MATCH_OPENING: usize = 2;
+
+/// The default match's agents: the shipped network from the working directory or from the
+/// source tree this binary was built from; without it, alpha-beta on its evaluator in its place.
+fn default_agents() -> Vec<String> {
+    let built_from = concat!(env!("CARGO_MANIFEST_DIR"), "/../../", "models/connect4-az.safetensors");
+    let network = [PathBuf::from(DEFAULT_NETWORK), PathBuf::from(built_from)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .map(|p| if p.is_relative() { p } else { std::fs::canonicalize(&p).unwrap_or(p) });
+    let first = match network {
+        Some(p) => format!("az:model={},time={DEFAULT_MOVE_TIME}", p.display()),
+        None => format!("alphabeta:time={DEFAULT_MOVE_TIME},eval=lines"),
+    };
+    vec![first, format!("mcts:time={DEFAULT_MOVE_TIME}")]
+}
 /// Games per pairing without `--games`, rounded up to a multiple of the seatings.
 const DEFAULT_GAMES: usize = 200;
 
 #[derive(Args, Debug)]
 pub struct ArenaArgs {
-    /// Game spec; without one, plays the default match (connect4: first vs random).
+    /// Game spec; without one, plays the default match: connect four, the shipped network's
+    /// search against plain MCTS at 100 ms a move each, 40 games opened by 2 random plies.
     game: Option<String>,
     /// Agent specs: one per seat, or (two-player games) any number for a round robin.
     agents: Vec<String>,
@@ -94,21 +114,30 @@ pub fn run(args: &ArenaArgs) -> Result<()> {
     let (game, agents) = match &args.game {
         Some(g) => (g.clone(), args.agents.clone()),
         None => {
-            eprintln!("no game given: playing the default match, {DEFAULT_GAME}: {}", DEFAULT_AGENTS.join(" vs "));
-            (DEFAULT_GAME.to_string(), DEFAULT_AGENTS.iter().map(|s| s.to_string()).collect())
+            let agents = default_agents();
+            eprintln!(
+                "no game given: playing the default match, {DEFAULT_GAME}: {} (name a game and agents to play another)",
+                agents.join(" vs ")
+            );
+            (DEFAULT_GAME.to_string(), agents)
         }
     };
+    let default_match = args.game.is_none();
     let threads = match args.threads {
         Some(t) => Some(limits::check_threads("--threads", usize::try_from(t).unwrap_or(usize::MAX))?),
         None => None,
     };
     let config = MatchConfig {
         agents,
-        games: args.games.unwrap_or(DEFAULT_GAMES),
+        games: args.games.unwrap_or(if default_match { DEFAULT_MATCH_GAMES } else { DEFAULT_GAMES }),
         seed: args.seed,
         threads,
         budget: args.clock.budget(),
-        opening_plies: args.opening_plies,
+        opening_plies: if default_match && args.opening_plies == 0 {
+            DEFAULT_MATCH_OPENING
+        } else {
+            args.opening_plies
+        },
         gauntlet: args.gauntlet,
         confidence: args.confidence,
         anchor: args.anchor.clone(),
@@ -120,7 +149,7 @@ pub fn run(args: &ArenaArgs) -> Result<()> {
 fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result<()> {
     let per_seed = seatings(game.num_players()).len();
     if args.games.is_none() {
-        config.games = DEFAULT_GAMES.div_ceil(per_seed) * per_seed;
+        config.games = config.games.div_ceil(per_seed) * per_seed;
     }
     validate(game, &meeple_learn::extension(), &config)?;
     let config = &config;

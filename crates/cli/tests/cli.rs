@@ -89,9 +89,15 @@ fn records_replay_and_are_ordered() {
 
 #[test]
 fn default_arena_runs_without_arguments() {
-    let o = meeple(&["arena", "--games", "20"]);
+    // The shipped network against MCTS at equal time, found from any working directory.
+    let o = Command::new(env!("CARGO_BIN_EXE_meeple"))
+        .args(["arena", "--games", "2"])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("connect4:rows=6,cols=7 — 20 games"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("connect4:rows=6,cols=7 — 2 games"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("connect4-az.safetensors,time=100ms vs mcts:time=100ms"), "{}", stderr(&o));
 }
 
 #[test]

@@ -169,7 +169,7 @@ pub(crate) const VALUE_INFO: AgentInfo = AgentInfo {
 
 pub(crate) const CATAN_TD_INFO: AgentInfo = AgentInfo {
     name: "catan-td",
-    about: "an alias of `value`, by the name of report 002's Catan player (meeple train td catan): the same agent, \
+    about: "an alias of `value`, by the name of the Catan self-play study's Catan player (meeple train td catan): the same agent, \
             one ply on afterstates averaged over dice and cards",
     params: &[MODEL, THREADS],
 };

@@ -1,4 +1,4 @@
-//! DQN for two-player games (report 001's learner): double DQN with a target network (hard or
+//! DQN for two-player games (Defradas et al.'s learner): double DQN with a target network (hard or
 //! soft updates), uniform or prioritized replay, n-step returns, ε-greedy or Boltzmann
 //! exploration annealed per episode, illegal actions masked when acting and in the target's
 //! max; self-play with both seats learning, or play against a fixed agent.
@@ -48,7 +48,7 @@ pub struct DqnConfig {
     #[arg(long, value_enum)]
     #[serde(alias = "exploration")]
     pub explore: Exploration,
-    /// ε or temperature at the start, annealed as report 001: end + (start - end) exp(-episode / decay).
+    /// ε or temperature at the start, annealed as Defradas et al.: end + (start - end) exp(-episode / decay).
     #[arg(long)]
     pub rate_start: f64,
     /// ε or temperature it anneals toward.
@@ -70,16 +70,16 @@ pub struct DqnConfig {
     /// --games or --minutes at its pace so far; 100,000 steps without either).
     #[arg(long)]
     pub beta_steps: u64,
-    /// Discount per decision (report 001: 0.95).
+    /// Discount per decision (Defradas et al.: 0.95).
     #[arg(long)]
     pub gamma: f64,
     /// Decisions summed before bootstrapping (n-step returns; 1: one-step Q-learning).
     #[arg(long)]
     pub n_step: u32,
-    /// Transitions the replay memory holds (report 001: 40,000).
+    /// Transitions the replay memory holds (Defradas et al.: 40,000).
     #[arg(long)]
     pub buffer: usize,
-    /// Transitions per optimiser step (report 001: 64).
+    /// Transitions per optimiser step (Defradas et al.: 64).
     #[arg(long)]
     pub batch: usize,
     /// Decisions played per optimiser step.
@@ -88,7 +88,7 @@ pub struct DqnConfig {
     /// Transitions in memory before training starts.
     #[arg(long)]
     pub learning_starts: usize,
-    /// Optimiser steps between target-network updates (report 001: 30).
+    /// Optimiser steps between target-network updates (Defradas et al.: 30).
     #[arg(long)]
     pub target_every: u64,
     /// Share of the online weights mixed into the target at each update (1: copy).
@@ -118,7 +118,7 @@ pub struct DqnConfig {
     /// learner's drawn per game; none: self-play, both seats learning.
     #[arg(long, value_name = "SPEC")]
     pub opponent: Option<String>,
-    /// AdamW's learning rate (report 001: 1e-3).
+    /// AdamW's learning rate (Defradas et al.: 1e-3).
     #[arg(long)]
     pub lr: f64,
     /// Huber threshold of the TD error.
@@ -147,7 +147,7 @@ impl crate::flags::Settings for DqnConfig {
 }
 
 impl DqnConfig {
-    /// Report 001's recipe: γ 0.95, batch 64, learning rate 1e-3, a 40,000-transition memory,
+    /// Defradas et al.'s recipe: γ 0.95, batch 64, learning rate 1e-3, a 40,000-transition memory,
     /// the target copied every 30 steps, Boltzmann exploration with prioritized replay (its
     /// best pair), double DQN.
     pub fn report(game: &str) -> Self {

@@ -6,7 +6,7 @@
 //!
 //! The defaults live in the constructors rather than in `default_value` attributes because
 //! they depend on the game (AlphaZero's network, Catan's recipe) or on the trainer that shares a
-//! config (`value` plays TD(λ) with report 004's defaults); `--help` shows the one a trainer
+//! config (`value` plays TD(λ) with Sarswat et al.'s defaults); `--help` shows the one a trainer
 //! uses. Flags and settings keys share their names (`--batch-games` is `batch_games`), so the
 //! command line, Python and `run.json` speak of the same settings.
 

@@ -1,4 +1,4 @@
-//! PPO for two-player games (report 001's second learner): an actor-critic network (the policy
+//! PPO for two-player games (Defradas et al.'s second learner): an actor-critic network (the policy
 //! head's logits masked to the legal moves, the value head's mover value), the clipped
 //! objective, generalized advantage estimation, an entropy bonus, optional value clipping,
 //! minibatch epochs. The learner plays one seat of each game against a pool of its earlier
@@ -37,7 +37,7 @@ pub enum PoolSampling {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum SelfPlay {
-    /// One older self whose weights follow the learner's softly (report 001).
+    /// One older self whose weights follow the learner's softly (Defradas et al.).
     Soft,
     /// A pool of earlier snapshots.
     Pool,
@@ -55,7 +55,7 @@ pub struct SoftUpdate {
 }
 
 impl SoftUpdate {
-    /// Report 001: 30% of the weights every 10 episodes, all of them every 100.
+    /// Defradas et al.: 30% of the weights every 10 episodes, all of them every 100.
     pub const REPORT: SoftUpdate = SoftUpdate { tau: 0.3, every: 10, full_every: 100 };
 }
 
@@ -83,16 +83,16 @@ pub struct PpoConfig {
     /// The actor-critic network: `mlp:layers=L,width=W` or `resnet:blocks=B,channels=C`.
     #[arg(long, value_name = "SPEC")]
     pub net: String,
-    /// Discount per decision of the learner (report 001: 0.97).
+    /// Discount per decision of the learner (Defradas et al.: 0.97).
     #[arg(long)]
     pub gamma: f64,
-    /// GAE's λ (report 001: 0.95).
+    /// GAE's λ (Defradas et al.: 0.95).
     #[arg(long)]
     pub lambda: f64,
-    /// Clipping range ε of the probability ratio (report 001: 0.2).
+    /// Clipping range ε of the probability ratio (Defradas et al.: 0.2).
     #[arg(long)]
     pub clip: f64,
-    /// Weight of the entropy bonus (report 001: 0.01).
+    /// Weight of the entropy bonus (Defradas et al.: 0.01).
     #[arg(long)]
     pub entropy: f64,
     /// Weight of the value loss.
@@ -107,7 +107,7 @@ pub struct PpoConfig {
     /// Decisions per optimiser step.
     #[arg(long)]
     pub minibatch: usize,
-    /// Learner episodes per rollout, one update each (report 001 waited 5 episodes between
+    /// Learner episodes per rollout, one update each (Defradas et al. waited 5 episodes between
     /// updates).
     #[arg(long)]
     pub rollout: usize,
@@ -118,7 +118,7 @@ pub struct PpoConfig {
     #[arg(long, value_name = "SPEC", conflicts_with = "self_play")]
     #[serde(default)]
     pub opponent: Option<String>,
-    /// Self-play against: `soft` (one older self following the learner: report 001), `pool`
+    /// Self-play against: `soft` (one older self following the learner: Defradas et al.), `pool`
     /// (earlier snapshots) or `mirror` (both seats learn).
     #[arg(long, value_enum)]
     pub self_play: SelfPlay,
@@ -169,7 +169,7 @@ impl crate::flags::Settings for PpoConfig {
 }
 
 impl PpoConfig {
-    /// Report 001's settings (γ 0.97, GAE λ 0.95, ε 0.2, entropy 0.01, the softly updated
+    /// Defradas et al.'s settings (γ 0.97, GAE λ 0.95, ε 0.2, entropy 0.01, the softly updated
     /// older self) with common PPO defaults where it is silent.
     pub fn report(game: &str) -> Self {
         let soft = SoftUpdate::REPORT;

@@ -3,7 +3,7 @@
 //!
 //! Two-player games alternate movers, so a transition carries a signed discount: the value of
 //! the position it leads to counts for its mover with `+γ^n` when the same seat is to move
-//! there and `-γ^n` when the opponent is (negamax; report 001's `r - γ max Q_t(s', a')`), and 0
+//! there and `-γ^n` when the opponent is (negamax; Defradas et al.'s `r - γ max Q_t(s', a')`), and 0
 //! when the game ended.
 
 use crate::LearnError;

@@ -154,7 +154,7 @@ pub fn head_optimiser(lr: f64, lr_decay: bool, weight_decay: f64, clip_norm: f64
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct EncoderSettings {
     /// Read observations through this autoencoder (from `meeple train vae`): the network sees
-    /// its latent means (report 001's learners on VAE features). Frozen unless
+    /// its latent means (Defradas et al.'s learners on VAE features). Frozen unless
     /// --fine-tune-encoder.
     #[arg(long, value_name = "FILE")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,7 +178,7 @@ impl EncoderSettings {
     }
 }
 
-/// A rate annealed from `start` toward `end` with the episodes played, as report 001 anneals
+/// A rate annealed from `start` toward `end` with the episodes played, as Defradas et al. anneals
 /// ε and the Boltzmann temperature: `end + (start - end) · exp(-episode / decay)`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Anneal {

@@ -661,7 +661,7 @@ pub fn run<G: Game, L: Learner>(
     Ok(learner.progress())
 }
 
-/// The games a `vae` run plays for positions unless given --games (report 001: 4,000).
+/// The games a `vae` run plays for positions unless given --games (Defradas et al.: 4,000).
 const VAE_GAMES: u64 = 4000;
 
 /// The games of a `value` run given neither --games nor --minutes.

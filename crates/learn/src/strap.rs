@@ -1,5 +1,5 @@
 //! RootStrap and TreeStrap (Veness, Silver, Uther and Blair, "Bootstrapping from game tree
-//! search", 2009), as report 004 trained Santorini's linear evaluators: self-play with meeple's
+//! search", 2009), as Sarswat et al. trained Santorini's linear evaluators: self-play with meeple's
 //! own alpha-beta over a linear evaluator, the weights moved by gradient descent on the squared
 //! error between the evaluator's value of a position and what the search found for it.
 //!
@@ -79,7 +79,7 @@ pub struct StrapConfig {
     /// targets would outweigh everything else the tree teaches.
     #[arg(long)]
     pub proven_nodes: bool,
-    /// Search by plain minimax, no pruning (report 004's TreeStrap(minimax): every node's value
+    /// Search by plain minimax, no pruning (Sarswat et al.'s TreeStrap(minimax): every node's value
     /// exact, at the cost of many more nodes a move).
     #[arg(long)]
     pub minimax: bool,
@@ -121,7 +121,7 @@ impl crate::flags::Settings for StrapConfig {
 }
 
 impl StrapConfig {
-    /// Report 004's settings for `strap` on evaluator `eval`: depth 3, a step of 1e-4.
+    /// Sarswat et al.'s settings for `strap` on evaluator `eval`: depth 3, a step of 1e-4.
     pub fn new(strap: Strap, eval: &str) -> Self {
         StrapConfig {
             strap,

@@ -1,5 +1,5 @@
 //! Value learning on afterstates: the one-ply value agent (`value:model=F`, and `catan-td` on
-//! Catan), the afterstate scorer it shares with the trainer, and TD(λ) self-play (report 002's
+//! Catan), the afterstate scorer it shares with the trainer, and TD(λ) self-play (the Catan self-play study's
 //! Catan learner, generic over games).
 //!
 //! A value network here is meeple's policy-value network read for its value head only: each
@@ -14,7 +14,7 @@
 //! every prediction toward its λ-return: the mover's next prediction mixed with the ones after
 //! it and the game's result (TD(λ), forward view). A random move cuts the chain: the prediction
 //! before it learns the value of the move the network would have played, as in Watkins' Q(λ)
-//! (report 002 dropped the predictions before such a move).
+//! (the Catan self-play study dropped the predictions before such a move).
 
 use crate::LearnError;
 use meeple_game::{Action, Agent, Budget, Error, Game, Player, Rng, State, Turn, rng_from_seed};
@@ -299,22 +299,22 @@ pub struct TdConfig {
     /// The game spec: the command's, not a flag.
     #[arg(skip)]
     pub game: String,
-    /// The value network: `resmlp:blocks=B,width=W` (report 002: blocks=4,width=500),
+    /// The value network: `resmlp:blocks=B,width=W` (the Catan self-play study: blocks=4,width=500),
     /// `mlp:layers=L,width=W`, or `resnet:...` for board planes.
     #[arg(long, value_name = "SPEC")]
     pub net: String,
-    /// λ of the λ-returns: 0 trains each prediction toward the mover's next one (report 002),
+    /// λ of the λ-returns: 0 trains each prediction toward the mover's next one (the Catan self-play study),
     /// 1 toward the game's result.
     #[arg(long)]
     pub lambda: f64,
-    /// Chance of a uniformly random move at each decision (report 002: 1 in 1,000).
+    /// Chance of a uniformly random move at each decision (the Catan self-play study: 1 in 1,000).
     #[arg(long)]
     pub epsilon: f64,
-    /// Factor applied to --epsilon after each finished game (1: constant; report 004 decays it).
+    /// Factor applied to --epsilon after each finished game (1: constant; Sarswat et al. decays it).
     #[arg(long, value_name = "F")]
     #[serde(default = "one")]
     pub epsilon_decay: f64,
-    /// The agent the learner plays against (report 004's ANN and CNN: `random`), in every seat
+    /// The agent the learner plays against (Sarswat et al.'s ANN and CNN: `random`), in every seat
     /// but the learner's, which alternates from game to game; `self` (or none): self-play,
     /// every seat learning.
     #[arg(long, value_name = "SPEC")]
@@ -327,21 +327,21 @@ pub struct TdConfig {
     #[serde(default)]
     pub undecided: Option<f64>,
     /// Share of each seat's final target from its score against the best score (0: the
-    /// result alone): a denser signal, as report 002 trained toward finishing places.
+    /// result alone): a denser signal, as the Catan self-play study trained toward finishing places.
     #[arg(long)]
     #[serde(default)]
     pub score_weight: f64,
     /// Games played side by side; their afterstates go through the network in one pass.
     #[arg(long)]
     pub parallel: usize,
-    /// Finished games per training round (report 002: 1, later 2 and 4).
+    /// Finished games per training round (the Catan self-play study: 1, later 2 and 4).
     #[arg(long)]
     pub batch_games: usize,
     /// Positions per optimiser step within a round (the default: the whole round in one step,
     /// as the report).
     #[arg(long)]
     pub minibatch: usize,
-    /// AdamW's learning rate (report 002: 5e-5, later 1e-5).
+    /// AdamW's learning rate (the Catan self-play study: 5e-5, later 1e-5).
     #[arg(long)]
     pub lr: f64,
     /// Anneal the learning rate by a cosine to a tenth of --lr over the run (its --minutes or
@@ -352,15 +352,15 @@ pub struct TdConfig {
     /// AdamW's decoupled weight decay.
     #[arg(long)]
     pub weight_decay: f64,
-    /// Largest gradient norm (report 002: 0.1).
+    /// Largest gradient norm (the Catan self-play study: 0.1).
     #[arg(long)]
     pub clip: f64,
-    /// Clip the gradient by its one global norm (PyTorch's `clip_grad_norm_`, as report 002
+    /// Clip the gradient by its one global norm (PyTorch's `clip_grad_norm_`, as the Catan self-play study
     /// trained) instead of each tensor's own norm (how the shipped Catan networks were trained).
     #[arg(long)]
     #[serde(default)]
     pub clip_global: bool,
-    /// Threshold of the Huber value loss on the [0, 1] value scale (report 002's smooth L1 has
+    /// Threshold of the Huber value loss on the [0, 1] value scale (the Catan self-play study's smooth L1 has
     /// 1 on a 1-3 place scale, i.e. 0.5 here); 0 for the squared error.
     #[arg(long)]
     pub huber: f64,
@@ -385,7 +385,7 @@ impl crate::flags::Settings for TdConfig {
 }
 
 impl TdConfig {
-    /// Report 002's recipe for `game`: the 4x500 residual MLP, λ 0 (each prediction learns
+    /// The Catan self-play study's recipe for `game`: the 4x500 residual MLP, λ 0 (each prediction learns
     /// the next), a random move one time in 1,000, Huber loss, clipping at 0.1, AdamW at 5e-5.
     pub fn report(game: &str) -> Self {
         TdConfig {
@@ -412,7 +412,7 @@ impl TdConfig {
         }
     }
 
-    /// Report 004's value network (Algorithm 3): a one-layer MLP, ε-greedy one-ply games
+    /// Sarswat et al.'s value network (Algorithm 3): a one-layer MLP, ε-greedy one-ply games
     /// against `random`, each afterstate trained toward the result (λ 1), AdamW at 1e-3.
     pub fn value(game: &str) -> Self {
         let mut c = TdConfig::report(game);
@@ -1021,7 +1021,7 @@ mod tests {
         // A random move after prediction 0 cuts it off: it learns the greedy value given.
         lambda_returns(&values, &[Some(&[0.9, 0.1]), None, None], &[1.0, 0.0], 0.5, &mut out);
         assert!((out[0] - 0.9).abs() < 1e-6 && (out[2] - 0.8).abs() < 1e-6, "{out:?}");
-        // λ = 0: each prediction learns the next one (report 002's targets).
+        // λ = 0: each prediction learns the next one (the Catan self-play study's targets).
         lambda_returns(&values, &[None, None, None], &[1.0, 0.0], 0.0, &mut out);
         assert_eq!(&out[..4], &[0.4, 0.6, 0.6, 0.4]);
     }

@@ -1,4 +1,4 @@
-//! The observation autoencoder's data and its use under the model-free learners (report 001):
+//! The observation autoencoder's data and its use under the model-free learners (Defradas et al.):
 //! positions from games of given agents, and a frozen encoder that turns each observation into
 //! its latent mean before a DQN or PPO network sees it.
 
@@ -8,7 +8,7 @@ use meeple_nn::Vae;
 use std::path::{Path, PathBuf};
 
 /// Observations of the player to move at every decision of `games` games: game `i` is played
-/// by `players[i % players.len()]` in every seat (report 001: half of the games by random
+/// by `players[i % players.len()]` in every seat (Defradas et al.: half of the games by random
 /// players, half by a trained agent). Gives the observations laid end to end.
 pub fn positions<G: Game>(game: &G, players: &[String], games: u64, seed: u64) -> Result<Vec<f32>, LearnError> {
     if players.is_empty() {
@@ -210,20 +210,20 @@ pub fn train_through(
 /// [`VaeRunConfig::new`] the defaults.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
 pub struct VaeRunConfig {
-    /// Agents whose games give the positions, taking turns game by game (repeat; report 001:
+    /// Agents whose games give the positions, taking turns game by game (repeat; Defradas et al.:
     /// half random, half a trained PPO agent).
     #[arg(long = "players", value_name = "SPEC")]
     pub players: Vec<String>,
-    /// The games played for positions: the run's --games (report 001: 4,000).
+    /// The games played for positions: the run's --games (Defradas et al.: 4,000).
     #[arg(skip)]
     pub games: u64,
     /// Width of the encoder's and decoder's hidden layer.
     #[arg(long)]
     pub hidden: usize,
-    /// Size of the latent code (report 001: 32).
+    /// Size of the latent code (Defradas et al.: 32).
     #[arg(long)]
     pub latent: usize,
-    /// Passes over the training positions (report 001: 300).
+    /// Passes over the training positions (Defradas et al.: 300).
     #[arg(long)]
     pub epochs: u64,
     /// Positions per optimiser step.
@@ -247,7 +247,7 @@ impl crate::flags::Settings for VaeRunConfig {
 }
 
 impl VaeRunConfig {
-    /// Report 001's autoencoder: 4,000 games of `random`, latent 32, 30 epochs (the report:
+    /// Defradas et al.'s autoencoder: 4,000 games of `random`, latent 32, 30 epochs (the report:
     /// 300) of 256 positions a step at 1e-3, a tenth held out.
     pub fn new(seed: u64) -> Self {
         VaeRunConfig {

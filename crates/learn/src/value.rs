@@ -1,4 +1,4 @@
-//! Value networks from search data (report 004's MCTS_ANN, MCTS_CNN and "combined"): games
+//! Value networks from search data (Sarswat et al.'s MCTS_ANN, MCTS_CNN and "combined"): games
 //! played by a search agent, every root child the search visited enough kept with the value
 //! the search gave it, and a value network fitted to them.
 //!
@@ -317,7 +317,7 @@ pub struct SearchValueRun<G: Game> {
 /// the same name, its doc the flag's help, [`SearchValueConfig::new`] the defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct SearchValueConfig {
-    /// The value network: `mlp:layers=L,width=W` (report 004's ANN: one layer of 256) or
+    /// The value network: `mlp:layers=L,width=W` (Sarswat et al.'s ANN: one layer of 256) or
     /// `resnet:blocks=B,channels=C` (its CNN).
     #[arg(long, value_name = "SPEC")]
     pub net: String,
@@ -362,7 +362,7 @@ impl crate::flags::Settings for SearchValueConfig {
 }
 
 impl SearchValueConfig {
-    /// Report 004's MCTS_ANN data: `mcts:iters=800` over 1,000 games (4 random plies first),
+    /// Sarswat et al.'s MCTS_ANN data: `mcts:iters=800` over 1,000 games (4 random plies first),
     /// root moves of 20 visits or more, a one-layer MLP fitted for 20 epochs with a tenth held
     /// out.
     pub fn new(game: &str) -> Self {
@@ -394,7 +394,7 @@ impl SearchValueConfig {
         }
     }
 
-    /// The optimiser: report 004's value network's (as `value --data selfplay` trains).
+    /// The optimiser: Sarswat et al.'s value network's (as `value --data selfplay` trains).
     pub fn train(&self) -> meeple_nn::TrainConfig {
         crate::td::TdConfig { lr: self.lr, ..crate::td::TdConfig::value("") }.train()
     }
@@ -421,7 +421,7 @@ impl clap::Args for ValueFlags {
             clap::Arg::new("data")
                 .long("data")
                 .value_parser(["selfplay", "search"])
-                .help("Where the targets come from: the learner's own ε-greedy one-ply games against --opponent (report 004's Algorithm 3), or a search's root values (--searcher)"),
+                .help("Where the targets come from: the learner's own ε-greedy one-ply games against --opponent (Sarswat et al.'s Algorithm 3), or a search's root values (--searcher)"),
         );
         let mut cmd = <crate::td::TdConfig as clap::Args>::augment_args(cmd);
         let search = <SearchValueConfig as clap::Args>::augment_args(clap::Command::new("search"));

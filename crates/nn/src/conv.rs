@@ -2,13 +2,13 @@
 //! matrix built ("implicit GEMM"), through register-blocked kernels on pulp's safe SIMD types.
 //!
 //! Why: a 3x3 convolution's patch matrix is nine copies of its input, and building it was a
-//! tenth of a training step (issue 36). Each patch row is three runs of adjacent values in a
+//! tenth of a training step. Each patch row is three runs of adjacent values in a
 //! bordered copy of the board (one per kernel row), so a kernel that reads those runs in place
 //! needs one copy of the input, not nine. The kernels keep a block of output rows times two
 //! vectors of columns in registers (12 x 32 values with AVX-512) and add one rank-1 update per
 //! input value, which on the networks' thin products (`[500 x 288] . [288 x 32]`) runs as fast
 //! as faer's kernel and on the weight gradient's transposed shape faster (both measured in
-//! docs/learning.md, "Network speed"). Where no vector unit of 8 or more lanes divides the
+//! docs/experiments/general.md, "Network speed"). Where no vector unit of 8 or more lanes divides the
 //! output's columns, callers keep the patch matrix and faer's product (`fits`).
 
 use pulp::{Simd, WithSimd};

@@ -108,12 +108,12 @@ pub(crate) struct Fast {
 }
 
 /// Samples per product: the fastest of 1, 2, 4, 8 and 16 on connect four's default tower at batch
-/// 64 (the measurement is in docs/learning.md, "Network speed").
+/// 64 (the measurement is in docs/experiments/general.md, "Network speed").
 const CHUNK: usize = 4;
 
 /// Samples per product of a dense trunk: its products are thin at a few rows (one row of
-/// weights per output) and a few dozen rows feed the kernel well; measured on report 002's
-/// 4x500 residual MLP over Catan's observation (docs/learning.md, "TD(λ) for Catan").
+/// weights per output) and a few dozen rows feed the kernel well; measured on the Catan self-play study's
+/// 4x500 residual MLP over Catan's observation (docs/experiments/catan.md).
 const DENSE_CHUNK: usize = 64;
 
 #[derive(Default)]

@@ -2,7 +2,7 @@
 //!
 //! burn's product needs both operands as tensors (a copy of each) and returns a fresh one (a
 //! third copy), and those copies were a tenth of a training step; gemm's own API is unsafe,
-//! which meeple forbids. The figures before and after are in docs/learning.md, "Network speed".
+//! which meeple forbids. The figures before and after are in docs/experiments/general.md, "Network speed".
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};

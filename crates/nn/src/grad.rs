@@ -5,7 +5,7 @@
 //! Why: burn-flex's convolution builds the patch matrix of one sample at a time and multiplies
 //! it alone, forwards and backwards, so a batch of 256 small boards costs hundreds of thin
 //! products and the autodiff graph's bookkeeping on top (about half the speed of this pass on
-//! connect four's tower; docs/learning.md, "Network speed", has the figures). Here every 3x3
+//! connect four's tower; docs/experiments/general.md, "Network speed", has the figures). Here every 3x3
 //! convolution is a patch product per chunk of a few boards, and the chunks run side by side on
 //! the thread pool: the layer's output (patches times kernel), the weight gradient (patches
 //! transposed times the output gradient) and the input gradient (the output gradient's patches
@@ -1822,7 +1822,7 @@ mod tests {
         }
         check(NetConfig::from_spec("mlp:layers=3,width=16", &[10], 6, 2, None).unwrap());
         check(NetConfig::from_spec("resmlp:blocks=2,width=12", &[10], 6, 3, None).unwrap());
-        // Report 002's value loss: Huber, with a threshold some errors pass.
+        // The Catan self-play study's value loss: Huber, with a threshold some errors pass.
         check_at(NetConfig::from_spec("resmlp:blocks=1,width=8", &[10], 4, 3, None).unwrap(), true, Some(0.2));
         check(NetConfig::from_spec("resnet:blocks=2,channels=8,ownership=true", &[3, 4, 5], 7, 2, None).unwrap());
         // The score margin beside the value, on a tower with ownership and on a dense trunk.

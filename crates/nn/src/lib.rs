@@ -475,7 +475,7 @@ pub struct TrainConfig {
     #[arg(skip)]
     pub clip_norm: f64,
     /// Clip the gradient by its one global norm over every tensor (PyTorch's
-    /// `clip_grad_norm_`, as report 002 trained), not tensor by tensor.
+    /// `clip_grad_norm_`, as the Catan self-play study trained), not tensor by tensor.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[arg(skip)]
     pub clip_global: bool,
@@ -498,7 +498,7 @@ pub struct TrainConfig {
     #[serde(default = "auxiliary_weight_default")]
     #[arg(skip)]
     pub score_weight: f64,
-    /// The value loss: Huber with this threshold (report 002's smooth L1), or the squared
+    /// The value loss: Huber with this threshold (the Catan self-play study's smooth L1), or the squared
     /// error where absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[arg(skip)]

@@ -109,7 +109,7 @@ pub enum Trunk {
     Resnet { blocks: usize, channels: usize },
     /// Fully connected: `layers` layers of `width` with ReLU.
     Mlp { layers: usize, width: usize },
-    /// A residual MLP (report 002's Catan network): one layer to `width` with ReLU, then
+    /// A residual MLP (the Catan self-play study's Catan network): one layer to `width` with ReLU, then
     /// `blocks` blocks of two `width` x `width` layers (ReLU between) whose input is added back
     /// before the last ReLU.
     Resmlp { blocks: usize, width: usize },

@@ -1,4 +1,4 @@
-//! A variational autoencoder over game observations (report 001's representation learner,
+//! A variational autoencoder over game observations (Defradas et al.'s representation learner,
 //! Kingma and Welling 2014): an encoder `obs -> hidden (ReLU) -> (mean, log-variance)` of a
 //! `latent`-sized Gaussian, a decoder `latent -> hidden (ReLU) -> obs` whose outputs are the
 //! logits of each input being on (observations are 0/1 planes, or values in 0..1), trained on the
@@ -29,7 +29,7 @@ pub struct VaeConfig {
     pub input: usize,
     /// Width of the encoder's and the decoder's hidden layer.
     pub hidden: usize,
-    /// Size of the latent code (report 001: 32).
+    /// Size of the latent code (Defradas et al.: 32).
     pub latent: usize,
 }
 

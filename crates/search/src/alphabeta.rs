@@ -94,7 +94,7 @@ pub(crate) const INFO: AgentInfo = AgentInfo {
             default: "false",
             accepts: "true or false",
             help: "plain minimax, no pruning: every node searched with the full window and valued exactly (implies \
-                   plain; report 004's TreeStrap(minimax) searched this way; slow)",
+                   plain; Sarswat et al.'s TreeStrap(minimax) searched this way; slow)",
         },
         ParamInfo { name: "verbose", default: "false", accepts: "true or false", help: "print search statistics" },
     ],

@@ -2,7 +2,7 @@
 """The hostile suite's long form: a load test of `meeple serve`, on the loopback only.
 
     python3 crates/web/tests/load.py [--meeple target/release/meeple] [--games 50] [--hostile 1000]
-                                     [--json results/web-load.json]
+                                     [--json experiments/web-load/web-load.json]
 
 Starts a server on a free port with a fresh data directory and a stated memory budget, then at
 once: plays GAMES agent-against-agent matches over all six games, runs a Catan game that would

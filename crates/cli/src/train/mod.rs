@@ -16,34 +16,37 @@ use meeple_games::with_game;
 
 #[derive(Subcommand, Debug)]
 pub enum TrainCommand {
-    /// AlphaZero: batched self-play with a network-guided search, training on its games.
+    /// AlphaZero (Silver et al. 2018; Gumbel root of Danihelka et al. 2022): batched self-play
+    /// with a network-guided search, training on its games.
     Az(az::AzArgs),
     /// RootStrap(αβ): a linear evaluator's weights learned by self-play, the root of each
-    /// alpha-beta search pulled toward its search value (report 004; Veness et al. 2009).
+    /// alpha-beta search pulled toward its search value (Veness, Silver, Uther and Blair 2009).
     Rootstrap(strap::StrapArgs),
     /// TreeStrap(αβ): as RootStrap, every node alpha-beta valued pulled toward its value within
     /// the bound the search proved there.
     Treestrap(strap::StrapArgs),
     /// TD-Leaf(λ): as RootStrap, each player's successive search values and the result as
-    /// temporal differences, credited to the principal variation's leaf (KnightCap).
+    /// temporal differences, credited to the principal variation's leaf (KnightCap: Baxter,
+    /// Tridgell and Weaver 2000).
     Tdleaf(strap::StrapArgs),
     /// TD(λ): a value network trained by self-play on afterstates, each prediction toward the
-    /// mover's later ones and the result (report 002's Catan learner); plays as
+    /// mover's later ones and the result (Sutton 1988; TD-Gammon's recipe on Catan); plays as
     /// `value:model=F` (`catan-td:model=F` on Catan).
     Td(LearnerArgs<TdConfig>),
-    /// A value-only network (report 004's ANN and CNN from ε-greedy games against an
-    /// opponent; MCTS_ANN, MCTS_CNN and combined from a search's values); plays as
+    /// A value-only network, from ε-greedy one-ply games against an opponent, or fitted to a
+    /// search's values (an MLP or a small CNN; from MCTS's root values or its trees); plays as
     /// `value:model=F`, evaluates as `eval=(net:model=F)`.
     Value(LearnerArgs<ValueFlags>),
-    /// DQN (report 001): double DQN, prioritized or uniform replay, n-step returns, ε-greedy
+    /// DQN (Mnih et al. 2015; double DQN of van Hasselt et al. 2016, prioritized replay of
+    /// Schaul et al. 2016): prioritized or uniform replay, n-step returns, ε-greedy
     /// or Boltzmann exploration, self-play or play against a fixed agent; plays as
     /// `dqn:model=F`.
     Dqn(LearnerArgs<DqnConfig>),
-    /// PPO (report 001): clipped objective, GAE, entropy bonus, minibatch epochs; self-play
+    /// PPO (Schulman et al. 2017): clipped objective, GAE, entropy bonus, minibatch epochs; self-play
     /// against a softly updated older self, a pool of snapshots or itself, or play against a
     /// fixed agent; plays as `ppo:model=F`.
     Ppo(LearnerArgs<PpoConfig>),
-    /// An observation autoencoder (report 001's VAE): positions from games of given agents,
+    /// An observation autoencoder (a VAE, Kingma and Welling 2014): positions from games of given agents,
     /// the reconstruction measured on held-out ones; DQN and PPO read it with `--encoder`.
     Vae(LearnerArgs<VaeRunConfig>),
 }

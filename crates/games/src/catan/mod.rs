@@ -1,5 +1,5 @@
 //! Catan (base game) for 2-4 players under the official rules, without player-to-player trades
-//! (as in seed report 002; the action space leaves room for them).
+//! (as in the Catan self-play study; the action space leaves room for them).
 //!
 //! A turn is a sequence of actions: `roll` (or a knight first), then any builds, purchases,
 //! development cards and bank trades, then `end`. Dice, development-card draws, stolen cards
@@ -441,7 +441,7 @@ const OBSERVATION_LEN: usize = HEXES * 8
     + MAX_PLAYERS * eval::SEAT_FEATURES;
 /// Derived features of each vertex: the dots of each resource around it (the robber's hex
 /// gives none), whether it is open to a settlement, and whether the viewer's roads reach it
-/// there. Report 002 found shuffled boards hard for a network reading tiles alone and proposed
+/// there. The Catan self-play study found shuffled boards hard for a network reading tiles alone and proposed
 /// exactly these; they make the board's geometry explicit.
 const VERTEX_EXTRA: usize = RESOURCES + 2;
 /// The most each catan-value seat feature reaches in play (points, cards a roll, the excess

@@ -1,4 +1,4 @@
-//! Cathedral on `u128` bitboards, with the rule variants of seed reports 000 and 001.
+//! Cathedral on `u128` bitboards, with the rule variants of the two Cathedral reports (Cox; Defradas et al.).
 //!
 //! Squares are numbered `row * size + col` with row 0 at the top; notation names them with a
 //! column letter and a row number counted from the top (`a1` is the top-left square).

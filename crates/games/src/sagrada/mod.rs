@@ -1,5 +1,5 @@
 //! Sagrada for 2-4 players under the official rules, with the setup variant and the
-//! deterministic mode of seed report 003 (a bachelor thesis with a C++ engine).
+//! deterministic mode of the Sagrada thesis (a bachelor thesis with a C++ engine).
 //!
 //! A player's turn is a short sequence of actions: at most one die drafted and placed, at most
 //! one tool card, then `pass` (a turn ends by itself once both are done, or once the die is

@@ -106,7 +106,7 @@ pub fn self_play<G: Game>(
 /// Each worker plays its own share of the games (game `i` goes to worker `i % workers`, with
 /// `config.in_flight / workers` in flight) and evaluates its own batches on its own thread, so
 /// every core searches and evaluates: one thread handing batches to the inference pool leaves
-/// the pool idle during every search step (docs/learning.md, "How it works", has the measured
+/// the pool idle during every search step (docs/alphazero.md, "How it works", has the measured
 /// difference). A game's moves come from its own seed, not from the worker
 /// that played it; `on_game` runs on the calling thread, as the games finish.
 #[allow(clippy::too_many_arguments)]

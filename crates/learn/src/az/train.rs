@@ -1232,7 +1232,7 @@ fn score_margin<S: State>(last: &S, mover: usize) -> Option<f32> {
     Some((((scores[mover] - best_other) as f32) / scale).clamp(-1.0, 1.0))
 }
 
-/// A run configuration with the defaults for `game` (see `docs/learning.md` for why).
+/// A run configuration with the defaults for `game` (see `docs/alphazero.md` for why).
 pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -> AzConfig {
     let shape = game.observation_shape();
     let net = if shape.len() == 3 { "resnet:blocks=4,channels=32" } else { "mlp:layers=2,width=256" };
