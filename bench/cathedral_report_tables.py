@@ -1,4 +1,4 @@
-"""Reproduces the tables of seed report 000 (Cathedral, MCTS) with meeple.
+"""Reproduces the tables of Cox (Cathedral, MCTS) with meeple.
 
 1. Random vs random: how often light wins, dark wins, or the game is drawn, under the standard
    rules and under Tom Lehmann's variant (the report: 61/31/7 and 36/51/13, in its own engine).

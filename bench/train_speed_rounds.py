@@ -7,7 +7,7 @@ rebuilds meeple-nn), copy the two binaries out, then:
     T=$PWD/target; (cd ../w-old && CARGO_TARGET_DIR=$T cargo build --release -p meeple-nn --example train_speed)
     cp target/release/examples/train_speed /tmp/ts-old
     cargo build --release -p meeple-nn --example train_speed && cp target/release/examples/train_speed /tmp/ts-new
-    python3 bench/train_speed_rounds.py /tmp/ts-old "529ab58" /tmp/ts-new "today's" --out results/train-speed/X.json
+    python3 bench/train_speed_rounds.py /tmp/ts-old "529ab58" /tmp/ts-new "today's" --out experiments/network-speed/train-speed/X.json
 
 Each round runs both binaries on connect four's and Cathedral's default towers (one thread,
 batch 256, `--seconds` each), the order alternating between rounds; the summary gives medians

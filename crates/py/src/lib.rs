@@ -259,6 +259,21 @@ impl State {
         PyArray1::from_vec(py, mask)
     }
 
+    /// pyspiel's spelling of `legal_action_mask` (its `player` must be the player to move:
+    /// meeple lists the legal moves of the player to move only).
+    #[pyo3(signature = (player = None))]
+    fn legal_actions_mask<'py>(&self, py: Python<'py>, player: Option<i64>) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        if let Some(p) = player
+            && p != self.current_player()
+        {
+            return Err(PyValueError::new_err(format!(
+                "legal_actions_mask({p}): only the player to move ({}) has legal actions here",
+                self.current_player()
+            )));
+        }
+        Ok(self.legal_action_mask(py))
+    }
+
     /// Applies a legal action (or, at a chance node, a possible outcome); otherwise raises
     /// `ValueError` with the rule's reason and leaves the state as it was.
     fn apply_action(&mut self, action: i64) -> PyResult<()> {
@@ -301,6 +316,15 @@ impl State {
         let shape = self.game.observation_shape();
         let flat = PyArray1::from_vec(py, out);
         if shape.len() == 1 { Ok(flat.into_any()) } else { Ok(flat.reshape(shape)?.into_any()) }
+    }
+
+    /// pyspiel's spelling: `player`'s view as a flat float32 array (`observation` shaped).
+    #[pyo3(signature = (player = None))]
+    fn observation_tensor<'py>(&self, py: Python<'py>, player: Option<i64>) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let p = self.player_arg(player)?;
+        let mut out = Vec::new();
+        self.inner.observation(p, &mut out);
+        Ok(PyArray1::from_vec(py, out))
     }
 
     #[pyo3(signature = (player = None))]

@@ -78,7 +78,8 @@ fn python_test_suite() {
     std::fs::create_dir_all(&package).expect("create the staging directory");
     for entry in std::fs::read_dir(here.join("python").join("meeple")).expect("python sources") {
         let path = entry.expect("python source").path();
-        if path.extension().is_some_and(|e| e == "py") {
+        // The sources, the type stubs and their marker, as a wheel installs them.
+        if path.extension().is_some_and(|e| e == "py" || e == "pyi") || path.ends_with("py.typed") {
             std::fs::copy(&path, package.join(path.file_name().expect("file name"))).expect("stage a Python file");
         }
     }

@@ -267,3 +267,33 @@ def test_an_illegal_move_names_the_rule_and_leaves_the_state():
     with pytest.raises(ValueError, match="legal"):
         state.apply_action(0)
     assert state == before
+
+
+def test_the_type_stubs_name_what_the_module_has():
+    import ast
+    import pathlib
+
+    from meeple import _meeple
+
+    path = pathlib.Path(meeple.__file__).with_name("_meeple.pyi")
+    tree = ast.parse(path.read_text())
+    stubbed = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            stubbed[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+        elif isinstance(node, ast.FunctionDef):
+            stubbed[node.name] = None
+    public = {n for n in dir(_meeple) if not n.startswith("_") and n not in ("CHANCE", "TERMINAL", "SPRT_BATCH")}
+    internal = {"arena_total", "arena_games", "arena_merge", "resume_records", "evaluate", "shard_batch",
+                "shard_loss", "play_external"}
+    assert public - internal - set(stubbed) == set(), "names without a stub"
+    assert set(stubbed) - public == set(), "stubs of names the module lacks"
+    for name, methods in stubbed.items():
+        if methods is None:
+            continue
+        cls = getattr(_meeple, name)
+        missing = {m for m in methods if m != "__init__" and not hasattr(cls, m)}
+        assert missing == set(), f"{name}: stubbed methods the class lacks"
+        own = {m for m in vars(cls) if not m.startswith("_")}
+        assert own - methods == set(), f"{name}: methods without a stub"
+    assert path.with_name("py.typed").exists()

@@ -111,6 +111,30 @@ def test_gymnasium_check_env(spec, opponents):
     check_env(meeple.gymnasium.env(spec, opponents=opponents, seat="random").unwrapped, skip_render_check=True)
 
 
+def test_gymnasium_make_knows_every_game():
+    import gymnasium
+
+    assert list(meeple.gymnasium.ENV_IDS) == meeple.games()
+    meeple.gymnasium.register_envs()  # a second registration changes nothing
+    for name, env_id in meeple.gymnasium.ENV_IDS.items():
+        env = gymnasium.make(env_id, opponents="random")
+        assert env.unwrapped.game.spec.startswith(name), (env_id, env.unwrapped.game.spec)
+        obs, info = env.reset(seed=1)
+        assert obs.shape == env.observation_space.shape
+        env.close()
+    env = gymnasium.make("meeple/Connect4-v0", spec="connect4:rows=5,cols=6", opponents="random")
+    assert env.unwrapped.game.spec == "connect4:rows=5,cols=6"
+
+
+def test_pyspiel_spellings():
+    state = meeple.Game("connect4").new_initial_state()
+    assert (state.legal_actions_mask() == state.legal_action_mask()).all()
+    assert (state.legal_actions_mask(0) == state.legal_action_mask()).all()
+    with pytest.raises(ValueError, match="only the player to move"):
+        state.legal_actions_mask(1)
+    assert (state.observation_tensor(0) == state.observation(0).ravel()).all()
+
+
 def test_gymnasium_plays_against_the_opponents():
     env = meeple.gymnasium.env("tictactoe", opponents="alphabeta", seat=1)
     rng = np.random.default_rng(0)

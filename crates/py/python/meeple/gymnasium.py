@@ -7,6 +7,12 @@ The opponents move inside ``step`` (and inside ``reset`` when they sit before th
 chance is resolved from the environment's seeded generator. The reward is 0 until the end,
 then +1 win, -1 loss, 0 draw (two players) or the learner's return mapped to [-1, 1].
 
+Every game is registered with Gymnasium at its default variant, as ``meeple/<Name>-v0``
+(``gymnasium.make("meeple/Connect4-v0", opponents="mcts:iters=200")``; other keywords go to
+``env``, ``spec=`` picks a variant). Installing meeple makes the ids known to
+``gymnasium.make`` without importing meeple first (an entry point in the ``gymnasium.envs``
+group).
+
 An illegal action (``illegal="lose"``, the default) ends the episode with reward -1 and
 ``info["illegal"]`` giving the rule's reason, as pgx and PettingZoo's ``TerminateIllegalWrapper``
 do; ``illegal="raise"`` raises ``ValueError`` instead. An action outside ``action_space`` always
@@ -21,7 +27,7 @@ from gymnasium import spaces
 
 from . import _meeple
 
-__all__ = ["env", "MeepleGymEnv"]
+__all__ = ["env", "MeepleGymEnv", "ENV_IDS", "register_envs"]
 
 
 class MeepleGymEnv(gymnasium.Env):
@@ -144,3 +150,20 @@ def env(spec="connect4", opponents="mcts:iters=200", seat=0, max_turns=None, ill
     """A meeple game as a Gymnasium environment for one seat (see the module's help)."""
     return MeepleGymEnv(spec, opponents=opponents, seat=seat, max_turns=max_turns, illegal=illegal,
                         render_mode=render_mode)
+
+
+#: The Gymnasium id of each game, in the order ``meeple.games()`` lists them.
+ENV_IDS = {
+    name: "meeple/" + {"tictactoe": "TicTacToe", "connect4": "Connect4"}.get(name, name.capitalize()) + "-v0"
+    for name in _meeple.games()
+}
+
+
+def register_envs():
+    """Registers every game with Gymnasium (``meeple/Connect4-v0`` ...); safe to call twice."""
+    for name, env_id in ENV_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="meeple.gymnasium:MeepleGymEnv", kwargs={"spec": name})
+
+
+register_envs()
