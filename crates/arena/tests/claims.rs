@@ -152,7 +152,12 @@ fn figures(text: &str) -> Vec<String> {
     for (i, _) in text.match_indices("% [") {
         let start = text[..i].rfind(|ch: char| !(ch.is_ascii_digit() || ch == '.')).map_or(0, |k| k + 1);
         let Some(end) = text[i..].find(']') else { continue };
-        if start < i {
+        // Only the pages' own `S% [L, H]`: a console table pasted as an example (`[ 58.5%,
+        // 84.9%]`) shows one run, not a figure the project quotes.
+        let inside = &text[i + 3..i + end];
+        let is_number = |x: &str| !x.is_empty() && x.chars().all(|ch| ch.is_ascii_digit() || ch == '.');
+        let quoted = inside.split_once(", ").is_some_and(|(lo, hi)| is_number(lo) && is_number(hi));
+        if start < i && quoted {
             out.push(text[start..i + end + 1].to_string());
         }
     }
@@ -162,5 +167,6 @@ fn figures(text: &str) -> Vec<String> {
 #[test]
 fn the_figure_finder_sees_a_quoted_score() {
     assert_eq!(figures("won 56.9% [51.4, 62.2] over 320, then 8% of"), vec!["56.9% [51.4, 62.2]"]);
+    assert!(figures("random   200   17.5%  [ 12.9%,  23.4%]").is_empty());
     assert_eq!(quoted([182, 0, 138]), ("56.9".into(), "51.4".into(), "62.2".into()));
 }
