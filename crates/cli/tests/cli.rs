@@ -205,6 +205,49 @@ fn every_command_explains_itself() {
 }
 
 #[test]
+fn catan_games_with_player_trades_record_and_replay() {
+    let path = tmp("catan-trades.jsonl");
+    let p = path.to_str().unwrap();
+    let o = meeple(&[
+        "arena",
+        "catan:players=3,trades=true",
+        "random",
+        "catan-value",
+        "random",
+        "--games",
+        "3",
+        "--records",
+        p,
+        "--json",
+        tmp("catan-trades.json").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let moves = |r: &serde_json::Value| -> Vec<String> {
+        r["actions"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect()
+    };
+    // Random seats offer, answer and trade: every record has offers, answers and trades.
+    for r in &records {
+        let m = moves(r);
+        for kind in ["offer:", "accept", "decline", "with:"] {
+            assert!(m.iter().any(|a| a.starts_with(kind)), "no {kind} in a record");
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp("catan-trades.json")).unwrap()).unwrap();
+    assert!(summary.to_string().contains("player_trades"), "the summary counts trades");
+    for k in 0..records.len() {
+        let o = meeple(&["replay", p, "--game", &k.to_string(), "--all"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        let plies = records[k]["actions"].as_array().unwrap().len();
+        assert!(out.contains(&format!("ply {plies}/{plies}:")), "{out}");
+        assert!(out.contains("offer:"), "the replay shows the offers");
+    }
+}
+
+#[test]
 fn replay_reaches_the_recorded_end() {
     let path = tmp("replay.jsonl");
     let p = path.to_str().unwrap();

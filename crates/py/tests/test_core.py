@@ -22,6 +22,7 @@ SPECS = [
     "sagrada:players=4",
     "catan",
     "catan:players=4",
+    "catan:trades=true",
 ]
 
 

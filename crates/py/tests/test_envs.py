@@ -25,6 +25,9 @@ VARIANTS = [
     "sagrada:players=4",
     "catan:players=3",
     "catan:players=4",
+    # Player trading: an answer to an offer is the answering player's turn.
+    "catan:players=4,trades=true",
+    "catan:players=3,trades=true,hidden_hands=true",
 ]
 
 
@@ -106,7 +109,7 @@ def test_pettingzoo_bad_input():
 
 
 @pytest.mark.parametrize("spec, opponents", [("connect4", "mcts:iters=50"), ("catan:players=3", "random"),
-                                             ("sagrada", "random")])
+                                             ("catan:trades=true", "catan-value"), ("sagrada", "random")])
 def test_gymnasium_check_env(spec, opponents):
     check_env(meeple.gymnasium.env(spec, opponents=opponents, seat="random").unwrapped, skip_render_check=True)
 
@@ -175,7 +178,7 @@ def reference_trajectory(spec, seed, actions_for):
 
 
 @pytest.mark.parametrize("spec", ["tictactoe", "connect4", "santorini", "cathedral:size=8", "sagrada:players=3",
-                                  "catan"])
+                                  "catan", "catan:trades=true"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_vecenv_matches_the_plain_api(spec, threads):
     n, seed, steps = 6, 11, 150

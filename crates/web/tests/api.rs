@@ -159,7 +159,8 @@ async fn play_through(app: &Router, game: &str, seed: u64) -> (Vec<Value>, GameR
     (seen, record)
 }
 
-const GAMES: [&str; 6] = ["tictactoe", "connect4", "santorini", "cathedral", "sagrada", "catan:players=3"];
+const GAMES: [&str; 7] =
+    ["tictactoe", "connect4", "santorini", "cathedral", "sagrada", "catan:players=3", "catan:players=3,trades=true"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_game_is_played_to_its_end_and_its_record_replays() {

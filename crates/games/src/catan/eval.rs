@@ -3,7 +3,10 @@
 //! whose result it values most, and a weighted random agent that prefers building.
 
 use super::board::{HEXES, TOPOLOGY};
-use super::{BUY, CatanState, END, Phase, RESOURCES, ROAD, ROLL, VICTORY_POINT};
+use super::{
+    ACCEPT, BUY, CatanState, DECLINE, END, OFFER, OFFERS, Phase, RESOURCES, ROAD, ROLL, TRADE_WITH, VICTORY_POINT,
+    WITHDRAW,
+};
 use meeple_game::{
     Action, Agent, AgentInfo, BoxedAgent, BoxedEvaluator, Budget, Error, Evaluator, ParamInfo, Player, Rng, Spec,
     State, Turn, rng_from_seed,
@@ -20,10 +23,19 @@ pub(crate) const AGENT_INFOS: [AgentInfo; 2] = [
     AgentInfo {
         name: "catan-value",
         about: "greedy: plays the action whose result the catan-value evaluator rates best (expected over dice, \
-                cards and steals one step ahead); ends the turn on ties",
-        params: &[],
+                cards and steals one step ahead); ends the turn on ties. With player trading it offers the \
+                exchange that raises its own value most (when that beats every other move), accepts an offer \
+                only when it gains more than the offerer, and trades with the accepter who ends weakest",
+        params: VALUE_AGENT_PARAMS,
     },
 ];
+
+const VALUE_AGENT_PARAMS: &[ParamInfo] = &[ParamInfo {
+    name: "trade",
+    default: "true",
+    accepts: "true or false",
+    help: "false: never offer, decline every offer (for games with trades=true)",
+}];
 
 pub(crate) const EVALUATOR_INFO: AgentInfo = AgentInfo {
     name: "catan-value",
@@ -44,10 +56,12 @@ pub(crate) fn make_agent(spec: &Spec, seed: u64) -> Option<Result<BoxedAgent<Cat
             spec.options("agent catan-weighted", AGENT_INFOS[0].params)
                 .map(|_| Box::new(WeightedRandom::new(seed)) as BoxedAgent<CatanState>),
         ),
-        "catan-value" => Some(
-            spec.options("agent catan-value", AGENT_INFOS[1].params)
-                .map(|_| Box::new(ValueAgent::new(seed)) as BoxedAgent<CatanState>),
-        ),
+        "catan-value" => Some((|| {
+            let o = spec.options("agent catan-value", AGENT_INFOS[1].params)?;
+            let mut agent = ValueAgent::new(seed);
+            agent.trade = o.get_bool("trade")?;
+            Ok(Box::new(agent) as BoxedAgent<CatanState>)
+        })()),
         _ => None,
     }
 }
@@ -220,22 +234,50 @@ pub struct ValueAgent {
     rng: Rng,
     outcomes: Vec<(Action, f64)>,
     legal: Vec<Action>,
+    /// Whether it makes and takes player-to-player offers.
+    trade: bool,
 }
 
 impl ValueAgent {
-    /// A greedy agent; `seed` breaks ties.
+    /// A greedy agent that trades; `seed` breaks ties.
     pub fn new(seed: u64) -> Self {
-        ValueAgent { rng: rng_from_seed(seed), outcomes: Vec::new(), legal: Vec::new() }
+        ValueAgent { rng: rng_from_seed(seed), outcomes: Vec::new(), legal: Vec::new(), trade: true }
+    }
+
+    /// The same agent, never offering and declining every offer.
+    pub fn without_trades(seed: u64) -> Self {
+        ValueAgent { trade: false, ..ValueAgent::new(seed) }
+    }
+
+    /// Accepts when the trade raises its own value, and by more than the offerer's.
+    fn answer(&self, state: &CatanState, me: usize) -> Action {
+        let Some((_, offer, _)) = state.pending_offer() else { return DECLINE };
+        if self.trade && takes(state, &offer, me) { ACCEPT } else { DECLINE }
+    }
+
+    /// Trades with the accepter whose position the trade leaves weakest.
+    fn choose(&self, state: &CatanState) -> Action {
+        let Some((_, offer, accepted)) = state.pending_offer() else { return WITHDRAW };
+        (0..state.players())
+            .filter(|&q| accepted >> q & 1 == 1)
+            .map(|q| (seat_value(&state.exchanged(&offer, Some(q)), q), q))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map_or(WITHDRAW, |(_, q)| TRADE_WITH + q as Action)
     }
 }
 
 impl Agent<CatanState> for ValueAgent {
     fn spec(&self) -> String {
-        "catan-value".to_string()
+        if self.trade { "catan-value" } else { "catan-value:trade=false" }.to_string()
     }
 
     fn act(&mut self, state: &CatanState, _budget: &Budget) -> Result<Action, Error> {
         let me = state.current_player().ok_or_else(|| Error::Invalid("no player to move".into()))?;
+        match state.phase {
+            Phase::Answer => return Ok(self.answer(state, me)),
+            Phase::Choose => return Ok(self.choose(state)),
+            _ => {}
+        }
         state.legal_actions(&mut self.legal);
         if self.legal.len() == 1 {
             return Ok(self.legal[0]);
@@ -247,7 +289,22 @@ impl Agent<CatanState> for ValueAgent {
         let mut best: Vec<Action> = Vec::new();
         let mut best_value = f64::MIN;
         let mut end_value = None;
+        // An offer is valued as if taken, and made only if some seat, answering by this
+        // agent's own rule on what this seat knows of its hand, would take it.
+        let mut best_offer: Option<(f64, Action)> = None;
+        let known = (self.trade && legal.iter().any(|a| (OFFER..ACCEPT).contains(a))).then(|| as_known(state, me));
         for &a in &legal {
+            if (OFFER..ACCEPT).contains(&a) {
+                let Some(known) = &known else { continue };
+                let offer = &OFFERS[(a - OFFER) as usize];
+                let v = value_for(&state.exchanged(offer, None), me);
+                if best_offer.is_none_or(|(b, _)| v > b + 1e-9)
+                    && (0..state.players()).any(|q| q != me && takes(known, offer, q))
+                {
+                    best_offer = Some((v, a));
+                }
+                continue;
+            }
             let mut next = state.clone();
             next.apply_unchecked(a);
             let v = if relative {
@@ -275,12 +332,39 @@ impl Agent<CatanState> for ValueAgent {
             }
         }
         self.legal = legal;
+        if let Some((v, a)) = best_offer
+            && v > best_value + 1e-9
+        {
+            return Ok(a);
+        }
         // Ends the turn rather than shuffle cards for nothing.
         if end_value.is_some_and(|e| (e - best_value).abs() <= 1e-9) {
             return Ok(END);
         }
         Ok(best[self.rng.random_range(0..best.len())])
     }
+}
+
+/// Whether `seat` gains from taking `offer` (the mover's, in `state`), and more than the mover.
+fn takes(state: &CatanState, offer: &super::Offer, seat: usize) -> bool {
+    if !state.seats[seat].can_pay(&offer.get) {
+        return false;
+    }
+    let mover = state.turn_player();
+    let after = state.exchanged(offer, Some(seat));
+    let mine = seat_value(&after, seat) - seat_value(state, seat);
+    let theirs = seat_value(&after, mover) - seat_value(state, mover);
+    mine > 1e-9 && mine > theirs
+}
+
+/// The position as `viewer` knows it, for guessing others' answers: each other hand as the
+/// viewer has seen it (cards stolen out of its sight left out).
+fn as_known(state: &CatanState, viewer: usize) -> CatanState {
+    let mut known = state.clone();
+    for q in (0..state.players()).filter(|&q| q != viewer) {
+        known.seats[q].hand = state.visible_hand(viewer, q).0.map(|c| c.clamp(0, u8::MAX as i32) as u8);
+    }
+    known
 }
 
 /// Random play weighted towards building.

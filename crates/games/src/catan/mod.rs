@@ -1,8 +1,10 @@
-//! Catan (base game) for 2-4 players under the official rules, without player-to-player trades
-//! (as in the Catan self-play study; the action space leaves room for them).
+//! Catan (base game) for 2-4 players under the official rules; player-to-player trading with
+//! `trades=true` (off by default, as in the Catan self-play study).
 //!
-//! A turn is a sequence of actions: `roll` (or a knight first), then any builds, purchases,
-//! development cards and bank trades, then `end`. Dice, development-card draws, stolen cards
+//! A turn is a sequence of actions: `roll` (or a development card first), then any builds,
+//! purchases, development cards, bank trades and offers to the other players, then `end`. An
+//! offer is answered by each other seat in turn order (their own decisions), then the mover
+//! trades with one seat that accepted or withdraws it. Dice, development-card draws, stolen cards
 //! and a random board's tiles, numbers and harbours are chance nodes. Opponents' development
 //! cards are hidden: observations give their number only, and [`State::determinize`] deals
 //! them again from the cards nobody has seen.
@@ -12,9 +14,9 @@
 //! everyone owed goes to nobody, unless only one player is owed: they get what is left); a 7
 //! makes everyone with more than 7 cards discard half (rounded down), then the roller moves the
 //! robber and steals a random card from a player at the new hex; one development card per turn,
-//! none bought this turn (victory point cards only count); largest army from 3 knights and
-//! longest road from 5 roads, taken only by a strictly larger count, with the rulebook's rules
-//! for broken roads; 4:1, 3:1 and 2:1 bank trades; a player wins on reaching 10 points on their
+//! none bought this turn (victory point cards only count), before or after the roll; largest
+//! army from 3 knights and longest road from 5 roads, taken only by a strictly larger count,
+//! with the rulebook's rules for broken roads; 4:1, 3:1 and 2:1 bank trades; a player wins on reaching 10 points on their
 //! own turn. A turn limit (`turns`, default 1,000 turns) ends endless games as a draw.
 
 // Seats, resources, hexes and corners are small index spaces shared by several arrays.
@@ -91,8 +93,87 @@ pub(crate) const ROBBER: u32 = TAKE + RESOURCES as u32; // hex
 pub(crate) const STEAL: u32 = ROBBER + HEXES as u32; // victim seat
 pub(crate) const DISCARD: u32 = STEAL + MAX_PLAYERS as u32; // resource
 pub(crate) const TRADE: u32 = DISCARD + RESOURCES as u32; // give * 5 + get (give != get)
-/// Number of distinct player actions (player-to-player trades would follow).
+/// Number of distinct player actions without player-to-player trading (`trades=false`).
 pub const NUM_ACTIONS: u32 = TRADE + (RESOURCES * RESOURCES) as u32;
+// With `trades=true`, the trading actions follow, so a game without them keeps its ids.
+pub(crate) const OFFER: u32 = NUM_ACTIONS; // index into OFFERS
+pub(crate) const ACCEPT: u32 = OFFER + OFFER_KINDS as u32;
+pub(crate) const DECLINE: u32 = ACCEPT + 1;
+pub(crate) const TRADE_WITH: u32 = DECLINE + 1; // partner seat
+pub(crate) const WITHDRAW: u32 = TRADE_WITH + MAX_PLAYERS as u32;
+/// Number of distinct player actions with player-to-player trading (`trades=true`).
+pub const NUM_ACTIONS_TRADING: u32 = WITHDRAW + 1;
+
+/// An exchange the player to move may offer the others: cards given for cards got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Offer {
+    /// Cards the mover gives, by resource.
+    pub give: [u8; RESOURCES],
+    /// Cards the mover gets, by resource.
+    pub get: [u8; RESOURCES],
+}
+
+/// Distinct offers: every one-for-one (20), one-for-two (50) and two-for-one (50) exchange in
+/// which no resource is on both sides.
+pub const OFFER_KINDS: usize = 120;
+
+/// The offer set, in id order: one-for-one by (give, get), then one-for-two by the card given,
+/// then two-for-one by the card got (pairs of resources in index order, doubles included).
+pub const OFFERS: [Offer; OFFER_KINDS] = offer_table();
+
+const fn offer_table() -> [Offer; OFFER_KINDS] {
+    let none = Offer { give: [0; RESOURCES], get: [0; RESOURCES] };
+    let mut t = [none; OFFER_KINDS];
+    let mut k = 0;
+    let mut a = 0;
+    while a < RESOURCES {
+        let mut b = 0;
+        while b < RESOURCES {
+            if a != b {
+                t[k].give[a] = 1;
+                t[k].get[b] = 1;
+                k += 1;
+            }
+            b += 1;
+        }
+        a += 1;
+    }
+    // One side a single card `a`, the other two cards `b <= c`, neither of them `a`.
+    let mut pass = 0;
+    while pass < 2 {
+        let mut a = 0;
+        while a < RESOURCES {
+            let mut b = 0;
+            while b < RESOURCES {
+                let mut c = b;
+                while c < RESOURCES {
+                    if b != a && c != a {
+                        if pass == 0 {
+                            t[k].give[a] = 1;
+                            t[k].get[b] += 1;
+                            t[k].get[c] += 1;
+                        } else {
+                            t[k].get[a] = 1;
+                            t[k].give[b] += 1;
+                            t[k].give[c] += 1;
+                        }
+                        k += 1;
+                    }
+                    c += 1;
+                }
+                b += 1;
+            }
+            a += 1;
+        }
+        pass += 1;
+    }
+    t
+}
+
+/// Observation features of the trade in progress (with `trades=true`): the offer's cards (5 + 5,
+/// halved), whether answers or the mover's choice are awaited, which seats accepted and which
+/// answers now (relative to the viewer), and the share of this turn's offers made.
+const TRADE_FEATURES: usize = 2 * RESOURCES + 2 + 2 * MAX_PLAYERS + 1;
 
 /// Where the game stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -109,7 +190,7 @@ pub(crate) enum Phase {
     SetupSettlement,
     /// Setup: the road next to the settlement just placed.
     SetupRoad,
-    /// Before the roll (a knight may be played).
+    /// Before the roll (a development card may be played first).
     Roll,
     /// Chance: the dice.
     Dice,
@@ -129,6 +210,10 @@ pub(crate) enum Phase {
     FreeRoads,
     /// Year of Plenty: resources left to take in `count`.
     Plenty,
+    /// Seat `responder` accepts or declines the offer on the table.
+    Answer,
+    /// The mover trades with one seat that accepted, or withdraws the offer.
+    Choose,
     /// Game over.
     Over,
 }
@@ -207,6 +292,10 @@ pub struct Catan {
     turns: u32,
     /// 0: winner 1, others 0. Otherwise the reward for finishing (see [`State::returns`]).
     points_to_win: u8,
+    /// Player-to-player trading.
+    trades: bool,
+    /// Offers a player may make in one turn (with `trades`).
+    offers_per_turn: u8,
 }
 
 const PARAMS: &[ParamInfo] = &[
@@ -237,6 +326,20 @@ const PARAMS: &[ParamInfo] = &[
         help: "turn limit (all players' turns counted): the game ends there as a draw",
     },
     ParamInfo { name: "points", default: "10", accepts: "integer 3..=20", help: "victory points to win" },
+    ParamInfo {
+        name: "trades",
+        default: "false",
+        accepts: "true or false",
+        help: "player-to-player trading as the rulebook has it: after the roll the mover offers cards for cards \
+               (any 1-for-1, 1-for-2 or 2-for-1 of different resources it can pay), each other seat accepts or \
+               declines in turn order, the mover trades with one that accepted or withdraws",
+    },
+    ParamInfo {
+        name: "offers",
+        default: "3",
+        accepts: "integer 1..=20 (with trades=true)",
+        help: "offers a player may make in one turn; an offer nobody took cannot be made again that turn",
+    },
 ];
 
 /// The rulebook's starting map for beginners (base game, 4th edition), hexes in `H0`-`H18` order:
@@ -278,7 +381,7 @@ impl Game for Catan {
 
     const INFO: GameInfo = GameInfo {
         name: "catan",
-        about: "Catan (base game, no player trades): settle, build roads and cities, 10 points wins",
+        about: "Catan (base game; player trades with trades=true): settle, build roads and cities, 10 points wins",
         params: PARAMS,
     };
 
@@ -290,6 +393,12 @@ impl Game for Catan {
             "random" => BoardKind::Random,
             other => return Err(o.bad_value("board", other)),
         };
+        let trades = o.get_bool("trades")?;
+        if !trades && o.given("offers") {
+            return Err(Error::Invalid(
+                "game catan: 'offers' limits player-to-player offers, which need trades=true".into(),
+            ));
+        }
         Ok(Catan {
             players,
             board,
@@ -297,17 +406,22 @@ impl Game for Catan {
             hidden_hands: o.get_bool("hidden_hands")?,
             turns: o.get_in("turns", 10..=100_000)?,
             points_to_win: o.get_in("points", 3..=20)?,
+            trades,
+            offers_per_turn: o.get_in("offers", 1..=20)?,
         })
     }
 
     fn spec(&self) -> Spec {
-        Spec::new("catan")
+        let spec = Spec::new("catan")
             .with("players", self.players)
             .with("board", if self.board == BoardKind::Beginner { "beginner" } else { "random" })
             .with("separate_reds", self.separate_reds)
             .with("hidden_hands", self.hidden_hands)
             .with("turns", self.turns)
             .with("points", self.points_to_win)
+            .with("trades", self.trades);
+        // The limit is a setting of trading, so a game without trading does not name it.
+        if self.trades { spec.with("offers", self.offers_per_turn) } else { spec }
     }
 
     fn num_players(&self) -> usize {
@@ -315,7 +429,7 @@ impl Game for Catan {
     }
 
     fn num_actions(&self) -> usize {
-        NUM_ACTIONS as usize
+        (if self.trades { NUM_ACTIONS_TRADING } else { NUM_ACTIONS }) as usize
     }
 
     fn max_chance_outcomes(&self) -> usize {
@@ -323,7 +437,7 @@ impl Game for Catan {
     }
 
     fn observation_shape(&self) -> Vec<usize> {
-        vec![OBSERVATION_LEN]
+        vec![OBSERVATION_LEN + if self.trades { TRADE_FEATURES } else { 0 }]
     }
 
     fn initial_state(&self) -> CatanState {
@@ -334,6 +448,14 @@ impl Game for Catan {
             unseen: [[[0; RESOURCES]; MAX_PLAYERS]; MAX_PLAYERS],
             turn_limit: self.turns,
             win_points: self.points_to_win,
+            trades: self.trades,
+            offers_per_turn: self.offers_per_turn,
+            offers_made: 0,
+            declined: 0,
+            offer: 0,
+            responder: 0,
+            accepted: 0,
+            trades_made: 0,
             phase: Phase::BoardTiles,
             count: 0,
             terrain: [DESERT; HEXES],
@@ -345,7 +467,7 @@ impl Game for Catan {
             deck: DEV_DECK,
             current: 0,
             played_dev: false,
-            after_robber: Phase::Main,
+            resume: Phase::Main,
             victim: 0,
             discards: [0; MAX_PLAYERS],
             last_vertex: 0,
@@ -402,6 +524,20 @@ pub struct CatanState {
     pub(crate) unseen: [[[u8; RESOURCES]; MAX_PLAYERS]; MAX_PLAYERS],
     turn_limit: u32,
     win_points: u8,
+    trades: bool,
+    offers_per_turn: u8,
+    /// Offers made this turn.
+    pub(crate) offers_made: u8,
+    /// Offers made this turn that nobody took (bit per offer id): not made again this turn.
+    pub(crate) declined: u128,
+    /// The offer on the table (in `Answer` and `Choose`).
+    pub(crate) offer: u8,
+    /// The seat answering it (in `Answer`).
+    pub(crate) responder: u8,
+    /// Seats that accepted it (bit per seat).
+    pub(crate) accepted: u8,
+    /// Player-to-player trades made so far.
+    pub trades_made: u32,
     pub(crate) phase: Phase,
     /// Step within the phase (setup placements, board draws, free roads, picks left).
     pub(crate) count: u8,
@@ -415,7 +551,9 @@ pub struct CatanState {
     pub(crate) deck: [u8; DEV_KINDS],
     pub(crate) current: u8,
     pub(crate) played_dev: bool,
-    after_robber: Phase,
+    /// Where the turn goes on after the robber, free roads or Year of Plenty (before or after
+    /// the roll).
+    resume: Phase,
     pub(crate) victim: u8,
     /// Cards each seat still has to discard.
     pub(crate) discards: [u8; MAX_PLAYERS],
@@ -661,6 +799,8 @@ impl CatanState {
         self.current = seat;
         self.turns += 1;
         self.played_dev = false;
+        self.offers_made = 0;
+        self.declined = 0;
         for s in self.seats.iter_mut() {
             s.fresh = [0; DEV_KINDS];
         }
@@ -727,7 +867,7 @@ impl CatanState {
     fn after_robber_moved(&mut self) {
         let v = self.victims();
         if v == 0 {
-            self.phase = self.after_robber;
+            self.phase = self.resume;
         } else {
             self.phase = Phase::Steal;
         }
@@ -741,7 +881,7 @@ impl CatanState {
 
     fn after_discards(&mut self) {
         if self.discarder().is_none() {
-            self.after_robber = Phase::Main;
+            self.resume = Phase::Main;
             self.phase = Phase::MoveRobber;
         }
     }
@@ -774,6 +914,85 @@ impl CatanState {
             }
         }
         left
+    }
+
+    /// Whether the game has player-to-player trading (`trades=true`).
+    pub fn trading(&self) -> bool {
+        self.trades
+    }
+
+    /// The offer on the table while the others answer or the mover chooses: the mover, the
+    /// offer, and the seats that accepted so far (bit per seat).
+    pub fn pending_offer(&self) -> Option<(usize, Offer, u8)> {
+        matches!(self.phase, Phase::Answer | Phase::Choose)
+            .then(|| (self.current as usize, OFFERS[self.offer as usize], self.accepted))
+    }
+
+    /// The seat answering the offer on the table.
+    pub fn responder(&self) -> Option<usize> {
+        (self.phase == Phase::Answer).then_some(self.responder as usize)
+    }
+
+    /// Whether the mover may put offer `k` on the table now (in the main phase).
+    pub(crate) fn may_offer(&self, k: usize) -> bool {
+        self.trades
+            && self.offers_made < self.offers_per_turn
+            && self.declined >> k & 1 == 0
+            && self.seats[self.current as usize].can_pay(&OFFERS[k].give)
+    }
+
+    /// The position with `offer`'s cards exchanged between the mover and `partner` (the
+    /// mover's side only when `None`): what a trader weighs before offering or answering.
+    pub fn exchanged(&self, offer: &Offer, partner: Option<usize>) -> CatanState {
+        let mut s = self.clone();
+        let p = self.current as usize;
+        for r in 0..RESOURCES {
+            s.seats[p].hand[r] = s.seats[p].hand[r].saturating_sub(offer.give[r]) + offer.get[r];
+            if let Some(q) = partner {
+                s.seats[q].hand[r] = s.seats[q].hand[r].saturating_sub(offer.get[r]) + offer.give[r];
+            }
+        }
+        s
+    }
+
+    /// Cards a seat has committed to the offer on the table: the mover's, and each accepter's.
+    fn committed(&self, seat: usize) -> [u8; RESOURCES] {
+        match self.pending_offer() {
+            Some((mover, o, _)) if seat == mover => o.give,
+            Some((_, o, accepted)) if accepted >> seat & 1 == 1 => o.get,
+            _ => [0; RESOURCES],
+        }
+    }
+
+    /// With hidden hands: `seat` shows the table that it holds `cards`. Where its cards known
+    /// to all fall short of them, cards it stole out of the others' sight become known.
+    fn reveal(&mut self, seat: usize, cards: &[u8; RESOURCES]) {
+        if !self.hidden_hands {
+            return;
+        }
+        for r in 0..RESOURCES {
+            let mut hidden: u8 = (0..self.n as usize).map(|x| self.unseen[seat][x][r]).sum();
+            while self.seats[seat].hand[r].saturating_sub(hidden) < cards[r] && hidden > 0 {
+                let x = (0..self.n as usize).find(|&x| self.unseen[seat][x][r] > 0).expect("a hidden card");
+                self.unseen[seat][x][r] -= 1;
+                hidden -= 1;
+            }
+        }
+    }
+
+    /// The next answer to the offer on the table, or what follows the last one: the mover's
+    /// choice if anyone accepted, else the main phase with the offer spent for this turn.
+    fn next_answer(&mut self) {
+        self.responder = (self.responder + 1) % self.n;
+        if self.responder != self.current {
+            return;
+        }
+        if self.accepted == 0 {
+            self.declined |= 1 << self.offer;
+            self.phase = Phase::Main;
+        } else {
+            self.phase = Phase::Choose;
+        }
     }
 
     fn is_free_road_possible(&self) -> bool {
@@ -907,6 +1126,16 @@ impl State for CatanState {
             })
             .collect();
         let phase = format!("{:?}", self.phase).to_lowercase();
+        let trade = self.trades.then(|| {
+            let offer = self.pending_offer().map(|(mover, o, accepted)| {
+                json!({
+                    "from": mover, "give": o.give, "get": o.get,
+                    "accepted": (0..n).filter(|&q| accepted >> q & 1 == 1).collect::<Vec<_>>(),
+                    "responder": self.responder(),
+                })
+            });
+            json!({ "offer": offer, "offers_left": self.offers_per_turn.saturating_sub(self.offers_made), "trades": self.trades_made })
+        });
         let geometry = json!({
             "vertex_xy": TOPOLOGY.vertex_xy.to_vec(), "edge_vertices": TOPOLOGY.edge_vertices.to_vec(),
         });
@@ -915,6 +1144,7 @@ impl State for CatanState {
             "players": players, "current": self.current, "phase": phase, "last_roll": self.last_roll,
             "bank": self.bank, "dev_deck": self.deck.iter().sum::<u8>(), "army": self.army, "road": self.road,
             "turns": self.turns, "win_points": self.win_points, "resources": RESOURCE_NAMES, "geometry": geometry,
+            "trade": trade,
         })
     }
 
@@ -943,6 +1173,7 @@ impl State for CatanState {
             | Phase::DevCard => Turn::Chance,
             Phase::SetupSettlement | Phase::SetupRoad => Turn::Player(self.setup_seat(self.count) as usize),
             Phase::Discard => Turn::Player(self.discarder().unwrap_or(self.current as usize)),
+            Phase::Answer => Turn::Player(self.responder as usize),
             _ => Turn::Player(self.current as usize),
         }
     }
@@ -958,9 +1189,7 @@ impl State for CatanState {
             }
             Phase::Roll => {
                 out.push(ROLL);
-                if !self.played_dev && self.seats[p].playable(KNIGHT) {
-                    out.push(PLAY_KNIGHT);
-                }
+                self.push_dev_plays(out);
             }
             Phase::Discard => {
                 if let Some(d) = self.discarder() {
@@ -1010,22 +1239,7 @@ impl State for CatanState {
                 if s.can_pay(&DEV_COST) && self.deck.iter().any(|&c| c > 0) {
                     out.push(BUY);
                 }
-                if !self.played_dev {
-                    if s.playable(KNIGHT) {
-                        out.push(PLAY_KNIGHT);
-                    }
-                    if s.playable(ROAD_BUILDING) {
-                        out.push(PLAY_ROAD_BUILDING);
-                    }
-                    if s.playable(YEAR_OF_PLENTY) {
-                        out.push(PLAY_YEAR_OF_PLENTY);
-                    }
-                    if s.playable(MONOPOLY) {
-                        for r in 0..RESOURCES {
-                            out.push(PLAY_MONOPOLY + r as u32);
-                        }
-                    }
-                }
+                self.push_dev_plays(out);
                 for give in 0..RESOURCES {
                     if s.hand[give] >= s.rate(give) {
                         for get in 0..RESOURCES {
@@ -1035,6 +1249,27 @@ impl State for CatanState {
                         }
                     }
                 }
+                if self.trades && self.offers_made < self.offers_per_turn {
+                    for k in 0..OFFER_KINDS {
+                        if self.may_offer(k) {
+                            out.push(OFFER + k as u32);
+                        }
+                    }
+                }
+            }
+            Phase::Answer => {
+                if self.seats[self.responder as usize].can_pay(&OFFERS[self.offer as usize].get) {
+                    out.push(ACCEPT);
+                }
+                out.push(DECLINE);
+            }
+            Phase::Choose => {
+                for q in 0..self.n as usize {
+                    if self.accepted >> q & 1 == 1 {
+                        out.push(TRADE_WITH + q as u32);
+                    }
+                }
+                out.push(WITHDRAW);
             }
             _ => {}
         }
@@ -1158,7 +1393,8 @@ impl State for CatanState {
             }
             Phase::Roll => match action {
                 ROLL => self.phase = Phase::Dice,
-                _ => self.play_knight(Phase::Roll),
+                PLAY_KNIGHT => self.play_knight(Phase::Roll),
+                _ => self.play_progress(action, Phase::Roll),
             },
             Phase::Dice => {
                 let roll = action as u8;
@@ -1200,7 +1436,7 @@ impl State for CatanState {
                 if self.hidden_hands {
                     self.unseen[p][self.victim as usize][r] = self.unseen[p][self.victim as usize][r].saturating_add(1);
                 }
-                self.phase = self.after_robber;
+                self.phase = self.resume;
             }
             Phase::DevCard => {
                 let k = action as usize;
@@ -1213,9 +1449,9 @@ impl State for CatanState {
             Phase::FreeRoads => {
                 self.place_road(p, (action - ROAD) as usize);
                 self.count -= 1;
-                self.phase = Phase::Main;
+                self.phase = self.resume;
                 self.check_win();
-                if self.phase == Phase::Main && self.count > 0 && self.is_free_road_possible() {
+                if self.phase == self.resume && self.count > 0 && self.is_free_road_possible() {
                     self.phase = Phase::FreeRoads;
                 }
             }
@@ -1225,10 +1461,34 @@ impl State for CatanState {
                 self.seats[p].hand[r] += 1;
                 self.count -= 1;
                 if self.count == 0 || self.bank.iter().all(|&b| b == 0) {
-                    self.phase = Phase::Main;
+                    self.phase = self.resume;
                 }
             }
             Phase::Main => self.apply_main(action),
+            Phase::Answer => {
+                if action == ACCEPT {
+                    let q = self.responder as usize;
+                    self.accepted |= 1 << q;
+                    let get = OFFERS[self.offer as usize].get;
+                    self.reveal(q, &get);
+                }
+                self.next_answer();
+            }
+            Phase::Choose => {
+                if action == WITHDRAW {
+                    self.declined |= 1 << self.offer;
+                } else {
+                    let q = (action - TRADE_WITH) as usize;
+                    let o = OFFERS[self.offer as usize];
+                    for r in 0..RESOURCES {
+                        self.seats[p].hand[r] = self.seats[p].hand[r] - o.give[r] + o.get[r];
+                        self.seats[q].hand[r] = self.seats[q].hand[r] - o.get[r] + o.give[r];
+                    }
+                    self.trades_made += 1;
+                }
+                self.accepted = 0;
+                self.phase = Phase::Main;
+            }
             Phase::Over => {}
         }
     }
@@ -1249,7 +1509,11 @@ impl State for CatanState {
     }
 
     fn metrics(&self) -> Vec<(&'static str, f64)> {
-        vec![("dice_rolls", self.rolls as f64), ("turns", self.turns.min(self.turn_limit) as f64)]
+        let mut m = vec![("dice_rolls", self.rolls as f64), ("turns", self.turns.min(self.turn_limit) as f64)];
+        if self.trades {
+            m.push(("player_trades", self.trades_made as f64));
+        }
+        m
     }
 
     fn scores(&self) -> Values {
@@ -1381,6 +1645,25 @@ impl State for CatanState {
                 out.extend_from_slice(&[0.0; eval::SEAT_FEATURES]);
             }
         }
+        if self.trades {
+            let mut f = [0.0f32; TRADE_FEATURES];
+            if let Some((_, o, accepted)) = self.pending_offer() {
+                for r in 0..RESOURCES {
+                    f[r] = o.give[r] as f32 / 2.0;
+                    f[RESOURCES + r] = o.get[r] as f32 / 2.0;
+                }
+                f[2 * RESOURCES] = (self.phase == Phase::Answer) as u8 as f32;
+                f[2 * RESOURCES + 1] = (self.phase == Phase::Choose) as u8 as f32;
+                for q in 0..n {
+                    f[2 * RESOURCES + 2 + rel(q)] = (accepted >> q & 1) as f32;
+                }
+                if self.phase == Phase::Answer {
+                    f[2 * RESOURCES + 2 + MAX_PLAYERS + rel(self.responder as usize)] = 1.0;
+                }
+            }
+            f[TRADE_FEATURES - 1] = self.offers_made as f32 / self.offers_per_turn as f32;
+            out.extend_from_slice(&f);
+        }
     }
 
     fn observation_string(&self, player: Player) -> String {
@@ -1428,12 +1711,14 @@ impl State for CatanState {
         // Cards stolen out of the viewer's sight: each is put back and drawn again from the
         // victim's hand as it is now (an approximation of the posterior: later spending is not
         // used as evidence), keeping every hand's size.
+        // Cards committed to the offer on the table were shown, so they stay where they are.
         if self.hidden_hands {
             for t in 0..self.n as usize {
                 for x in 0..self.n as usize {
                     if t == player || x == player {
                         continue;
                     }
+                    let kept = self.committed(x);
                     for r in 0..RESOURCES {
                         for _ in 0..self.unseen[t][x][r] {
                             if s.seats[t].hand[r] == 0 {
@@ -1442,7 +1727,11 @@ impl State for CatanState {
                             s.seats[t].hand[r] -= 1;
                             s.seats[x].hand[r] += 1;
                             s.unseen[t][x][r] -= 1;
-                            let k = draw(&s.seats[x].hand, rng);
+                            let mut open = s.seats[x].hand;
+                            for (o, k) in open.iter_mut().zip(kept) {
+                                *o = o.saturating_sub(k);
+                            }
+                            let k = draw(&open, rng);
                             s.seats[x].hand[k] -= 1;
                             s.seats[t].hand[k] += 1;
                             s.unseen[t][x][k] += 1;
@@ -1509,9 +1798,67 @@ impl CatanState {
         if k >= 3 && beats {
             self.army = Some(p as u8);
         }
-        self.after_robber = back;
+        self.resume = back;
         self.phase = Phase::MoveRobber;
         self.check_win();
+    }
+
+    /// Development cards the mover may play now (one a turn, none bought this turn), before
+    /// or after the roll.
+    fn push_dev_plays(&self, out: &mut Vec<Action>) {
+        let s = &self.seats[self.current as usize];
+        if self.played_dev {
+            return;
+        }
+        if s.playable(KNIGHT) {
+            out.push(PLAY_KNIGHT);
+        }
+        if s.playable(ROAD_BUILDING) {
+            out.push(PLAY_ROAD_BUILDING);
+        }
+        if s.playable(YEAR_OF_PLENTY) {
+            out.push(PLAY_YEAR_OF_PLENTY);
+        }
+        if s.playable(MONOPOLY) {
+            for r in 0..RESOURCES {
+                out.push(PLAY_MONOPOLY + r as u32);
+            }
+        }
+    }
+
+    /// Road Building, Year of Plenty or Monopoly; the turn goes on in `back` (the roll, or the
+    /// main phase) once its roads or resources are taken.
+    fn play_progress(&mut self, action: Action, back: Phase) {
+        let p = self.current as usize;
+        self.played_dev = true;
+        self.resume = back;
+        match action {
+            PLAY_ROAD_BUILDING => {
+                self.seats[p].dev[ROAD_BUILDING] -= 1;
+                self.count = 2;
+                if self.is_free_road_possible() {
+                    self.phase = Phase::FreeRoads;
+                }
+            }
+            PLAY_YEAR_OF_PLENTY => {
+                self.seats[p].dev[YEAR_OF_PLENTY] -= 1;
+                self.count = 2;
+                if self.bank.iter().any(|&b| b > 0) {
+                    self.phase = Phase::Plenty;
+                }
+            }
+            a => {
+                let r = (a - PLAY_MONOPOLY) as usize;
+                self.seats[p].dev[MONOPOLY] -= 1;
+                for q in 0..self.n as usize {
+                    if q != p {
+                        let c = self.seats[q].hand[r];
+                        self.seats[q].hand[r] = 0;
+                        self.seats[p].hand[r] += c;
+                    }
+                }
+            }
+        }
     }
 
     fn apply_main(&mut self, action: Action) {
@@ -1543,33 +1890,17 @@ impl CatanState {
                 self.phase = Phase::DevCard;
             }
             PLAY_KNIGHT => self.play_knight(Phase::Main),
-            PLAY_ROAD_BUILDING => {
-                self.seats[p].dev[ROAD_BUILDING] -= 1;
-                self.played_dev = true;
-                self.count = 2;
-                if self.is_free_road_possible() {
-                    self.phase = Phase::FreeRoads;
-                }
-            }
-            PLAY_YEAR_OF_PLENTY => {
-                self.seats[p].dev[YEAR_OF_PLENTY] -= 1;
-                self.played_dev = true;
-                self.count = 2;
-                if self.bank.iter().any(|&b| b > 0) {
-                    self.phase = Phase::Plenty;
-                }
-            }
-            a if (PLAY_MONOPOLY..TAKE).contains(&a) => {
-                let r = (a - PLAY_MONOPOLY) as usize;
-                self.seats[p].dev[MONOPOLY] -= 1;
-                self.played_dev = true;
-                for q in 0..self.n as usize {
-                    if q != p {
-                        let c = self.seats[q].hand[r];
-                        self.seats[q].hand[r] = 0;
-                        self.seats[p].hand[r] += c;
-                    }
-                }
+            PLAY_ROAD_BUILDING | PLAY_YEAR_OF_PLENTY => self.play_progress(action, Phase::Main),
+            a if (PLAY_MONOPOLY..TAKE).contains(&a) => self.play_progress(action, Phase::Main),
+            a if (OFFER..ACCEPT).contains(&a) => {
+                self.offer = (a - OFFER) as u8;
+                self.offers_made += 1;
+                self.accepted = 0;
+                self.responder = self.current;
+                self.phase = Phase::Answer;
+                let give = OFFERS[self.offer as usize].give;
+                self.reveal(p, &give);
+                self.next_answer();
             }
             a if (TRADE..NUM_ACTIONS).contains(&a) => {
                 let (give, get) =

@@ -2,15 +2,18 @@
 //! `S12` settles corner 12, `C12` makes it a city, `R12-17` builds the road between two corners;
 //! `roll`, `end`, `buy`; `knight`, `roads` (Road Building), `plenty` (Year of Plenty) then
 //! `take:grain` twice, `monopoly:ore`; `robber:H7`, `steal:2` (a seat), `discard:wool`;
-//! `trade:brick>ore` (a bank or harbour trade at the player's best rate). Chance outcomes:
+//! `trade:brick>ore` (a bank or harbour trade at the player's best rate). With player trading,
+//! `offer:wool>ore+ore` offers the other players one wool for two ore (each side's cards in
+//! resource order, joined by `+`), `accept` and `decline` answer it, `with:2` trades with seat 2
+//! (one that accepted) and `withdraw` takes it back. Chance outcomes:
 //! `dice:8`, `card:knight`, `stole:ore`, and for a random board `tile:hills`, `red:H4`,
 //! `number:9`, `harbour:wool` / `harbour:any`.
 
 use super::board::{EDGES, HEXES, TOPOLOGY, VERTICES, edge_between};
 use super::{
-    BUY, CITY, CatanState, DEV_NAMES, DISCARD, END, MAX_PLAYERS, NUM_ACTIONS, PLAY_KNIGHT, PLAY_MONOPOLY,
-    PLAY_ROAD_BUILDING, PLAY_YEAR_OF_PLENTY, Phase, RESOURCE_NAMES, RESOURCES, ROAD, ROBBER, ROLL, SETTLE, STEAL, TAKE,
-    TERRAIN_NAMES, TRADE,
+    ACCEPT, BUY, CITY, CatanState, DECLINE, DEV_NAMES, DISCARD, END, MAX_PLAYERS, NUM_ACTIONS, OFFER, OFFERS,
+    PLAY_KNIGHT, PLAY_MONOPOLY, PLAY_ROAD_BUILDING, PLAY_YEAR_OF_PLENTY, Phase, RESOURCE_NAMES, RESOURCES, ROAD,
+    ROBBER, ROLL, SETTLE, STEAL, TAKE, TERRAIN_NAMES, TRADE, TRADE_WITH, WITHDRAW,
 };
 use meeple_game::{Action, Error, State, Turn};
 
@@ -53,8 +56,27 @@ pub(crate) fn action_to_string(s: &CatanState, a: Action) -> String {
             let k = (a - TRADE) as usize;
             format!("trade:{}>{}", RESOURCE_NAMES[k / RESOURCES], RESOURCE_NAMES[k % RESOURCES])
         }
+        a if a < ACCEPT => {
+            let o = OFFERS[(a - OFFER) as usize];
+            format!("offer:{}>{}", cards(&o.give), cards(&o.get))
+        }
+        ACCEPT => "accept".into(),
+        DECLINE => "decline".into(),
+        a if a < WITHDRAW => format!("with:{}", a - TRADE_WITH),
+        WITHDRAW => "withdraw".into(),
         _ => format!("action{a}"),
     }
+}
+
+/// Cards as notation writes them: each card's resource, in resource order, joined by `+`.
+fn cards(c: &[u8; RESOURCES]) -> String {
+    let mut names = Vec::new();
+    for r in 0..RESOURCES {
+        for _ in 0..c[r] {
+            names.push(RESOURCE_NAMES[r]);
+        }
+    }
+    names.join("+")
 }
 
 fn bad(text: &str, reason: impl Into<String>) -> Error {
@@ -98,6 +120,27 @@ pub(crate) fn parse_action(_s: &CatanState, text: &str) -> Result<Action, Error>
                 }
                 Ok(TRADE + give * RESOURCES as Action + get)
             }
+            "offer" => {
+                let (give, get) =
+                    arg.split_once('>').ok_or_else(|| bad(t, "an offer is offer:GIVE>GET, e.g. offer:wool>ore+ore"))?;
+                let side = |text: &str| -> Result<[u8; RESOURCES], Error> {
+                    let mut c = [0u8; RESOURCES];
+                    for name in text.split('+') {
+                        c[res(name)? as usize] += 1;
+                    }
+                    Ok(c)
+                };
+                let (give, get) = (side(give)?, side(get)?);
+                OFFERS.iter().position(|o| o.give == give && o.get == get).map(|k| OFFER + k as Action).ok_or_else(
+                    || {
+                        bad(
+                            t,
+                            "offers are one card for one, one for two or two for one, with no resource on both sides",
+                        )
+                    },
+                )
+            }
+            "with" => Ok(TRADE_WITH + number(t, arg, "a seat", MAX_PLAYERS)? as Action),
             "tile" => Ok(index_of(&TERRAIN_NAMES, arg, t, "terrain")? as Action),
             "red" => Ok(hex(t, arg)? as Action),
             "number" => match arg.parse::<u32>() {
@@ -121,6 +164,9 @@ pub(crate) fn parse_action(_s: &CatanState, text: &str) -> Result<Action, Error>
         "knight" => return Ok(PLAY_KNIGHT),
         "roads" => return Ok(PLAY_ROAD_BUILDING),
         "plenty" => return Ok(PLAY_YEAR_OF_PLENTY),
+        "accept" => return Ok(ACCEPT),
+        "decline" => return Ok(DECLINE),
+        "withdraw" => return Ok(WITHDRAW),
         _ => {}
     }
     let mut chars = t.chars();
@@ -137,7 +183,8 @@ pub(crate) fn parse_action(_s: &CatanState, text: &str) -> Result<Action, Error>
         _ => Err(bad(
             t,
             "expected S<corner>, C<corner>, R<corner>-<corner>, roll, end, buy, knight, roads, plenty, monopoly:R, \
-             take:R, robber:H<n>, steal:<seat>, discard:R, trade:R>R, or a chance outcome (dice:8, card:knight, ...)",
+             take:R, robber:H<n>, steal:<seat>, discard:R, trade:R>R, offer:R>R+R, accept, decline, with:<seat>, withdraw, \
+             or a chance outcome (dice:8, card:knight, ...)",
         )),
     }
 }

@@ -3,9 +3,10 @@
 
 use super::board::{HEXES, TOPOLOGY};
 use super::{
-    BUY, CITY, CITY_COST, CatanState, DEV_COST, DEV_NAMES, DISCARD, END, NUM_ACTIONS, PLAY_KNIGHT, PLAY_MONOPOLY,
-    PLAY_ROAD_BUILDING, PLAY_YEAR_OF_PLENTY, Phase, RESOURCE_NAMES, RESOURCES, ROAD, ROAD_COST, ROBBER, ROLL, SETTLE,
-    SETTLEMENT_COST, STEAL, TAKE, TERRAIN_NAMES, TRADE,
+    ACCEPT, BUY, CITY, CITY_COST, CatanState, DECLINE, DEV_COST, DEV_NAMES, DISCARD, END, NUM_ACTIONS,
+    NUM_ACTIONS_TRADING, OFFER, OFFERS, Offer, PLAY_KNIGHT, PLAY_MONOPOLY, PLAY_ROAD_BUILDING, PLAY_YEAR_OF_PLENTY,
+    Phase, RESOURCE_NAMES, RESOURCES, ROAD, ROAD_COST, ROBBER, ROLL, SETTLE, SETTLEMENT_COST, STEAL, TAKE,
+    TERRAIN_NAMES, TRADE, TRADE_WITH, WITHDRAW,
 };
 use meeple_game::{Action, Player, State, Turn};
 
@@ -15,6 +16,24 @@ fn cost(c: &[u8; RESOURCES]) -> String {
     let parts: Vec<String> =
         (0..RESOURCES).filter(|&r| c[r] > 0).map(|r| format!("{} {}", c[r], RESOURCE_NAMES[r])).collect();
     parts.join(", ")
+}
+
+/// An offer in words: "1 wool for 2 ore".
+pub(crate) fn offer_words(o: &Offer) -> String {
+    let side = |c: &[u8; RESOURCES]| {
+        let parts: Vec<String> =
+            (0..RESOURCES).filter(|&r| c[r] > 0).map(|r| format!("{} {}", c[r], RESOURCE_NAMES[r])).collect();
+        parts.join(" and ")
+    };
+    format!("{} for {}", side(&o.give), side(&o.get))
+}
+
+fn seats(mask: u8) -> String {
+    let list: Vec<String> = (0..8).filter(|q| mask >> q & 1 == 1).map(|q| q.to_string()).collect();
+    match list.len() {
+        1 => format!("seat {}", list[0]),
+        _ => format!("seats {}", list.join(", ")),
+    }
 }
 
 fn plural(n: u8, one: &str, many: &str) -> String {
@@ -36,10 +55,12 @@ impl CatanState {
             Phase::SetupSettlement => "Place a starting settlement on a free corner".into(),
             Phase::SetupRoad => "Place a road next to the settlement you just placed".into(),
             Phase::Roll => {
-                if !self.played_dev && self.seats[p].playable(super::KNIGHT) {
-                    "Roll the dice (or play a knight first)".into()
-                } else {
+                let mut plays = Vec::new();
+                self.push_dev_plays(&mut plays);
+                if plays.is_empty() {
                     "Roll the dice".into()
+                } else {
+                    "Roll the dice (or play a development card first)".into()
                 }
             }
             Phase::Discard => {
@@ -52,6 +73,14 @@ impl CatanState {
             Phase::MoveRobber => "Move the robber to another hex".into(),
             Phase::Steal => "Choose a player to rob (one with a building by the robber)".into(),
             Phase::Main => "Build, buy, trade or play a card; end your turn when done".into(),
+            Phase::Answer => {
+                format!("Seat {p} offers {}: accept or decline", offer_words(&OFFERS[self.offer as usize]))
+            }
+            Phase::Choose => format!(
+                "{} accepted your offer of {}: trade with one of them or withdraw it",
+                seats(self.accepted),
+                offer_words(&OFFERS[self.offer as usize])
+            ),
             Phase::FreeRoads => format!("Road Building: place {}", plural(self.count, "free road", "free roads")),
             Phase::Plenty => {
                 format!("Year of Plenty: take {} from the bank", plural(self.count, "resource", "resources"))
@@ -103,6 +132,13 @@ impl CatanState {
                 let rate = self.seats[self.current as usize].rate(give);
                 format!("trade {rate} {} for 1 {}", RESOURCE_NAMES[give], RESOURCE_NAMES[get])
             }
+            a if a < ACCEPT => format!("offer {}", offer_words(&OFFERS[(a - OFFER) as usize])),
+            ACCEPT => format!("accept seat {}'s offer of {}", self.current, offer_words(&OFFERS[self.offer as usize])),
+            DECLINE => format!("decline seat {}'s offer", self.current),
+            a if a < WITHDRAW => {
+                format!("trade {} with seat {}", offer_words(&OFFERS[self.offer as usize]), a - TRADE_WITH)
+            }
+            WITHDRAW => "withdraw the offer".into(),
             _ => self.action_to_string(a),
         }
     }
@@ -111,21 +147,27 @@ impl CatanState {
     pub(crate) fn refusal(&self, a: Action) -> String {
         let p = self.current as usize;
         let me = &self.seats[p];
-        let shown = if a < NUM_ACTIONS { self.describe(p, a) } else { format!("action {a}") };
+        let all = if self.trades { NUM_ACTIONS_TRADING } else { NUM_ACTIONS };
+        let shown = if a < all { self.describe(p, a) } else { format!("action {a}") };
         let now = self.prompt_words().unwrap_or_else(|| "wait".into());
         let why = |rule: String| format!("{shown}: {rule}");
         let phase_move = match self.phase {
             Phase::SetupSettlement => a < CITY,
             Phase::SetupRoad | Phase::FreeRoads => (ROAD..ROLL).contains(&a),
-            Phase::Roll => a == ROLL || a == PLAY_KNIGHT,
+            Phase::Roll => (ROLL..TAKE).contains(&a) && a != END && a != BUY,
             Phase::Discard => (DISCARD..TRADE).contains(&a),
             Phase::MoveRobber => (ROBBER..STEAL).contains(&a),
             Phase::Steal => (STEAL..DISCARD).contains(&a),
             Phase::Plenty => (TAKE..ROBBER).contains(&a),
-            Phase::Main => !(a == ROLL || (TAKE..DISCARD).contains(&a) || (DISCARD..TRADE).contains(&a)),
+            Phase::Main => !(a == ROLL || (TAKE..DISCARD).contains(&a) || (DISCARD..TRADE).contains(&a) || a >= ACCEPT),
+            Phase::Answer => a == ACCEPT || a == DECLINE,
+            Phase::Choose => a >= TRADE_WITH,
             _ => false,
         };
-        if a >= NUM_ACTIONS {
+        if a >= NUM_ACTIONS && a < NUM_ACTIONS_TRADING && !self.trades {
+            return format!("{}: this game has no player-to-player trading (trades=false)", self.action_to_string(a));
+        }
+        if a >= all {
             return format!("action id {a} is not a Catan move");
         }
         if !phase_move {
@@ -198,6 +240,25 @@ impl CatanState {
                 why("only a player with a building by the robber and a card in hand can be robbed".into())
             }
             a if a < TRADE => why(format!("you hold no {}", RESOURCE_NAMES[(a - DISCARD) as usize])),
+            a if (OFFER..ACCEPT).contains(&a) => {
+                let k = (a - OFFER) as usize;
+                if self.offers_made >= self.offers_per_turn {
+                    why(format!(
+                        "{} a turn (offers={})",
+                        plural(self.offers_per_turn, "offer", "offers"),
+                        self.offers_per_turn
+                    ))
+                } else if self.declined >> k & 1 == 1 {
+                    why("nobody took that offer this turn, so it is not made again".into())
+                } else {
+                    why("you can only offer cards you hold".into())
+                }
+            }
+            ACCEPT => why("you do not hold the cards asked for".into()),
+            a if (TRADE_WITH..WITHDRAW).contains(&a) => {
+                why(format!("seat {} did not accept the offer", a - TRADE_WITH))
+            }
+            a if a >= NUM_ACTIONS => why("not now".into()),
             _ => {
                 let k = (a - TRADE) as usize;
                 let (give, get) = (k / RESOURCES, k % RESOURCES);
