@@ -215,7 +215,7 @@ fn catan_games_with_player_trades_record_and_replay() {
         "catan-value",
         "random",
         "--games",
-        "3",
+        "6",
         "--records",
         p,
         "--json",
