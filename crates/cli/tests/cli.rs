@@ -237,11 +237,11 @@ fn catan_games_with_player_trades_record_and_replay() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(tmp("catan-trades.json")).unwrap()).unwrap();
     assert!(summary.to_string().contains("player_trades"), "the summary counts trades");
-    for k in 0..records.len() {
+    for (k, record) in records.iter().enumerate() {
         let o = meeple(&["replay", p, "--game", &k.to_string(), "--all"]);
         assert!(o.status.success(), "{}", stderr(&o));
         let out = stdout(&o);
-        let plies = records[k]["actions"].as_array().unwrap().len();
+        let plies = record["actions"].as_array().unwrap().len();
         assert!(out.contains(&format!("ply {plies}/{plies}:")), "{out}");
         assert!(out.contains("offer:"), "the replay shows the offers");
     }

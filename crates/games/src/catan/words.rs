@@ -164,7 +164,7 @@ impl CatanState {
             Phase::Choose => a >= TRADE_WITH,
             _ => false,
         };
-        if a >= NUM_ACTIONS && a < NUM_ACTIONS_TRADING && !self.trades {
+        if (NUM_ACTIONS..NUM_ACTIONS_TRADING).contains(&a) && !self.trades {
             return format!("{}: this game has no player-to-player trading (trades=false)", self.action_to_string(a));
         }
         if a >= all {
