@@ -66,7 +66,7 @@ enum Command {
     /// Play moves from the start, then show one decision of an agent (with its statistics when
     /// its spec has `verbose=true`).
     Analyze(analyze::AnalyzeArgs),
-    /// Train an agent with one of nine learners: `meeple train KIND GAME --out DIR`
+    /// Train an agent: az, td, value, dqn, ppo, vae, rootstrap, treestrap or tdleaf (`meeple train KIND GAME --out DIR`)
     ///
     /// AlphaZero, TD(λ), value networks, DQN, PPO, a VAE, RootStrap, TreeStrap and TD-Leaf, each
     /// keeping the same run directory (run.json, metrics.jsonl, ckpt/) and going on with

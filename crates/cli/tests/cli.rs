@@ -197,6 +197,11 @@ fn bench_json_has_the_documented_keys() {
 
 #[test]
 fn every_command_explains_itself() {
+    let o = meeple(&["train", "--help"]);
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    for kind in ["az", "td", "value", "dqn", "ppo", "vae", "rootstrap", "treestrap", "tdleaf"] {
+        assert!(first.split(|c: char| !c.is_alphanumeric()).any(|w| w == kind), "{kind} not on: {first}");
+    }
     for cmd in ["games", "agents", "perft", "play", "arena", "bench", "analyze", "replay", "plot", "tune"] {
         let o = meeple(&[cmd, "--help"]);
         assert!(o.status.success());
