@@ -945,14 +945,19 @@ impl CatanState {
     /// mover's side only when `None`): what a trader weighs before offering or answering.
     pub fn exchanged(&self, offer: &Offer, partner: Option<usize>) -> CatanState {
         let mut s = self.clone();
+        s.exchange(offer, partner);
+        s
+    }
+
+    /// Moves `offer`'s cards between the mover and `partner` (the mover's side only when `None`).
+    fn exchange(&mut self, offer: &Offer, partner: Option<usize>) {
         let p = self.current as usize;
         for r in 0..RESOURCES {
-            s.seats[p].hand[r] = s.seats[p].hand[r].saturating_sub(offer.give[r]) + offer.get[r];
+            self.seats[p].hand[r] = self.seats[p].hand[r].saturating_sub(offer.give[r]) + offer.get[r];
             if let Some(q) = partner {
-                s.seats[q].hand[r] = s.seats[q].hand[r].saturating_sub(offer.get[r]) + offer.give[r];
+                self.seats[q].hand[r] = self.seats[q].hand[r].saturating_sub(offer.get[r]) + offer.give[r];
             }
         }
-        s
     }
 
     /// Cards a seat has committed to the offer on the table: the mover's, and each accepter's.
@@ -1479,11 +1484,7 @@ impl State for CatanState {
                     self.declined |= 1 << self.offer;
                 } else {
                     let q = (action - TRADE_WITH) as usize;
-                    let o = OFFERS[self.offer as usize];
-                    for r in 0..RESOURCES {
-                        self.seats[p].hand[r] = self.seats[p].hand[r] - o.give[r] + o.get[r];
-                        self.seats[q].hand[r] = self.seats[q].hand[r] - o.get[r] + o.give[r];
-                    }
+                    self.exchange(&OFFERS[self.offer as usize], Some(q));
                     self.trades_made += 1;
                 }
                 self.accepted = 0;
