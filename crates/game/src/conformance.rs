@@ -9,7 +9,9 @@
 //! and returns exist exactly at terminal states.
 //!
 //! The number of games comes from [`Config::games`]; `MEEPLE_CONFORMANCE_GAMES` overrides it so a
-//! long run is one environment variable away while CI stays quick.
+//! long run is one environment variable away while CI stays quick, and
+//! `MEEPLE_CONFORMANCE_DEEP_EVERY` overrides [`Config::deep_check_every`] so a run of many long
+//! games (Catan's run to thousands of plies) can check every state cheaply and every n-th fully.
 
 use crate::{Action, Game, GameRecord, Player, State, Turn, derive_seed, replay, rng_from_seed, sample_chance};
 use rand::RngExt;
@@ -30,10 +32,33 @@ pub struct Config {
 }
 
 impl Config {
-    /// `games` random games, overridden by `MEEPLE_CONFORMANCE_GAMES` when set.
+    /// `games` random games, overridden by `MEEPLE_CONFORMANCE_GAMES` when set; every state gets
+    /// the full check unless `MEEPLE_CONFORMANCE_DEEP_EVERY` says every how many plies.
+    ///
+    /// # Panics
+    /// If either variable is set to something other than a positive whole number: a typo must not
+    /// quietly run the default and be read as the long run.
     pub fn with_games(games: usize) -> Self {
-        let games = std::env::var("MEEPLE_CONFORMANCE_GAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(games);
-        Config { games, seed: 0x6d65_6570_6c65, illegal_probes: 8, max_plies: 100_000, deep_check_every: 1 }
+        let games = env_count("MEEPLE_CONFORMANCE_GAMES").unwrap_or(games);
+        let deep_check_every = env_count("MEEPLE_CONFORMANCE_DEEP_EVERY").unwrap_or(1);
+        Config { games, seed: 0x6d65_6570_6c65, illegal_probes: 8, max_plies: 100_000, deep_check_every }
+    }
+
+    /// Sets how often the full per-state checks run, unless `MEEPLE_CONFORMANCE_DEEP_EVERY` is set
+    /// (the variable wins, so a long run can tighten or loosen any game's default).
+    pub fn deep_every(mut self, plies: usize) -> Self {
+        if std::env::var_os("MEEPLE_CONFORMANCE_DEEP_EVERY").is_none() {
+            self.deep_check_every = plies.max(1);
+        }
+        self
+    }
+}
+
+fn env_count(name: &str) -> Option<usize> {
+    let text = std::env::var(name).ok()?;
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Some(n),
+        _ => panic!("{name}={text:?} is not a positive whole number"),
     }
 }
 
@@ -66,10 +91,10 @@ pub fn check<G: Game>(game: &G, config: &Config) -> Result<Report, String> {
     for i in 0..config.games {
         let seed = derive_seed(config.seed, i as u64);
         let ctx = |ply: usize, msg: String| format!("{} seed {seed} ply {ply}: {msg}", game.spec());
-        let (states, actions) = play_random(game, seed, config, &mut report).map_err(|(ply, m)| ctx(ply, m))?;
+        let (states, actions) = play_random(game, seed, config, Some(&mut report)).map_err(|(ply, m)| ctx(ply, m))?;
 
-        // Same seed, same game.
-        let (_, again) = play_random(game, seed, config, &mut Report::default()).map_err(|(ply, m)| ctx(ply, m))?;
+        // Same seed, same game (its states were checked the first time).
+        let (_, again) = play_random(game, seed, config, None).map_err(|(ply, m)| ctx(ply, m))?;
         if again != actions {
             return Err(ctx(0, "the same seed gave a different game".into()));
         }
@@ -172,12 +197,13 @@ fn check_symmetries<G: Game>(game: &G, state: &G::State, legal: &[Action]) -> Re
     Ok(())
 }
 
-/// Plays one random game, checking every state; returns the states and the actions taken.
+/// Plays one random game, checking every state when it has a report to count them in; returns
+/// the states and the actions taken.
 fn play_random<G: Game>(
     game: &G,
     seed: u64,
     config: &Config,
-    report: &mut Report,
+    mut report: Option<&mut Report>,
 ) -> Result<(Vec<G::State>, Vec<Action>), Failure> {
     let mut rng = rng_from_seed(seed);
     let mut state = game.initial_state();
@@ -189,17 +215,22 @@ fn play_random<G: Game>(
         if ply > config.max_plies {
             return Err((ply, format!("no end after {} plies", config.max_plies)));
         }
-        let deep = ply % config.deep_check_every.max(1) == 0;
-        check_state(game, &state, deep, seed ^ ply as u64, config).map_err(|m| (ply, m))?;
-        report.states += 1;
+        if let Some(report) = report.as_deref_mut() {
+            let deep = ply % config.deep_check_every.max(1) == 0;
+            check_state(game, &state, deep, seed ^ ply as u64, config).map_err(|m| (ply, m))?;
+            report.states += 1;
+            report.chance_nodes += usize::from(state.turn() == Turn::Chance);
+        }
         let action = match state.turn() {
             Turn::Terminal => break,
             Turn::Player(_) => {
                 state.legal_actions(&mut legal);
+                if legal.is_empty() {
+                    return Err((ply, "no legal actions in a non-terminal state".into()));
+                }
                 legal[rng.random_range(0..legal.len())]
             }
             Turn::Chance => {
-                report.chance_nodes += 1;
                 state.chance_outcomes(&mut outcomes);
                 sample_chance(&outcomes, &mut rng)
             }
@@ -272,7 +303,7 @@ fn check_state<G: Game>(game: &G, state: &G::State, deep: bool, seed: u64, confi
             outcomes.iter().map(|o| o.0).collect()
         }
     };
-    check_observations(game, state, seed)?;
+    check_observations(game, state, seed, deep)?;
     if !deep {
         return Ok(());
     }
@@ -360,7 +391,8 @@ fn check_ownership<G: Game>(game: &G, state: &G::State, p: Player) -> Result<(),
     Ok(())
 }
 
-fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<(), String> {
+/// Observations every state; the worlds of `determinize` at the states given the full check.
+fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64, deep: bool) -> Result<(), String> {
     let len: usize = game.observation_shape().iter().product();
     let mut obs = Vec::new();
     let mut seen = Vec::new();
@@ -375,6 +407,9 @@ fn check_observations<G: Game>(game: &G, state: &G::State, seed: u64) -> Result<
             return Err(format!("observation for player {p} holds {v}, outside 0..=1"));
         }
         check_ownership(game, state, p)?;
+        if !deep {
+            continue;
+        }
         for (how, world) in
             [("determinize", state.determinize(p, &mut rng)), ("determinize_open", state.determinize_open(p, &mut rng))]
         {

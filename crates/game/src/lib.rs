@@ -108,6 +108,15 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         None
     }
 
+    /// Whether this game's observation is `narrower`'s with values appended and its action ids
+    /// `narrower`'s with more after them, so that a network trained on `narrower` can start this
+    /// game's training with the new inputs and actions weighted zero (Catan with player trading
+    /// extends the same Catan without it). False unless a game says so.
+    fn extends(&self, narrower: &Self) -> bool {
+        let _ = narrower;
+        false
+    }
+
     /// The state before the first move.
     fn initial_state(&self) -> Self::State;
 

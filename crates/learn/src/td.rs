@@ -371,8 +371,9 @@ pub struct TdConfig {
     #[arg(skip)]
     pub threads: usize,
     /// Start from this checkpoint's weights instead of fresh ones: a value network of the same
-    /// shape, perhaps trained on another variant (the beginner board's for shuffled boards).
-    /// Its --net is the checkpoint's.
+    /// shape, perhaps trained on another variant (the beginner board's for shuffled boards), or
+    /// one for a variant this game extends (Catan without trading for Catan with it: the new
+    /// inputs start at weight zero). Its --net is the checkpoint's.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<String>,
@@ -595,8 +596,26 @@ impl<G: Game> TdRun<G> {
         let shape = game.observation_shape();
         let (trainer, progress) = match (resume, &config.init) {
             (None, Some(init)) => {
-                let (trainer, side) = Trainer::warm_start(Path::new(init), config.train(), config.threads)
+                let (mut trainer, side) = Trainer::warm_start(Path::new(init), config.train(), config.threads)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
+                let c = trainer.config();
+                // A network for a variant this game extends (Catan without player trading, for
+                // Catan with it) starts with the new inputs weighted zero.
+                let narrower = side.game.parse().ok().and_then(|spec| G::from_spec(&spec).ok());
+                if (c.input != shape || c.actions != game.num_actions())
+                    && c.seats == seats
+                    && narrower.is_some_and(|narrow| game.extends(&narrow))
+                {
+                    trainer = Trainer::warm_start_widened(
+                        Path::new(init),
+                        &shape,
+                        game.num_actions(),
+                        config.train(),
+                        config.threads,
+                    )
+                    .map_err(|e| LearnError::Config(e.to_string()))?
+                    .0;
+                }
                 let c = trainer.config();
                 if c.input != shape || c.actions != game.num_actions() || c.seats != seats {
                     return Err(LearnError::Config(format!(

@@ -782,3 +782,47 @@ fn a_timed_puct_search_runs_to_its_stop_and_a_sims_cap_still_holds() {
     let (secs, visits) = timed(&format!("az:model={},time=10s,root=puct,sims=200", model.display()));
     assert!(secs < 5.0 && visits <= 200, "{secs:.3} s and {visits} root visits for a cap of 200");
 }
+
+/// Catan with player trading trains: TD starts from a network for the same Catan without
+/// trading (widened: it values the first positions as before) and refuses one for another seat
+/// count, and AlphaZero plays and trains a generation with offers and answers among its moves.
+#[test]
+fn catan_with_player_trading_trains_by_td_from_a_network_without_it_and_by_alphazero() {
+    use meeple_games::Catan;
+    use meeple_learn::td::{TdConfig, TdRun};
+    let spec = |s: &str| Catan::from_spec(&s.parse().unwrap()).unwrap();
+    let (plain, trading) = (spec("catan:players=3,turns=10"), spec("catan:players=3,turns=10,trades=true"));
+    let d = dir("catan-trades");
+    let narrow = save_untrained(&plain, &d, "resmlp:blocks=1,width=16", 1);
+    let mut config = TdConfig::report(&trading.spec().to_string());
+    config.init = Some(narrow.display().to_string());
+    config.parallel = 2;
+    config.minibatch = 64;
+    let mut run = TdRun::new(trading.clone(), config.clone(), None).unwrap();
+    let narrow_net = meeple_nn::Network::load(&narrow, None, 1).unwrap().0;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    plain.initial_state().observation(0, &mut a);
+    trading.initial_state().observation(0, &mut b);
+    assert_eq!(b.len(), a.len() + 21);
+    let (before, after) = (narrow_net.evaluate(&a, 1).unwrap(), run.network().evaluate(&b, 1).unwrap());
+    for (x, y) in before.values.iter().zip(&after.values) {
+        assert!((x - y).abs() < 1e-5, "{:?} became {:?}", before.values, after.values);
+    }
+    run.round().unwrap();
+    let four = save_untrained(&spec("catan:players=4,turns=10"), &d.join("four"), "resmlp:blocks=1,width=16", 1);
+    config.init = Some(four.display().to_string());
+    let e = TdRun::new(trading.clone(), config, None).err().unwrap().to_string();
+    assert!(e.contains("does not fit"), "{e}");
+    let mut az = default_config(&trading, 4, 2, 1);
+    az.net = "mlp:layers=1,width=32".into();
+    az.games_per_generation = 2;
+    az.selfplay.in_flight = 2;
+    az.min_window = 16;
+    az.batch = 16;
+    let mut hooks = Quiet { generations: Vec::new() };
+    let progress =
+        train(&trading, &az, RunLimit { seconds: Some(120.0), steps: Some(2) }, &d.join("az"), false, &mut hooks)
+            .unwrap();
+    assert!(progress.games > 0, "{progress:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -169,6 +169,40 @@ impl Reader {
     }
 }
 
+/// Copies a dense network into a wider one of the same layers: each weight and bias to its
+/// place, zero where the wider one has inputs or outputs the narrow one lacks.
+pub(crate) fn widen(narrow: &PolicyValueNet, into: &mut PolicyValueNet, device: &Device) {
+    let copy = |from: &Linear, to: &mut Linear| {
+        let [fi, fo] = from.weight.dims();
+        let [ti, tout] = to.weight.dims();
+        let w = values(from.weight.val());
+        let mut wide = vec![0.0; ti * tout];
+        for i in 0..fi.min(ti) {
+            let n = fo.min(tout);
+            wide[i * tout..i * tout + n].copy_from_slice(&w[i * fo..i * fo + n]);
+        }
+        to.weight = Param::from_tensor(Tensor::from_data(TensorData::new(wide, [ti, tout]), device));
+        let mut bias = vec![0.0; tout];
+        if let Some(b) = &from.bias {
+            let b = values(b.val());
+            let n = b.len().min(tout);
+            bias[..n].copy_from_slice(&b[..n]);
+        }
+        to.bias = Some(Param::from_tensor(tensor1(&bias, device)));
+    };
+    for (from, to) in narrow.mlp.iter().zip(into.mlp.iter_mut()) {
+        copy(from, to);
+    }
+    if let (Some(from), Some(to)) = (&narrow.policy_fc, into.policy_fc.as_mut()) {
+        copy(from, to);
+    }
+    copy(&narrow.value_fc, &mut into.value_fc);
+    copy(&narrow.value_out, &mut into.value_out);
+    if let (Some(from), Some(to)) = (&narrow.score, into.score.as_mut()) {
+        copy(from, to);
+    }
+}
+
 pub(crate) fn tensor1(v: &[f32], device: &Device) -> Tensor<1> {
     Tensor::from_data(TensorData::new(v.to_vec(), [v.len()]), device)
 }

@@ -656,6 +656,37 @@ impl Trainer {
         Ok((Self::from_model(sidecar.net.clone(), train, &model, 0, threads), sidecar))
     }
 
+    /// A warm start from a network for a narrower variant of the game, whose inputs are the
+    /// first of `input` and whose actions the first of `actions` (the game says which variants
+    /// those are): the first layer's weights for the new inputs, and the policy's for the new
+    /// actions, start at zero, so the network values every position as before until training
+    /// moves them. Dense trunks only: a tower's planes have no such prefix.
+    pub fn warm_start_widened(
+        path: &Path,
+        input: &[usize],
+        actions: usize,
+        train: TrainConfig,
+        threads: usize,
+    ) -> Result<(Self, Sidecar), NnError> {
+        let device = Device::flex();
+        let (narrow, sidecar) = load(path, None, &device)?;
+        let from = &sidecar.net;
+        let refuse = |why: &str| Err(checkpoint_error(path, why.to_string()));
+        if matches!(from.trunk, Trunk::Resnet { .. }) {
+            return refuse("a residual tower reads board planes: only a dense network can take more inputs");
+        }
+        let (&[had], &[has]) = (&from.input[..], input) else {
+            return refuse("a dense network widens a flat observation only");
+        };
+        if has < had || actions < from.actions {
+            return refuse("the game's observation or action space is smaller than the network's");
+        }
+        let config = NetConfig { input: input.to_vec(), actions, ..from.clone() };
+        let mut model = config.build(&device);
+        grad::widen(&narrow, &mut model, &device);
+        Ok((Self::from_model(config, train, &model, 0, threads), sidecar))
+    }
+
     fn from_model(config: NetConfig, train: TrainConfig, model: &PolicyValueNet, step: u64, threads: usize) -> Self {
         let model = grad::Model::from_burn(model, &config);
         let tensors = model.tensor_lengths();

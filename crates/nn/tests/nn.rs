@@ -486,6 +486,44 @@ fn a_warm_start_takes_the_weights_and_starts_at_step_zero() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A network for a narrower variant starts a wider one: with the new inputs weighted zero it
+/// values every observation as before, whatever the new inputs hold, and the old actions' logits
+/// are unchanged (the new ones zero); a tower or a smaller observation is refused.
+#[test]
+fn a_widened_warm_start_values_positions_as_the_narrow_network() {
+    let d = dir("widen");
+    let config = NetConfig::from_spec("resmlp:blocks=1,width=16", &[12], 5, 3, None).unwrap();
+    let mut trained = Trainer::new(config.clone(), TrainConfig::default(), 3, 1);
+    trained.train_step(&target_batch(&config, 8)).unwrap();
+    let path = d.join("narrow.safetensors");
+    trained.save_resumable(&path, sidecar(&config)).unwrap();
+    let (wide, _) = Trainer::warm_start_widened(&path, &[15], 7, TrainConfig::default(), 1).unwrap();
+    assert_eq!((wide.config().input.clone(), wide.config().actions, wide.step()), (vec![15], 7, 0));
+    let narrow_obs = observations(&config, 4);
+    let mut wide_obs = Vec::new();
+    for (i, row) in narrow_obs.chunks(12).enumerate() {
+        wide_obs.extend_from_slice(row);
+        wide_obs.extend([0.9, 0.1 * i as f32, 1.0]);
+    }
+    let before = trained.network(1).evaluate(&narrow_obs, 4).unwrap();
+    let after = wide.network(1).evaluate(&wide_obs, 4).unwrap();
+    for (a, b) in before.values.iter().zip(&after.values) {
+        assert!((a - b).abs() < 1e-5, "values {:?} became {:?}", before.values, after.values);
+    }
+    for (k, row) in after.logits.chunks(7).enumerate() {
+        for (a, b) in before.logits[k * 5..k * 5 + 5].iter().zip(&row[..5]) {
+            assert!((a - b).abs() < 1e-5);
+        }
+        assert!(row[5..].iter().all(|&l| l == 0.0), "{row:?}");
+    }
+    assert!(Trainer::warm_start_widened(&path, &[10], 7, TrainConfig::default(), 1).is_err());
+    let tower_path = d.join("tower.safetensors");
+    Trainer::new(tower(), TrainConfig::default(), 1, 1).save_resumable(&tower_path, sidecar(&tower())).unwrap();
+    let e = Trainer::warm_start_widened(&tower_path, &[1000], 9, TrainConfig::default(), 1).err().unwrap().to_string();
+    assert!(e.contains("dense"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// The gradient at the observations an encoder learns from equals finite differences of the
 /// same loss through the network before the step (dense trunks; a tower says it has none).
 #[test]

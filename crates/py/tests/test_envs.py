@@ -88,6 +88,34 @@ def test_pettingzoo_hidden_information_stays_hidden():
             np.testing.assert_array_equal(state.determinize(seat, k).observation(seat), own)
 
 
+def test_pettingzoo_an_answer_to_an_offer_is_the_answering_players_turn():
+    env = meeple.pettingzoo.env("catan:players=4,trades=true")
+    env.reset(seed=3)
+    rng = random.Random(1)
+    answered = 0
+    for _ in range(20000):
+        agent = env.agent_selection
+        mask = env.observe(agent)["action_mask"]
+        legal = list(np.flatnonzero(mask))
+        if env.terminations[agent] or env.truncations[agent]:
+            break
+        # Prefer offers, so that many are made.
+        offers = [a for a in legal if env.state_object.action_to_string(int(a)).startswith("offer:")]
+        action = int(rng.choice(offers or legal))
+        env.step(action)
+        if offers:
+            mover = int(agent.split("_")[1])
+            asked = env.agent_selection
+            assert asked == f"player_{(mover + 1) % 4}", (agent, asked)
+            names = {env.state_object.action_to_string(int(a)) for a in np.flatnonzero(env.observe(asked)["action_mask"])}
+            assert names <= {"accept", "decline"} and "decline" in names, names
+            assert not env.observe(agent)["action_mask"].any(), "the mover has no move while an answer is awaited"
+            answered += 1
+            if answered == 5:
+                break
+    assert answered == 5
+
+
 def test_pettingzoo_bad_input():
     env = meeple.pettingzoo.env("connect4")
     with pytest.raises(ValueError, match="reset"):

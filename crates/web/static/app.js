@@ -410,22 +410,26 @@ async function choose(target) {
   if (M.busy || !nextTargets().has(target)) return;
   M.sel.push(target);
   const left = candidates();
-  if (left.length === 1 && left[0].path.length === M.sel.length) {
-    M.busy = true;
-    try {
-      const snap = await api('POST', `/api/matches/${M.id}/moves`, { ply: M.snap.ply, id: left[0].id, viewer: M.viewer }, seatToken());
-      M.sel = [];
-      M.hint = null;
-      if (newer(snap)) take(snap);
-    } catch (e) {
-      M.sel = [];
-      showError(e.message);
-      if (e.status === 409) await refresh();
-    } finally {
-      M.busy = false;
-    }
-  }
+  if (left.length === 1 && left[0].path.length === M.sel.length) await submit(left[0].id);
   render();
+}
+
+// Sends one legal move (by id) for the seat in view.
+async function submit(id) {
+  if (M.busy) return;
+  M.busy = true;
+  try {
+    const snap = await api('POST', `/api/matches/${M.id}/moves`, { ply: M.snap.ply, id, viewer: M.viewer }, seatToken());
+    M.sel = [];
+    M.hint = null;
+    if (newer(snap)) take(snap);
+  } catch (e) {
+    M.sel = [];
+    showError(e.message);
+    if (e.status === 409) await refresh();
+  } finally {
+    M.busy = false;
+  }
 }
 
 function targetLabel(t) {
@@ -455,7 +459,9 @@ function render() {
     }
     if (ts.some((t) => M.sel.includes(t))) el.classList.add('sel');
   });
-  const rest = [...next].filter((t) => !onBoard.has(t));
+  // A renderer may draw its own controls for some targets (Catan's offer builder).
+  const owned = new Set(drawn.owns || []);
+  const rest = [...next].filter((t) => !onBoard.has(t) && !owned.has(t));
   // A button that completes one move is labelled with the move in words.
   const label = (t) => {
     const done = candidates().filter((l) => l.path[M.sel.length] === t);
@@ -473,6 +479,7 @@ function render() {
       if (el.dataset.t.split(' ').some((t) => marks.has(t))) el.classList.add('last');
     });
   }
+  if (drawn.bind) drawn.bind();
   renderSide();
 }
 
@@ -814,6 +821,8 @@ function renderSagrada(view, snap) {
 
 const TERRAIN_COLOURS = { hills: '#c8643b', forest: '#2f7d3b', pasture: '#9ccc65', fields: '#f0c93f', mountains: '#8c8c8c', desert: '#e8d9a8' };
 
+const CATAN_RESOURCE_COLOURS = { brick: '#c8643b', lumber: '#2f7d3b', wool: '#9ccc65', grain: '#f0c93f', ore: '#8c8c8c' };
+
 function renderCatan(view, snap) {
   const size = 46, kx = size * Math.sqrt(3) / 2, ky = size / 2;
   const X = (gx) => 330 + gx * kx, Y = (gy) => 300 + gy * ky;
@@ -859,8 +868,7 @@ function renderCatan(view, snap) {
     const rob = o && robberCorner(gx, gy) ? ` s:${o.owner}` : '';
     b += `<circle class="spot" data-t="v:${v}${rob}" cx="${X(gx)}" cy="${Y(gy)}" r="${rob ? 13 : 9}" fill="transparent"/>`;
   });
-  const RES_COLOURS = { brick: '#c8643b', lumber: '#2f7d3b', wool: '#9ccc65', grain: '#f0c93f', ore: '#8c8c8c' };
-  const cardsOf = (hand) => view.resources.map((r, k) => Array.from({ length: hand[k] }, () => `<span class="card" style="background:${RES_COLOURS[r]}" title="${r}">${r}</span>`).join('')).join('');
+  const cardsOf = (hand) => view.resources.map((r, k) => Array.from({ length: hand[k] }, () => `<span class="card" style="background:${CATAN_RESOURCE_COLOURS[r]}" title="${r}">${r}</span>`).join('')).join('');
   const players = view.players.map((pl, p) => {
     const hand = pl.hand && p === snap.viewer ? '' : (pl.hand ? view.resources.map((r, k) => `${r} ${pl.hand[k]}`).join(', ') : '');
     return `<div class="player-box" data-t="s:${p}" style="border-left:6px solid ${PLAYER_COLOURS[p]}"><b>seat ${p}</b>${view.current === p ? ' · to move' : ''} · ${pl.points} points · ${pl.cards} cards · ${pl.dev_cards} development · ${pl.knights} knights · road ${pl.road_length}${view.army === p ? ' · largest army' : ''}${view.road === p ? ' · longest road' : ''}${pl.discard ? ` · discards ${pl.discard}` : ''}
@@ -870,8 +878,62 @@ function renderCatan(view, snap) {
   const mine = me && me.hand ? `<div class="hand" id="hand"><b>Your hand</b> ${cardsOf(me.hand) || '<span class="hint">no cards</span>'}${me.dev && me.dev.length ? ` · ${me.dev.map((d) => `<span class="card dev">${esc(d.kind.replace(/_/g, ' '))}${d.count > 1 ? ' ×' + d.count : ''}${d.new ? ' (new)' : ''}</span>`).join('')}` : ''}</div>` : '';
   const dice = view.last_roll ? `<span class="dice" id="dice" title="the last roll">dice ${view.last_roll}</span>` : '<span class="dice">dice –</span>';
   const legend = `<div class="legend">${Object.entries({ hills: 'brick', forest: 'lumber', pasture: 'wool', fields: 'grain', mountains: 'ore', desert: 'nothing' }).map(([t, r]) => `<span><i style="background:${TERRAIN_COLOURS[t]}"></i>${t}: ${r}</span>`).join('')}</div>`;
-  const extra = `<div class="panel">${mine}<div>${dice} · turn ${view.turns} · bank ${view.resources.map((r, k) => `${r} ${view.bank[k]}`).join(', ')} · development deck ${view.dev_deck} · ${view.win_points} points win</div>${legend}${players}</div>`;
-  return { board: svg(660, 600, b, 'aria-label="catan board"'), extra };
+  const trade = view.trade ? catanTrade(view, snap, cardsOf) : { html: '' };
+  const extra = `<div class="panel">${mine}${trade.html}<div>${dice} · turn ${view.turns} · bank ${view.resources.map((r, k) => `${r} ${view.bank[k]}`).join(', ')} · development deck ${view.dev_deck} · ${view.win_points} points win</div>${legend}${players}</div>`;
+  return { board: svg(660, 600, b, 'aria-label="catan board"'), extra, owns: ['btn:offer'], bind: trade.bind };
+}
+
+// Trading between players: the pending offer as a card (who offers what, each seat's answer,
+// accept and decline for the seat asked, the accepters to trade with for the mover), and, on the
+// mover's turn, a builder for a new offer from the cards to give and to get.
+function catanTrade(view, snap, cardsOf) {
+  const n = view.players.length, R = view.resources;
+  const legal = M.browsing === null ? snap.legal || [] : [];
+  const count = (side) => { const c = R.map(() => 0); side.split('+').forEach((r) => { const k = R.indexOf(r); if (k >= 0) c[k] += 1; }); return c; };
+  let html = '';
+  const o = view.trade.offer;
+  if (o) {
+    const order = Array.from({ length: n - 1 }, (_, k) => (o.from + 1 + k) % n);
+    const at = o.responder === null ? n : order.indexOf(o.responder);
+    const answer = (q, k) => o.accepted.includes(q) ? '<b class="yes">accepted</b>' : k < at ? '<span class="no">declined</span>' : q === o.responder ? '<i>answering…</i>' : '<span class="hint">to answer</span>';
+    const has = (t) => legal.some((l) => l.path[0] === t);
+    const buttons = [
+      has('btn:accept') ? '<button type="button" data-t="btn:accept">Accept</button>' : '',
+      has('btn:decline') ? '<button type="button" data-t="btn:decline">Decline</button>' : '',
+      ...o.accepted.filter((q) => has(`btn:with:${q}`)).map((q) => `<button type="button" data-t="btn:with:${q}">Trade with seat ${q}</button>`),
+      has('btn:withdraw') ? '<button type="button" data-t="btn:withdraw">Withdraw</button>' : '',
+    ].join('');
+    html += `<div class="offer-card" id="offer-card" style="border-left-color:${PLAYER_COLOURS[o.from]}">
+      <div><b>Seat ${o.from} offers</b> ${cardsOf(o.give)} <b>for</b> ${cardsOf(o.get)}</div>
+      <div class="answers">${order.map((q, k) => `<span data-seat="${q}">seat ${q}: ${answer(q, k)}</span>`).join(' · ')}</div>
+      ${buttons ? `<div class="controls">${buttons}</div>` : ''}</div>`;
+  }
+  const offers = legal.filter((l) => l.path[0] === 'btn:offer').map((l) => ({ id: l.id, words: l.words, give: count(l.path[1].slice(5)), get: count(l.path[2].slice(4)) }));
+  if (!offers.length) {
+    if (view.trade.trades) html += `<div class="hint">${view.trade.trades} ${view.trade.trades === 1 ? 'trade' : 'trades'} between players so far</div>`;
+    return { html };
+  }
+  const key = `${snap.ply}`;
+  if (!M.draft || M.draft.key !== key) M.draft = { key, give: R.map(() => 0), get: R.map(() => 0) };
+  const d = M.draft;
+  const same = (a, b) => a.every((v, k) => v === b[k]);
+  const match = offers.find((f) => same(f.give, d.give) && same(f.get, d.get));
+  const row = (side, label) => `<div class="trade-row"><span class="trade-label">${label}</span>${R.map((r, k) => `<span class="trade-pick"><span class="card" style="background:${CATAN_RESOURCE_COLOURS[r]}">${r}</span><button type="button" class="step" data-side="${side}" data-k="${k}" data-d="-1" aria-label="one ${r} fewer">−</button><b id="${side}-${r}">${d[side][k]}</b><button type="button" class="step" data-side="${side}" data-k="${k}" data-d="1" aria-label="one ${r} more">+</button></span>`).join('')}</div>`;
+  const empty = d.give.every((v) => !v) && d.get.every((v) => !v);
+  const why = match ? '' : empty ? 'choose the cards to give and to ask for' : 'not an offer you can make now: 1 for 1, 1 for 2 or 2 for 1 of different resources, from cards you hold, not one nobody took this turn';
+  html += `<div class="trade-builder" id="trade-builder"><div><b>Offer a trade</b> <span class="hint">${view.trade.offers_left} ${view.trade.offers_left === 1 ? 'offer' : 'offers'} left this turn</span></div>
+    ${row('give', 'you give')}${row('get', 'you ask for')}
+    <div class="controls"><button type="button" id="make-offer" ${match ? `class="hl" data-id="${match.id}"` : 'disabled'}>${esc(match ? match.words : 'Offer')}</button> <span class="hint" id="offer-why">${esc(why)}</span></div></div>`;
+  const bind = () => {
+    document.querySelectorAll('#trade-builder button.step').forEach((b) => b.addEventListener('click', () => {
+      const side = d[b.dataset.side], k = Number(b.dataset.k);
+      side[k] = Math.max(0, Math.min(2, side[k] + Number(b.dataset.d)));
+      render();
+    }));
+    const make = $('#make-offer');
+    if (make && make.dataset.id) make.addEventListener('click', async () => { await submit(Number(make.dataset.id)); render(); });
+  };
+  return { html, bind };
 }
 
 const RENDERERS = { tictactoe: renderTicTacToe, connect4: renderConnect4, santorini: renderSantorini, cathedral: renderCathedral, sagrada: renderSagrada, catan: renderCatan };

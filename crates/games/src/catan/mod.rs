@@ -440,6 +440,12 @@ impl Game for Catan {
         vec![OBSERVATION_LEN + if self.trades { TRADE_FEATURES } else { 0 }]
     }
 
+    /// Trading appends its features to the observation and its actions after the bank trades.
+    fn extends(&self, narrower: &Self) -> bool {
+        let plain = Catan { trades: false, offers_per_turn: narrower.offers_per_turn, ..self.clone() };
+        self.trades && plain == *narrower
+    }
+
     fn initial_state(&self) -> CatanState {
         let mut s = CatanState {
             n: self.players,
@@ -1162,6 +1168,11 @@ impl State for CatanState {
             a if (STEAL..DISCARD).contains(&a) => vec![format!("s:{}", a - STEAL)],
             a if (TRADE..NUM_ACTIONS).contains(&a) => vec!["btn:trade".into(), format!("btn:{text}")],
             a if (PLAY_MONOPOLY..TAKE).contains(&a) => vec!["btn:monopoly".into(), format!("btn:{text}")],
+            // An offer is built: what to give, then what to ask for (each side as its notation).
+            a if (OFFER..ACCEPT).contains(&a) => {
+                let (give, get) = text.trim_start_matches("offer:").split_once('>').unwrap_or(("", ""));
+                vec!["btn:offer".into(), format!("give:{give}"), format!("get:{get}")]
+            }
             _ => vec![format!("btn:{text}")],
         }
     }

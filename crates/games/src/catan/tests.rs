@@ -504,14 +504,29 @@ fn conformance() {
         "catan:players=2,board=random",
         "catan:board=random,separate_reds=false",
         "catan:hidden_hands=true",
+    ] {
+        let g = game(spec);
+        let config = conformance::Config::with_games(3);
+        let report = conformance::check(&g, &config).unwrap();
+        assert_eq!(report.games, config.games, "{spec}");
+    }
+}
+
+/// Player trading on its own, so a long run is one command:
+/// `MEEPLE_CONFORMANCE_GAMES=3400 MEEPLE_CONFORMANCE_DEEP_EVERY=25 cargo test --release -p
+/// meeple-games catan::tests::conformance_with_trades` plays 10,200 games over the three specs.
+#[test]
+fn conformance_with_trades() {
+    for spec in [
         "catan:trades=true",
         "catan:trades=true,players=3,hidden_hands=true",
         "catan:trades=true,players=2,board=random,offers=1",
     ] {
         let g = game(spec);
         let config = conformance::Config::with_games(3);
-        let report = conformance::check(&g, &config).unwrap();
+        let report = conformance::check(&g, &config).unwrap_or_else(|e| panic!("{spec}: {e}"));
         assert_eq!(report.games, config.games, "{spec}");
+        println!("{spec}: {} games, {} states, {} chance nodes", report.games, report.states, report.chance_nodes);
     }
 }
 
@@ -778,9 +793,13 @@ fn an_offer_is_answered_in_turn_order_and_the_mover_picks_one_accepter() {
     s.seats[3].hand = [1, 0, 0, 0, 3];
     assert!(offers(&s).contains(&"offer:wool>ore+ore".to_string()));
     assert!(offers(&s).iter().all(|o| o.starts_with("offer:wool>")), "only wool can be offered: {:?}", offers(&s));
+    // A page builds an offer in three clicks: offer, the cards to give, the cards to ask for.
+    let a = s.parse_action("offer:wool>ore+ore").unwrap();
+    assert_eq!(s.action_path(a), ["btn:offer", "give:wool", "get:ore+ore"]);
     play(&mut s, "offer:wool>ore+ore");
     assert_eq!(s.turn(), Turn::Player(1));
     assert_eq!(s.prompt().unwrap(), "Seat 0 offers 1 wool for 2 ore: accept or decline");
+    assert_eq!(s.action_path(ACCEPT), ["btn:accept"]);
     play(&mut s, "accept");
     // Seat 2 holds no ore: it can only decline.
     assert_eq!(s.turn(), Turn::Player(2));

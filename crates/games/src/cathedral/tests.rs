@@ -80,8 +80,7 @@ fn perft_from_the_start_for_each_variant_and_size() {
 fn conformance_every_variant_and_size() {
     for spec in ["cathedral", "cathedral:variant=lehmann", "cathedral:variant=random_placer", "cathedral:size=8"] {
         let g = Cathedral::from_spec(&spec.parse().unwrap()).unwrap();
-        let mut config = conformance::Config::with_games(150);
-        config.deep_check_every = 4;
+        let config = conformance::Config::with_games(150).deep_every(4);
         conformance::check(&g, &config).unwrap_or_else(|e| panic!("{spec}: {e}"));
     }
 }

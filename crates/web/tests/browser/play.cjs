@@ -3,7 +3,8 @@
 // page and a game started from it at a named level; two browsers (two contexts, nothing shared)
 // play each other through a join link, and the page forgets its tokens once the game is over and
 // left; a two-person Sagrada through a join link, where the creator's page cannot show the other
-// seat's secret objective; and a game in progress is picked up again after the server restarts.
+// seat's secret objective; Catan with trades between people and an agent, at one screen and
+// through a join link; and a game in progress is picked up again after the server restarts.
 //
 //   node play.cjs BASE_URL OUT_DIR            (PLAYWRIGHT_CORE, CHROMIUM: paths; GAMES: a subset)
 //
@@ -304,6 +305,107 @@ async function checkSecrets(browser, report) {
   await b.context().close();
 }
 
+// Catan with trading between players, two people and catan-value, at one screen (hot seat) or
+// through a join link: the people build offers in the page's builder (a generous two for one)
+// and trade with the agent when it accepts, and accept every offer the agent makes them. The game
+// must see a trade each way between a person and the agent, and its record must replay.
+async function checkCatanTrades(browser, report, hot) {
+  const a = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  const problems = [];
+  a.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await a.goto(`${base}/?game=catan`);
+  await a.waitForSelector('#seats input');
+  for (const [k, v] of Object.entries({ players: '3', points: '5', trades: 'true' })) {
+    await a.fill(`#param-${k}`, v);
+    await a.dispatchEvent(`#param-${k}`, 'change');
+  }
+  await a.waitForFunction(() => document.querySelectorAll('#seats input').length === 3);
+  const seats = ['human', 'human', 'catan-value'];
+  for (let i = 0; i < 3; i++) await a.fill(`#seats input[data-seat="${i}"]`, seats[i]);
+  await a.fill('#seed', hot ? '11' : '12');
+  await a.fill('#move-time', '300');
+  if (hot) await a.check('#hot');
+  await a.click('#start');
+  await a.waitForURL(MATCH);
+  await a.waitForSelector('#board svg');
+  const pages = [a];
+  if (!hot) {
+    const b = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+    b.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await b.goto(await a.inputValue('input.join[data-seat="1"]'));
+    await b.waitForSelector('#board svg');
+    pages.push(b);
+  }
+  const random = rng(hot ? 31 : 32);
+  const log = new Map();
+  const offeredAt = new Set();
+  const deadline = Date.now() + 300_000;
+  let text = null;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`catan trades: not over after 300 s (${JSON.stringify([...log.values()].filter((m) => /^with:/.test(m.text)))})`);
+    for (const p of pages) for (const m of await p.evaluate(() => window.M.log || [])) log.set(m.ply, m);
+    const states = await Promise.all(pages.map((p) => status(p)));
+    if (states.every((st) => st.over)) { text = states[0].text; break; }
+    const k = states.findIndex((st) => st.targets > 0);
+    if (k < 0 || states.filter((st) => st.targets > 0).length > 1) { await a.waitForTimeout(20); continue; }
+    const page = pages[k];
+    const seen = await page.evaluate(() => {
+      const s = window.M.snap, o = s.view.trade.offer;
+      const hl = (q) => !!document.querySelector(`#board ${q}.hl`);
+      return { ply: s.ply, turn: s.view.turns, from: o ? o.from : null, accepted: o ? o.accepted : [], accept: hl('[data-t="btn:accept"]'), builder: !!document.querySelector('#trade-builder'), me: window.M.viewer, hands: s.view.players.map((pl) => pl.hand) };
+    });
+    try {
+      if (seen.accept && !report.offerShot) {
+        report.offerShot = path.join(outDir, `catan-offer-${hot ? 'hot' : 'join'}.png`);
+        await page.locator('.match').screenshot({ path: report.offerShot });
+      }
+      if (seen.accept) {
+        // The agent's offers are taken; a person's offer to the other person is declined, so
+        // that the trades counted are with the agent.
+        await page.click(seen.from === 2 ? '#offer-card [data-t="btn:accept"]' : '#offer-card [data-t="btn:decline"]', { timeout: 5000 });
+      } else if (seen.accepted.length && seen.from === seen.me) {
+        await page.click(`#offer-card [data-t="btn:with:${seen.accepted.includes(2) ? 2 : seen.accepted[0]}"]`, { timeout: 5000 });
+      } else if (seen.builder && !offeredAt.has(`${seen.me}:${seen.turn}`)) {
+        offeredAt.add(`${seen.me}:${seen.turn}`);
+        const mine = seen.hands[seen.me], theirs = seen.hands[2];
+        const give = mine.indexOf(Math.max(...mine));
+        const wants = theirs.map((c, r) => (r === give ? -1 : c));
+        const get = wants.indexOf(Math.max(...wants));
+        if (mine[give] >= 2 && wants[get] > 0) {
+          const R = ['brick', 'lumber', 'wool', 'grain', 'ore'];
+          for (let i = 0; i < 2; i++) await page.click(`#trade-builder button.step[data-side="give"][data-k="${give}"][data-d="1"]`);
+          await page.click(`#trade-builder button.step[data-side="get"][data-k="${get}"][data-d="1"]`);
+          const made = await page.$('#make-offer:not([disabled])');
+          if (made && !report.builderShot) {
+            report.builderShot = path.join(outDir, `catan-builder-${hot ? 'hot' : 'join'}.png`);
+            await page.locator('.match').screenshot({ path: report.builderShot });
+          }
+          if (made) {
+            await made.click();
+            report.offers = (report.offers || 0) + 1;
+          } else report.refusedDrafts = `${R[give]}+${R[give]}>${R[get]}`;
+        }
+      } else await clickTarget(page, random());
+    } catch (e) {
+      if (!/not attached|detached|Timeout/.test(String(e))) throw e;
+    }
+  }
+  const trades = [...log.values()].filter((m) => /^with:\d$/.test(m.text)).map((m) => [m.player, Number(m.text.slice(5))]);
+  report.result = text;
+  report.trades = trades;
+  report.personToAgent = trades.filter(([p, q]) => p !== 2 && q === 2).length;
+  report.agentToPerson = trades.filter(([p, q]) => p === 2 && q !== 2).length;
+  report.viewers = hot ? 'one screen' : 'join link';
+  if (!report.personToAgent || !report.agentToPerson) throw new Error(`catan trades: ${report.personToAgent} trades offered by a person and ${report.agentToPerson} by the agent`);
+  const words = await a.evaluate(() => document.querySelector('#moves').innerText);
+  if (!/trade .* with seat \d/.test(words)) throw new Error('the log does not tell the trades in words');
+  report.shot = path.join(outDir, `catan-trades-${hot ? 'hot' : 'join'}.png`);
+  await a.locator('.match').screenshot({ path: report.shot });
+  await checkReplay(a, report);
+  if (problems.length) throw new Error(problems.join('; '));
+  for (const p of pages) await p.context().close();
+}
+
 // A game in progress is still there, at the same ply and with the same seat, after the server
 // restarts; the person plays on.
 async function checkRestart(browser, report) {
@@ -373,7 +475,8 @@ async function checkRestart(browser, report) {
     await page.close();
     if (failed) break;
   }
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['secrets', checkSecrets], ['restart', checkRestart]]) {
+  const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['secrets', checkSecrets], ...trades, ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
