@@ -27,7 +27,7 @@ const THREATS: ParamInfo = ParamInfo {
            such position lies within their horizon (not learnable)",
 };
 
-pub(crate) const EVALUATOR_INFOS: [AgentInfo; 4] = [
+pub(crate) const EVALUATOR_INFOS: [AgentInfo; 5] = [
     AgentInfo {
         name: "linear8",
         about: "the report's linear evaluator: workers on level 0/1/2 and mean distance from the centre, for each \
@@ -57,7 +57,18 @@ pub(crate) const EVALUATOR_INFOS: [AgentInfo; 4] = [
                 as fast as linear8 in search; default: the hand weights twice",
         params: WEIGHTS_PARAM,
     },
+    AgentInfo {
+        name: "gods",
+        about: "for games with god powers: linear8's features and each player's winning moves if its turn began \
+                now (0-2, /2), found by the rules themselves, so that Pan's drop, Artemis's double move, Apollo's \
+                and Minotaur's moves into an occupied tower and Athena's block count; with threats=true a mover \
+                who wins within the turn is valued exactly; 10 weights, default linear8's and [3,-3]",
+        params: WEIGHTS_PARAM,
+    },
 ];
+
+/// Default weights of [`GodsLinear`]: linear8's, then own and opposing threats.
+pub const GODS_WEIGHTS: [f64; 10] = [0.0, 2.0, 4.0, -1.0, 0.0, -2.0, -4.0, 1.0, 3.0, -3.0];
 
 pub(crate) const GREEDY_INFO: AgentInfo = AgentInfo {
     name: "santorini-greedy",
@@ -164,6 +175,9 @@ fn weighted_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<SantoriniStat
             weights_from(spec, "evaluator linear22", linear22_default_weights())
                 .map(|w| Box::new(Linear22 { weights: w }) as _),
         ),
+        "gods" => {
+            Some(weights_from(spec, "evaluator gods", GODS_WEIGHTS).map(|w| Box::new(GodsLinear { weights: w }) as _))
+        }
         _ => None,
     }
 }
@@ -171,6 +185,9 @@ fn weighted_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<SantoriniStat
 /// The report's move-ordering heuristic: the mover's squared worker heights after the move (a
 /// winning climb scores highest). Placements go centre first.
 fn height_priority(state: &SantoriniState, action: Action) -> i32 {
+    if state.stepped && action >= super::gods::STEP_MOVE {
+        return state.step_priority(action);
+    }
     match state.decode(action) {
         Decoded::Place(cell) => -(centre_distance(cell) as i32),
         Decoded::Turn { worker, to, .. } => {
@@ -187,7 +204,7 @@ fn height_priority(state: &SantoriniState, action: Action) -> i32 {
 /// and its move, so the 16 values are computed once and looked up by action.
 fn height_priorities(state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
     out.clear();
-    if state.placed < 4 {
+    if state.placed < 4 || state.stepped {
         out.extend(actions.iter().map(|&a| height_priority(state, a)));
         return;
     }
@@ -217,7 +234,8 @@ fn height_priorities(state: &SantoriniState, actions: &[Action], out: &mut Vec<i
 /// worker steps onto and the one it builds on).
 fn quiet(state: &SantoriniState) -> bool {
     let Some(me) = state.current_player() else { return false };
-    if state.placed < 4 || state.official || can_win_next(state, me) {
+    // With gods a child is one step, not a turn: the shortcuts below do not apply.
+    if state.placed < 4 || state.official || state.stepped || can_win_next(state, me) {
         return false;
     }
     at_least(reach(state, 1 - me), 3)
@@ -445,7 +463,9 @@ impl Evaluator<SantoriniState> for Linear8 {
         beta: f64,
     ) -> Option<f64> {
         // One copy per side to move, so the many comparisons do not test `maximize` each time.
-        if maximize {
+        if state.stepped {
+            None
+        } else if maximize {
             self.frontier2::<true>(state, root, alpha, beta)
         } else {
             self.frontier2::<false>(state, root, alpha, beta)
@@ -862,6 +882,11 @@ pub fn forced_outcome(state: &SantoriniState) -> Option<bool> {
     if state.placed < 4 {
         return None;
     }
+    if state.stepped {
+        // With gods: exactly whether the mover wins within this turn (a climb, Pan's drop,
+        // Artemis's second move), Athena's block and the forced moves included.
+        return state.wins_this_turn().then_some(true);
+    }
     if can_win_next(state, m) {
         return Some(true);
     }
@@ -960,14 +985,14 @@ impl Evaluator<SantoriniState> for Threats {
     }
 
     fn move_gain_bound(&self, state: &SantoriniState) -> Option<f64> {
-        if state.placed < 4 || !Self::children_undecided(state) {
+        if state.placed < 4 || state.stepped || !Self::children_undecided(state) {
             return None;
         }
         self.inner.move_gain_bound(state)
     }
 
     fn frontier_value(&self, state: &SantoriniState, root: Player, maximize: bool) -> Option<f64> {
-        if state.placed < 4 || !Self::children_undecided(state) {
+        if state.placed < 4 || state.stepped || !Self::children_undecided(state) {
             return None;
         }
         self.inner.frontier_value(state, root, maximize)
@@ -981,7 +1006,7 @@ impl Evaluator<SantoriniState> for Threats {
         alpha: f64,
         beta: f64,
     ) -> Option<f64> {
-        if state.placed < 4 || !Self::grandchildren_undecided(state) {
+        if state.placed < 4 || state.stepped || !Self::grandchildren_undecided(state) {
             return None;
         }
         self.inner.frontier2_value(state, root, maximize, alpha, beta)
@@ -997,6 +1022,59 @@ impl Evaluator<SantoriniState> for Threats {
 
     fn has_move_priority(&self) -> bool {
         self.inner.has_move_priority()
+    }
+}
+
+/// [`linear8_features`] and both players' winning moves as the rules find them (see the `gods`
+/// evaluator's description); in the base game the threat features read the base rules too.
+pub fn gods_features(state: &SantoriniState, player: Player) -> [f64; 10] {
+    let mut f = [0.0; 10];
+    f[..8].copy_from_slice(&linear8_features(state, player));
+    let threats = |side: usize| {
+        if state.stepped {
+            state.threats(side).min(2) as f64 / 2.0
+        } else if state.placed == 4 && can_win_next(state, side) {
+            0.5
+        } else {
+            0.0
+        }
+    };
+    f[8] = threats(player);
+    f[9] = threats(1 - player);
+    f
+}
+
+/// The `gods` evaluator.
+#[derive(Clone, Debug)]
+pub struct GodsLinear {
+    weights: [f64; 10],
+}
+
+impl Evaluator<SantoriniState> for GodsLinear {
+    fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
+        gods_features(state, player).iter().zip(&self.weights).map(|(f, w)| f * w).sum()
+    }
+
+    fn features(&self, state: &SantoriniState, player: Player, out: &mut Vec<f64>) -> bool {
+        out.clear();
+        out.extend_from_slice(&gods_features(state, player));
+        true
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        self.weights.to_vec()
+    }
+
+    fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
+        height_priority(state, action)
+    }
+
+    fn move_priorities(&self, state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
+        height_priorities(state, actions, out);
+    }
+
+    fn has_move_priority(&self) -> bool {
+        true
     }
 }
 
@@ -1029,6 +1107,11 @@ impl Agent<SantoriniState> for GreedyAgent {
             return Err(Error::Agent { agent: GREEDY_INFO.name.into(), reason: "no decision to make".into() });
         };
         state.legal_actions(&mut self.legal);
+        if state.stepped && state.placed == 4 {
+            // With gods: the step the move ordering likes best (a win first, then climbing).
+            let scored: Vec<(i32, Action)> = self.legal.iter().map(|&a| (state.step_priority(a), a)).collect();
+            return Ok(self.pick_best(&scored));
+        }
         if let Some(&win) = self.legal.iter().find(|&&a| a >= WIN_BASE) {
             return Ok(win);
         }

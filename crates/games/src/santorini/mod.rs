@@ -1,16 +1,25 @@
-//! Santorini (base game, no god powers) on 25-bit bitboards.
+//! Santorini on 25-bit bitboards: the base game, and with the base box's ten simple gods.
 //!
 //! Cells are numbered `row * 5 + col` with row 0 the first rank (`a1` is cell 0, `e5` cell 24).
 //! Heights are kept as cumulative planes (`height >= 1`, `>= 2`, `>= 3`) plus a dome plane, so
 //! climb limits are mask tests and the number of blocks used is a popcount (the official supply
-//! needs no extra state).
+//! needs no extra state). A dome is its own plane over the blocks beneath it, so Atlas's dome on
+//! a low level keeps the block count honest.
+//!
+//! The base game plays a turn (move and build) as one action; with gods a turn is a few steps
+//! (see [`gods`]), and the base game's ids and speed are untouched.
 
 mod eval;
+pub mod gods;
+#[cfg(test)]
+mod gods_tests;
 mod notation;
 #[cfg(test)]
 mod tests;
 
 pub use eval::{GreedyAgent, Linear8, Linear22, Tempo16};
+use gods::{GOD_ACTIONS, PAIRINGS, Steps};
+pub use gods::{GODS, POWERS};
 
 use meeple_game::{
     Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,
@@ -98,23 +107,61 @@ pub enum Supply {
     Official,
 }
 
-/// Santorini, base game for two players.
+/// Which god powers are in play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gods {
+    /// The base game.
+    None,
+    /// A chance move before placement draws two different gods, the first for the first player.
+    Random,
+    /// These gods (ids 1-10 as in [`GODS`], 0 for a player without a power), first player first.
+    Pair([u8; 2]),
+}
+
+/// Santorini for two players: the base game, or with god powers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Santorini {
     supply: Supply,
+    gods: Gods,
 }
 
 impl Default for Santorini {
     fn default() -> Self {
-        Santorini { supply: Supply::Unlimited }
+        Santorini { supply: Supply::Unlimited, gods: Gods::None }
     }
 }
 
 impl Santorini {
-    /// The game with the given supply rule.
+    /// The base game with the given supply rule.
     pub fn new(supply: Supply) -> Self {
-        Santorini { supply }
+        Santorini { supply, gods: Gods::None }
     }
+
+    /// The game with these gods.
+    pub fn with_gods(self, gods: Gods) -> Self {
+        Santorini { gods, ..self }
+    }
+
+    /// The game with this supply rule.
+    pub fn with_supply(self, supply: Supply) -> Self {
+        Santorini { supply, ..self }
+    }
+
+    fn stepped(&self) -> bool {
+        self.gods != Gods::None
+    }
+}
+
+/// Reads `gods=...`: `none`, `random`, or two names joined by `+` (`apollo+pan`).
+fn parse_gods(text: &str) -> Option<Gods> {
+    match text {
+        "none" => return Some(Gods::None),
+        "random" => return Some(Gods::Random),
+        _ => {}
+    }
+    let (a, b) = text.split_once('+')?;
+    let pair = [gods::parse_god(a)?, gods::parse_god(b)?];
+    (pair != [0, 0]).then_some(Gods::Pair(pair))
 }
 
 impl Game for Santorini {
@@ -126,13 +173,22 @@ impl Game for Santorini {
 
     const INFO: GameInfo = GameInfo {
         name: "santorini",
-        about: "Santorini, base game (no god powers): move a worker, then build; climb onto level 3 to win",
-        params: &[ParamInfo {
-            name: "supply",
-            default: "unlimited",
-            accepts: "unlimited or official",
-            help: "block supply: unlimited, or the box's 22/18/14 blocks and 18 domes",
-        }],
+        about: "Santorini: move a worker, then build; climb onto level 3 to win (base game, or with gods)",
+        params: &[
+            ParamInfo {
+                name: "supply",
+                default: "unlimited",
+                accepts: "unlimited or official",
+                help: "block supply: unlimited, or the box's 22/18/14 blocks and 18 domes",
+            },
+            ParamInfo {
+                name: "gods",
+                default: "none",
+                accepts: "none, random, or two of apollo, artemis, athena, atlas, demeter, hephaestus, hermes, \
+                          minotaur, pan, prometheus (or none) joined by + (apollo+pan: the first player's god first)",
+                help: "god powers: none (the base game), random (a chance move draws two different gods), or a pairing",
+            },
+        ],
     };
 
     fn from_spec(spec: &Spec) -> Result<Self, Error> {
@@ -142,7 +198,15 @@ impl Game for Santorini {
             "official" => Supply::Official,
             other => return Err(o.bad_value("supply", other)),
         };
-        Ok(Santorini { supply })
+        let text = o.get::<String>("gods")?;
+        let gods = parse_gods(&text).ok_or_else(|| {
+            if text == "none+none" {
+                Error::Invalid("gods=none+none: write gods=none for the base game".into())
+            } else {
+                o.bad_value("gods", &text)
+            }
+        })?;
+        Ok(Santorini { supply, gods })
     }
 
     fn spec(&self) -> Spec {
@@ -150,7 +214,14 @@ impl Game for Santorini {
             Supply::Unlimited => "unlimited",
             Supply::Official => "official",
         };
-        Spec::new("santorini").with("supply", supply)
+        let spec = Spec::new("santorini").with("supply", supply);
+        // The base game's spec names no gods, so every model and record made before gods keeps its
+        // spec (and its meaning).
+        match self.gods {
+            Gods::None => spec,
+            Gods::Random => spec.with("gods", "random"),
+            Gods::Pair([a, b]) => spec.with("gods", format!("{}+{}", gods::god_name(a), gods::god_name(b))),
+        }
     }
 
     fn num_players(&self) -> usize {
@@ -158,11 +229,15 @@ impl Game for Santorini {
     }
 
     fn num_actions(&self) -> usize {
-        NUM_ACTIONS
+        if self.stepped() { GOD_ACTIONS } else { NUM_ACTIONS }
+    }
+
+    fn max_chance_outcomes(&self) -> usize {
+        if self.gods == Gods::Random { PAIRINGS } else { 0 }
     }
 
     fn observation_shape(&self) -> Vec<usize> {
-        vec![8, 5, 5]
+        vec![if self.stepped() { GOD_PLANES } else { 8 }, 5, 5]
     }
 
     fn initial_state(&self) -> SantoriniState {
@@ -175,6 +250,13 @@ impl Game for Santorini {
             to_move: 0,
             winner: NO_WINNER,
             official: self.supply == Supply::Official,
+            gods: match self.gods {
+                Gods::Pair(pair) => pair,
+                _ => [0; 2],
+            },
+            stepped: self.stepped(),
+            drawing: self.gods == Gods::Random,
+            steps: Steps::START,
         }
     }
 
@@ -216,7 +298,20 @@ pub struct SantoriniState {
     to_move: u8,
     winner: u8,
     official: bool,
+    /// Each player's god (0: none); both 0 in the base game.
+    gods: [u8; 2],
+    /// A game with gods: turns are played in steps.
+    stepped: bool,
+    /// The random pairing is still to be drawn (a chance move before placement).
+    drawing: bool,
+    /// Where a turn with gods stands.
+    steps: Steps,
 }
+
+/// Observation planes with gods: the base game's 8, each player's god (10 + 10, the viewer's
+/// first), and the turn's progress (acting worker, its start cell, the first build, and flags
+/// for moved, moved up, built first, Hermes's power, Athena's block).
+const GOD_PLANES: usize = 8 + 20 + 8;
 
 /// What a turn action does, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,10 +330,8 @@ impl SantoriniState {
     /// Height of `cell`: 0-3, or 4 for a dome.
     #[inline]
     pub fn height(&self, cell: usize) -> u8 {
-        ((self.level[0] >> cell & 1)
-            + (self.level[1] >> cell & 1)
-            + (self.level[2] >> cell & 1)
-            + (self.dome >> cell & 1)) as u8
+        let blocks = ((self.level[0] >> cell & 1) + (self.level[1] >> cell & 1) + (self.level[2] >> cell & 1)) as u8;
+        if self.dome >> cell & 1 != 0 { 4 } else { blocks }
     }
 
     /// The cells of `player`'s workers (placed ones only).
@@ -397,8 +490,12 @@ impl SantoriniState {
         if to_move > 1 {
             return Err(bad("to_move is 0 or 1"));
         }
+        if s.drawing {
+            return Err(bad("name the gods (gods=apollo+pan) to build a position"));
+        }
         s.to_move = to_move as u8;
-        if !s.can_move(to_move) {
+        let stuck = if s.stepped { !s.can_finish_turn() } else { !s.can_move(to_move) };
+        if stuck {
             s.winner = 1 - to_move as u8;
         }
         Ok(s)
@@ -409,6 +506,8 @@ impl State for SantoriniState {
     fn prompt(&self) -> Option<String> {
         Some(if self.placed < 4 {
             "Place a worker on an empty cell".into()
+        } else if self.stepped {
+            self.step_prompt()
         } else {
             "Move a worker, then build next to where it lands".into()
         })
@@ -416,6 +515,12 @@ impl State for SantoriniState {
 
     fn describe_for(&self, _viewer: Player, action: Action) -> String {
         let name = notation::cell_name;
+        if self.drawing {
+            return self.action_to_string(action);
+        }
+        if self.stepped && action >= gods::STEP_MOVE {
+            return self.describe_step(action);
+        }
         if action as usize >= NUM_ACTIONS {
             return self.action_to_string(action);
         }
@@ -440,15 +545,31 @@ impl State for SantoriniState {
                 .map(|h| SUPPLY[h] - if h == 3 { self.dome.count_ones() } else { self.level[h].count_ones() })
                 .collect::<Vec<u32>>()
         });
-        let phase = if self.placed < 4 { "place" } else { "move" };
-        serde_json::json!({
+        let phase = if self.drawing {
+            "draw"
+        } else if self.placed < 4 {
+            "place"
+        } else {
+            "move"
+        };
+        let mut v = serde_json::json!({
             "size": 5, "height": height, "dome": dome, "workers": workers,
             "phase": phase, "supply": supply, "winner": (self.winner != NO_WINNER).then_some(self.winner),
-        })
+        });
+        if self.stepped {
+            v["step"] = self.gods_view();
+        }
+        v
     }
 
     fn action_path(&self, action: Action) -> Vec<String> {
         let name = |c: usize| notation::cell_name(c);
+        if self.drawing {
+            return vec![format!("draw:{}", gods::pairing_to_string(action))];
+        }
+        if self.stepped && action >= gods::STEP_MOVE {
+            return self.step_path(action);
+        }
         match self.decode(action) {
             Decoded::Place(c) => vec![format!("c:{}", name(c))],
             Decoded::Turn { from, to, build, .. } => {
@@ -464,12 +585,26 @@ impl State for SantoriniState {
     const CHEAP_IS_LEGAL: bool = true;
 
     fn turn(&self) -> Turn {
-        if self.winner != NO_WINNER { Turn::Terminal } else { Turn::Player(self.mover()) }
+        if self.winner != NO_WINNER {
+            Turn::Terminal
+        } else if self.drawing {
+            Turn::Chance
+        } else {
+            Turn::Player(self.mover())
+        }
+    }
+
+    fn chance_outcomes(&self, out: &mut Vec<(Action, f64)>) {
+        out.clear();
+        if self.drawing {
+            let p = 1.0 / 90.0;
+            out.extend((0..PAIRINGS as Action).filter(|k| k / 10 != k % 10).map(|k| (k, p)));
+        }
     }
 
     fn legal_actions(&self, out: &mut Vec<Action>) {
         out.clear();
-        if self.winner != NO_WINNER {
+        if self.winner != NO_WINNER || self.drawing {
             return;
         }
         if self.placed < 4 {
@@ -478,6 +613,10 @@ impl State for SantoriniState {
                 out.push(free.trailing_zeros());
                 free &= free - 1;
             }
+            return;
+        }
+        if self.stepped {
+            self.step_legal_actions(out);
             return;
         }
         // Winning moves have the highest ids: collect them after the others to stay ascending.
@@ -498,7 +637,7 @@ impl State for SantoriniState {
 
     fn random_action(&self, rng: &mut meeple_game::Rng, buf: &mut Vec<Action>) -> Action {
         use rand::RngExt;
-        if self.placed < 4 || self.official {
+        if self.placed < 4 || self.official || self.stepped {
             self.legal_actions(buf);
             return buf[rng.random_range(0..buf.len())];
         }
@@ -551,11 +690,17 @@ impl State for SantoriniState {
     }
 
     fn is_legal(&self, action: Action) -> bool {
-        if self.winner != NO_WINNER || action as usize >= NUM_ACTIONS {
+        if self.drawing {
+            return (action as usize) < PAIRINGS && action / 10 != action % 10;
+        }
+        if self.winner != NO_WINNER || action as usize >= if self.stepped { GOD_ACTIONS } else { NUM_ACTIONS } {
             return false;
         }
         if self.placed < 4 {
             return action < TURN_BASE && self.occupied() >> action & 1 == 0;
+        }
+        if self.stepped {
+            return self.step_is_legal(action);
         }
         if action < TURN_BASE {
             return false;
@@ -584,12 +729,22 @@ impl State for SantoriniState {
     }
 
     fn apply_unchecked(&mut self, action: Action) {
+        if self.drawing {
+            self.gods = [(action / 10) as u8 + 1, (action % 10) as u8 + 1];
+            self.drawing = false;
+            return;
+        }
+        if self.stepped && action >= gods::STEP_MOVE {
+            self.apply_step(action);
+            return;
+        }
         match self.decode(action) {
             Decoded::Place(cell) => {
                 self.place(cell);
                 if self.placed == 4 {
                     self.to_move = 0;
-                    if !self.can_move(0) {
+                    let stuck = if self.stepped { !self.can_finish_turn() } else { !self.can_move(0) };
+                    if stuck {
                         self.winner = 1;
                     }
                 }
@@ -641,6 +796,9 @@ impl State for SantoriniState {
         for plane in planes {
             out.extend((0..CELLS).map(|c| (plane >> c & 1) as f32));
         }
+        if self.stepped {
+            self.gods_observation(player, out);
+        }
     }
 
     fn zobrist(&self) -> u64 {
@@ -651,18 +809,57 @@ impl State for SantoriniState {
             | (self.to_move as u64) << 53;
         let b = self.level[2] as u64 | (self.dome as u64) << 25 | (self.winner as u64) << 50;
         let c = self.worker_bits[0] as u64 | (self.worker_bits[1] as u64) << 25;
-        splitmix64(a ^ splitmix64(b ^ splitmix64(c)))
+        let h = splitmix64(a ^ splitmix64(b ^ splitmix64(c)));
+        if !self.stepped {
+            return h;
+        }
+        let t = self.steps;
+        let d = (t.active as u64) << 25
+            | (t.origin as u64) << 30
+            | (t.built as u64) << 35
+            | (t.moves as u64) << 40
+            | (t.flags as u64) << 48
+            | (self.drawing as u64) << 56;
+        let e = self.gods[0] as u64 | (self.gods[1] as u64) << 8;
+        splitmix64(h ^ splitmix64(d ^ splitmix64(e)))
     }
 
     fn action_to_string(&self, action: Action) -> String {
+        if self.drawing {
+            return gods::pairing_to_string(action);
+        }
+        if self.stepped && action >= gods::STEP_MOVE {
+            return self.step_to_string(action);
+        }
         notation::action_to_string(self, action)
     }
 
     fn parse_action(&self, text: &str) -> Result<Action, Error> {
+        if self.drawing {
+            return gods::parse_pairing(text);
+        }
+        if self.stepped {
+            return self.parse_step(text);
+        }
         notation::parse_action(self, text)
     }
 
     fn illegal_reason(&self, action: Action) -> String {
+        if self.stepped && self.winner == NO_WINNER && !self.drawing && self.placed == 4 {
+            return self.step_illegal_reason(action);
+        }
+        if self.drawing {
+            return "the gods are drawn by chance, two different ones (0-99: first × 10 + second)".into();
+        }
+        if self.stepped && action as usize >= NUM_ACTIONS {
+            return if action as usize >= GOD_ACTIONS {
+                format!("action id {action} is out of range")
+            } else if self.winner != NO_WINNER {
+                "the game is over".into()
+            } else {
+                "place your workers first: name an empty cell (c3)".into()
+            };
+        }
         notation::illegal_reason(self, action)
     }
 
@@ -700,6 +897,10 @@ impl fmt::Display for SantoriniState {
             writeln!(f)?;
         }
         write!(f, "   a  b  c  d  e")?;
+        if self.stepped && !self.drawing {
+            let [a, b] = self.gods();
+            write!(f, "\ngods: X {a}, O {b}")?;
+        }
         match self.turn() {
             Turn::Terminal => write!(f, "\n{} wins", ["X", "O"][self.winner as usize]),
             Turn::Player(p) if self.placed < 4 => write!(f, "\n{} to place a worker", ["X", "O"][p]),
@@ -744,6 +945,10 @@ impl SantoriniState {
         let mut s = *self;
         s.level = self.level.map(|l| map_bits(k, l));
         s.dome = map_bits(k, self.dome);
+        let cell = |c: u8| if c == UNPLACED { UNPLACED } else { map_cell(k, c as usize) as u8 };
+        s.steps.active = cell(self.steps.active);
+        s.steps.origin = cell(self.steps.origin);
+        s.steps.built = cell(self.steps.built);
         s.worker_bits = self.worker_bits.map(|b| map_bits(k, b));
         for p in 0..2 {
             s.workers[p] =
@@ -755,6 +960,12 @@ impl SantoriniState {
 
     /// The action that `action` becomes under symmetry `k` (in [`SantoriniState::symmetric`]).
     pub fn symmetric_action(&self, action: Action, k: usize) -> Action {
+        if self.drawing {
+            return action;
+        }
+        if self.stepped && action >= gods::STEP_MOVE {
+            return self.symmetric_step(action, k);
+        }
         match self.decode(action) {
             Decoded::Place(cell) => map_cell(k, cell) as Action,
             Decoded::Turn { worker, to: _, build, from } => {
