@@ -316,8 +316,60 @@ impl SantoriniState {
     /// first can end on, the cells the second can end on, by any sequence of moves of either
     /// onto neighbouring free cells of its own level.
     fn hermes_reach(&self, p: usize, a: usize, b: usize) -> [u32; CELLS] {
+        // Listing a turn's steps asks the same question once per candidate step (is the turn
+        // finishable after it?): the last answer is kept, keyed by all it depends on.
+        type Key = (u8, u8, u32, u32, [u32; 3]);
+        thread_local! {
+            static LAST: std::cell::Cell<Option<(Key, [u32; CELLS])>> = const { std::cell::Cell::new(None) };
+        }
+        // One walk answers both orders: the pair is kept lower cell first and turned round when
+        // asked the other way.
+        let (lo, hi) = (a.min(b), a.max(b));
+        let key: Key = (lo as u8, hi as u8, self.dome, self.worker_bits[1 - p], self.level);
+        let reach = match LAST.get() {
+            Some((k, reach)) if k == key => reach,
+            _ => {
+                let reach = self.hermes_walks(p, lo, hi);
+                LAST.set(Some((key, reach)));
+                reach
+            }
+        };
+        if a == lo {
+            return reach;
+        }
+        let mut turned = [0u32; CELLS];
+        for (x, &row) in reach.iter().enumerate() {
+            for y in bits(row) {
+                turned[y] |= 1 << x;
+            }
+        }
+        turned
+    }
+
+    fn hermes_walks(&self, p: usize, a: usize, b: usize) -> [u32; CELLS] {
         let free = !self.dome & !self.worker_bits[1 - p] & ALL;
         let (la, lb) = (free & self.at_exactly(self.blocks(a)), free & self.at_exactly(self.blocks(b)));
+        // Workers that cannot meet (other levels, or parts of the level apart) walk alone: every
+        // cell of one's region goes with every cell of the other's.
+        let flood = |start: usize, passable: u32| {
+            let mut m = 1u32 << start;
+            loop {
+                let grown = (bits(m).fold(m, |g, c| g | NEIGHBOURS[c]) & passable) | m;
+                if grown == m {
+                    return m;
+                }
+                m = grown;
+            }
+        };
+        let region_a = flood(a, la);
+        if region_a >> b & 1 == 0 {
+            let region_b = flood(b, lb & !region_a);
+            let mut reach = [0u32; CELLS];
+            for x in bits(region_a) {
+                reach[x] = region_b;
+            }
+            return reach;
+        }
         let mut seen = [0u32; CELLS];
         let mut stack = [(0u8, 0u8); CELLS * CELLS];
         let mut n = 1;
@@ -468,6 +520,25 @@ impl SantoriniState {
 
     /// Whether the step, taken now, leaves a turn that can be finished.
     fn step_completes(&self, action: Action) -> bool {
+        // Most steps are known to leave a finishable turn without playing it out: `end` ends
+        // it, a build after moving ends it or leaves `end`, and a move leaves its worker the
+        // vacated cell to build on, except where that cell is taken (Apollo's swap), the
+        // worker walked away from it (Hermes), or the supply may lack the block.
+        let p = self.to_move as usize;
+        let god = self.gods[p];
+        let t = self.steps;
+        if !self.official {
+            match decode_step(action) {
+                Some(Step::End) => return true,
+                Some(Step::Build { .. } | Step::Dome { .. }) if t.moves > 0 || god != PROMETHEUS => return true,
+                Some(Step::Move { to, .. })
+                    if god != HERMES && (god != APOLLO || self.worker_bits[1 - p] >> to & 1 == 0) =>
+                {
+                    return true;
+                }
+                _ => {}
+            }
+        }
         let mut next = *self;
         next.apply_step_raw(action);
         next.winner != super::NO_WINNER || next.to_move != self.to_move || next.can_finish_turn()
