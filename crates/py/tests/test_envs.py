@@ -28,6 +28,9 @@ VARIANTS = [
     # Player trading: an answer to an offer is the answering player's turn.
     "catan:players=4,trades=true",
     "catan:players=3,trades=true,hidden_hands=true",
+    # God powers: a random pairing is drawn by a chance move; a turn is a few steps of one player.
+    "santorini:gods=random",
+    "santorini:gods=random,supply=official",
 ]
 
 
@@ -116,6 +119,30 @@ def test_pettingzoo_an_answer_to_an_offer_is_the_answering_players_turn():
     assert answered == 5
 
 
+def test_pettingzoo_a_turn_with_gods_is_steps_of_one_player():
+    env = meeple.pettingzoo.env("santorini:gods=artemis+demeter")
+    env.reset(seed=5)
+    rng = random.Random(2)
+    seen = {"move again": 0, "build again": 0}
+    for _ in range(5000):
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            break
+        legal = [int(a) for a in np.flatnonzero(env.observe(agent)["action_mask"])]
+        names = [env.state_object.action_to_string(a) for a in legal]
+        action = rng.choice(legal)
+        before = env.state_object.action_to_string(action)
+        env.step(action)
+        if env.agent_selection == agent and not any(env.terminations.values()):
+            after = {env.state_object.action_to_string(int(a)) for a in np.flatnonzero(env.observe(agent)["action_mask"])}
+            if "-" in before and any("-" in n for n in after):
+                seen["move again"] += 1
+            if "+" in before and "end" in after:
+                seen["build again"] += 1
+        assert names, "a player to move always has a step"
+    assert seen["move again"] > 0 and seen["build again"] > 0, seen
+
+
 def test_pettingzoo_bad_input():
     env = meeple.pettingzoo.env("connect4")
     with pytest.raises(ValueError, match="reset"):
@@ -137,7 +164,8 @@ def test_pettingzoo_bad_input():
 
 
 @pytest.mark.parametrize("spec, opponents", [("connect4", "mcts:iters=50"), ("catan:players=3", "random"),
-                                             ("catan:trades=true", "catan-value"), ("sagrada", "random")])
+                                             ("catan:trades=true", "catan-value"), ("sagrada", "random"),
+                                             ("santorini:gods=random", "alphabeta:depth=2,eval=gods")])
 def test_gymnasium_check_env(spec, opponents):
     check_env(meeple.gymnasium.env(spec, opponents=opponents, seat="random").unwrapped, skip_render_check=True)
 
@@ -206,7 +234,7 @@ def reference_trajectory(spec, seed, actions_for):
 
 
 @pytest.mark.parametrize("spec", ["tictactoe", "connect4", "santorini", "cathedral:size=8", "sagrada:players=3",
-                                  "catan", "catan:trades=true"])
+                                  "catan", "catan:trades=true", "santorini:gods=random"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_vecenv_matches_the_plain_api(spec, threads):
     n, seed, steps = 6, 11, 150

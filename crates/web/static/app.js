@@ -711,16 +711,28 @@ function renderSantorini(view) {
     if (view.dome[i]) b += `<circle cx="${x + S / 2}" cy="${y + S / 2}" r="${S * 0.2}" fill="#2d5fa8" pointer-events="none"/>`;
     if (view.height[i]) b += `<text x="${x + 8}" y="${y + S - 8}" font-size="13" fill="#555">${view.height[i]}</text>`;
   }
+  const step = view.step || null;
+  const centre = (c) => [M0 + (c % N) * S + S / 2, M0 + (N - 1 - Math.floor(c / N)) * S + S / 2];
+  // With gods: the cell of this turn's first build, ringed for Demeter's and Hephaestus's second.
+  if (step && step.built !== null) {
+    const [x, y] = centre(step.built);
+    b += `<rect class="built" x="${x - S / 2 + 4}" y="${y - S / 2 + 4}" width="${S - 8}" height="${S - 8}" fill="none" stroke="#d08a00" stroke-width="4" stroke-dasharray="8 5" pointer-events="none"/>`;
+  }
   view.workers.forEach((ws, p) => ws.forEach((c, k) => {
     if (c === null) return;
-    const x = M0 + (c % N) * S + S / 2, y = M0 + (N - 1 - Math.floor(c / N)) * S + S / 2;
-    b += `<circle cx="${x}" cy="${y}" r="${S * 0.2}" fill="${PLAYER_COLOURS[p]}" stroke="#222" stroke-width="2" pointer-events="none"/><text x="${x}" y="${y + 5}" text-anchor="middle" font-size="15" fill="#fff" font-weight="700">${'AB'[p]}${k + 1}</text>`;
+    const [x, y] = centre(c);
+    const acting = step && step.active === c && !step.hermes;
+    b += `<circle cx="${x}" cy="${y}" r="${S * 0.2}" fill="${PLAYER_COLOURS[p]}" stroke="${acting ? '#ffd34d' : '#222'}" stroke-width="${acting ? 5 : 2}" pointer-events="none"/><text x="${x}" y="${y + 5}" text-anchor="middle" font-size="15" fill="#fff" font-weight="700">${'AB'[p]}${k + 1}</text>`;
   }));
   for (let c = 0; c < N; c++) {
     b += `<text x="${M0 + c * S + S / 2}" y="16" text-anchor="middle" font-size="14">${colName(c)}</text><text x="8" y="${M0 + (N - 1 - c) * S + S / 2 + 5}" font-size="14">${c + 1}</text>`;
   }
   const supply = view.supply ? `<p>Blocks left: level 1 ${view.supply[0]}, level 2 ${view.supply[1]}, level 3 ${view.supply[2]}, domes ${view.supply[3]}</p>` : '';
-  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="santorini board"'), extra: `<p class="hint">${view.phase === 'place' ? 'Place your workers.' : 'Click a worker, where it moves, then where it builds.'}</p>${supply}` };
+  const hint = view.phase === 'place' ? 'Place your workers.' : step
+    ? 'A turn is played in steps: click a worker and where it moves, then where it builds. A power\'s optional step (another move, a build first, a second build) is a click like the others; Atlas\'s domes and ending the turn without a second build are buttons.'
+    : 'Click a worker, where it moves, then where it builds.';
+  const gods = step ? `<div class="gods">${step.gods.map((g, p) => `<div class="god" id="god-${p}" style="border-color:${PLAYER_COLOURS[p]}"><b>${g ? esc(g.name) : 'No power'}</b> <span class="hint">seat ${p} (${'AB'[p]})</span><div>${g ? esc(g.power) : 'plays by the base rules'}</div></div>`).join('')}</div>${step.athena_block ? '<p class="banner" id="athena-block">Athena moved up last turn: no worker may move up this turn.</p>' : ''}` : '';
+  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="santorini board"'), extra: `${gods}<p class="hint">${hint}</p>${supply}` };
 }
 
 function shapeSvg(cells, colour, unit = 10) {

@@ -131,7 +131,17 @@ fn every_game_is_played_by_clicking_in_chromium() {
         assert!(report["replayed"].as_u64().unwrap() > 0, "{line}");
         assert!(shots.join(format!("{game}.png")).exists());
     }
-    for check in ["front", "two-players", "hot-seat", "secrets", "catan-trades-hot", "catan-trades-join", "restart"] {
+    for check in [
+        "front",
+        "two-players",
+        "hot-seat",
+        "secrets",
+        "catan-trades-hot",
+        "catan-trades-join",
+        "santorini-gods-hot",
+        "santorini-gods-join",
+        "restart",
+    ] {
         let line = stdout
             .lines()
             .find(|l| l.contains(&format!("\"check\":\"{check}\"")))

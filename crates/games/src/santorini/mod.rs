@@ -166,6 +166,11 @@ fn parse_gods(text: &str) -> Option<Gods> {
 
 impl Game for Santorini {
     fn table_agents(&self) -> (String, String) {
+        if self.stepped() {
+            // With gods the base evaluators miss what the powers make of a threat.
+            let agent = |t: &str| format!("alphabeta:time={t},eval=(gods:threats=true)");
+            return (agent("1s"), agent("2s"));
+        }
         ("alphabeta:time=1s,eval=linear8".into(), "alphabeta:time=2s,eval=linear8".into())
     }
 

@@ -423,6 +423,78 @@ async function playCatanTrades(browser, report, hot, n) {
   return { a, pages, problems, text, trades };
 }
 
+// Santorini with gods, between two people at one screen (Atlas against Demeter) or through a
+// join link (Prometheus against Artemis): the god cards show their powers, the people click the
+// steps (an optional step's button half the time it is offered), the game ends and its record
+// replays. Each power's optional step must have been taken at least once.
+async function checkSantoriniGods(browser, report, hot) {
+  const gods = hot ? 'atlas+demeter' : 'prometheus+artemis';
+  const a = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  const problems = [];
+  a.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await a.goto(`${base}/?game=santorini`);
+  await a.waitForSelector('#seats input');
+  await a.fill('#param-gods', gods);
+  await a.dispatchEvent('#param-gods', 'change');
+  for (let i = 0; i < 2; i++) await a.fill(`#seats input[data-seat="${i}"]`, 'human');
+  await a.fill('#seed', hot ? '21' : '22');
+  if (hot) await a.check('#hot');
+  await a.click('#start');
+  await a.waitForURL(MATCH);
+  await a.waitForSelector('#board svg');
+  const pages = [a];
+  if (!hot) {
+    const b = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+    b.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await b.goto(await a.inputValue('input.join[data-seat="1"]'));
+    await b.waitForSelector('#board svg');
+    pages.push(b);
+  }
+  report.cards = await a.evaluate(() => [...document.querySelectorAll('.god b')].map((e) => e.textContent));
+  const want = gods.split('+').map((g) => g[0].toUpperCase() + g.slice(1));
+  if (JSON.stringify(report.cards) !== JSON.stringify(want)) throw new Error(`god cards ${JSON.stringify(report.cards)}, not ${JSON.stringify(want)}`);
+  report.cardShot = path.join(outDir, `santorini-gods-${hot ? 'hot' : 'join'}-cards.png`);
+  await a.locator('.match').screenshot({ path: report.cardShot });
+  const random = rng(hot ? 41 : 42);
+  const deadline = Date.now() + 240_000;
+  const log = new Map();
+  let text = null;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`santorini gods: not over after 240 s`);
+    for (const p of pages) for (const m of await p.evaluate(() => window.M.log || [])) log.set(m.ply, m);
+    const states = await Promise.all(pages.map((p) => status(p)));
+    if (states.every((st) => st.over)) { text = states[0].text; break; }
+    const movers = states.map((st, i) => [st, i]).filter(([st]) => st.targets > 0);
+    if (movers.length !== 1) { await a.waitForTimeout(20); continue; }
+    const page = pages[movers[0][1]];
+    const optional = await page.$$('#choices button.hl[data-choice^="dome:"], #choices button.hl[data-choice="btn:end"]');
+    try {
+      if (optional.length && random() < 0.5) await optional[Math.floor(random() * optional.length)].click({ timeout: 5000 });
+      else await clickTarget(page, random());
+    } catch (e) {
+      if (!/not attached|detached|Timeout/.test(String(e))) throw e;
+    }
+  }
+  const texts = [...log.values()].sort((x, y) => x.ply - y.ply);
+  report.result = text;
+  report.steps = texts.length;
+  // Each power's optional step, read from the record's notation.
+  const taken = {
+    atlas: texts.some((m) => m.player === 0 && /\^$/.test(m.text)),
+    demeter: texts.some((m, i) => m.player === 1 && /\+/.test(m.text) && i > 0 && texts[i - 1].player === 1 && /\+/.test(texts[i - 1].text)),
+    prometheus: texts.some((m, i) => m.player === 0 && /\+/.test(m.text) && i + 1 < texts.length && texts[i + 1].player === 0 && /-/.test(texts[i + 1].text)),
+    artemis: texts.some((m, i) => m.player === 1 && /-/.test(m.text) && i > 0 && texts[i - 1].player === 1 && /-/.test(texts[i - 1].text)),
+  };
+  report.optional = Object.fromEntries(gods.split('+').map((g) => [g, taken[g]]));
+  report.viewers = hot ? 'one screen' : 'join link';
+  if (!Object.values(report.optional).every(Boolean)) throw new Error(`santorini gods: an optional step was never taken: ${JSON.stringify(report.optional)}`);
+  report.shot = path.join(outDir, `santorini-gods-${hot ? 'hot' : 'join'}.png`);
+  await a.locator('.match').screenshot({ path: report.shot });
+  await checkReplay(a, report);
+  if (problems.length) throw new Error(problems.join('; '));
+  for (const p of pages) await p.context().close();
+}
+
 // A game in progress is still there, at the same ply and with the same seat, after the server
 // restarts; the person plays on.
 async function checkRestart(browser, report) {
@@ -493,7 +565,8 @@ async function checkRestart(browser, report) {
     if (failed) break;
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['secrets', checkSecrets], ...trades, ['restart', checkRestart]]) {
+  const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
