@@ -305,6 +305,40 @@ async function checkSecrets(browser, report) {
   await b.context().close();
 }
 
+// A match made from the new-game form (`game.params`, `game.seats`, `game.seed`, an optional
+// `game.moveTime`), seen at one screen (hot seat) or also by a second browser that joins seat 1
+// by its link. Page errors go to `problems`. Returns the pages, the creator's first.
+async function openShared(browser, problems, hot, game) {
+  const open = async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    return page;
+  };
+  const a = await open();
+  await a.goto(`${base}/?game=${game.name}`);
+  await a.waitForSelector('#seats input');
+  for (const [k, v] of Object.entries(game.params)) {
+    await a.fill(`#param-${k}`, v);
+    await a.dispatchEvent(`#param-${k}`, 'change');
+  }
+  await a.waitForFunction((n) => document.querySelectorAll('#seats input').length === n, game.seats.length);
+  for (let i = 0; i < game.seats.length; i++) await a.fill(`#seats input[data-seat="${i}"]`, game.seats[i]);
+  await a.fill('#seed', String(game.seed));
+  if (game.moveTime) await a.fill('#move-time', game.moveTime);
+  if (hot) await a.check('#hot');
+  await a.click('#start');
+  await a.waitForURL(MATCH);
+  await a.waitForSelector('#board svg');
+  const pages = [a];
+  if (!hot) {
+    const b = await open();
+    await b.goto(await a.inputValue('input.join[data-seat="1"]'));
+    await b.waitForSelector('#board svg');
+    pages.push(b);
+  }
+  return pages;
+}
+
 // Catan with trading between players, two people and catan-value, at one screen (hot seat) or
 // through a join link: the people build offers in the page's builder (a generous two for one)
 // and trade with the agent when it accepts, and accept every offer the agent makes them. There
@@ -339,32 +373,12 @@ async function checkCatanTrades(browser, report, hot) {
 }
 
 async function playCatanTrades(browser, report, hot, n) {
-  const a = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   const problems = [];
-  a.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await a.goto(`${base}/?game=catan`);
-  await a.waitForSelector('#seats input');
-  for (const [k, v] of Object.entries({ players: '3', points: '5', trades: 'true' })) {
-    await a.fill(`#param-${k}`, v);
-    await a.dispatchEvent(`#param-${k}`, 'change');
-  }
-  await a.waitForFunction(() => document.querySelectorAll('#seats input').length === 3);
-  const seats = ['human', 'human', 'catan-value'];
-  for (let i = 0; i < 3; i++) await a.fill(`#seats input[data-seat="${i}"]`, seats[i]);
-  await a.fill('#seed', String((hot ? 11 : 12) + 2 * n));
-  await a.fill('#move-time', '300');
-  if (hot) await a.check('#hot');
-  await a.click('#start');
-  await a.waitForURL(MATCH);
-  await a.waitForSelector('#board svg');
-  const pages = [a];
-  if (!hot) {
-    const b = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
-    b.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await b.goto(await a.inputValue('input.join[data-seat="1"]'));
-    await b.waitForSelector('#board svg');
-    pages.push(b);
-  }
+  const pages = await openShared(browser, problems, hot, {
+    name: 'catan', params: { players: '3', points: '5', trades: 'true' }, seats: ['human', 'human', 'catan-value'],
+    seed: (hot ? 11 : 12) + 2 * n, moveTime: '300',
+  });
+  const a = pages[0];
   const random = rng((hot ? 31 : 32) + 2 * n);
   const log = new Map();
   const offeredAt = new Set();
@@ -429,27 +443,9 @@ async function playCatanTrades(browser, report, hot, n) {
 // replays. Each power's optional step must have been taken at least once.
 async function checkSantoriniGods(browser, report, hot) {
   const gods = hot ? 'atlas+demeter' : 'prometheus+artemis';
-  const a = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   const problems = [];
-  a.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await a.goto(`${base}/?game=santorini`);
-  await a.waitForSelector('#seats input');
-  await a.fill('#param-gods', gods);
-  await a.dispatchEvent('#param-gods', 'change');
-  for (let i = 0; i < 2; i++) await a.fill(`#seats input[data-seat="${i}"]`, 'human');
-  await a.fill('#seed', hot ? '21' : '22');
-  if (hot) await a.check('#hot');
-  await a.click('#start');
-  await a.waitForURL(MATCH);
-  await a.waitForSelector('#board svg');
-  const pages = [a];
-  if (!hot) {
-    const b = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
-    b.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await b.goto(await a.inputValue('input.join[data-seat="1"]'));
-    await b.waitForSelector('#board svg');
-    pages.push(b);
-  }
+  const pages = await openShared(browser, problems, hot, { name: 'santorini', params: { gods }, seats: ['human', 'human'], seed: hot ? 21 : 22 });
+  const a = pages[0];
   report.cards = await a.evaluate(() => [...document.querySelectorAll('.god b')].map((e) => e.textContent));
   const want = gods.split('+').map((g) => g[0].toUpperCase() + g.slice(1));
   if (JSON.stringify(report.cards) !== JSON.stringify(want)) throw new Error(`god cards ${JSON.stringify(report.cards)}, not ${JSON.stringify(want)}`);
