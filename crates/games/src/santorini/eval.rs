@@ -185,7 +185,7 @@ fn weighted_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<SantoriniStat
 /// The report's move-ordering heuristic: the mover's squared worker heights after the move (a
 /// winning climb scores highest). Placements go centre first.
 fn height_priority(state: &SantoriniState, action: Action) -> i32 {
-    if state.stepped && action >= super::gods::STEP_MOVE {
+    if state.stepped() && action >= super::gods::STEP_MOVE {
         return state.step_priority(action);
     }
     match state.decode(action) {
@@ -204,7 +204,7 @@ fn height_priority(state: &SantoriniState, action: Action) -> i32 {
 /// and its move, so the 16 values are computed once and looked up by action.
 fn height_priorities(state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
     out.clear();
-    if state.placed < 4 || state.stepped {
+    if state.placed < 4 || state.stepped() {
         out.extend(actions.iter().map(|&a| height_priority(state, a)));
         return;
     }
@@ -235,7 +235,7 @@ fn height_priorities(state: &SantoriniState, actions: &[Action], out: &mut Vec<i
 fn quiet(state: &SantoriniState) -> bool {
     let Some(me) = state.current_player() else { return false };
     // With gods a child is one step, not a turn: the shortcuts below do not apply.
-    if state.placed < 4 || state.official || state.stepped || can_win_next(state, me) {
+    if state.placed < 4 || state.official || state.stepped() || can_win_next(state, me) {
         return false;
     }
     at_least(reach(state, 1 - me), 3)
@@ -463,7 +463,7 @@ impl Evaluator<SantoriniState> for Linear8 {
         beta: f64,
     ) -> Option<f64> {
         // One copy per side to move, so the many comparisons do not test `maximize` each time.
-        if state.stepped {
+        if state.stepped() {
             None
         } else if maximize {
             self.frontier2::<true>(state, root, alpha, beta)
@@ -882,7 +882,7 @@ pub fn forced_outcome(state: &SantoriniState) -> Option<bool> {
     if state.placed < 4 {
         return None;
     }
-    if state.stepped {
+    if state.stepped() {
         // With gods: exactly whether the mover wins within this turn (a climb, Pan's drop,
         // Artemis's second move), Athena's block and the forced moves included.
         return state.wins_this_turn().then_some(true);
@@ -985,14 +985,14 @@ impl Evaluator<SantoriniState> for Threats {
     }
 
     fn move_gain_bound(&self, state: &SantoriniState) -> Option<f64> {
-        if state.placed < 4 || state.stepped || !Self::children_undecided(state) {
+        if state.placed < 4 || state.stepped() || !Self::children_undecided(state) {
             return None;
         }
         self.inner.move_gain_bound(state)
     }
 
     fn frontier_value(&self, state: &SantoriniState, root: Player, maximize: bool) -> Option<f64> {
-        if state.placed < 4 || state.stepped || !Self::children_undecided(state) {
+        if state.placed < 4 || state.stepped() || !Self::children_undecided(state) {
             return None;
         }
         self.inner.frontier_value(state, root, maximize)
@@ -1006,7 +1006,7 @@ impl Evaluator<SantoriniState> for Threats {
         alpha: f64,
         beta: f64,
     ) -> Option<f64> {
-        if state.placed < 4 || state.stepped || !Self::grandchildren_undecided(state) {
+        if state.placed < 4 || state.stepped() || !Self::grandchildren_undecided(state) {
             return None;
         }
         self.inner.frontier2_value(state, root, maximize, alpha, beta)
@@ -1031,7 +1031,7 @@ pub fn gods_features(state: &SantoriniState, player: Player) -> [f64; 10] {
     let mut f = [0.0; 10];
     f[..8].copy_from_slice(&linear8_features(state, player));
     let threats = |side: usize| {
-        if state.stepped {
+        if state.stepped() {
             state.threats(side).min(2) as f64 / 2.0
         } else if state.placed == 4 && can_win_next(state, side) {
             0.5
@@ -1107,7 +1107,7 @@ impl Agent<SantoriniState> for GreedyAgent {
             return Err(Error::Agent { agent: GREEDY_INFO.name.into(), reason: "no decision to make".into() });
         };
         state.legal_actions(&mut self.legal);
-        if state.stepped && state.placed == 4 {
+        if state.stepped() && state.placed == 4 {
             // With gods: the step the move ordering likes best (a win first, then climbing).
             let scored: Vec<(i32, Action)> = self.legal.iter().map(|&a| (state.step_priority(a), a)).collect();
             return Ok(self.pick_best(&scored));

@@ -577,9 +577,11 @@ impl SantoriniState {
         self.gods.map(god_name)
     }
 
-    /// Whether turns are played in steps (a game with gods).
+    /// Whether turns are played in steps (a game with gods: `none+none` is refused, so some
+    /// player has a god once the draw is made).
+    #[inline]
     pub fn stepped(&self) -> bool {
-        self.stepped
+        self.drawing || self.gods != [NONE; 2]
     }
 
     pub(crate) fn step_to_string(&self, action: Action) -> String {
@@ -911,7 +913,7 @@ impl SantoriniState {
     /// Whether the player to move can win within the turn under way: a move up onto level 3,
     /// Pan's drop, or Artemis's second move, with Athena's block and the forced moves applied.
     pub(crate) fn wins_this_turn(&self) -> bool {
-        if !self.stepped || self.placed < 4 || self.winner != super::NO_WINNER || self.steps.built != UNPLACED {
+        if !self.stepped() || self.placed < 4 || self.winner != super::NO_WINNER || self.steps.built != UNPLACED {
             return false;
         }
         if !self.may_win(self.to_move as usize) {
@@ -935,7 +937,7 @@ impl SantoriniState {
     /// How many winning first moves (and Artemis's second moves) `side` would have if its turn
     /// began on this board, under Athena's block where this turn sets it.
     pub(crate) fn threats(&self, side: usize) -> u32 {
-        if !self.stepped || self.placed < 4 || self.winner != super::NO_WINNER || !self.may_win(side) {
+        if !self.stepped() || self.placed < 4 || self.winner != super::NO_WINNER || !self.may_win(side) {
             return 0;
         }
         let mut next = *self;

@@ -259,7 +259,6 @@ impl Game for Santorini {
                 Gods::Pair(pair) => pair,
                 _ => [0; 2],
             },
-            stepped: self.stepped(),
             drawing: self.gods == Gods::Random,
             steps: Steps::START,
         }
@@ -305,8 +304,6 @@ pub struct SantoriniState {
     official: bool,
     /// Each player's god (0: none); both 0 in the base game.
     gods: [u8; 2],
-    /// A game with gods: turns are played in steps.
-    stepped: bool,
     /// The random pairing is still to be drawn (a chance move before placement).
     drawing: bool,
     /// Where a turn with gods stands.
@@ -499,7 +496,7 @@ impl SantoriniState {
             return Err(bad("name the gods (gods=apollo+pan) to build a position"));
         }
         s.to_move = to_move as u8;
-        let stuck = if s.stepped { !s.can_finish_turn() } else { !s.can_move(to_move) };
+        let stuck = if s.stepped() { !s.can_finish_turn() } else { !s.can_move(to_move) };
         if stuck {
             s.winner = 1 - to_move as u8;
         }
@@ -511,7 +508,7 @@ impl State for SantoriniState {
     fn prompt(&self) -> Option<String> {
         Some(if self.placed < 4 {
             "Place a worker on an empty cell".into()
-        } else if self.stepped {
+        } else if self.stepped() {
             self.step_prompt()
         } else {
             "Move a worker, then build next to where it lands".into()
@@ -523,7 +520,7 @@ impl State for SantoriniState {
         if self.drawing {
             return self.action_to_string(action);
         }
-        if self.stepped && action >= gods::STEP_MOVE {
+        if self.stepped() && action >= gods::STEP_MOVE {
             return self.describe_step(action);
         }
         if action as usize >= NUM_ACTIONS {
@@ -561,7 +558,7 @@ impl State for SantoriniState {
             "size": 5, "height": height, "dome": dome, "workers": workers,
             "phase": phase, "supply": supply, "winner": (self.winner != NO_WINNER).then_some(self.winner),
         });
-        if self.stepped {
+        if self.stepped() {
             v["step"] = self.gods_view();
         }
         v
@@ -572,7 +569,7 @@ impl State for SantoriniState {
         if self.drawing {
             return vec![format!("draw:{}", gods::pairing_to_string(action))];
         }
-        if self.stepped && action >= gods::STEP_MOVE {
+        if self.stepped() && action >= gods::STEP_MOVE {
             return self.step_path(action);
         }
         match self.decode(action) {
@@ -620,7 +617,7 @@ impl State for SantoriniState {
             }
             return;
         }
-        if self.stepped {
+        if self.stepped() {
             self.step_legal_actions(out);
             return;
         }
@@ -642,7 +639,7 @@ impl State for SantoriniState {
 
     fn random_action(&self, rng: &mut meeple_game::Rng, buf: &mut Vec<Action>) -> Action {
         use rand::RngExt;
-        if self.placed < 4 || self.official || self.stepped {
+        if self.placed < 4 || self.official || self.stepped() {
             self.legal_actions(buf);
             return buf[rng.random_range(0..buf.len())];
         }
@@ -698,13 +695,13 @@ impl State for SantoriniState {
         if self.drawing {
             return (action as usize) < PAIRINGS && action / 10 != action % 10;
         }
-        if self.winner != NO_WINNER || action as usize >= if self.stepped { GOD_ACTIONS } else { NUM_ACTIONS } {
+        if self.winner != NO_WINNER || action as usize >= if self.stepped() { GOD_ACTIONS } else { NUM_ACTIONS } {
             return false;
         }
         if self.placed < 4 {
             return action < TURN_BASE && self.occupied() >> action & 1 == 0;
         }
-        if self.stepped {
+        if self.stepped() {
             return self.step_is_legal(action);
         }
         if action < TURN_BASE {
@@ -739,7 +736,7 @@ impl State for SantoriniState {
             self.drawing = false;
             return;
         }
-        if self.stepped && action >= gods::STEP_MOVE {
+        if self.stepped() && action >= gods::STEP_MOVE {
             self.apply_step(action);
             return;
         }
@@ -748,7 +745,7 @@ impl State for SantoriniState {
                 self.place(cell);
                 if self.placed == 4 {
                     self.to_move = 0;
-                    let stuck = if self.stepped { !self.can_finish_turn() } else { !self.can_move(0) };
+                    let stuck = if self.stepped() { !self.can_finish_turn() } else { !self.can_move(0) };
                     if stuck {
                         self.winner = 1;
                     }
@@ -801,7 +798,7 @@ impl State for SantoriniState {
         for plane in planes {
             out.extend((0..CELLS).map(|c| (plane >> c & 1) as f32));
         }
-        if self.stepped {
+        if self.stepped() {
             self.gods_observation(player, out);
         }
     }
@@ -815,7 +812,7 @@ impl State for SantoriniState {
         let b = self.level[2] as u64 | (self.dome as u64) << 25 | (self.winner as u64) << 50;
         let c = self.worker_bits[0] as u64 | (self.worker_bits[1] as u64) << 25;
         let h = splitmix64(a ^ splitmix64(b ^ splitmix64(c)));
-        if !self.stepped {
+        if !self.stepped() {
             return h;
         }
         let t = self.steps;
@@ -833,7 +830,7 @@ impl State for SantoriniState {
         if self.drawing {
             return gods::pairing_to_string(action);
         }
-        if self.stepped && action >= gods::STEP_MOVE {
+        if self.stepped() && action >= gods::STEP_MOVE {
             return self.step_to_string(action);
         }
         notation::action_to_string(self, action)
@@ -843,20 +840,20 @@ impl State for SantoriniState {
         if self.drawing {
             return gods::parse_pairing(text);
         }
-        if self.stepped {
+        if self.stepped() {
             return self.parse_step(text);
         }
         notation::parse_action(self, text)
     }
 
     fn illegal_reason(&self, action: Action) -> String {
-        if self.stepped && self.winner == NO_WINNER && !self.drawing && self.placed == 4 {
+        if self.stepped() && self.winner == NO_WINNER && !self.drawing && self.placed == 4 {
             return self.step_illegal_reason(action);
         }
         if self.drawing {
             return "the gods are drawn by chance, two different ones (0-99: first × 10 + second)".into();
         }
-        if self.stepped && action as usize >= NUM_ACTIONS {
+        if self.stepped() && action as usize >= NUM_ACTIONS {
             return if action as usize >= GOD_ACTIONS {
                 format!("action id {action} is out of range")
             } else if self.winner != NO_WINNER {
@@ -902,7 +899,7 @@ impl fmt::Display for SantoriniState {
             writeln!(f)?;
         }
         write!(f, "   a  b  c  d  e")?;
-        if self.stepped && !self.drawing {
+        if self.stepped() && !self.drawing {
             let [a, b] = self.gods();
             write!(f, "\ngods: X {a}, O {b}")?;
         }
@@ -968,7 +965,7 @@ impl SantoriniState {
         if self.drawing {
             return action;
         }
-        if self.stepped && action >= gods::STEP_MOVE {
+        if self.stepped() && action >= gods::STEP_MOVE {
             return self.symmetric_step(action, k);
         }
         match self.decode(action) {
