@@ -14,6 +14,9 @@ run two-traders-vs-two "$G" $T $T $N $N --games 24000 --seed 3
 # Game length in self-play, with and without trading.
 run selfplay-trading "$G" $T $T $T $T --games 24000 --seed 4
 run selfplay-no-trading "$G" $N $N $N $N --games 24000 --seed 4
-# A search on the evaluator sees offers and answers as moves.
+# A search on the evaluator sees offers as moves and others' answers as catan-value gives them
+# (alphabeta-paranoid-answers-vs-three-traders.* is the same match by the build before that,
+# which searched the answers as the paranoid worst for the searcher).
 run alphabeta-vs-three-traders "$G" "alphabeta:depth=2,eval=catan-value" $T $T $T --games 2400 --seed 5
+run alphabeta-vs-three-traders-seed6 "$G" "alphabeta:depth=2,eval=catan-value" $T $T $T --games 1200 --seed 6
 run alphabeta-vs-three-traders-no-trading "catan:players=4" "alphabeta:depth=2,eval=catan-value" $T $T $T --games 2400 --seed 5

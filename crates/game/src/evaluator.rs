@@ -72,6 +72,18 @@ pub trait Evaluator<S: State>: Send + Sync {
         None
     }
 
+    /// The move the player to move in `state` is expected to play, where the evaluator models
+    /// that decision instead of leaving it to search: a decision that is the mover's own
+    /// bargain rather than a contest with `root` (Catan's answer to an offer: a seat takes a
+    /// trade that gains it more than the offerer, whoever searches). Search then follows that
+    /// move alone, without spending depth on it; a paranoid search would otherwise assume every
+    /// answer is the one worst for `root`, so it would never expect an offer taken. Called
+    /// only where the mover is not `root`. `None` (the default): search the node as usual.
+    fn expected_move(&self, state: &S, root: Player) -> Option<Action> {
+        let _ = (state, root);
+        None
+    }
+
     /// The features of a linear evaluator, whose value is their dot product with
     /// [`Evaluator::weights`]: learners (RootStrap, TreeStrap) train the weights through them.
     /// Writes `out` (cleared first) for `player` and returns true; false for an evaluator that is

@@ -4,7 +4,9 @@
 //!
 //! Values are from the root player's point of view: the root player maximises, every other
 //! player minimises. For two-player zero-sum games that is plain minimax (negamax in effect); for
-//! more players it is the *paranoid* assumption (everyone plays against the root player).
+//! more players it is the *paranoid* assumption (everyone plays against the root player), except
+//! for decisions the evaluator models ([`Evaluator::expected_move`]: Catan's answers to an offer),
+//! which are played as modelled.
 
 use crate::evaluators::make_evaluator_with;
 pub use crate::tt::Bound;
@@ -27,7 +29,8 @@ const INF: f64 = f64::INFINITY;
 pub(crate) const INFO: AgentInfo = AgentInfo {
     name: "alphabeta",
     about: "alpha-beta with iterative deepening, transposition table, killers/history; expectimax at chance nodes; \
-            paranoid for 3+ players; worlds=K for hidden information",
+            paranoid for 3+ players (other seats' answers to offers as the evaluator models them); worlds=K for \
+            hidden information",
     params: &[
         ParamInfo {
             name: "depth",
@@ -509,6 +512,19 @@ impl<S: State> AlphaBeta<S> {
         self.nodes += 1;
         if self.out_of_budget() {
             return 0.0;
+        }
+        // A decision the evaluator models (another seat's answer to an offer) is followed, not
+        // searched, and costs no depth, even at the horizon: it is not a contest, and its plies
+        // would otherwise push the outcome it decides past the horizon. Capped so win scores
+        // keep their ply.
+        if let Turn::Player(mover) = state.turn()
+            && mover != self.root_player
+            && ply < MAX_DEPTH as usize
+            && let Some(a) = self.eval.expected_move(state, self.root_player)
+        {
+            let mut child = state.clone();
+            child.apply_unchecked(a);
+            return self.search(&child, depth, ply + 1, alpha, beta);
         }
         let mover = match state.turn() {
             Turn::Terminal => return self.terminal_value(state, ply),

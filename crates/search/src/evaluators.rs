@@ -131,4 +131,8 @@ impl<S: State> Evaluator<S> for Mover<S> {
     fn filter(&self, state: &S, actions: &mut Vec<Action>) {
         self.inner.filter(state, actions);
     }
+
+    fn expected_move(&self, state: &S, root: Player) -> Option<Action> {
+        self.inner.expected_move(state, root)
+    }
 }

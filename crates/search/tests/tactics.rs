@@ -256,6 +256,52 @@ fn expectimax_matches_brute_force_on_dice() {
     }
 }
 
+/// Others on the dice game always stay: a model of their decisions, not a contest.
+struct OthersStay;
+
+impl meeple_game::Evaluator<DiceState> for OthersStay {
+    fn evaluate(&self, _state: &DiceState, _player: Player) -> f64 {
+        0.0
+    }
+
+    fn expected_move(&self, _state: &DiceState, _root: Player) -> Option<Action> {
+        Some(0)
+    }
+}
+
+/// Player 0's exact value when every other player stays.
+fn value_if_others_stay(state: &DiceState) -> f64 {
+    match state.turn() {
+        Turn::Terminal => state.returns().unwrap()[0],
+        Turn::Chance => {
+            let mut outcomes = Vec::new();
+            state.chance_outcomes(&mut outcomes);
+            outcomes.iter().map(|&(a, p)| p * value_if_others_stay(&after(state, a))).sum()
+        }
+        Turn::Player(0) => [0, 1].iter().map(|&a| value_if_others_stay(&after(state, a))).fold(f64::MIN, f64::max),
+        Turn::Player(_) => value_if_others_stay(&after(state, 0)),
+    }
+}
+
+#[test]
+fn alphabeta_follows_the_evaluators_expected_moves_without_spending_depth() {
+    // Three players; player 0 decides first and the other two, as the evaluator models them,
+    // stay. Depth 2 (player 0's decision, then a reroll's die) then reaches the end: the two
+    // modelled decisions cost no depth (searched, they would put the horizon at player 2's
+    // decision, valued 0 by the evaluator).
+    let game = Dice { players: 3, ..Dice::default() };
+    for dice in [[3u8, 5, 2], [6, 5, 2], [1, 1, 1], [4, 6, 6]] {
+        let s = DiceState::with_dice(&game, &dice, 0);
+        let config = AlphaBetaConfig::from_spec(&"alphabeta:depth=2,worlds=0".parse().unwrap()).unwrap();
+        let mut ab = AlphaBeta::with_evaluator(&game, config, std::sync::Arc::new(OthersStay), 1);
+        let a = ab.act(&s, &Budget::UNLIMITED).unwrap();
+        let exact = value_if_others_stay(&s);
+        let reported = (ab.report().value / WIN + 1.0) / 2.0;
+        assert!((reported - exact).abs() < 1e-5, "dice {dice:?}: alphabeta {reported}, exact {exact}");
+        assert!((value_if_others_stay(&after(&s, a)) - exact).abs() < 1e-9, "dice {dice:?}");
+    }
+}
+
 #[test]
 fn worlds_decide_under_hidden_information() {
     // Player 0 cannot see the other die: with a 1 rerolling is right, with a 6 staying is.

@@ -201,6 +201,14 @@ impl Evaluator<CatanState> for CatanValue {
     fn weights(&self) -> Vec<f64> {
         self.weights.to_vec()
     }
+
+    /// A seat answering an offer answers by `catan-value`'s own rule: it takes the trade when
+    /// that gains it more than the offerer.
+    fn expected_move(&self, state: &CatanState, root: Player) -> Option<Action> {
+        let seat = state.responder().filter(|&s| s != root)?;
+        let (_, offer, _) = state.pending_offer()?;
+        Some(if takes(state, &offer, seat) { ACCEPT } else { DECLINE })
+    }
 }
 
 /// Value of `state` for `seat` after whatever chance comes next (one level of chance averaged).

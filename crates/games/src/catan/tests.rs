@@ -996,6 +996,12 @@ fn catan_value_trades_only_when_it_gains_more_than_the_other_side() {
     let mut even = s.clone();
     even.seats[1].hand = [0, 0, 1, 2, 0];
     assert_eq!(ValueAgent::new(2).act(&even, &budget).unwrap(), DECLINE);
+    // The evaluator tells a search the same answers, for every seat but the searcher's own.
+    let value = CatanValue::with_weights(eval::CATAN_WEIGHTS);
+    assert_eq!(meeple_game::Evaluator::expected_move(&value, &s, 0), Some(ACCEPT));
+    assert_eq!(meeple_game::Evaluator::expected_move(&value, &even, 2), Some(DECLINE));
+    assert_eq!(meeple_game::Evaluator::expected_move(&value, &s, 1), None, "the searcher answers for itself");
+    assert_eq!(meeple_game::Evaluator::expected_move(&value, &trading(3), 1), None, "no offer on the table");
     // The mover trades with the accepter left weakest.
     play(&mut s, "accept");
     s.seats[3].hand = [0, 0, 0, 1, 0];
