@@ -135,8 +135,7 @@ fn bench_network<G: Game>(game: &G, args: &BenchArgs) -> Result<Option<NetBench>
     };
     let net = match (&args.model, &args.net) {
         (Some(path), _) => {
-            let (net, _) = meeple_nn::Network::load(path, Some(&game.spec().to_string()), threads)
-                .map_err(|e| anyhow::anyhow!(e))?;
+            let (net, _) = meeple_learn::agents::load_trained_for(game, path, threads)?;
             net
         }
         (None, Some(spec)) => {

@@ -86,6 +86,15 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// The canonical spec of this game with every parameter spelled out.
     fn spec(&self) -> Spec;
 
+    /// The game a network is trained for: [`Game::spec`] with the options that a network reads
+    /// from its observation brought to one value, so one network plays every game that shares
+    /// it (Santorini's gods are planes of its input, so a network trained on random pairings
+    /// plays any fixed pairing). Games that share a network spec have the same observation and
+    /// action shapes. The default is the spec itself: every option changes the network's game.
+    fn network_spec(&self) -> Spec {
+        self.spec()
+    }
+
     /// Number of seats.
     fn num_players(&self) -> usize;
 

@@ -10,7 +10,7 @@ use meeple_game::{
     Action, Agent, AgentInfo, BoxedAgent, Budget, Error, Game, ParamInfo, Rng, Spec, State, rng_from_seed,
 };
 use meeple_game::{Evaluator as GameEvaluator, Player};
-use meeple_nn::Network;
+use meeple_nn::{Network, Sidecar};
 use meeple_search::{Ext, Extension};
 use rand::RngExt;
 use std::collections::HashMap;
@@ -277,18 +277,42 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(Default::default)
 }
 
+/// Loads the checkpoint at `path` for `game`: it must have been trained for a game with the
+/// same [`Game::network_spec`] (Santorini's network trained on random pairings plays any pairing).
+pub fn load_trained_for<G: Game>(game: &G, path: &Path, threads: usize) -> Result<(Network, Sidecar), Error> {
+    let (net, sidecar) = Network::load(path, None, threads).map_err(|e| Error::Invalid(e.to_string()))?;
+    let wanted = game.network_spec();
+    let fits = sidecar
+        .game
+        .parse::<Spec>()
+        .ok()
+        .filter(|trained| trained.name == G::INFO.name)
+        .and_then(|trained| G::from_spec(&trained).ok())
+        .is_some_and(|trained| trained.network_spec() == wanted);
+    if !fits {
+        let shared = if wanted == game.spec() { String::new() } else { format!(" (a network for '{wanted}')") };
+        return Err(Error::Invalid(format!(
+            "checkpoint '{}': trained for '{}', not '{}'{shared}",
+            path.display(),
+            sidecar.game,
+            game.spec()
+        )));
+    }
+    Ok((net, sidecar))
+}
+
 /// Loads (or reuses) the network at `path` for `game`, checking it fits the game's shapes.
 pub fn load_network<G: Game>(game: &G, path: &Path, threads: usize) -> Result<Arc<Network>, Error> {
     let spec = game.spec().to_string();
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let key = (path.to_path_buf(), spec.clone(), threads);
+    let key = (path.to_path_buf(), game.network_spec().to_string(), threads);
     if let Some(m) = modified
         && let Some((when, net)) = cache().lock().expect("cache lock").get(&key)
         && *when == m
     {
         return Ok(net.clone());
     }
-    let (net, _) = Network::load(path, Some(&spec), threads).map_err(|e| Error::Invalid(e.to_string()))?;
+    let (net, _) = load_trained_for(game, path, threads)?;
     let c = net.config();
     if c.input != game.observation_shape() || c.actions != game.num_actions() || c.seats != game.num_players() {
         return Err(Error::Invalid(format!(
@@ -747,7 +771,7 @@ fn load_encoded<G: Game>(
     let file = meeple_game::access::agent_file(&file.display().to_string(), "encoder")?;
     let encoder = crate::vae::Encoder::load(game, &file, named, None).map_err(|e| Error::Invalid(e.to_string()))?;
     let spec = game.spec().to_string();
-    let (net, _) = Network::load(path, Some(&spec), threads).map_err(|e| Error::Invalid(e.to_string()))?;
+    let (net, _) = load_trained_for(game, path, threads)?;
     let c = net.config();
     if c.input != [encoder.latent()] || c.actions != game.num_actions() || c.seats != game.num_players() {
         return Err(Error::Invalid(format!(

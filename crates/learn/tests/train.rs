@@ -826,3 +826,37 @@ fn catan_with_player_trading_trains_by_td_from_a_network_without_it_and_by_alpha
     assert!(progress.games > 0, "{progress:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_network_plays_every_game_that_shares_its_network_spec_and_no_other() {
+    use meeple_games::Santorini;
+    let santorini = |spec: &str| Santorini::from_spec(&spec.parse().unwrap()).unwrap();
+    let d = dir("network-spec");
+    let path = save_untrained(&santorini("santorini:gods=random"), &d, "mlp:layers=1,width=16", 1);
+    let spec = format!("az:model={},sims=4", path.display());
+    // The gods are in the input: the network trained on random pairings plays any fixed pairing.
+    for game in ["santorini:gods=random", "santorini:gods=apollo+pan", "santorini:gods=hermes+hermes"] {
+        let game = santorini(game);
+        let mut agent = meeple_learn::make_agent(&game, &spec, 0).unwrap();
+        let mut state = game.initial_state();
+        let mut outcomes = Vec::new();
+        state.chance_outcomes(&mut outcomes);
+        if let Some(&(draw, _)) = outcomes.first() {
+            state.apply(draw).unwrap();
+        }
+        let mut legal = Vec::new();
+        state.legal_actions(&mut legal);
+        assert!(legal.contains(&agent.act(&state, &meeple_game::Budget::default()).unwrap()));
+    }
+    // The base game and another supply are other games, named in the refusal.
+    for game in ["santorini", "santorini:gods=random,supply=official"] {
+        let e = meeple_learn::make_agent(&santorini(game), &spec, 0).err().unwrap().to_string();
+        assert!(e.contains("trained for 'santorini:supply=unlimited,gods=random'"), "{e}");
+    }
+    let e = meeple_learn::make_agent(&santorini("santorini:gods=athena+pan"), "az:model=/nonexistent/x.safetensors", 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("/nonexistent/x.safetensors"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}

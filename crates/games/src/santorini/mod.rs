@@ -229,6 +229,15 @@ impl Game for Santorini {
         }
     }
 
+    fn network_spec(&self) -> Spec {
+        // The pairing is in the observation (each player's god planes), so every pairing is the
+        // game of the network trained on random ones.
+        match self.gods {
+            Gods::None => self.spec(),
+            Gods::Random | Gods::Pair(_) => Santorini { gods: Gods::Random, ..*self }.spec(),
+        }
+    }
+
     fn num_players(&self) -> usize {
         2
     }
