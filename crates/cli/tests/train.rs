@@ -1,7 +1,7 @@
 //! `meeple train` end to end, as a user runs it: a short run, its curves, a resume, a refused
 //! second run into the same directory, and the learned agent in the arena.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn meeple(args: &[&str]) -> Output {
@@ -62,8 +62,12 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     // Running again into the same directory is refused; --resume goes on.
     let again = meeple(&args);
     assert!(!again.status.success() && text(&again).contains("holds a run already"), "{}", text(&again));
+    // Other limits are refused without --extend, which makes them the run's new end.
     args[4] = "12";
     args.push("--resume");
+    let refused = meeple(&args);
+    assert!(!refused.status.success() && text(&refused).contains("planned for --steps 6"), "{}", text(&refused));
+    args.push("--extend");
     let resumed = meeple(&args);
     assert!(resumed.status.success(), "{}", text(&resumed));
     assert!(!text(&resumed).contains("nothing left to do"), "{}", text(&resumed));
@@ -73,8 +77,9 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     let commands: Vec<&str> = side["commands"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     assert_eq!(commands.len(), 2, "{commands:?}");
     assert!(commands[0].starts_with("meeple train az tictactoe --steps 6 --out "), "{commands:?}");
-    assert!(commands[1].contains("--steps 12") && commands[1].ends_with("--resume"), "{commands:?}");
+    assert!(commands[1].contains("--steps 12") && commands[1].ends_with("--resume --extend"), "{commands:?}");
     // Resuming a run that already reached its limit says so.
+    args.pop();
     let done = meeple(&args);
     assert!(done.status.success() && text(&done).contains("nothing left to do"), "{}", text(&done));
     // The learned agent plays legal games through the arena.
@@ -344,6 +349,8 @@ fn every_trainer_keeps_one_layout_and_resumes() {
         let mut again = vec!["train", kind, game, "--out", o, "--resume", limit, &more];
         if epochs {
             again.extend(["--games", "4"]);
+        } else {
+            again.push("--extend");
         }
         again.extend(small);
         again.extend(&extra);
@@ -452,4 +459,97 @@ fn a_count_cadence_evaluates_each_time_the_run_passes_a_multiple() {
     assert_eq!(lines.matches("\"event\":\"evaluation\"").count(), 2, "{lines}");
     let bad = meeple(&["train", "td", "tictactoe", "--eval-every", "5x", "--out", out.to_str().unwrap()]);
     assert!(!bad.status.success() && text(&bad).contains("give 0 (never), a time like 90s"), "{}", text(&bad));
+}
+
+/// The learning rate of each optimiser step a run's metrics record (each round's `lr` is the
+/// rate of the step after it), by step.
+fn rates_by_step(out: &Path) -> std::collections::BTreeMap<u64, f64> {
+    let lines = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|m| Some((m["steps"].as_u64()?, m["stats"]["lr"].as_f64()?)))
+        .collect()
+}
+
+/// Starts `args`, waits until its metrics hold more than `lines` lines, and sends it TERM (what a
+/// job scheduler or a reclaimed machine sends); gives its output once it has stopped.
+fn stopped_by_term(args: &[&str], out: &Path, lines: usize) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_meeple"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let metrics = out.join("metrics.jsonl");
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&metrics).map_or(0, |t| t.lines().count()) <= lines {
+        assert!(start.elapsed().as_secs() < 120, "the run made no progress");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    child.wait_with_output().unwrap()
+}
+
+/// A run goes on in pieces: stopped by TERM twice (once after it resumed on another number of
+/// threads), it writes its checkpoint each time and says how to go on, and its learning rate
+/// follows the schedule of the run made in one piece, step for step.
+#[test]
+fn a_run_stopped_by_term_and_resumed_on_other_threads_keeps_its_schedule() {
+    let d = dir("pieces");
+    const STEPS: u64 = 4000;
+    let steps = STEPS.to_string();
+    let run = |out: &Path, threads: &'static str| -> Vec<String> {
+        let flags = ["--net", "mlp:layers=1,width=8", "--parallel", "2", "--lr", "0.01", "--lr-decay"];
+        let mut a: Vec<String> = ["train", "td", "tictactoe"].iter().map(|s| s.to_string()).collect();
+        a.extend(flags.iter().map(|s| s.to_string()));
+        a.extend(["--eval-every", "0", "--steps", &steps, "--threads", threads, "--out"].iter().map(|s| s.to_string()));
+        a.push(out.to_str().unwrap().to_string());
+        a
+    };
+    let whole = d.join("whole");
+    let args = run(&whole, "1");
+    let r = meeple(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(r.status.success(), "{}", text(&r));
+    let pieces = d.join("pieces");
+    let progress = |out: &Path| {
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        run["progress"]["steps"].as_u64().unwrap()
+    };
+    let mut stopped_at = Vec::new();
+    for (piece, threads) in [(0, "1"), (1, "2")] {
+        let mut args = run(&pieces, threads);
+        if piece > 0 {
+            args.push("--resume".into());
+        }
+        let lines = std::fs::read_to_string(pieces.join("metrics.jsonl")).map_or(0, |t| t.lines().count());
+        let r = stopped_by_term(&args.iter().map(String::as_str).collect::<Vec<_>>(), &pieces, lines + 200);
+        assert!(r.status.success(), "piece {piece}: {}", text(&r));
+        assert!(text(&r).contains("stopped; go on with the same command and --resume"), "{}", text(&r));
+        assert!(text(&r).contains("to go on elsewhere, keep"), "{}", text(&r));
+        let at = progress(&pieces);
+        assert!(at < STEPS && stopped_at.last().is_none_or(|&s| at > s), "piece {piece} stopped at step {at}");
+        stopped_at.push(at);
+    }
+    let args = [run(&pieces, "1"), vec!["--resume".into()]].concat();
+    let r = meeple(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(r.status.success(), "{}", text(&r));
+    assert_eq!(progress(&pieces), progress(&whole));
+    // run.json lists what carries the run elsewhere.
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(pieces.join("run.json")).unwrap()).unwrap();
+    let listed: Vec<&str> = file["resume_files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    for f in ["run.json", "metrics.jsonl", "ckpt/last.safetensors", "ckpt/last.json", "ckpt/last.adamw"] {
+        assert!(listed.contains(&f), "{f} not in {listed:?}");
+    }
+    let (one, parts) = (rates_by_step(&whole), rates_by_step(&pieces));
+    assert!(one.len() as u64 >= STEPS - 1 && parts.len() as u64 >= STEPS - 1, "{} {}", one.len(), parts.len());
+    for (step, lr) in &one {
+        let other = parts[step];
+        assert!((lr - other).abs() <= 1e-12 * lr, "step {step}: {lr} in one piece, {other} in three ({stopped_at:?})");
+    }
+    // The rate went from the start to the floor.
+    assert!(one[&1] > 9e-3 && (one[&STEPS] - 1e-3).abs() < 1e-12, "{} {}", one[&1], one[&STEPS]);
 }

@@ -621,17 +621,15 @@ impl<G: Game> Learner for DqnRun<G> {
         self.progress.clone()
     }
 
-    fn set_done(&mut self, done: f64) {
-        crate::rl::aim_horizon(&mut self.trainer, self.config.train().decay, done);
+    fn set_anneal(&mut self, anneal: crate::run::Anneal) {
+        self.trainer.set_anneal(anneal);
         // β anneals to 1 over the run (Schaul et al.: "linearly ... reaching 1 only at the end
         // of learning"), aimed each round at the end the run reaches at its pace so far.
         if let Some(p) = self.config.priorities()
             && p.beta_steps == 0
+            && let Some(end) = anneal.end
         {
-            let steps = self.trainer.step();
-            if done > 0.0 && steps > 0 {
-                self.replay.set_beta_steps(((steps as f64 / done.min(1.0)).ceil() as u64).max(steps));
-            }
+            self.replay.set_beta_steps(end.max(self.trainer.step()));
         }
     }
 

@@ -141,6 +141,30 @@ pub struct Evaluation {
     /// Why the evaluation failed, if it did (the run goes on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whether it rated its checkpoint the run's best so far (kept as `ckpt/best`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub best: bool,
+}
+
+impl Evaluation {
+    /// What ranks checkpoints for the run's best (`ckpt/best`), and how it is named: the score
+    /// against the equal-time opponent where it played (strength at equal cost), else the Elo
+    /// against the ladder, else the mean score over the opponents; none for a failed evaluation.
+    pub fn merit(&self) -> Option<(f64, String)> {
+        if self.error.is_some() {
+            return None;
+        }
+        if let Some(r) = self.opponents.iter().find(|r| r.spec.is_some()) {
+            return Some((r.score, format!("score against {}", r.opponent)));
+        }
+        if let Some(e) = self.elo.filter(|e| e.is_finite()) {
+            return Some((e, "Elo against the ladder".into()));
+        }
+        let n = self.opponents.len();
+        (n > 0).then(|| {
+            (self.opponents.iter().map(|r| r.score).sum::<f64>() / n as f64, "mean score against the ladder".into())
+        })
+    }
 }
 
 /// The ratings kept in `ladder.json`.

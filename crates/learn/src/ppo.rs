@@ -814,8 +814,8 @@ impl<G: Game> Learner for PpoRun<G> {
         self.progress.clone()
     }
 
-    fn set_done(&mut self, done: f64) {
-        crate::rl::aim_horizon(&mut self.trainer, self.config.train().decay, done);
+    fn set_anneal(&mut self, anneal: crate::run::Anneal) {
+        self.trainer.set_anneal(anneal);
     }
 
     fn set_seconds(&mut self, seconds: f64) {

@@ -11,19 +11,6 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Points a run's learning-rate schedule at its end: with `decay: 0` the cosine runs to the
-/// step the run reaches at its pace so far (`done` is the share of its limit reached; none
-/// yet keeps the full rate). Other schedules are left alone.
-pub fn aim_horizon(trainer: &mut Trainer, decay: u64, done: f64) {
-    if decay != 0 {
-        return;
-    }
-    let steps = trainer.step();
-    let end =
-        if done > 0.0 && steps > 0 { ((steps as f64 / done.min(1.0)).ceil() as u64).max(steps) } else { u64::MAX / 4 };
-    trainer.set_horizon(end);
-}
-
 /// What a model-free learner of two-player games starts from: its encoder (if any), the trainer
 /// (a fresh `net`, or the checkpoint `resume` written by the trainer `name`) and the progress so
 /// far.

@@ -18,6 +18,7 @@ use crate::LearnError;
 use crate::ladder::{Evaluation, Ladder, LadderConfig};
 use crate::metrics::{Event, Metrics};
 use meeple_game::Game;
+pub use meeple_nn::Anneal;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::Write;
@@ -95,9 +96,11 @@ pub trait Learner {
         let _ = hooks;
         self.round()
     }
-    /// The run's limits (minutes of all sessions, optimiser steps), told once before the first
-    /// round, for rounds long enough to be cut short by them (and steps to stop at exactly).
-    fn set_limits(&mut self, _minutes: Option<f64>, _steps: Option<u64>) {}
+    /// The run's plan (its limits in minutes of all sessions, games and optimiser steps, and
+    /// where it was extended), told once before the first round, for rounds long enough to be
+    /// cut short by its limits (and steps to stop at exactly) and learners that anneal within
+    /// a round.
+    fn set_plan(&mut self, _plan: &Plan) {}
     fn progress(&self) -> Progress;
     /// Sets the seconds trained (this session and earlier ones), kept in checkpoints.
     fn set_seconds(&mut self, seconds: f64);
@@ -127,9 +130,9 @@ pub trait Learner {
     fn checkpoint_name(&self, progress: &Progress) -> String {
         format!("games-{}", progress.episodes)
     }
-    /// Before each round: the share of the run's limit (minutes or games) reached, for a
-    /// learning rate annealed over the whole run (`decay: 0`; see [`crate::rl::aim_horizon`]).
-    fn set_done(&mut self, _done: f64) {}
+    /// Before each round: where the run stands in its plan, for a learning rate annealed over
+    /// the whole run (`decay: 0`; [`meeple_nn::Trainer::set_anneal`]).
+    fn set_anneal(&mut self, _anneal: Anneal) {}
     /// Before each round: the games the run may still play (its `--games` less those played;
     /// none without a limit). Learners whose rounds can take several games at once use it to
     /// stop at the limit exactly; the others may pass it by up to a round.
@@ -149,6 +152,102 @@ pub trait Learner {
     }
 }
 
+/// The run's best checkpoint by its evaluations ([`Evaluation::merit`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Best {
+    /// The trainer's round it was saved at ([`Learner::generation`]), and its progress.
+    pub generation: u64,
+    pub progress: Progress,
+    /// Its merit, and what the merit is.
+    pub merit: f64,
+    pub by: String,
+}
+
+/// What a run was planned to do, kept in `run.json`: its limits, and where it was last extended
+/// to them. A learning rate annealed over the run follows the plan, so a run resumed with the
+/// same limits goes on with the schedule it had, and one extended to a new end (`--extend`)
+/// anneals from the rate it stands at to the new end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minutes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u64>,
+    /// Where the run stood when it was extended to these limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Mark>,
+}
+
+/// Where a run stood in its plan when it was extended: the share of the old plan done, and its
+/// progress then.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Mark {
+    pub done: f64,
+    pub progress: Progress,
+}
+
+impl Plan {
+    /// The plan of `options`' limits, not extended.
+    pub fn of(options: &RunOptions) -> Self {
+        Plan { minutes: options.minutes, games: options.games, steps: options.steps, from: None }
+    }
+
+    /// Whether both plans have the same limits.
+    pub fn same_limits(&self, other: &Plan) -> bool {
+        (self.minutes, self.games, self.steps) == (other.minutes, other.games, other.steps)
+    }
+
+    /// The limits as flags (`--minutes 60 --games 1000`), or "no limit".
+    pub fn flags(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = self.minutes {
+            parts.push(format!("--minutes {m}"));
+        }
+        if let Some(g) = self.games {
+            parts.push(format!("--games {g}"));
+        }
+        if let Some(s) = self.steps {
+            parts.push(format!("--steps {s}"));
+        }
+        if parts.is_empty() { "no limit".to_string() } else { parts.join(" ") }
+    }
+
+    /// The share of the plan done at `p` (0 to 1; 0 without limits): the furthest of its
+    /// limits, counted from where it was extended.
+    pub fn done(&self, p: &Progress) -> f64 {
+        let (d0, base) = match &self.from {
+            Some(m) => (m.done, m.progress.clone()),
+            None => (0.0, Progress::default()),
+        };
+        let share = |x: f64, x0: f64, total: f64| if total > x0 { (x - x0) / (total - x0) } else { 1.0 };
+        let shares = [
+            self.minutes.map(|m| share(p.seconds, base.seconds, m * 60.0)),
+            self.games.map(|g| share(p.episodes as f64, base.episodes as f64, g as f64)),
+            self.steps.map(|s| share(p.steps as f64, base.steps as f64, s as f64)),
+        ];
+        let f = shares.into_iter().flatten().fold(0.0f64, f64::max).clamp(0.0, 1.0);
+        (d0 + (1.0 - d0) * f).clamp(0.0, 1.0)
+    }
+
+    /// Where a run at `p` stands for its learning rate: the share done, and the step it ends at
+    /// (a step limit's exactly; otherwise at the pace since the plan began or was extended).
+    pub fn anneal(&self, p: &Progress) -> Anneal {
+        let done = self.done(p);
+        let (d0, s0) = self.from.as_ref().map_or((0.0, 0), |m| (m.done, m.progress.steps));
+        let by_pace =
+            (done > d0 && p.steps > s0).then(|| s0 + ((p.steps - s0) as f64 * (1.0 - d0) / (done - d0)).round() as u64);
+        let end = if done >= 1.0 { Some(p.steps) } else { [self.steps, by_pace].into_iter().flatten().min() };
+        Anneal { step: p.steps, done, end }
+    }
+
+    /// This plan's limits taken up at `p` by a run planned as `old`.
+    pub fn extending(&self, old: &Plan, p: &Progress) -> Plan {
+        Plan { from: Some(Mark { done: old.done(p), progress: p.clone() }), ..self.clone() }
+    }
+}
+
 /// What every run takes, whatever its trainer.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -156,6 +255,9 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Continue the run in `out` from its last checkpoint.
     pub resume: bool,
+    /// Resuming with other limits: the run's new plan, its schedule going on from where it
+    /// stands (without it, other limits are refused).
+    pub extend: bool,
     /// Stop after this many minutes (this session and earlier ones together).
     pub minutes: Option<f64>,
     /// Stop after this many games (episodes).
@@ -195,6 +297,7 @@ impl RunOptions {
         RunOptions {
             out: out.into(),
             resume: false,
+            extend: false,
             minutes: None,
             games: None,
             steps: None,
@@ -314,6 +417,69 @@ impl Layout {
     pub fn kept(&self, name: &str, extension: &str) -> PathBuf {
         self.checkpoints().join(format!("{name}.{extension}"))
     }
+    /// The checkpoint the evaluations rated best so far.
+    pub fn best(&self, extension: &str) -> PathBuf {
+        self.checkpoints().join(format!("best.{extension}"))
+    }
+
+    /// The files present that a run needs to go on elsewhere, relative to its directory:
+    /// `run.json`, the metrics, the ladder's ratings, and the last and best checkpoints with what
+    /// sits beside them (sidecar, optimiser state).
+    pub fn resume_files(&self) -> Vec<String> {
+        let mut files = vec!["run.json".to_string()];
+        for name in ["metrics.jsonl", "ladder.json"] {
+            if self.root.join(name).is_file() {
+                files.push(name.to_string());
+            }
+        }
+        let mut beside: Vec<String> = std::fs::read_dir(self.checkpoints())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| n.starts_with("last.") || n.starts_with("best."))
+            .map(|n| format!("ckpt/{n}"))
+            .collect();
+        beside.sort();
+        files.extend(beside);
+        files
+    }
+}
+
+/// The plan of a run started or resumed with `options`: a new run's limits; a resumed run's
+/// stored plan, refused where the limits differ unless extended (`--extend`), which takes the
+/// new limits from where the run stands at `progress`.
+fn plan_of(options: &RunOptions, stored: Option<&RunFile>, progress: &Progress) -> Result<Plan, LearnError> {
+    let now = Plan::of(options);
+    let Some(file) = stored else {
+        if options.extend {
+            return Err(LearnError::Config(
+                "--extend gives a run a new end: it goes with --resume, on a run that has one".into(),
+            ));
+        }
+        return Ok(now);
+    };
+    // A run of an older meeple kept no plan: it goes on to the limits given.
+    let Some(old) = &file.plan else { return Ok(now) };
+    match (old.same_limits(&now), options.extend) {
+        (true, false) => Ok(old.clone()),
+        (true, true) => Err(LearnError::Config(format!(
+            "--extend: the run is planned for {} already; give the new total (--minutes, --games or --steps) to \
+             extend it to",
+            old.flags()
+        ))),
+        (false, true) => Ok(now.extending(old, progress)),
+        (false, false) => Err(LearnError::Config(format!(
+            "cannot resume the run in '{}' with {}: it was planned for {}, and its learning rate anneals to that end \
+             ({:.0}% of the way there). Resume with the same limits to go on as planned, or add --extend to make {} \
+             the new end: the schedule goes on from where it stands",
+            options.out.display(),
+            now.flags(),
+            old.flags(),
+            100.0 * old.done(progress),
+            now.flags()
+        ))),
+    }
 }
 
 /// `run.json`.
@@ -331,6 +497,16 @@ pub struct RunFile {
     pub last: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// The checkpoint the evaluations rated best so far, kept as `ckpt/best.EXT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<Best>,
+    /// The run's plan (absent in runs of an older meeple: their resume takes the limits given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+    /// The files the run needs to go on, relative to its directory: all that must travel to
+    /// resume it on another machine (the kept checkpoints and self-play shards need not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resume_files: Vec<String>,
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> LearnError {
@@ -511,7 +687,10 @@ pub fn run<G: Game, L: Learner>(
                 learner.name()
             )));
         }
-        if let Some(why) = settings_difference(&file.settings, &now, learner.flags(), learner.may_change()) {
+        // The threads change how fast a run goes, not what it learns (every trainer plays the same
+        // games on any number of them; only on one is a run repeatable bit for bit).
+        let may_change: Vec<&str> = learner.may_change().iter().copied().chain(["threads"]).collect();
+        if let Some(why) = settings_difference(&file.settings, &now, learner.flags(), &may_change) {
             return Err(LearnError::Config(format!(
                 "cannot resume the run in '{}': it was made with {why}; resume with the same settings, or start a new \
                  run with another --out",
@@ -519,6 +698,7 @@ pub fn run<G: Game, L: Learner>(
             )));
         }
     }
+    let plan = plan_of(options, stored.as_ref(), &learner.progress())?;
     std::fs::create_dir_all(layout.checkpoints()).map_err(|e| io("create", &layout.checkpoints(), e))?;
     let mut commands = stored.as_ref().map(|f| f.commands.clone()).unwrap_or_default();
     commands.extend(options.commands.iter().cloned());
@@ -534,6 +714,9 @@ pub fn run<G: Game, L: Learner>(
         agent: learner.agent(),
         last: format!("ckpt/last.{ext}"),
         commands,
+        best: stored.as_ref().and_then(|f| f.best.clone()),
+        plan: Some(plan.clone()),
+        resume_files: Vec::new(),
     };
     write_run(&layout, &file)?;
     let every = options.eval.unwrap_or_else(|| learner.evaluate_every());
@@ -572,13 +755,14 @@ pub fn run<G: Game, L: Learner>(
         writeln!(log, "{}", line.to_line()).and_then(|_| log.flush()).map_err(|e| io("write", &layout.metrics(), e))
     };
     let clock = Clock { session: Instant::now(), base: learner.progress().seconds };
-    learner.set_limits(options.minutes, options.steps);
+    learner.set_plan(&plan);
     let mut last_eval = (Instant::now(), learner.generation(&learner.progress()));
     let mut last_save = Instant::now();
     let save = |learner: &mut L, file: &mut RunFile, clock: &Clock| -> Result<(), LearnError> {
         learner.set_seconds(clock.seconds());
         learner.save(&last, true)?;
         file.progress = learner.progress();
+        file.resume_files = layout.resume_files();
         write_run(&layout, file)
     };
     loop {
@@ -592,10 +776,7 @@ pub fn run<G: Game, L: Learner>(
         {
             break;
         }
-        let by_time = options.minutes.map_or(0.0, |m| seconds / (m * 60.0).max(1e-9));
-        let by_games = options.games.map_or(0.0, |g| p.episodes as f64 / g.max(1) as f64);
-        let by_steps = options.steps.map_or(0.0, |s| p.steps as f64 / s.max(1) as f64);
-        learner.set_done(by_time.max(by_games).max(by_steps));
+        learner.set_anneal(plan.anneal(&Progress { seconds, ..p.clone() }));
         learner.set_left(options.games.map(|g| g.saturating_sub(p.episodes)));
         let before = p.clone();
         let round = learner.round_watched(&*hooks)?;
@@ -647,7 +828,16 @@ pub fn run<G: Game, L: Learner>(
             let Some(ladder) = ladder.as_mut() else { continue };
             hooks.evaluating(&p);
             let generation = learner.generation(&p);
-            let evaluation = ladder.evaluate(&path, generation);
+            let mut evaluation = ladder.evaluate(&path, generation);
+            if let Some((merit, by)) = evaluation.merit()
+                && file.best.as_ref().is_none_or(|b| b.by != by || merit > b.merit)
+            {
+                // The weights evaluated are the learner's own: nothing trained since they were saved.
+                learner.save(&layout.best(ext), false)?;
+                file.best = Some(Best { generation, progress: p.clone(), merit, by });
+                evaluation.best = true;
+                write_run(&layout, &file)?;
+            }
             let line = Metrics::evaluation(name, generation, p.steps, p.seconds, evaluation.clone());
             write_line(&line)?;
             hooks.evaluated(&p, &evaluation);

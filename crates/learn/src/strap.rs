@@ -556,12 +556,6 @@ impl<G: Game> crate::run::Learner for StrapRun<G> {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
 
-    /// A game takes seconds and its weights are measured in the arena afterwards: no
-    /// evaluation unless asked for.
-    fn evaluate_every(&self) -> crate::run::Every {
-        crate::run::Every::Never
-    }
-
     fn may_change(&self) -> &'static [&'static str] {
         &["init"]
     }

@@ -957,8 +957,8 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
         }
     }
 
-    fn set_done(&mut self, done: f64) {
-        crate::rl::aim_horizon(&mut self.trainer, self.config.train().decay, done);
+    fn set_anneal(&mut self, anneal: crate::run::Anneal) {
+        self.trainer.set_anneal(anneal);
     }
 
     fn set_left(&mut self, games: Option<u64>) {
@@ -1078,38 +1078,55 @@ mod tests {
     /// `--lr-decay`: the full rate until the run's share done is known, then a cosine that
     /// reaches a tenth of it at the run's end; without it the rate stays.
     #[test]
-    fn the_rate_anneals_over_the_run() {
-        use crate::run::Learner;
+    fn the_rate_anneals_over_the_runs_plan_and_goes_on_from_where_it_stands_when_extended() {
+        use crate::run::{Learner, Plan};
         let game = meeple_games::TicTacToe;
-        let rate = |lr_decay: bool, plan: &[f64]| {
+        // Rounds of one optimiser step each, the rate set from `plan` before each (a plan changed
+        // to `then` after `switch` rounds, extended from where the run stands).
+        let rate = |lr_decay: bool, rounds: usize, plan: &Plan, then: Option<(usize, &Plan)>| {
             let mut config = TdConfig::report("tictactoe");
             config.net = "mlp:layers=1,width=8".into();
             config.parallel = 2;
             config.lr = 1e-3;
             config.lr_decay = lr_decay;
             let mut run = TdRun::new(game, config, None).unwrap();
+            let mut plan = plan.clone();
             let mut seen = Vec::new();
-            for &done in plan {
-                run.set_done(done);
+            for k in 0..rounds {
+                let p = Learner::progress(&run);
+                if let Some((switch, next)) = then
+                    && k == switch
+                {
+                    plan = next.extending(&plan, &p);
+                }
+                assert_eq!(p.steps, k as u64, "one step a round");
+                run.set_anneal(plan.anneal(&p));
                 seen.push(run.trainer.lr());
-                run.round().unwrap();
+                TdRun::round(&mut run).unwrap();
             }
             seen
         };
-        // One optimiser step a round: after k rounds at k/40 of the run, the run ends at step
-        // 40 (41 where the division rounds up), and the cosine (from step 1, after warm-up)
-        // stands at (k - 1) / 39 of its way.
-        let plan: Vec<f64> = (0..40).map(|k| k as f64 / 40.0).collect();
-        let seen = rate(true, &plan);
         let at = |t: f64| 1e-4 + 0.9e-3 * 0.5 * (1.0 + (std::f64::consts::PI * t).cos());
+        let forty = Plan { steps: Some(40), ..Plan::default() };
+        let seen = rate(true, 44, &forty, None);
+        // Step 0 warms up (one step); step k stands at k/40 of the cosine, the floor from 40 on.
         assert!((seen[0] - 1e-3).abs() < 1e-12, "{seen:?}");
         for (k, &lr) in seen.iter().enumerate().skip(1) {
-            let (late, early) = (at((k - 1) as f64 / 39.0), at((k - 1) as f64 / 40.0));
-            assert!(lr >= late - 1e-12 && lr <= early + 1e-12, "round {k}: {lr}, not within {late}..{early}");
+            assert!((lr - at((k as f64 / 40.0).min(1.0))).abs() < 1e-12, "step {k}: {lr}");
         }
-        let end = rate(true, &[0.0, 0.5, 1.0, 1.0]);
-        assert!((end[3] - 1e-4).abs() < 5e-5, "{end:?}");
-        let constant = rate(false, &plan[..5]);
+        // Extended at its floor to 60 steps: the rate stays at the floor, no jump back up.
+        let sixty = Plan { steps: Some(60), ..Plan::default() };
+        let floor = rate(true, 50, &forty, Some((40, &sixty)));
+        assert!(floor[40..].iter().all(|&lr| (lr - 1e-4).abs() < 1e-12), "{:?}", &floor[40..]);
+        // Extended halfway (20 of 40) to 60: from 0.5 of the way, the rest over 40 more steps.
+        let half = rate(true, 45, &forty, Some((20, &sixty)));
+        assert_eq!(half[..20], seen[..20]);
+        for (k, &lr) in half.iter().enumerate().skip(20) {
+            let t = 0.5 + 0.5 * (k - 20) as f64 / 40.0;
+            assert!((lr - at(t)).abs() < 1e-12, "step {k}: {lr}, not {}", at(t));
+        }
+        // Without --lr-decay the plan changes nothing.
+        let constant = rate(false, 5, &forty, None);
         assert!(constant.iter().all(|&lr| (lr - 1e-3).abs() < 1e-12), "{constant:?}");
     }
 

@@ -212,12 +212,14 @@ fn a_resumed_run_goes_on_exactly_as_the_uninterrupted_one() {
     config.min_window = 32;
     config.reuse = 1.0;
     let mut hooks = Quiet { generations: Vec::new() };
-    let (half, full) = (RunLimit { seconds: None, steps: Some(4) }, RunLimit { seconds: None, steps: Some(8) });
+    let full = RunLimit { seconds: None, steps: Some(8) };
     let whole = dir("exact-whole");
     train(&TicTacToe, &config, full, &whole, false, &mut hooks).unwrap();
+    // Stopped (as Ctrl-C or TERM stops it) after two generations, then resumed as planned.
     let parts = dir("exact-parts");
-    let first = train(&TicTacToe, &config, half, &parts, false, &mut hooks).unwrap();
-    assert!(first.steps == 4 && first.generation >= 2, "{first:?}: the stop falls between generations");
+    let mut stopped = Until(Quiet { generations: Vec::new() }, 2);
+    let first = train(&TicTacToe, &config, full, &parts, false, &mut stopped).unwrap();
+    assert!(first.steps < 8 && first.generation == 2, "{first:?}: the stop falls between generations");
     train(&TicTacToe, &config, full, &parts, true, &mut hooks).unwrap();
     let state = |d: &Path| std::fs::read(meeple_nn::optimizer_path(&RunDir { root: d.to_path_buf() }.last())).unwrap();
     assert!(state(&whole) == state(&parts), "the same optimiser moments");
@@ -225,7 +227,8 @@ fn a_resumed_run_goes_on_exactly_as_the_uninterrupted_one() {
     // Without the moments (a checkpoint of an older meeple) the resumed run drifts: the
     // comparison above can fail.
     let fresh = dir("exact-fresh");
-    train(&TicTacToe, &config, half, &fresh, false, &mut hooks).unwrap();
+    let mut stopped = Until(Quiet { generations: Vec::new() }, 2);
+    train(&TicTacToe, &config, full, &fresh, false, &mut stopped).unwrap();
     std::fs::remove_file(meeple_nn::optimizer_path(&RunDir { root: fresh.clone() }.last())).unwrap();
     train(&TicTacToe, &config, full, &fresh, true, &mut hooks).unwrap();
     assert!(last_outputs(&whole) != last_outputs(&fresh), "fresh moments give other weights");
@@ -858,5 +861,71 @@ fn a_network_plays_every_game_that_shares_its_network_spec_and_no_other() {
         .unwrap()
         .to_string();
     assert!(e.contains("/nonexistent/x.safetensors"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `--init`: a network for Santorini without gods (trained a few steps, so its batch norms hold
+/// statistics of their own) starts a run with gods: 36 input planes for its 8, its policy
+/// rows kept for the placements both games name alike. The old game's positions (the god
+/// planes zero) keep their values and placement logits; the new planes start at weight zero,
+/// so whatever they hold changes nothing until training moves them.
+#[test]
+fn a_network_started_warm_from_another_variant_values_its_positions_as_before() {
+    use meeple_games::Santorini;
+    use meeple_learn::az::train::{AzRun, az_config};
+    use meeple_learn::run::Learner;
+    let santorini = |spec: &str| Santorini::from_spec(&spec.parse().unwrap()).unwrap();
+    let (base, gods) = (santorini("santorini"), santorini("santorini:gods=random"));
+    let d = dir("warm");
+    let mut config = default_config(&base, 4, 3, 1);
+    config.net = "resnet:blocks=1,channels=8,policy_filters=4".into();
+    (config.games_per_generation, config.selfplay.in_flight, config.min_window, config.batch) = (4, 4, 16, 16);
+    let mut hooks = Quiet { generations: Vec::new() };
+    train(&base, &config, RunLimit { seconds: None, steps: Some(3) }, &d.join("base"), false, &mut hooks).unwrap();
+    let init = RunDir { root: d.join("base") }.last();
+    let given = serde_json::json!({"init": init, "sims": 4});
+    let warm = az_config(&gods, &given, 1, 1).unwrap();
+    assert_eq!(warm.net, "resnet:blocks=1,channels=8,policy_filters=4", "the network is the checkpoint's");
+    let run = AzRun::new(gods, warm, &d.join("gods"), None).unwrap();
+    let widened = d.join("widened.safetensors");
+    run.save(&widened, false).unwrap();
+    let (old, _) = meeple_nn::Network::load(&init, None, 1).unwrap();
+    let (new, _) = meeple_nn::Network::load(&widened, None, 1).unwrap();
+    assert_eq!((new.config().input[0], new.config().actions), (36, gods.num_actions()));
+    let (mut obs, mut legal, mut rng) = (Vec::new(), Vec::new(), rng_from_seed(5));
+    let mut positions = 0;
+    for _ in 0..6 {
+        let mut s = base.initial_state();
+        while let Some(p) = s.current_player() {
+            s.observation(p, &mut obs);
+            let before = old.evaluate(&obs, 1).unwrap();
+            for fill in [0.0, 1.0] {
+                // The base game's planes, then the god and turn planes (zero, then all ones).
+                let mut wide = obs.clone();
+                wide.resize(36 * 25, fill);
+                let after = new.evaluate(&wide, 1).unwrap();
+                for (a, b) in before.values.iter().zip(&after.values) {
+                    assert!((a - b).abs() < 1e-5, "value {a} became {b} (new planes {fill})");
+                }
+                // Placements (ids 0..25) mean the same in both games: the same logits.
+                for (a, b) in before.logits[..25].iter().zip(&after.logits[..25]) {
+                    assert!((a - b).abs() < 1e-5, "placement logit {a} became {b} (new planes {fill})");
+                }
+            }
+            positions += 1;
+            s.apply_unchecked(s.random_action(&mut rng, &mut legal));
+        }
+    }
+    assert!(positions > 50, "{positions}");
+    // A network of another game, and a --net the warm start would not keep, are refused.
+    let c4 = save_untrained(&meeple_games::Connect4::default(), &d.join("c4"), "resnet:blocks=1,channels=8", 1);
+    let refused = az_config(&gods, &serde_json::json!({"init": c4}), 1, 1)
+        .and_then(|c| AzRun::new(gods, c, &d.join("other"), None).map(|_| ()));
+    let e = refused.unwrap_err().to_string();
+    assert!(e.contains("plays connect4") || e.contains("its network"), "{e}");
+    let e = az_config(&gods, &serde_json::json!({"init": init, "net": "resnet:blocks=2,channels=8"}), 1, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--net resnet:blocks=2,channels=8: --init") && e.contains("leave --net out"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }

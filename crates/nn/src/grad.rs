@@ -169,9 +169,19 @@ impl Reader {
     }
 }
 
-/// Copies a dense network into a wider one of the same layers: each weight and bias to its
-/// place, zero where the wider one has inputs or outputs the narrow one lacks.
-pub(crate) fn widen(narrow: &PolicyValueNet, into: &mut PolicyValueNet, device: &Device) {
+/// Copies a network into one for a related game of the same trunk: every layer as it is,
+/// except that the first takes more inputs (dense inputs, or a tower's planes; those the
+/// narrow network lacks start at weight zero, so they change nothing until trained) and the
+/// policy's last layer has a row per action of the new game, copied from the old action
+/// `policy_rows[a]` names, zero where it names none. A plane head, an ownership or a score head
+/// is copied where both networks have it with the same shape, and left as built otherwise.
+pub(crate) fn transplant(
+    narrow: &PolicyValueNet,
+    into: &mut PolicyValueNet,
+    policy_rows: &[Option<usize>],
+    device: &Device,
+) {
+    // A dense layer with the first of its inputs and outputs copied (zeros elsewhere).
     let copy = |from: &Linear, to: &mut Linear| {
         let [fi, fo] = from.weight.dims();
         let [ti, tout] = to.weight.dims();
@@ -190,14 +200,57 @@ pub(crate) fn widen(narrow: &PolicyValueNet, into: &mut PolicyValueNet, device: 
         }
         to.bias = Some(Param::from_tensor(tensor1(&bias, device)));
     };
+    if let (Some(from), Some(to)) = (&narrow.stem, into.stem.as_mut()) {
+        // [out, in, k, k]: each output's kernels for the old planes, zeros for the new.
+        let [out, fi, k1, k2] = from.conv.weight.dims();
+        let [_, ti, _, _] = to.conv.weight.dims();
+        let (w, k) = (values(from.conv.weight.val()), k1 * k2);
+        let mut wide = vec![0.0; out * ti * k];
+        for o in 0..out {
+            for c in 0..fi.min(ti) {
+                wide[(o * ti + c) * k..(o * ti + c + 1) * k]
+                    .copy_from_slice(&w[(o * fi + c) * k..(o * fi + c + 1) * k]);
+            }
+        }
+        to.conv.weight = Param::from_tensor(Tensor::from_data(TensorData::new(wide, [out, ti, k1, k2]), device));
+        to.conv.bias = from.conv.bias.clone();
+        to.norm = from.norm.clone();
+    }
+    into.blocks = narrow.blocks.clone();
     for (from, to) in narrow.mlp.iter().zip(into.mlp.iter_mut()) {
         copy(from, to);
     }
+    if let (Some(from), Some(to)) = (&narrow.policy_conv, into.policy_conv.as_mut()) {
+        *to = from.clone();
+    }
+    if let (Some(from), Some(to)) = (&narrow.value_conv, into.value_conv.as_mut()) {
+        *to = from.clone();
+    }
     if let (Some(from), Some(to)) = (&narrow.policy_fc, into.policy_fc.as_mut()) {
-        copy(from, to);
+        let [fi, fo] = from.weight.dims();
+        let [ti, tout] = to.weight.dims();
+        let (w, b) = (values(from.weight.val()), from.bias.as_ref().map(|b| values(b.val())));
+        let (mut rows, mut bias) = (vec![0.0; ti * tout], vec![0.0; tout]);
+        for (a, old) in policy_rows.iter().enumerate().take(tout) {
+            let Some(old) = old.filter(|&o| o < fo) else { continue };
+            for i in 0..fi.min(ti) {
+                rows[i * tout + a] = w[i * fo + old];
+            }
+            bias[a] = b.as_ref().map_or(0.0, |b| b[old]);
+        }
+        to.weight = Param::from_tensor(Tensor::from_data(TensorData::new(rows, [ti, tout]), device));
+        to.bias = Some(Param::from_tensor(tensor1(&bias, device)));
+    }
+    if let (Some(from), Some(to)) = (&narrow.policy_planes, into.policy_planes.as_mut())
+        && from.weight.dims() == to.weight.dims()
+    {
+        *to = from.clone();
     }
     copy(&narrow.value_fc, &mut into.value_fc);
     copy(&narrow.value_out, &mut into.value_out);
+    if let (Some(from), Some(to)) = (&narrow.ownership, into.ownership.as_mut()) {
+        *to = from.clone();
+    }
     if let (Some(from), Some(to)) = (&narrow.score, into.score.as_mut()) {
         copy(from, to);
     }

@@ -483,7 +483,7 @@ pub struct TrainConfig {
     #[arg(skip)]
     pub warmup: u64,
     /// Steps of the cosine decay after the warm-up (to 10% of `lr`; constant afterwards); 0:
-    /// decay until the end of the run, which the caller sets with [`Trainer::set_horizon`].
+    /// decay over the run's plan, which the caller follows with [`Trainer::set_anneal`].
     #[arg(skip)]
     pub decay: u64,
     /// Weight of the value loss against the policy loss.
@@ -528,27 +528,55 @@ impl Default for TrainConfig {
     }
 }
 
-/// Decay steps when neither the configuration nor the caller gives a horizon.
+/// Decay steps when neither the configuration nor the caller gives a plan.
 const DEFAULT_DECAY: u64 = 20_000;
+
+/// Where a run annealed over its plan (`decay: 0`) stands: at optimiser step `step` it had done
+/// `done` of its plan (0 to 1), and at its pace it reaches the end at step `end` (`None` while
+/// the pace is not known: the rate holds where it stands). The cosine's fraction runs linearly
+/// from `done` at `step` to 1 at `end`, so a schedule depends only on where the run stands in its
+/// plan, never on how it got there: a run stopped and resumed, or extended to a new end, goes on
+/// from the rate it had.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Anneal {
+    pub step: u64,
+    pub done: f64,
+    pub end: Option<u64>,
+}
+
+impl Anneal {
+    /// The share of the decay done at `step`.
+    pub fn at(&self, step: u64) -> f64 {
+        let t = match self.end {
+            Some(end) if end > self.step => {
+                self.done + (1.0 - self.done) * step.saturating_sub(self.step) as f64 / (end - self.step) as f64
+            }
+            Some(_) => 1.0,
+            None => self.done,
+        };
+        t.clamp(0.0, 1.0)
+    }
+}
 
 impl TrainConfig {
     /// The learning rate at `step`.
     pub fn lr_at(&self, step: u64) -> f64 {
-        self.lr_with_horizon(step, None)
+        self.lr_annealed(step, None)
     }
 
-    /// The learning rate at `step` of a run expected to end at step `end` (used where
+    /// The learning rate at `step` of a run annealed over its plan as `anneal` says (used where
     /// `decay` is 0).
-    pub fn lr_with_horizon(&self, step: u64, end: Option<u64>) -> f64 {
+    pub fn lr_annealed(&self, step: u64, anneal: Option<Anneal>) -> f64 {
         if step < self.warmup {
             return self.lr * (step + 1) as f64 / self.warmup as f64;
         }
-        let decay = match (self.decay, end) {
-            (0, Some(end)) => end.saturating_sub(self.warmup),
-            (0, None) => DEFAULT_DECAY,
-            (d, _) => d,
+        let t = match (self.decay, anneal) {
+            (0, Some(a)) => a.at(step),
+            (d, _) => {
+                let decay = if d == 0 { DEFAULT_DECAY } else { d };
+                ((step - self.warmup) as f64 / decay as f64).min(1.0)
+            }
         };
-        let t = ((step - self.warmup) as f64 / decay.max(1) as f64).min(1.0);
         let floor = 0.1 * self.lr;
         floor + (self.lr - floor) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
     }
@@ -603,8 +631,8 @@ pub struct Trainer {
     tensors: Vec<usize>,
     pool: rayon::ThreadPool,
     step: u64,
-    /// The step the run is expected to end at (for `decay: 0`).
-    horizon: Option<u64>,
+    /// Where the run stands in its plan (for `decay: 0`).
+    anneal: Option<Anneal>,
     /// The commands of the checkpoint this trainer resumed, which its own checkpoints carry on.
     commands: Vec<String>,
 }
@@ -660,7 +688,7 @@ impl Trainer {
     /// first of `input` and whose actions the first of `actions` (the game says which variants
     /// those are): the first layer's weights for the new inputs, and the policy's for the new
     /// actions, start at zero, so the network values every position as before until training
-    /// moves them. Dense trunks only: a tower's planes have no such prefix.
+    /// moves them. Dense trunks only: [`Trainer::warm_start_into`] takes towers.
     pub fn warm_start_widened(
         path: &Path,
         input: &[usize],
@@ -668,8 +696,7 @@ impl Trainer {
         train: TrainConfig,
         threads: usize,
     ) -> Result<(Self, Sidecar), NnError> {
-        let device = Device::flex();
-        let (narrow, sidecar) = load(path, None, &device)?;
+        let (_, sidecar) = load(path, None, &Device::flex())?;
         let from = &sidecar.net;
         let refuse = |why: &str| Err(checkpoint_error(path, why.to_string()));
         if matches!(from.trunk, Trunk::Resnet { .. }) {
@@ -682,9 +709,68 @@ impl Trainer {
             return refuse("the game's observation or action space is smaller than the network's");
         }
         let config = NetConfig { input: input.to_vec(), actions, ..from.clone() };
-        let mut model = config.build(&device);
-        grad::widen(&narrow, &mut model, &device);
-        Ok((Self::from_model(config, train, &model, 0, threads), sidecar))
+        let rows: Vec<Option<usize>> = (0..actions).map(|a| (a < from.actions).then_some(a)).collect();
+        Self::warm_start_into(path, &config, &rows, train, threads)
+    }
+
+    /// A warm start from the network at `path`, trained on a related game or variant, into the
+    /// network `into` of the same trunk and heads: the trunk and the value head as they were;
+    /// the first layer takes the inputs (dense inputs, or a tower's planes) the old network had
+    /// as the first of its own, the others at weight zero, so positions of the old game (the
+    /// new inputs zero) keep their values, and the new inputs change nothing until trained; the
+    /// policy's row for action `a` is the old action `policy_rows[a]`'s, zero where none
+    /// corresponds. Step 0, fresh optimiser moments. Refused, saying what differs, where the
+    /// networks are not of one shape.
+    pub fn warm_start_into(
+        path: &Path,
+        into: &NetConfig,
+        policy_rows: &[Option<usize>],
+        train: TrainConfig,
+        threads: usize,
+    ) -> Result<(Self, Sidecar), NnError> {
+        let device = Device::flex();
+        let (narrow, sidecar) = load(path, None, &device)?;
+        let from = &sidecar.net;
+        let refuse = |why: String| Err(checkpoint_error(path, why));
+        if from.trunk != into.trunk
+            || matches!(from.head, Head::Planes { .. }) != matches!(into.head, Head::Planes { .. })
+        {
+            return refuse(format!(
+                "its network is '{}', this run's '{}': a warm start keeps the trunk",
+                from.spec(),
+                into.spec()
+            ));
+        }
+        if (from.policy_filters, from.value_filters) != (into.policy_filters, into.value_filters) {
+            return refuse(format!(
+                "its heads read {} policy and {} value planes, this run's {} and {}",
+                from.policy_filters, from.value_filters, into.policy_filters, into.value_filters
+            ));
+        }
+        if from.seats != into.seats {
+            return refuse(format!("it values {} seats, this game has {}", from.seats, into.seats));
+        }
+        let fits = match from.trunk {
+            Trunk::Resnet { .. } => {
+                from.input.len() == 3
+                    && into.input.len() == 3
+                    && from.input[1..] == into.input[1..]
+                    && into.input[0] >= from.input[0]
+            }
+            _ => {
+                let flat = |s: &[usize]| s.iter().product::<usize>();
+                flat(&into.input) >= flat(&from.input)
+            }
+        };
+        if !fits {
+            return refuse(format!(
+                "it reads observations of shape {:?}; this game's {:?} is not that with more planes or inputs",
+                from.input, into.input
+            ));
+        }
+        let mut model = into.build(&device);
+        grad::transplant(&narrow, &mut model, policy_rows, &device);
+        Ok((Self::from_model(into.clone(), train, &model, 0, threads), sidecar))
     }
 
     fn from_model(config: NetConfig, train: TrainConfig, model: &PolicyValueNet, step: u64, threads: usize) -> Self {
@@ -699,20 +785,20 @@ impl Trainer {
             tensors,
             pool: pool(threads),
             step,
-            horizon: None,
+            anneal: None,
             commands: Vec::new(),
         }
     }
 
-    /// Where the run is expected to end, in steps: with `decay: 0` the learning rate reaches its
-    /// floor there. A time-limited run updates it as its pace becomes known.
-    pub fn set_horizon(&mut self, end: u64) {
-        self.horizon = Some(end);
+    /// Where the run stands in its plan: with `decay: 0` the learning rate follows it to its
+    /// floor at the plan's end. A run sets it before each round, as its pace becomes known.
+    pub fn set_anneal(&mut self, anneal: Anneal) {
+        self.anneal = Some(anneal);
     }
 
     /// The learning rate the next step takes.
     pub fn lr(&self) -> f64 {
-        self.train.lr_with_horizon(self.step, self.horizon)
+        self.train.lr_annealed(self.step, self.anneal)
     }
 
     /// Optimiser steps taken.

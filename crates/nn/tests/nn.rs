@@ -249,13 +249,23 @@ fn the_schedule_warms_up_then_decays() {
 
 #[test]
 fn the_schedule_can_end_with_the_run() {
+    use meeple_nn::Anneal;
     let t = TrainConfig { lr: 1.0, warmup: 10, decay: 0, ..TrainConfig::default() };
-    assert!((t.lr_with_horizon(60, Some(110)) - 0.55).abs() < 1e-9);
-    assert!((t.lr_with_horizon(110, Some(110)) - 0.1).abs() < 1e-12);
-    // Without a horizon the decay takes 20,000 steps; a decay given in the config wins.
-    assert!((t.lr_with_horizon(10_010, None) - 0.55).abs() < 1e-9);
+    // Halfway through the plan at step 60 of 120: the cosine's midpoint; the floor at the end.
+    let half = Anneal { step: 60, done: 0.5, end: Some(120) };
+    assert!((t.lr_annealed(60, Some(half)) - 0.55).abs() < 1e-9);
+    assert!((t.lr_annealed(120, Some(half)) - 0.1).abs() < 1e-12);
+    assert!((t.lr_annealed(500, Some(half)) - 0.1).abs() < 1e-12);
+    // A pace not yet known holds the rate where it stands.
+    let held = Anneal { end: None, ..half };
+    assert!((t.lr_annealed(90, Some(held)) - 0.55).abs() < 1e-9);
+    // The plan's end moved (a run extended at its floor): the rate goes on from the floor.
+    let extended = Anneal { step: 120, done: 1.0, end: Some(180) };
+    assert!((t.lr_annealed(150, Some(extended)) - 0.1).abs() < 1e-12);
+    // Without a plan the decay takes 20,000 steps; a decay given in the config wins.
+    assert!((t.lr_annealed(10_010, None) - 0.55).abs() < 1e-9);
     let fixed = TrainConfig { decay: 100, ..t };
-    assert!((fixed.lr_with_horizon(60, Some(1_000)) - 0.55).abs() < 1e-9);
+    assert!((fixed.lr_annealed(60, Some(held)) - 0.55).abs() < 1e-9);
 }
 
 #[test]

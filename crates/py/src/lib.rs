@@ -653,11 +653,13 @@ impl meeple_learn::run::Hooks for PyHooks<'_> {
 /// (`run.json`, `metrics.jsonl`, `ckpt/last.*`), resume, limits and checks. The keyword
 /// settings are the trainer's config's (`lr`, `net`, `train={"lr": ...}`, ...; an unknown one
 /// is refused with the accepted ones). `eval_every` is `--eval-every`: 0, a time ("10m") or a
-/// count of rounds (None: the trainer's default). `progress(games, steps, seconds, figures)` is called
+/// count of rounds (None: the trainer's default). `resume` goes on with the run in `out` with its
+/// limits; `extend` with `resume` makes the limits given the run's new end, its learning rate
+/// going on from where it stands. `progress(games, steps, seconds, figures)` is called
 /// after each round; Ctrl-C stops after the round with a checkpoint, then raises
 /// KeyboardInterrupt. Gives the progress reached, as `run.json` keeps it.
 #[pyfunction]
-#[pyo3(signature = (kind, game, out, *, resume = false, minutes = None, games = None, steps = None, seed = 1, threads = 1, eval_every = None, eval_games = None, ladder = None, export = None, progress = None, **settings))]
+#[pyo3(signature = (kind, game, out, *, resume = false, extend = false, minutes = None, games = None, steps = None, seed = 1, threads = 1, eval_every = None, eval_games = None, ladder = None, export = None, progress = None, **settings))]
 #[allow(clippy::too_many_arguments)]
 fn train<'py>(
     py: Python<'py>,
@@ -665,6 +667,7 @@ fn train<'py>(
     game: &str,
     out: std::path::PathBuf,
     resume: bool,
+    extend: bool,
     minutes: Option<f64>,
     games: Option<u64>,
     steps: Option<u64>,
@@ -700,6 +703,7 @@ fn train<'py>(
     };
     let options = meeple_learn::run::RunOptions {
         resume,
+        extend,
         minutes,
         games,
         steps,

@@ -31,7 +31,7 @@ def test_two_learners_train_and_one_resumes(tmp_path):
     lines = metrics(out)
     assert any(line["trained"] and line["losses"] for line in lines), lines
     # Resumed: further on in the same directory; other settings are refused by name.
-    again = meeple.train("td", "tictactoe", str(out), games=8, resume=True, net="mlp:layers=1,width=16", parallel=2)
+    again = meeple.train("td", "tictactoe", str(out), games=8, resume=True, extend=True, net="mlp:layers=1,width=16", parallel=2)
     assert again["episodes"] >= 8 and len(metrics(out)) > len(lines)
     with pytest.raises(ValueError, match="--net"):
         meeple.train("td", "tictactoe", str(out), games=12, resume=True, parallel=2)

@@ -1,5 +1,6 @@
 //! `meeple train az GAME`: an AlphaZero training run with a progress line, periodic evaluation
-//! against a fixed ladder through the arena, Ctrl-C to stop with a checkpoint, and `--resume`.
+//! against a fixed ladder through the arena, Ctrl-C (or TERM, HUP) to stop with a checkpoint,
+//! and `--resume`.
 
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
@@ -72,7 +73,7 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     options.save_seconds = 0.0;
     let out = options.out.clone();
     let agent = format!("az:model={{model}},sims={}", args.eval_sims);
-    // The one Ctrl-C handler every trainer shares (a second press ends the process).
+    // The one stop handler every trainer shares (a second signal ends the process).
     let stop = super::learner::stop_flag()?;
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"));
@@ -107,7 +108,7 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
     bar.finish_and_clear();
     if hooks.generations == 0 && !stop.load(Ordering::SeqCst) {
         eprintln!(
-            "nothing left to do: the run already has {:.1} min and {} steps; raise --minutes or --steps to go on",
+            "nothing left to do: the run already has {:.1} min and {} steps; give --extend with a new --minutes or --steps to go on",
             progress.seconds / 60.0,
             progress.steps
         );
@@ -120,10 +121,11 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         progress.positions,
         progress.steps,
         progress.seconds / 60.0,
-        if stop.load(Ordering::SeqCst) { " (stopped by Ctrl-C; continue with --resume)" } else { "" },
+        if stop.load(Ordering::SeqCst) { " (stopped; go on with the same command and --resume)" } else { "" },
         run.last().display()
     );
     println!("metrics {}; plot them with meeple plot {}", run.metrics().display(), run.metrics().display());
+    println!("{}", super::learner::run_summary(&meeple_learn::run::read_run(&out)?, &out));
     Ok(())
 }
 
@@ -193,9 +195,12 @@ impl Hooks for CliHooks {
 
     fn evaluated(&mut self, generation: u64, e: &Evaluation) {
         self.last_eval = match &e.error {
-            Some(why) => format!("evaluation failed: {why}"),
-            None => eval_summary(generation, e.opponents.iter().map(|r| (r.opponent.as_str(), r.score))),
+            Some(_) => super::learner::evaluation_line(e),
+            None => format!("eval gen {generation}: {}", super::learner::evaluation_line(e)),
         };
+        if self.bar.is_hidden() {
+            eprintln!("{}", self.last_eval);
+        }
     }
 
     fn should_stop(&self) -> bool {

@@ -1,5 +1,5 @@
-//! The terminal's side of every training run: the one Ctrl-C handler (the first stops the run
-//! after its round, with a checkpoint; a second ends the process), a progress line, and the
+//! The terminal's side of every training run: the one stop handler for Ctrl-C, TERM and HUP
+//! (the first stops the run after its round, with a checkpoint; a second ends the process), a progress line, and the
 //! call into `meeple_learn::run` that owns the loop, the run directory and resume.
 
 use anyhow::{Result, anyhow};
@@ -14,19 +14,20 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// The process's stop flag, set by Ctrl-C; the handler is installed once, for every trainer.
+/// The process's stop flag, set by Ctrl-C, TERM (what a job scheduler or a reclaimed machine
+/// sends) or HUP (a closed terminal); the handler is installed once, for every trainer.
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     static FLAG: OnceLock<Result<Arc<AtomicBool>, String>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let stop = Arc::new(AtomicBool::new(false));
         let seen = stop.clone();
-        // A second Ctrl-C while the checkpoint is written ends the process the usual way.
+        // A second signal while the checkpoint is written ends the process the usual way.
         ctrlc::set_handler(move || {
             if seen.swap(true, Ordering::SeqCst) {
                 std::process::exit(130);
             }
         })
-        .map_err(|e| format!("cannot watch for Ctrl-C: {e}"))?;
+        .map_err(|e| format!("cannot watch for Ctrl-C, TERM and HUP: {e}"))?;
         Ok(stop)
     })
     .clone()
@@ -46,7 +47,7 @@ impl Terminal {
         Ok(Terminal { bar, stop: stop_flag()? })
     }
 
-    /// Whether Ctrl-C was pressed.
+    /// Whether the run was asked to stop (Ctrl-C, TERM or HUP).
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
@@ -63,9 +64,7 @@ impl Hooks for Terminal {
     }
 
     fn evaluated(&mut self, p: &Progress, evaluation: &Evaluation) {
-        let scores: Vec<String> =
-            evaluation.opponents.iter().map(|r| format!("{} {:.3}", r.opponent, r.score)).collect();
-        self.bar.println(format!("after {} games: {}", p.episodes, scores.join(", ")));
+        self.bar.println(format!("after {} games: {}", p.episodes, evaluation_line(evaluation)));
     }
 
     fn should_stop(&self) -> bool {
@@ -102,12 +101,46 @@ pub fn drive_named<G: Game>(game: &G, kind: &str, settings: &serde_json::Value, 
 fn finished(progress: &Progress, options: &RunOptions) -> Result<()> {
     let file = meeple_learn::run::read_run(&options.out)?;
     println!(
-        "{} games, {} steps; checkpoint in {}",
+        "{} games, {} steps; checkpoint in {}{}",
         progress.episodes,
         progress.steps,
-        options.out.join(&file.last).display()
+        options.out.join(&file.last).display(),
+        if stop_flag()?.load(Ordering::SeqCst) { " (stopped; go on with the same command and --resume)" } else { "" }
     );
+    println!("{}", run_summary(&file, &options.out));
     Ok(())
+}
+
+/// What a finished or stopped run has: its best checkpoint by the evaluations, and the files
+/// that carry it to another machine.
+pub fn run_summary(file: &meeple_learn::run::RunFile, out: &Path) -> String {
+    let mut lines = Vec::new();
+    if let Some(b) = &file.best {
+        let ext = Path::new(&file.last).extension().and_then(|e| e.to_str()).unwrap_or("safetensors");
+        lines.push(format!(
+            "best so far: {} (round {}, {} {:.3})",
+            out.join(format!("ckpt/best.{ext}")).display(),
+            b.generation,
+            b.by,
+            b.merit
+        ));
+    }
+    lines.push(format!("to go on elsewhere, keep {}: {}", out.display(), file.resume_files.join(", ")));
+    lines.join("\n")
+}
+
+/// An evaluation on one line: each opponent's score with its 95% interval, and whether it made
+/// the run's best checkpoint.
+pub fn evaluation_line(e: &Evaluation) -> String {
+    if let Some(why) = &e.error {
+        return format!("evaluation failed: {why}");
+    }
+    let scores: Vec<String> = e
+        .opponents
+        .iter()
+        .map(|r| format!("{} {:.0}% [{:.0}, {:.0}]", r.opponent, 100.0 * r.score, 100.0 * r.ci[0], 100.0 * r.ci[1]))
+        .collect();
+    format!("{}{}", scores.join(", "), if e.best { " (best so far: ckpt/best)" } else { "" })
 }
 
 /// A trainer's command: the game, the trainer's own settings (its config's fields), the run's.
@@ -191,9 +224,16 @@ pub struct RunArgs {
     /// (default runs/TRAINER).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Continue the run in --out from its last checkpoint (with the same settings).
+    /// Continue the run in --out from its last checkpoint (with the same settings and limits;
+    /// --threads may change). Stopped by Ctrl-C, TERM or HUP, a run writes its checkpoint
+    /// first; run.json lists the files it needs to go on elsewhere (resume_files).
     #[arg(long)]
     pub resume: bool,
+    /// With --resume: the limits given (--minutes, --games, --steps: the new totals) replace
+    /// the run's plan, and a learning rate annealed over the run goes on from where it stands
+    /// to the new end. Without it, a resumed run must give the limits it was started with.
+    #[arg(long, requires = "resume")]
+    pub extend: bool,
     /// Also write the last checkpoint to this file when the run ends (a bare network or
     /// weights file, with its sidecar).
     #[arg(long, value_name = "FILE")]
@@ -225,6 +265,7 @@ impl RunArgs {
         };
         Ok(RunOptions {
             resume: self.resume,
+            extend: self.extend,
             minutes: self.minutes,
             games: self.games,
             steps: self.steps,

@@ -114,6 +114,15 @@ pub struct AzConfig {
     #[arg(skip)]
     #[serde(default)]
     pub external: Option<PathBuf>,
+    /// Start from this network instead of fresh weights: one trained on a related game or
+    /// variant of the same kind (Santorini without gods for Santorini with them). Its trunk and
+    /// value head are kept; input planes (or inputs) the new game adds start at weight zero; the
+    /// policy keeps the rows of the actions both games name alike, the others start at zero.
+    /// The run's network is the checkpoint's (a --net that differs is refused). A resumed run
+    /// goes on from its own checkpoint: give the command it was started with.
+    #[arg(long, value_name = "MODEL")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<String>,
 }
 
 /// How often an external run looks for new shards while it waits.
@@ -310,7 +319,12 @@ impl<G: Game> AzRun<G> {
         check_targets(&game, &config)?;
         let run = RunDir { root: dir.to_path_buf() };
         let (trainer, progress) = match resume {
-            None => (Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default()),
+            None => match &config.init {
+                Some(init) => (warm_start(&game, Path::new(init), &net, &config)?, Progress::default()),
+                None => {
+                    (Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default())
+                }
+            },
             Some(path) => {
                 let resumed = Trainer::resume(path, &config.game, config.train.clone(), config.threads)?;
                 if resumed.trainer.config() != &net {
@@ -332,7 +346,12 @@ impl<G: Game> AzRun<G> {
         if resume.is_some() {
             load_window(&game, &run, progress.generation, &config, &mut window)?;
         }
-        let clock = Clock { session: Instant::now(), base: progress.seconds, limit: RunLimit::default() };
+        let clock = Clock {
+            session: Instant::now(),
+            base: progress.seconds,
+            limit: RunLimit::default(),
+            plan: crate::run::Plan::default(),
+        };
         let eval_agent = "az:model={model}".to_string();
         Ok(AzRun { game, config, net, run, trainer, progress, window, clock, eval_agent, published: false })
     }
@@ -463,11 +482,12 @@ impl<G: Game> crate::run::Learner for AzRun<G> {
         self.generation(hooks)
     }
 
-    fn set_limits(&mut self, minutes: Option<f64>, steps: Option<u64>) {
+    fn set_plan(&mut self, plan: &crate::run::Plan) {
         self.clock = Clock {
             session: Instant::now(),
             base: self.progress.seconds,
-            limit: RunLimit { seconds: minutes.map(|m| m * 60.0), steps },
+            limit: RunLimit { seconds: plan.minutes.map(|m| m * 60.0), steps: plan.steps },
+            plan: plan.clone(),
         };
     }
 
@@ -520,7 +540,8 @@ impl<G: Game> crate::run::Learner for AzRun<G> {
     }
 }
 
-/// Runs (or resumes) an AlphaZero run in `dir` until `limit` through [`crate::run::run`],
+/// Runs (or resumes) an AlphaZero run in `dir` until `limit` (a resumed run's new end where it
+/// was planned for another, as `--extend` makes it) through [`crate::run::run`],
 /// keeping no checkpoint but the last (the command line gives the run loop a ladder and its
 /// cadence); `hooks` sees each generation. Gives the progress.
 pub fn train<G: Game>(
@@ -531,9 +552,16 @@ pub fn train<G: Game>(
     resume: bool,
     hooks: &mut dyn Hooks,
 ) -> Result<Progress, LearnError> {
+    let minutes = limit.seconds.map(|s| s / 60.0);
+    // A resumed run goes on to `limit`: its new end, where the run was planned for another.
+    let extend = resume
+        && crate::run::read_run(dir).ok().and_then(|f| f.plan).is_some_and(|plan| {
+            !plan.same_limits(&crate::run::Plan { minutes, steps: limit.steps, ..Default::default() })
+        });
     let options = crate::run::RunOptions {
         resume,
-        minutes: limit.seconds.map(|s| s / 60.0),
+        extend,
+        minutes,
         steps: limit.steps,
         eval: Some(crate::run::Every::Never),
         evaluate_kept: false,
@@ -631,6 +659,8 @@ struct Clock {
     session: Instant,
     base: f64,
     limit: RunLimit,
+    /// The run's plan, which the learning rate follows.
+    plan: crate::run::Plan,
 }
 
 impl Clock {
@@ -928,18 +958,15 @@ fn train_generation<S: State>(
         Some(max) => wanted.min(max.saturating_sub(progress.steps)),
         None => wanted,
     };
-    // A step limit is the run's end; a time limit is reached at the pace so far (steps per
-    // second of the whole run).
-    let by_time = limit.seconds.map(|s| {
-        let pace = (progress.steps + wanted) as f64 / clock.seconds().max(1.0);
-        (pace * s).ceil() as u64
-    });
-    if let Some(end) = match (limit.steps, by_time) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    } {
-        trainer.set_horizon(end.max(progress.steps + wanted));
-    }
+    // The schedule follows the run's plan from where the run stands now (its time included:
+    // the generation's self-play has just taken some).
+    let at = crate::run::Progress {
+        episodes: progress.games,
+        decisions: progress.positions,
+        steps: progress.steps,
+        seconds: clock.seconds(),
+    };
+    trainer.set_anneal(clock.plan.anneal(&at));
     for _ in 0..wanted {
         if clock.over_time() || hooks.should_stop() {
             break;
@@ -1269,6 +1296,7 @@ pub fn default_config<G: Game>(game: &G, sims: u32, seed: u64, threads: usize) -
         seed,
         threads,
         external: None,
+        init: None,
     }
 }
 
@@ -1287,6 +1315,56 @@ impl crate::flags::Settings for AzConfig {
 /// [`default_config`] with their simulations, then checked. The in-flight games are at most a
 /// generation's, the window's start at most the window, and random openings without a share
 /// have no length.
+/// The sidecar of a network to start from (`--init`), read without its weights.
+fn init_sidecar(path: &Path) -> Result<Sidecar, LearnError> {
+    let side = meeple_nn::sidecar_path(path);
+    let text = meeple_game::limits::read_text(&side, meeple_game::limits::MAX_TEXT_FILE, "--init sidecar")
+        .map_err(|e| LearnError::Config(format!("--init '{}': {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        LearnError::Config(format!("--init '{}': '{}' is not a network sidecar: {e}", path.display(), side.display()))
+    })
+}
+
+/// For each action of `to`, the action of `from` (a related game: another variant) that its
+/// notation names alike, at the first decision of each game's opening. Games whose action ids
+/// share their meaning map id to id; a variant that renumbers or adds actions maps only those
+/// it shares.
+pub fn corresponding_actions<G: Game>(from: &G, to: &G) -> Vec<Option<usize>> {
+    fn first_decision<G: Game>(game: &G) -> G::State {
+        let mut state = game.initial_state();
+        let mut outcomes = Vec::new();
+        while state.turn() == meeple_game::Turn::Chance {
+            state.chance_outcomes(&mut outcomes);
+            state.apply_unchecked(outcomes[0].0);
+        }
+        state
+    }
+    let (a, b) = (first_decision(from), first_decision(to));
+    let names: std::collections::HashMap<String, usize> =
+        (0..from.num_actions()).map(|x| (a.action_to_string(x as Action), x)).collect();
+    (0..to.num_actions()).map(|x| names.get(&b.action_to_string(x as Action)).copied()).collect()
+}
+
+/// The trainer of a run started warm from `init` (`--init`): the network `net` for `game`, the
+/// checkpoint's trunk and value head, and policy rows where the actions correspond.
+fn warm_start<G: Game>(game: &G, init: &Path, net: &NetConfig, config: &AzConfig) -> Result<Trainer, LearnError> {
+    let side = init_sidecar(init)?;
+    let refuse = |why: String| LearnError::Config(format!("--init '{}': {why}", init.display()));
+    let theirs: meeple_game::Spec = side.game.parse().map_err(|e| refuse(format!("its game '{}': {e}", side.game)))?;
+    if theirs.name != G::INFO.name {
+        return Err(refuse(format!(
+            "it plays {}, not {}: a warm start takes a variant of the same game",
+            side.game,
+            G::INFO.name
+        )));
+    }
+    let from = G::from_spec(&theirs).map_err(|e| refuse(format!("its game '{}': {e}", side.game)))?;
+    let rows = corresponding_actions(&from, game);
+    let (trainer, _) = Trainer::warm_start_into(init, net, &rows, config.train.clone(), config.threads)
+        .map_err(|e| LearnError::Config(e.to_string()))?;
+    Ok(trainer)
+}
+
 pub fn az_config<G: Game>(
     game: &G,
     given: &serde_json::Value,
@@ -1296,6 +1374,20 @@ pub fn az_config<G: Game>(
     let sims = crate::flags::leaf(given, "sims").and_then(|v| v.as_u64()).unwrap_or(64);
     let sims = u32::try_from(sims).map_err(|_| LearnError::Config(format!("--sims {sims}: too many")))?;
     let mut config = crate::run::with_settings(&default_config(game, sims, seed, threads), given)?;
+    if let Some(init) = &config.init {
+        let theirs = init_sidecar(Path::new(init))?.net;
+        match crate::flags::leaf(given, "net").and_then(|v| v.as_str()) {
+            None => config.net = theirs.spec(),
+            Some(net) if net_config(game, net)?.spec() == theirs.spec() => {}
+            Some(net) => {
+                return Err(LearnError::Config(format!(
+                    "--net {net}: --init '{init}' is the network '{}', which a warm start keeps; leave --net out or \
+                     give that",
+                    theirs.spec()
+                )));
+            }
+        }
+    }
     config.selfplay.in_flight = config.selfplay.in_flight.min(config.games_per_generation);
     config.min_window = config.min_window.min(config.window);
     if config.selfplay.random_opening_share == 0.0 {
