@@ -553,3 +553,73 @@ fn a_run_stopped_by_term_and_resumed_on_other_threads_keeps_its_schedule() {
     // The rate went from the start to the floor.
     assert!(one[&1] > 9e-3 && (one[&STEPS] - 1e-3).abs() < 1e-12, "{} {}", one[&1], one[&STEPS]);
 }
+
+/// Options that would change nothing in the setup given are refused with the reason, never
+/// accepted and dropped: each command below once trained (or searched) exactly as without the
+/// option.
+#[test]
+fn options_that_would_change_nothing_are_refused() {
+    let d = dir("refused");
+    let model = |name: &str| format!("{}/../../models/{name}", env!("CARGO_MANIFEST_DIR"));
+    let out = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let net = ["--net", "mlp:layers=1,width=8"];
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            [&["train", "dqn", "tictactoe", "--buffer", "100", "--learning-starts", "200", "--games", "2"][..], &net].concat(),
+            "--learning-starts 200 is more than --buffer 100",
+        ),
+        (
+            [&["train", "td", "tictactoe", "--games", "2", "--eval-every", "0", "--ladder", "random"][..], &net].concat(),
+            "--ladder sets how the run's checkpoints are evaluated",
+        ),
+        (
+            [&["train", "dqn", "tictactoe", "--games", "2", "--eval-every", "0", "--eval-games", "4"][..], &net].concat(),
+            "--eval-games sets how the run's checkpoints are evaluated",
+        ),
+        (
+            vec!["train", "treestrap", "catan:players=3", "--eval", "catan-value", "--zero-sum", "--games", "1"],
+            "--zero-sum teaches each node's negated value to the other player",
+        ),
+        (
+            vec!["train", "treestrap", "catan:players=4", "--eval", "catan-value", "--after-move", "--games", "1"],
+            "--after-move keeps the view of the one player who did not just move",
+        ),
+        (
+            [&["train", "td", "tictactoe", "--score-weight", "0.5", "--games", "2"][..], &net].concat(),
+            "tictactoe has no score margin",
+        ),
+        (
+            [&["train", "dqn", "sagrada:players=2", "--symmetries", "--games", "2"][..], &net].concat(),
+            "has none but the identity",
+        ),
+        (
+            vec!["train", "az", "tictactoe", "--eval-sims", "8", "--eval-every", "0", "--steps", "1"],
+            "--eval-sims sets the evaluated agent's search, and --eval-every 0 evaluates nothing",
+        ),
+    ]
+    .into_iter()
+    .map(|(args, why)| (args.iter().map(|s| s.to_string()).collect(), why))
+    .collect();
+    let mut cases = cases;
+    let td_init = model("catan-td.safetensors");
+    cases.push((
+        ["train", "td", "catan:players=3,trades=true", "--init", &td_init, "--net", "mlp:layers=1,width=8", "--games", "1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        "which a warm start keeps; leave --net out",
+    ));
+    let az = format!("az:model={},root=puct,rescale=false", model("connect4-az.safetensors"));
+    cases.push((
+        ["arena", "connect4", &az, "random", "--games", "2"].iter().map(|s| s.to_string()).collect(),
+        "root=puct selects by PUCT and reads no such scale",
+    ));
+    for (i, (mut args, why)) in cases.into_iter().enumerate() {
+        if args[0] == "train" {
+            args.extend(["--threads".to_string(), "1".into(), "--out".into(), out(&format!("r{i}"))]);
+        }
+        let r = meeple(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(!r.status.success(), "accepted: {args:?}");
+        assert!(text(&r).contains(why), "{args:?}: {}", text(&r));
+    }
+}

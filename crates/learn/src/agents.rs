@@ -453,6 +453,16 @@ impl<S: State> AzAgent<S> {
                 ),
             ));
         }
+        if o.given("rescale") && root == Root::Puct {
+            return Err(o.bad_value(
+                "rescale",
+                &format!(
+                    "{} (it stretches the Gumbel root's completed Q before sigma; root=puct selects by PUCT and reads \
+                     no such scale)",
+                    o.get::<String>("rescale")?
+                ),
+            ));
+        }
         if o.given("m") && root == Root::Puct {
             return Err(o.bad_value(
                 "m",

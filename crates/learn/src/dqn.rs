@@ -220,6 +220,13 @@ impl DqnConfig {
         if !(1..=4096).contains(&self.parallel) {
             return bad(format!("parallel {} must be within 1..=4096", self.parallel));
         }
+        if self.learning_starts > self.buffer {
+            return bad(format!(
+                "--learning-starts {} is more than --buffer {}: the memory never holds that many transitions, so \
+                 nothing would train",
+                self.learning_starts, self.buffer
+            ));
+        }
         if self.train_every == 0 || self.target_every == 0 {
             return bad("train-every and target-every must be at least 1".into());
         }
@@ -297,6 +304,13 @@ impl<G: Game> DqnRun<G> {
     /// checkpoint.
     pub fn new(game: G, config: DqnConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
         config.check()?;
+        if config.symmetries && game.initial_state().symmetries() <= 1 {
+            return Err(LearnError::Config(format!(
+                "--symmetries adds each transition's images under the game's symmetries; {} has none but the \
+                 identity, so it would change nothing",
+                game.spec()
+            )));
+        }
         let online = resume.map(online_path).filter(|p| p.exists());
         let (encoder, trainer, progress) = start(
             &game,
@@ -666,7 +680,7 @@ mod tests {
     fn symmetric_images_are_whole_transitions() {
         let mut c = DqnConfig::report("tictactoe");
         c.net = "mlp:layers=1,width=8".into();
-        (c.parallel, c.learning_starts, c.symmetries, c.seed) = (1, 1 << 20, true, 5);
+        (c.parallel, c.buffer, c.learning_starts, c.symmetries, c.seed) = (1, 1 << 20, 1 << 20, true, 5);
         let mut run = DqnRun::new(TicTacToe, c, None).unwrap();
         let mut stats = Stats::default();
         while stats.episodes == 0 {

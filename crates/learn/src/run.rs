@@ -721,6 +721,20 @@ pub fn run<G: Game, L: Learner>(
     write_run(&layout, &file)?;
     let every = options.eval.unwrap_or_else(|| learner.evaluate_every());
     let evaluates = every != Every::Never;
+    if !evaluates {
+        let given = [
+            (!options.ladder.is_empty(), "--ladder"),
+            (options.eval_games.is_some(), "--eval-games"),
+            (options.eval_opening_plies.is_some(), "--eval-opening-plies"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+            return Err(LearnError::Config(format!(
+                "{flag} sets how the run's checkpoints are evaluated, and this {name} run is never evaluated \
+                 (--eval-every 0{}): give --eval-every (a time like 10m, or a count of rounds) too",
+                if options.eval.is_none() { ", its default" } else { "" }
+            )));
+        }
+    }
     if evaluates && learner.agent().is_empty() {
         return Err(LearnError::Config(format!(
             "a {name} run has no agent to evaluate: give --eval-every 0 (and no --ladder)"
@@ -1001,11 +1015,19 @@ pub fn train<G: Game>(
                 refuse_other_source(&settings, &crate::value::SearchValueConfig::new(&spec), "selfplay", "search")?;
                 crate::td::TdConfig::value(&spec)
             } else {
-                crate::td::TdConfig::report(&spec)
+                crate::td::TdConfig::for_game(game)
             };
             base.seed = seed;
             base.threads = threads;
-            let config = with_settings(&base, &settings)?;
+            let mut config = with_settings(&base, &settings)?;
+            if let Some(init) = config.init.clone() {
+                let shape = game.observation_shape();
+                config.net = crate::az::train::init_network(&init, &settings, |net| {
+                    meeple_nn::NetConfig::from_spec(net, &shape, game.num_actions(), game.num_players(), None)
+                        .map(|c| c.spec())
+                        .map_err(|e| LearnError::Config(e.to_string()))
+                })?;
+            }
             config.check()?;
             let mut options = annealed(options, config.lr_decay);
             if kind == "value" && options.games.is_none() && options.minutes.is_none() {

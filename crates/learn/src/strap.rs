@@ -447,6 +447,18 @@ impl<G: Game> StrapRun<G> {
                 game.spec()
             )));
         }
+        for (on, flag, what) in [
+            (config.zero_sum, "--zero-sum", "teaches each node's negated value to the other player"),
+            (config.after_move, "--after-move", "keeps the view of the one player who did not just move"),
+        ] {
+            if on && game.num_players() != 2 {
+                return Err(crate::LearnError::Config(format!(
+                    "{flag} {what}: a two-player game's rule; {} has {} players, where it would change nothing",
+                    game.spec(),
+                    game.num_players()
+                )));
+            }
+        }
         if config.mover && game.num_players() != 2 {
             return Err(crate::LearnError::Config(format!(
                 "--mover reads the evaluator from the side to move, negated for the other player: a two-player \

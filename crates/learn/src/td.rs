@@ -292,6 +292,39 @@ pub fn lambda_returns(values: &[&[f32]], cut: &[Option<&[f32]>], result: &[f32],
     }
 }
 
+/// Adds a finished game's training examples to `batch`: for each seat, its predictions'
+/// observations, each with its λ-return ([`lambda_returns`]) toward the seat's later
+/// predictions and the game's `result` (by seat), the targets seen from the seat (its own value
+/// first, as its predictions are); `targets` is scratch space.
+fn game_targets(
+    records: &[Record],
+    result: &[f64],
+    seats: usize,
+    lambda: f32,
+    targets: &mut Vec<f32>,
+    batch: &mut Batch,
+) {
+    for seat in 0..seats {
+        // Against an opponent only the learner's seat recorded anything.
+        let mine: Vec<&Record> = records.iter().filter(|r| r.seat == seat).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let values: Vec<&[f32]> = mine.iter().map(|r| &r.values[..]).collect();
+        // A record's cut is the greedy value of the random move that followed it: stored on
+        // the next record of the seat.
+        let cut: Vec<Option<&[f32]>> =
+            (0..mine.len()).map(|t| mine.get(t + 1).and_then(|r| r.greedy.as_deref())).collect();
+        let view: Vec<f32> = (0..seats).map(|k| result[(seat + k) % seats] as f32).collect();
+        lambda_returns(&values, &cut, &view, lambda, targets);
+        for (r, target) in mine.iter().zip(targets.chunks(seats)) {
+            batch.obs.extend_from_slice(&r.obs);
+            batch.value.extend_from_slice(target);
+            batch.size += 1;
+        }
+    }
+}
+
 /// A TD(λ) run's settings; each is the flag of the same name (`--batch-games`), its doc the
 /// flag's help, [`TdConfig::report`] (or [`TdConfig::value`]) the defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -373,8 +406,10 @@ pub struct TdConfig {
     /// Start from this checkpoint's weights instead of fresh ones: a value network of the same
     /// shape, perhaps trained on another variant (the beginner board's for shuffled boards), or
     /// one for a variant this game extends (Catan without trading for Catan with it: the new
-    /// inputs start at weight zero). Its --net is the checkpoint's.
-    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    /// inputs start at weight zero). Its --net is the checkpoint's (a --net that differs is
+    /// refused). A resumed run goes on from its own checkpoint: give the command it was started
+    /// with.
+    #[arg(long, value_name = "FILE")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<String>,
 }
@@ -411,6 +446,25 @@ impl TdConfig {
             threads: 1,
             init: None,
         }
+    }
+
+    /// The defaults `train td` takes on `game`: [`TdConfig::report`]'s, except on Catan, where
+    /// that recipe (a 4x500 network, λ 0, 5e-5) did not learn in the project's runs and the one
+    /// behind every shipped Catan network does: the 2x256 residual MLP, λ 0.9, AdamW at 1e-3,
+    /// minibatches of 256 positions from 2 games at a time, the result with a half share of the
+    /// score margin as the target, games without a winner scored 0 (catan-td's self-play stage).
+    pub fn for_game<G: Game>(game: &G) -> Self {
+        let mut c = TdConfig::report(&game.spec().to_string());
+        if G::INFO.name == "catan" {
+            c.net = "resmlp:blocks=2,width=256".into();
+            c.lambda = 0.9;
+            c.lr = 1e-3;
+            c.minibatch = 256;
+            c.batch_games = 2;
+            c.score_weight = 0.5;
+            c.undecided = Some(0.0);
+        }
+        c
     }
 
     /// Sarswat et al.'s value network (Algorithm 3): a one-layer MLP, ε-greedy one-ply games
@@ -592,6 +646,14 @@ impl<G: Game> TdRun<G> {
     /// `resume`.
     pub fn new(game: G, mut config: TdConfig, resume: Option<&Path>) -> Result<Self, LearnError> {
         config.check()?;
+        if config.score_weight > 0.0 && game.initial_state().score_scale().is_none() {
+            return Err(LearnError::Config(format!(
+                "--score-weight {} mixes the final score margin into the target; {} has no score margin (its \
+                 scores only say who won), so it would change nothing",
+                config.score_weight,
+                game.spec()
+            )));
+        }
         let seats = game.num_players();
         let shape = game.observation_shape();
         let (trainer, progress) = match (resume, &config.init) {
@@ -748,25 +810,7 @@ impl<G: Game> TdRun<G> {
                     None => sums.push((name, v / games.len() as f64)),
                 }
             }
-            for seat in 0..seats {
-                // Against an opponent only the learner's seat recorded anything.
-                let mine: Vec<&Record> = records.iter().filter(|r| r.seat == seat).collect();
-                if mine.is_empty() {
-                    continue;
-                }
-                let values: Vec<&[f32]> = mine.iter().map(|r| &r.values[..]).collect();
-                // A record's cut is the greedy value of the random move that followed it:
-                // stored on the next record of the seat.
-                let cut: Vec<Option<&[f32]>> =
-                    (0..mine.len()).map(|t| mine.get(t + 1).and_then(|r| r.greedy.as_deref())).collect();
-                let view: Vec<f32> = (0..seats).map(|k| result[(seat + k) % seats] as f32).collect();
-                lambda_returns(&values, &cut, &view, self.config.lambda as f32, &mut self.targets);
-                for (r, target) in mine.iter().zip(self.targets.chunks(seats)) {
-                    batch.obs.extend_from_slice(&r.obs);
-                    batch.value.extend_from_slice(target);
-                    batch.size += 1;
-                }
-            }
+            game_targets(records, result, seats, self.config.lambda as f32, &mut self.targets, &mut batch);
         }
         round.metrics = sums.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
         round.positions = batch.size as u64;
@@ -921,11 +965,6 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
 
-    /// The checkpoint a run started from matters only at its start.
-    fn may_change(&self) -> &'static [&'static str] {
-        &["init"]
-    }
-
     fn agent(&self) -> String {
         "value:model={model}".into()
     }
@@ -1043,6 +1082,52 @@ mod tests {
         // λ = 0: each prediction learns the next one (the Catan self-play study's targets).
         lambda_returns(&values, &[None, None, None], &[1.0, 0.0], 0.0, &mut out);
         assert_eq!(&out[..4], &[0.4, 0.6, 0.6, 0.4]);
+    }
+
+    /// A round's targets on a scripted three-seat game, by hand: seats 0, 1, 2 predict in turn
+    /// (each prediction its value vector seen from the predicting seat, its own value first),
+    /// seat 1's second move was a random one (its next record carries the greedy value it
+    /// passed up), and seat 2 wins. Each seat's last prediction learns the result turned to
+    /// its view; earlier ones the λ-mix of its next prediction and its return, or the greedy
+    /// value where a random move cut the line. The observation of each record says which it is.
+    #[test]
+    fn a_rounds_targets_rotate_the_result_to_each_seat_and_cut_at_random_moves() {
+        let record = |seat: usize, tag: f32, values: [f32; 3], greedy: Option<[f32; 3]>| Record {
+            seat,
+            obs: vec![tag],
+            values: values.to_vec(),
+            greedy: greedy.map(|g| g.to_vec()),
+        };
+        let records = vec![
+            record(0, 0.0, [0.5, 0.3, 0.2], None),
+            record(1, 1.0, [0.4, 0.4, 0.2], None),
+            record(2, 2.0, [0.6, 0.2, 0.2], None),
+            record(0, 3.0, [0.3, 0.3, 0.4], None),
+            record(1, 4.0, [0.2, 0.3, 0.5], None),
+            record(2, 5.0, [0.8, 0.1, 0.1], None),
+            // Seat 1's move after its prediction 4.0 was random: greedy, it valued (0.5, 0.2, 0.3).
+            record(1, 6.0, [0.1, 0.1, 0.8], Some([0.5, 0.2, 0.3])),
+        ];
+        let result = [0.0, 0.0, 1.0];
+        let (mut scratch, mut batch) = (Vec::new(), Batch::default());
+        game_targets(&records, &result, 3, 0.5, &mut scratch, &mut batch);
+        let target = |tag: f32| {
+            let i = batch.obs.iter().position(|&o| o == tag).unwrap();
+            batch.value[3 * i..3 * i + 3].to_vec()
+        };
+        let near = |a: Vec<f32>, b: [f32; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6);
+        assert_eq!(batch.size, 7);
+        // Seat 0: the result from its view (0, 0, 1) -> (0, 0, 1); before it, 0.5 V(3.0) + 0.5 G.
+        assert!(near(target(3.0), [0.0, 0.0, 1.0]), "{:?}", target(3.0));
+        assert!(near(target(0.0), [0.15, 0.15, 0.7]), "{:?}", target(0.0));
+        // Seat 1: the result turned to it, (seat 1, seat 2, seat 0) = (0, 1, 0); its prediction
+        // 4.0 cut to the greedy value; 1.0 mixes 4.0's prediction with that cut value.
+        assert!(near(target(6.0), [0.0, 1.0, 0.0]), "{:?}", target(6.0));
+        assert!(near(target(4.0), [0.5, 0.2, 0.3]), "{:?}", target(4.0));
+        assert!(near(target(1.0), [0.35, 0.25, 0.4]), "{:?}", target(1.0));
+        // Seat 2, the winner: (seat 2, seat 0, seat 1) = (1, 0, 0).
+        assert!(near(target(5.0), [1.0, 0.0, 0.0]), "{:?}", target(5.0));
+        assert!(near(target(2.0), [0.9, 0.05, 0.05]), "{:?}", target(2.0));
     }
 
     fn dice_net() -> Network {

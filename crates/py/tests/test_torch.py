@@ -116,3 +116,24 @@ def test_pytorch_trains_an_external_self_play_run_on_ray(tmp_path, meeple_cli):
     assert sidecar["run"]["trainer"] == "az-torch"
     game = meeple.Game("tictactoe")
     assert meeple.Agent(f"az:model={model},sims=8", game).act(game.new_initial_state()) is not None
+
+
+def test_an_external_trainer_takes_the_runs_settings_and_keeps_its_optimiser(tmp_path, meeple_cli):
+    if meeple_cli is None:
+        pytest.skip("needs the meeple binary to make the run")
+    out, shards = tmp_path / "run", tmp_path / "incoming"
+    subprocess.run([meeple_cli, "train", "az", "tictactoe", "--selfplay", "external", "--shards", str(shards),
+                    "--out", str(out), "--net", "mlp:layers=1,width=8", "--lr", "0.001", "--batch", "16",
+                    "--games-per-generation", "4", "--eval-every", "0", "--threads", "1", "--minutes", "0.0001"],
+                   check=True)
+    with pytest.raises(ValueError, match="made with --lr 0.001"):
+        mt.run_external(str(out), str(shards), steps=1, lr=0.01)
+    with pytest.raises(ValueError, match="made with --batch 16"):
+        mt.run_external(str(out), str(shards), steps=1, batch=64)
+    # A generation of shards: the trainer takes it, trains at the run's settings, keeps AdamW.
+    _meeple.play_external("tictactoe", str(out), str(shards / "a.jsonl"), 4, 0, 1)
+    mt.run_external(str(out), str(shards), steps=1)
+    kept = out / "ckpt" / "last.torch-adamw.pt"
+    assert kept.is_file()
+    state = torch.load(kept)
+    assert state["param_groups"][0]["lr"] == 0.001 and state["state"], state["param_groups"]

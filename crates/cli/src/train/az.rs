@@ -36,15 +36,15 @@ pub struct AzArgs {
     /// With --selfplay external: the directory the players write shards into (made if missing).
     #[arg(long, value_name = "DIR")]
     shards: Option<PathBuf>,
-    /// Simulations of the evaluated agent.
-    #[arg(long, default_value_t = 64)]
-    eval_sims: u32,
+    /// Simulations of the evaluated agent (default 64).
+    #[arg(long, value_name = "N")]
+    eval_sims: Option<u32>,
     #[command(flatten)]
     run: super::learner::RunArgs,
 }
 
 pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
-    if args.eval_sims == 0 {
+    if args.eval_sims == Some(0) {
         bail!("--eval-sims must be at least 1");
     }
     let run = &args.run;
@@ -52,6 +52,11 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         bail!("give --minutes M, --games N or --steps N: a training run needs an end");
     }
     let mut options = run.options("az")?;
+    if args.eval_sims.is_some() && options.eval == Some(meeple_learn::run::Every::Never) {
+        bail!(
+            "--eval-sims sets the evaluated agent's search, and --eval-every 0 evaluates nothing: give one or neither"
+        );
+    }
     let threads = options.threads;
     let mut settings = args.settings.clone();
     match (args.selfplay, &args.shards) {
@@ -66,13 +71,13 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         }
     }
     let config = meeple_learn::az::train::az_config(game, &settings.json(), options.seed, threads)?;
-    if options.ladder.is_empty() {
+    if options.ladder.is_empty() && options.eval != Some(meeple_learn::run::Every::Never) {
         options.ladder = meeple_learn::ladder::default_opponents(game);
     }
     // A generation's checkpoint is written when it ends, as external players need it.
     options.save_seconds = 0.0;
     let out = options.out.clone();
-    let agent = format!("az:model={{model}},sims={}", args.eval_sims);
+    let agent = format!("az:model={{model}},sims={}", args.eval_sims.unwrap_or(64));
     // The one stop handler every trainer shares (a second signal ends the process).
     let stop = super::learner::stop_flag()?;
     let bar = ProgressBar::new_spinner();

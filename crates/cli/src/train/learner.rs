@@ -64,7 +64,13 @@ impl Hooks for Terminal {
     }
 
     fn evaluated(&mut self, p: &Progress, evaluation: &Evaluation) {
-        self.bar.println(format!("after {} games: {}", p.episodes, evaluation_line(evaluation)));
+        let line = format!("after {} games ({:.1} min): {}", p.episodes, p.seconds / 60.0, evaluation_line(evaluation));
+        // Without a terminal (a run in the background) the bar draws nothing: log the line.
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
     }
 
     fn should_stop(&self) -> bool {

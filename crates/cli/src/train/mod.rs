@@ -31,7 +31,10 @@ pub enum TrainCommand {
     Tdleaf(strap::StrapArgs),
     /// TD(λ): a value network trained by self-play on afterstates, each prediction toward the
     /// mover's later ones and the result (Sutton 1988; TD-Gammon's recipe on Catan); plays as
-    /// `value:model=F` (`catan-td:model=F` on Catan).
+    /// `value:model=F` (`catan-td:model=F` on Catan). The defaults shown are the Catan
+    /// self-play study's; on Catan they are the recipe of meeple's shipped Catan networks
+    /// (`--net resmlp:blocks=2,width=256 --lambda 0.9 --lr 1e-3 --minibatch 256 --batch-games 2
+    /// --score-weight 0.5 --undecided 0`), which learns where the study's did not.
     Td(LearnerArgs<TdConfig>),
     /// A value-only network, from ε-greedy one-ply games against an opponent, or fitted to a
     /// search's values (an MLP or a small CNN; from MCTS's root values or its trees); plays as

@@ -1315,6 +1315,25 @@ impl crate::flags::Settings for AzConfig {
 /// [`default_config`] with their simulations, then checked. The in-flight games are at most a
 /// generation's, the window's start at most the window, and random openings without a share
 /// have no length.
+/// The network of a run started from `init` (`--init`): the checkpoint's, as a spec; a --net
+/// among the `given` settings is refused unless it is the same network (`spec` writes a given
+/// spec as the network's own spec reads).
+pub(crate) fn init_network(
+    init: &str,
+    given: &serde_json::Value,
+    spec: impl Fn(&str) -> Result<String, LearnError>,
+) -> Result<String, LearnError> {
+    let theirs = init_sidecar(Path::new(init))?.net.spec();
+    match crate::flags::leaf(given, "net").and_then(|v| v.as_str()) {
+        None => Ok(theirs),
+        Some(net) if spec(net)? == theirs => Ok(theirs),
+        Some(net) => Err(LearnError::Config(format!(
+            "--net {net}: --init '{init}' is the network '{theirs}', which a warm start keeps; leave --net out or give \
+             that"
+        ))),
+    }
+}
+
 /// The sidecar of a network to start from (`--init`), read without its weights.
 fn init_sidecar(path: &Path) -> Result<Sidecar, LearnError> {
     let side = meeple_nn::sidecar_path(path);
@@ -1374,19 +1393,8 @@ pub fn az_config<G: Game>(
     let sims = crate::flags::leaf(given, "sims").and_then(|v| v.as_u64()).unwrap_or(64);
     let sims = u32::try_from(sims).map_err(|_| LearnError::Config(format!("--sims {sims}: too many")))?;
     let mut config = crate::run::with_settings(&default_config(game, sims, seed, threads), given)?;
-    if let Some(init) = &config.init {
-        let theirs = init_sidecar(Path::new(init))?.net;
-        match crate::flags::leaf(given, "net").and_then(|v| v.as_str()) {
-            None => config.net = theirs.spec(),
-            Some(net) if net_config(game, net)?.spec() == theirs.spec() => {}
-            Some(net) => {
-                return Err(LearnError::Config(format!(
-                    "--net {net}: --init '{init}' is the network '{}', which a warm start keeps; leave --net out or \
-                     give that",
-                    theirs.spec()
-                )));
-            }
-        }
+    if let Some(init) = config.init.clone() {
+        config.net = init_network(&init, given, |net| Ok(net_config(game, net)?.spec()))?;
     }
     config.selfplay.in_flight = config.selfplay.in_flight.min(config.games_per_generation);
     config.min_window = config.min_window.min(config.window);

@@ -240,17 +240,21 @@ def _metrics_line(f, line: dict) -> None:
     f.flush()
 
 
-def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=None, reuse=4.0, batch=256, lr=2e-3,
-                 window=100_000, eval_every=0, opponents=("random", "mcts:iters=100"), eval_games=20, seed=0,
+def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=None, reuse=None, batch=None, lr=None,
+                 window=None, eval_every=0, opponents=("random", "mcts:iters=100"), eval_games=20, seed=0,
                  log=None) -> dict:
     """The trainer of an external self-play run, in PyTorch: the Rust trainer's protocol (whole
     shard files moved into ``shards`` by players, taken in name order and remembered in
     ``external-taken.json``; ``ckpt/last.safetensors`` published after every generation) with
     PyTorch doing the training steps on ``device``. The run directory must hold ``run.json``
     and a first checkpoint (``meeple train az GAME --selfplay external --shards DIR --out RUN
-    --minutes 0`` makes them). Metrics go to ``metrics.jsonl`` in meeple's schema, so ``meeple
-    plot`` draws them; ``eval_every`` generations, the checkpoint plays ``opponents`` in the
-    arena. Stops after ``minutes`` or ``steps``; returns the progress."""
+    --minutes 0`` makes them). The run's settings are its own: ``reuse``, ``batch``, ``lr`` and
+    ``window`` default to ``run.json``'s (its ``--reuse``, ``--batch``, ``--lr``, ``--window``),
+    and one given otherwise is refused (a run trains as it was made). AdamW's state is kept
+    beside the checkpoint (``ckpt/last.torch-adamw.pt``), so a stopped run goes on with its
+    moments. Metrics go to ``metrics.jsonl`` in meeple's schema, so ``meeple plot`` draws them;
+    ``eval_every`` generations, the checkpoint plays ``opponents`` in the arena. Stops after
+    ``minutes`` or ``steps``; returns the progress."""
     import os
 
     from . import _meeple, arena
@@ -259,6 +263,16 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
         config = json.load(f)
     # The run layout keeps the trainer's settings under "settings" (older runs: at the top).
     config = config.get("settings", config)
+    train_settings = config.get("train") or {}
+    made = {"reuse": float(config.get("reuse", 4.0)), "batch": int(config.get("batch", 256)),
+            "lr": float(train_settings.get("lr", 2e-3)), "window": int(config.get("window", 100_000))}
+    given = {"reuse": reuse, "batch": batch, "lr": lr, "window": window}
+    for key, value in given.items():
+        if value is not None and value != made[key]:
+            raise ValueError(f"{key}={value}: the run in '{run}' was made with --{key} {made[key]}, and an external "
+                             f"trainer trains it as made (leave {key} out, or start a run with it)")
+    reuse, batch, lr, window = made["reuse"], made["batch"], made["lr"], made["window"]
+    weight_decay = float(train_settings.get("weight_decay", 1e-4))
     game = config["game"]
     per_generation = int(config.get("games_per_generation", 128))
     value_mix = float(config.get("value_mix", 0.5))
@@ -267,7 +281,10 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
     value_score = float(config.get("value_score", 0.0))
     last = os.path.join(run, "ckpt", "last.safetensors")
     net, sidecar = load(last, device)
-    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+    opt_path = os.path.join(run, "ckpt", "last.torch-adamw.pt")
+    if os.path.exists(opt_path):
+        opt.load_state_dict(torch.load(opt_path, map_location=device))
     taken_path = os.path.join(run, "external-taken.json")
     taken = set(json.load(open(taken_path))) if os.path.exists(taken_path) else set()
     progress = dict(sidecar.get("run", {}).get("progress") or {})
@@ -334,6 +351,9 @@ def run_external(run: str, shards: str, *, device="cpu", minutes=None, steps=Non
                               torch={"device": str(device), "lr": lr, "batch": batch, "reuse": reuse})
         save(last, net.to("cpu"), sidecar)
         net.to(device)
+        # The moments with the weights they belong to (a cut write leaves the old file whole).
+        torch.save(opt.state_dict(), opt_path + ".part")
+        os.replace(opt_path + ".part", opt_path)
         netfile._write_atomic(taken_path, json.dumps(sorted(taken)).encode())
         line = {"schema": 1, "event": "generation", "trainer": "az-torch", "generation": progress["generation"],
                 "steps": progress["steps"], "games": progress["games"], "positions": progress["positions"],
@@ -392,9 +412,10 @@ def main(argv=None) -> int:
     e.add_argument("--device", default="cpu")
     e.add_argument("--minutes", type=float)
     e.add_argument("--steps", type=int)
-    e.add_argument("--reuse", type=float, default=4.0, help="times each new position is trained on, on average")
-    e.add_argument("--batch", type=int, default=256)
-    e.add_argument("--lr", type=float, default=2e-3)
+    e.add_argument("--reuse", type=float, help="times each new position is trained on, on average (default: the "
+                                               "run's --reuse; another is refused)")
+    e.add_argument("--batch", type=int, help="positions a step (default: the run's --batch; another is refused)")
+    e.add_argument("--lr", type=float, help="AdamW's rate (default: the run's --lr; another is refused)")
     e.add_argument("--eval-every", type=int, default=0, help="generations between evaluations (0: none)")
     e.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
