@@ -39,6 +39,13 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     let metrics = out.join("metrics.jsonl");
     let lines = std::fs::read_to_string(&metrics).unwrap();
     assert!(lines.contains("\"event\":\"generation\"") && lines.contains("\"event\":\"evaluation\""), "{lines}");
+    // The evaluations keep their best checkpoint beside the last, named in run.json, the
+    // evaluation that made it marked in the metrics.
+    assert!(out.join("ckpt/best.safetensors").is_file() && out.join("ckpt/best.json").is_file());
+    let best = &run["best"];
+    assert!(best["by"].as_str().unwrap().starts_with("score against mcts at equal time"), "{run}");
+    assert!(lines.lines().any(|l| l.contains("\"best\":true")), "{lines}");
+    assert!(text(&first).contains("%") && text(&first).contains("["), "the interval in the progress: {}", text(&first));
     // The curves.
     let plot = meeple(&["plot", metrics.to_str().unwrap(), "--format", "png"]);
     assert!(plot.status.success(), "{}", text(&plot));
@@ -565,15 +572,18 @@ fn options_that_would_change_nothing_are_refused() {
     let net = ["--net", "mlp:layers=1,width=8"];
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
-            [&["train", "dqn", "tictactoe", "--buffer", "100", "--learning-starts", "200", "--games", "2"][..], &net].concat(),
+            [&["train", "dqn", "tictactoe", "--buffer", "100", "--learning-starts", "200", "--games", "2"][..], &net]
+                .concat(),
             "--learning-starts 200 is more than --buffer 100",
         ),
         (
-            [&["train", "td", "tictactoe", "--games", "2", "--eval-every", "0", "--ladder", "random"][..], &net].concat(),
+            [&["train", "td", "tictactoe", "--games", "2", "--eval-every", "0", "--ladder", "random"][..], &net]
+                .concat(),
             "--ladder sets how the run's checkpoints are evaluated",
         ),
         (
-            [&["train", "dqn", "tictactoe", "--games", "2", "--eval-every", "0", "--eval-games", "4"][..], &net].concat(),
+            [&["train", "dqn", "tictactoe", "--games", "2", "--eval-every", "0", "--eval-games", "4"][..], &net]
+                .concat(),
             "--eval-games sets how the run's checkpoints are evaluated",
         ),
         (
@@ -603,10 +613,20 @@ fn options_that_would_change_nothing_are_refused() {
     let mut cases = cases;
     let td_init = model("catan-td.safetensors");
     cases.push((
-        ["train", "td", "catan:players=3,trades=true", "--init", &td_init, "--net", "mlp:layers=1,width=8", "--games", "1"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        [
+            "train",
+            "td",
+            "catan:players=3,trades=true",
+            "--init",
+            &td_init,
+            "--net",
+            "mlp:layers=1,width=8",
+            "--games",
+            "1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
         "which a warm start keeps; leave --net out",
     ));
     let az = format!("az:model={},root=puct,rescale=false", model("connect4-az.safetensors"));
