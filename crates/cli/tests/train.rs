@@ -592,7 +592,7 @@ fn options_that_would_change_nothing_are_refused() {
         ),
         (
             vec!["train", "treestrap", "catan:players=4", "--eval", "catan-value", "--after-move", "--games", "1"],
-            "--after-move keeps the view of the one player who did not just move",
+            "--after-move keeps only the view of the player who just moved",
         ),
         (
             [&["train", "td", "tictactoe", "--score-weight", "0.5", "--games", "2"][..], &net].concat(),

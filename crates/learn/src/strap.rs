@@ -449,7 +449,7 @@ impl<G: Game> StrapRun<G> {
         }
         for (on, flag, what) in [
             (config.zero_sum, "--zero-sum", "teaches each node's negated value to the other player"),
-            (config.after_move, "--after-move", "keeps the view of the one player who did not just move"),
+            (config.after_move, "--after-move", "keeps only the view of the player who just moved"),
         ] {
             if on && game.num_players() != 2 {
                 return Err(crate::LearnError::Config(format!(

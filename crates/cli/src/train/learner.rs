@@ -190,12 +190,12 @@ pub fn command_line() -> String {
 /// What every trainer's run takes: where it goes, its limits, its evaluation, seed and threads.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Stop after this many games (episodes, this session and earlier ones together). For the
+    /// Stop after this many games (episodes, every piece of the run together). For the
     /// trainers that learn from a fixed set of games (`vae`, `value --data search`): the games
     /// played for it.
     #[arg(long, value_name = "N")]
     pub games: Option<u64>,
-    /// Stop after this many minutes (this session and earlier ones together).
+    /// Stop after this many minutes (every piece of the run together).
     #[arg(long, value_name = "M")]
     pub minutes: Option<f64>,
     /// Stop after this many optimiser steps.
