@@ -12,8 +12,11 @@ M=${MEEPLE:-target/release/meeple}
 OUT=experiments/catan-trader-training/run
 RESUME=
 [ -f "$OUT/run.json" ] && RESUME=--resume
+# The metrics travel compressed (a line a game): unpacked to go on, packed again when it stops.
+[ -f "$OUT/metrics.jsonl.gz" ] && [ ! -f "$OUT/metrics.jsonl" ] && gunzip -k "$OUT/metrics.jsonl.gz"
 $M train td catan:players=3,trades=true --init models/catan-td.safetensors --opponent catan-value \
     --net resmlp:blocks=2,width=256 --lambda 0.9 --lr 1e-4 --weight-decay 1e-4 --clip 1.0 --huber 0 \
     --score-weight 0 --minibatch 256 --batch-games 1 --epsilon 0.001 \
     --eval-every 10m --ladder catan-value --equal-time none --eval-games 120 \
     --threads 1 --minutes 240 --seed 11 --out "$OUT" $RESUME
+gzip -kf "$OUT/metrics.jsonl"
