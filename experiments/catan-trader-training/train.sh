@@ -17,6 +17,6 @@ RESUME=
 $M train td catan:players=3,trades=true --init models/catan-td.safetensors --opponent catan-value \
     --net resmlp:blocks=2,width=256 --lambda 0.9 --lr 1e-4 --weight-decay 1e-4 --clip 1.0 --huber 0 \
     --score-weight 0 --minibatch 256 --batch-games 1 --epsilon 0.001 \
-    --eval-every 10m --ladder catan-value --equal-time none --eval-games 120 \
+    --eval-every 10m --ladder catan-value --equal-time none --eval-games 120 --eval-opening-plies 0 \
     --threads 1 --minutes 240 --seed 11 --out "$OUT" $RESUME
 gzip -kf "$OUT/metrics.jsonl"

@@ -64,13 +64,15 @@ pub fn equal_time_label(spec: &str) -> String {
 
 impl LadderConfig {
     /// The default ladder for `game`: the opponents of [`default_opponents`], [`default_games`]
-    /// games each, 2 random opening plies.
+    /// games each, 2 random opening plies where the game has no chance of its own to vary its
+    /// games (none where it has: Catan's first plies are its settlements, and random ones there
+    /// decide more of the game than either agent does).
     pub fn new<G: Game>(game: &G, agent: &str, threads: usize, seed: u64) -> Self {
         LadderConfig {
             agent: agent.to_string(),
             opponents: default_opponents(game),
             games: default_games(game),
-            opening_plies: 2,
+            opening_plies: if game.max_chance_outcomes() > 0 { 0 } else { 2 },
             threads,
             seed,
             equal_time: Some(DEFAULT_EQUAL_TIME.to_string()),

@@ -215,7 +215,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub eval_games: Option<usize>,
     /// Uniformly random plies that open each evaluation game (the same for both seatings of a
-    /// seed): without them a deterministic pair plays the same game for every seed (default 2).
+    /// seed): without them a deterministic pair plays the same game for every seed (default 2;
+    /// 0 for games with chance of their own, such as Catan, whose dice vary the games and whose
+    /// first plies, the settlements, random would decide).
     #[arg(long, value_name = "N")]
     pub eval_opening_plies: Option<usize>,
     /// Evaluation opponents (repeat; default: random and the game's own ladder agents).
