@@ -346,12 +346,7 @@ impl<G: Game> AzRun<G> {
         if resume.is_some() {
             load_window(&game, &run, progress.generation, &config, &mut window)?;
         }
-        let clock = Clock {
-            session: Instant::now(),
-            base: progress.seconds,
-            limit: RunLimit::default(),
-            plan: crate::run::Plan::default(),
-        };
+        let clock = Clock { session: Instant::now(), base: progress.seconds, plan: crate::run::Plan::default() };
         let eval_agent = "az:model={model}".to_string();
         Ok(AzRun { game, config, net, run, trainer, progress, window, clock, eval_agent, published: false })
     }
@@ -483,12 +478,7 @@ impl<G: Game> crate::run::Learner for AzRun<G> {
     }
 
     fn set_plan(&mut self, plan: &crate::run::Plan) {
-        self.clock = Clock {
-            session: Instant::now(),
-            base: self.progress.seconds,
-            limit: RunLimit { seconds: plan.minutes.map(|m| m * 60.0), steps: plan.steps },
-            plan: plan.clone(),
-        };
+        self.clock = Clock { session: Instant::now(), base: self.progress.seconds, plan: plan.clone() };
     }
 
     fn progress(&self) -> crate::run::Progress {
@@ -658,8 +648,7 @@ pub fn read_config(dir: &Path) -> Result<AzConfig, LearnError> {
 struct Clock {
     session: Instant,
     base: f64,
-    limit: RunLimit,
-    /// The run's plan, which the learning rate follows.
+    /// The run's plan: its limits, and the schedule the learning rate follows.
     plan: crate::run::Plan,
 }
 
@@ -669,7 +658,7 @@ impl Clock {
     }
 
     fn over_time(&self) -> bool {
-        self.limit.seconds.is_some_and(|s| self.seconds() >= s)
+        self.plan.minutes.is_some_and(|m| self.seconds() >= m * 60.0)
     }
 }
 
@@ -952,9 +941,8 @@ fn train_generation<S: State>(
     if window.len() < config.min_window.max(1) {
         return Ok(sums);
     }
-    let limit = clock.limit;
     let wanted = ((new_positions as f64 * config.reuse) / config.batch as f64).ceil().max(1.0) as u64;
-    let wanted = match limit.steps {
+    let wanted = match clock.plan.steps {
         Some(max) => wanted.min(max.saturating_sub(progress.steps)),
         None => wanted,
     };
