@@ -161,8 +161,9 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         Vec::new()
     }
 
-    /// The agents a person meets at a table by default: `(opponent, advisor)`, the strong ones
-    /// for this game that need no trained file (the page and `meeple play` offer them first).
+    /// The agents a person meets at a table by default: `(opponent, advisor)`, the strongest
+    /// for this game by measurement (the page offers them first). A network is named by its
+    /// file in the shipped `models/` folder, which the server always allows.
     fn table_agents(&self) -> (String, String) {
         ("mcts:time=1s".into(), "mcts:time=2s".into())
     }

@@ -545,14 +545,16 @@ async fn the_page_and_its_files_are_served() {
         assert!(String::from_utf8_lossy(&bytes).contains(needle), "{path}");
     }
     // Every game's initial view for a person and a spectator is a JSON object the page can draw,
-    // and the opponent and advisor it offers are agents of the game.
-    for game in GAMES {
+    // and the opponent and advisor it offers are agents of the game (with gods, the shipped network).
+    for game in GAMES.into_iter().chain(["santorini:gods=random"]) {
         meeple_games::with_game!(game, |g| {
             let s = g.initial_state();
             assert!(s.view(None).is_object() && s.view(Some(0)).is_object());
             let (opponent, advisor) = g.table_agents();
+            let shipped = [std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"))];
             for spec in [opponent, advisor] {
-                meeple_learn::make_agent(&g, &spec, 1).unwrap_or_else(|e| panic!("{game}: {spec}: {e}"));
+                meeple_game::access::restricted(&shipped, || meeple_learn::make_agent(&g, &spec, 1))
+                    .unwrap_or_else(|e| panic!("{game}: {spec}: {e}"));
             }
         })
         .unwrap();
