@@ -38,7 +38,7 @@ use session::{Access, Allowed, Change, Session};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use store::Store;
@@ -225,6 +225,9 @@ struct Entry {
     /// Event streams its spectators hold, and each seat's.
     spectators: AtomicUsize,
     seat_streams: Vec<AtomicUsize>,
+    /// When a seat's token last changed the match (a move, an undo, an answer), in
+    /// milliseconds of [`clock_ms`]; 0: never.
+    seat_acted: AtomicU64,
     memory: Mutex<Option<Reservation>>,
     /// Stored in the database (a replay is not).
     kept: bool,
@@ -242,6 +245,15 @@ impl Entry {
 
     fn touch(&self) {
         *self.touched.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// Whether a person is at the table now: a seat's event stream is open, or a seat's token
+    /// acted lately. A seat merely named `human` is not a person; only presence earns a
+    /// person's priority for the match's agents.
+    fn attended(&self) -> bool {
+        let acted = self.seat_acted.load(Ordering::Relaxed);
+        self.seat_streams.iter().any(|n| n.load(Ordering::Relaxed) > 0)
+            || (acted > 0 && clock_ms().saturating_sub(acted) <= PRESENCE.as_millis() as u64)
     }
 
     fn gone(&self) -> bool {
@@ -408,6 +420,7 @@ impl App {
             client,
             spectators: AtomicUsize::new(0),
             seat_streams: (0..seats).map(|_| AtomicUsize::new(0)).collect(),
+            seat_acted: AtomicU64::new(0),
             memory: Mutex::new(Some(memory)),
             kept,
             gate: tokio::sync::Mutex::new(()),
@@ -496,6 +509,9 @@ async fn command<T, U>(
     let (change, out) = {
         let s = entry.lock();
         let access = s.access(token);
+        if access.seat.is_some() {
+            entry.seat_acted.store(clock_ms(), Ordering::Relaxed);
+        }
         f(&**s, access)?
     };
     if let Err(e) = app.store_change(&entry, change.write.clone()).await {
@@ -524,6 +540,15 @@ fn spec_threads(spec: &str) -> usize {
     total.max(1)
 }
 
+/// How long a person seat's last action counts as someone at the table.
+const PRESENCE: Duration = Duration::from_secs(120);
+
+/// Milliseconds since this process first asked, at least 1 (0 means "never" in [`Entry`]).
+fn clock_ms() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1
+}
+
 /// Runs the match's agents: each move waits for its share of the thinkers, thinks on the
 /// blocking pool, is stored, and only then played; then the match goes on. A move the store
 /// cannot write waits, shown to the players, and is tried again until it can (or an undo takes
@@ -548,8 +573,10 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
             (job, spec, s.has_person())
         };
         entry.changed(); // "thinking"
-        let class = if person { Class::Person } else { Class::Background };
-        let grant = app.thinkers.acquire(entry.client, class, spec_threads(&spec)).await;
+        // Asked again while it waits: a person who sits down (opens the page) moves it up.
+        let at_table = entry.clone();
+        let class = move || if person && at_table.attended() { Class::Person } else { Class::Background };
+        let grant = app.thinkers.acquire_as(entry.client, class, spec_threads(&spec)).await;
         let done = tokio::task::spawn_blocking(move || {
             let _grant = grant;
             job()

@@ -4,7 +4,9 @@
 //! shared threads a pool keeps a reserve that only a client's first person-facing job may use,
 //! so a person's opponent answers at once however busy a stranger keeps the shared threads
 //! (searches are budgeted by time, so nothing is preempted: the reserve is what keeps a place
-//! free). No client may hold more than the shared threads.
+//! free). No client may hold more than the shared threads. Whether a waiting job is a person's
+//! is asked again each time threads are handed out: a person who sits down at a table while its
+//! agent waits moves that agent up, and a seat nobody holds lends its agents no priority.
 
 use crate::clients::Client;
 use std::collections::HashMap;
@@ -28,7 +30,7 @@ struct Use {
 
 struct Waiter {
     client: Option<Client>,
-    class: Class,
+    class: Box<dyn Fn() -> Class + Send>,
     threads: usize,
     tx: oneshot::Sender<Grant>,
 }
@@ -117,37 +119,54 @@ impl Pool {
     fn dispatch(self: &Arc<Self>, s: &mut State) {
         loop {
             s.waiting.retain(|w| !w.tx.is_closed());
+            let classes: Vec<Class> = s.waiting.iter().map(|w| (w.class)()).collect();
             let pick = (0..s.waiting.len())
                 .filter(|&i| {
                     let w = &s.waiting[i];
-                    self.fits(s, w.client, w.class, w.threads)
+                    self.fits(s, w.client, classes[i], w.threads)
                 })
                 .min_by_key(|&i| {
                     let w = &s.waiting[i];
                     let used = s.clients.get(&w.client).map_or(0, |u| u.threads);
-                    (w.class == Class::Background, used, i)
+                    (classes[i] == Class::Background, used, i)
                 });
             let Some(i) = pick else { return };
-            let w = s.waiting.remove(i);
-            self.take(s, w.client, w.class, w.threads);
-            let grant =
-                Grant { pool: self.clone(), client: w.client, class: w.class, threads: w.threads, released: false };
+            let (w, class) = (s.waiting.remove(i), classes[i]);
+            self.take(s, w.client, class, w.threads);
+            let grant = Grant { pool: self.clone(), client: w.client, class, threads: w.threads, released: false };
             if let Err(mut unwanted) = w.tx.send(grant) {
                 // Its waiter went away meanwhile: the threads go back here, under this lock.
                 unwanted.released = true;
-                self.put_back(s, w.client, w.class, w.threads);
+                self.put_back(s, w.client, class, w.threads);
             }
         }
+    }
+
+    /// Looks at the waiters again: someone's class may have changed (a person sat down).
+    pub fn recheck(self: &Arc<Self>) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.dispatch(&mut s);
     }
 
     /// Waits for `threads` threads (at most the shared ones) for `client`'s job of `class`.
     /// Dropping the future before it is granted leaves the queue.
     pub async fn acquire(self: &Arc<Self>, client: Option<Client>, class: Class, threads: usize) -> Grant {
+        self.acquire_as(client, move || class, threads).await
+    }
+
+    /// [`Pool::acquire`] for a job whose class may change while it waits: `class` is asked
+    /// whenever threads are handed out (under the pool's lock, so it must only read atomics).
+    pub async fn acquire_as(
+        self: &Arc<Self>,
+        client: Option<Client>,
+        class: impl Fn() -> Class + Send + 'static,
+        threads: usize,
+    ) -> Grant {
         let threads = threads.clamp(1, self.shared);
         let rx = {
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let (tx, rx) = oneshot::channel();
-            s.waiting.push(Waiter { client, class, threads, tx });
+            s.waiting.push(Waiter { client, class: Box::new(class), threads, tx });
             self.dispatch(&mut s);
             rx
         };
@@ -224,6 +243,27 @@ mod tests {
             wait_a.abort();
         });
         drop((a1, a2, a2b));
+    }
+
+    #[test]
+    fn a_waiter_becomes_a_persons_when_someone_sits_down() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let pool = Pool::new(1, 1);
+        let held = now(pool.acquire(A, Class::Background, 1)).unwrap();
+        let seated = Arc::new(AtomicBool::new(false));
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        rt.block_on(async {
+            let (p, s) = (pool.clone(), seated.clone());
+            let class = move || if s.load(Ordering::Relaxed) { Class::Person } else { Class::Background };
+            let mut waiting = tokio::spawn(async move { p.acquire_as(B, class, 1).await });
+            let short = std::time::Duration::from_millis(50);
+            assert!(tokio::time::timeout(short, &mut waiting).await.is_err(), "nobody at its table: it waits");
+            seated.store(true, Ordering::Relaxed);
+            pool.recheck();
+            let grant = tokio::time::timeout(short, waiting).await;
+            assert!(grant.is_ok(), "a person sat down: it takes the reserve");
+        });
+        drop(held);
     }
 
     #[test]

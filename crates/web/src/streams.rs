@@ -129,6 +129,8 @@ fn place(
                 app.config.seat_streams
             )));
         }
+        // A person sat down: an agent of theirs that waits for threads now waits as a person's.
+        app.thinkers.recheck();
         return Ok(Place::Seat(entry.clone(), v));
     }
     if entry.spectators.fetch_add(1, Ordering::Relaxed) >= app.config.max_spectators {

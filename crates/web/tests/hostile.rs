@@ -856,6 +856,42 @@ async fn a_person_waiting_for_an_agent_goes_before_a_strangers_agent_only_matche
     }
 }
 
+/// Priority follows a person at the table, not a seat's name: a stranger's matches from two
+/// addresses, each with a `human` seat nobody holds and an agent thinking 5 s a move, do not
+/// take the threads kept for people; a person playing beside them gets answers at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_seat_named_human_that_nobody_holds_lends_its_agents_no_priority() {
+    let app = app_with(meeple_web::Config { thinkers: 2, reserved_thinkers: 1, ..meeple_web::Config::default() });
+    let mut theirs = Vec::new();
+    for stranger in ["10.0.0.2", "10.0.1.2"] {
+        for _ in 0..4 {
+            let (status, made) = Call::new("POST", "/api/matches")
+                .from(stranger)
+                .json(json!({ "game": "connect4", "seats": ["mcts", "human"], "move_time_ms": 5000 }))
+                .go(&app)
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{made}");
+            theirs.push((made["id"].as_str().unwrap().to_string(), made["owner"].as_str().unwrap().to_string()));
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, made) = Call::new("POST", "/api/matches")
+        .from("10.0.0.1")
+        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=200"] }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let (id, me) = (made["id"].as_str().unwrap(), made["seats"][0]["token"].as_str().unwrap());
+    let mut worst = Duration::ZERO;
+    for (k, column) in ["4", "3", "5"].iter().enumerate() {
+        worst = worst.max(answer_time(&app, id, me, 2 * k as u64, column).await);
+    }
+    assert!(worst < Duration::from_millis(1000), "the person's answer took {worst:?}");
+    for (id, owner) in theirs {
+        Call::new("DELETE", &format!("/api/matches/{id}")).token(&owner).go(&app).await;
+    }
+}
+
 /// 11. Fair shares of the analysts: a person's hint does not wait behind a stranger's long
 /// analyses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
