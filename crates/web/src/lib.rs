@@ -225,6 +225,9 @@ struct Entry {
     /// Event streams its spectators hold, and each seat's.
     spectators: AtomicUsize,
     seat_streams: Vec<AtomicUsize>,
+    /// Each seat's token's generation, bumped when the token is replaced: a ticket or a stream
+    /// of an older generation is void (a leaked token's holder loses the seat's view at once).
+    seat_epoch: Vec<AtomicU64>,
     /// When a seat's token last changed the match (a move, an undo, an answer), in
     /// milliseconds of [`clock_ms`]; 0: never.
     seat_acted: AtomicU64,
@@ -254,6 +257,11 @@ impl Entry {
         let acted = self.seat_acted.load(Ordering::Relaxed);
         self.seat_streams.iter().any(|n| n.load(Ordering::Relaxed) > 0)
             || (acted > 0 && clock_ms().saturating_sub(acted) <= PRESENCE.as_millis() as u64)
+    }
+
+    /// The generation of `seat`'s token now (0 for a seat out of range).
+    fn epoch(&self, seat: Player) -> u64 {
+        self.seat_epoch.get(seat).map_or(0, |e| e.load(Ordering::Relaxed))
     }
 
     fn gone(&self) -> bool {
@@ -420,6 +428,7 @@ impl App {
             client,
             spectators: AtomicUsize::new(0),
             seat_streams: (0..seats).map(|_| AtomicUsize::new(0)).collect(),
+            seat_epoch: (0..seats).map(|_| AtomicU64::new(0)).collect(),
             seat_acted: AtomicU64::new(0),
             memory: Mutex::new(Some(memory)),
             kept,

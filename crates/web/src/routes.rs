@@ -326,12 +326,19 @@ pub(crate) async fn rotate(
     let _: serde_json::Map<String, Value> = json_body(&body, "a new token (give {})")?;
     let token_now = random_token();
     let given = token_now.clone();
+    let entry = table.entry.clone();
     let seat = command(
         &app,
         table.entry,
         table.token.as_deref(),
         move |s, access| s.rotate(access, given),
-        |_, seat| Ok(seat),
+        // Before the streams hear of the change: each that wakes for it finds its token void.
+        move |_, seat| {
+            if let Some(e) = entry.seat_epoch.get(seat) {
+                e.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(seat)
+        },
     )
     .await?;
     Ok(axum::Json(json!({ "seat": seat, "token": token_now })))

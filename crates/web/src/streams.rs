@@ -28,6 +28,8 @@ const TICKETS_PER_CLIENT: usize = 16;
 struct Ticket {
     id: String,
     access: Access,
+    /// The generation of the seat's token it was given for.
+    epoch: u64,
     client: Option<crate::Client>,
     expires: Instant,
 }
@@ -39,7 +41,7 @@ pub(crate) struct Tickets {
 }
 
 impl Tickets {
-    fn give(&self, id: &str, access: Access, client: Option<crate::Client>) -> Result<String, ApiError> {
+    fn give(&self, id: &str, access: Access, epoch: u64, client: Option<crate::Client>) -> Result<String, ApiError> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         if client.is_some()
@@ -56,14 +58,15 @@ impl Tickets {
             }
         }
         let ticket = random_token();
-        open.insert(ticket.clone(), Ticket { id: id.to_string(), access, client, expires: now + TICKET_LIFE });
+        open.insert(ticket.clone(), Ticket { id: id.to_string(), access, epoch, client, expires: now + TICKET_LIFE });
         Ok(ticket)
     }
 
-    /// Uses a ticket: what it grants on match `id`, if it is that match's and still good.
-    fn take(&self, id: &str, ticket: &str) -> Option<Access> {
+    /// Uses a ticket: what it grants on match `id`, and for which generation of the seat's
+    /// token, if it is that match's and still good.
+    fn take(&self, id: &str, ticket: &str) -> Option<(Access, u64)> {
         let t = self.open.lock().unwrap_or_else(|e| e.into_inner()).remove(ticket)?;
-        (t.id == id && t.expires > Instant::now()).then_some(t.access)
+        (t.id == id && t.expires > Instant::now()).then_some((t.access, t.epoch))
     }
 
     pub(crate) fn sweep(&self) {
@@ -84,7 +87,8 @@ pub(crate) async fn ticket(
             "a stream ticket needs a seat's or the owner's token (a spectator opens a stream without one)",
         ));
     }
-    let ticket = app.tickets.give(&table.id, access, table.client)?;
+    let epoch = access.seat.map_or(0, |p| table.entry.epoch(p));
+    let ticket = app.tickets.give(&table.id, access, epoch, table.client)?;
     Ok(axum::Json(json!({ "ticket": ticket, "seconds": TICKET_LIFE.as_secs() })))
 }
 
@@ -165,14 +169,22 @@ pub(crate) async fn events(
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let Table { id, entry, client, token } = table;
-    let access = match query.get("ticket") {
+    let (access, epoch) = match query.get("ticket") {
         Some(t) => app.tickets.take(&id, t.trim()).ok_or_else(|| {
             ApiError::forbidden(
                 "this stream ticket is not good (each opens one stream, within a minute): ask for another",
             )
         })?,
-        None => entry.lock().access(token.as_deref()),
+        None => {
+            let access = entry.lock().access(token.as_deref());
+            (access, access.seat.map_or(0, |p| entry.epoch(p)))
+        }
     };
+    // A seat's stream lives as long as the token it was opened with.
+    let seat = access.seat;
+    if seat.is_some_and(|p| entry.epoch(p) != epoch) {
+        return Err(ApiError::forbidden("this ticket was given for a seat token that has since been replaced"));
+    }
     let viewer = {
         let s = entry.lock();
         let viewer = parse_viewer(&query, access)?;
@@ -205,7 +217,7 @@ pub(crate) async fn events(
             }
         }
         f.first = false;
-        if *f.rx.borrow_and_update() == u64::MAX {
+        if *f.rx.borrow_and_update() == u64::MAX || seat.is_some_and(|p| f.entry.epoch(p) != epoch) {
             return None;
         }
         let snap = {

@@ -1005,6 +1005,56 @@ async fn a_stranger_cannot_take_a_matchs_event_streams() {
     assert_eq!(res.status(), StatusCode::OK, "the seat's own stream");
 }
 
+/// A leaked seat token, replaced by its player: the thief's open streams of that seat end, its
+/// unused tickets open nothing, and the player's own streams are let in again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_token_ends_its_streams_and_voids_its_tickets() {
+    let app = app();
+    let (_, made) = Call::new("POST", "/api/matches")
+        .from("10.0.0.1")
+        .json(json!({ "game": "sagrada", "seats": ["human", "random"] }))
+        .go(&app)
+        .await;
+    let (id, leaked) = (made["id"].as_str().unwrap().to_string(), made["seats"][0]["token"].as_str().unwrap());
+    let thief = app.clone().layer(axum::Extension(meeple_web::Peer("10.0.0.9".parse().unwrap())));
+    let mut held = Vec::new();
+    loop {
+        let res = thief.clone().oneshot(stream_request(&id, "0", Some(leaked))).await.unwrap();
+        if res.status() != StatusCode::OK {
+            break;
+        }
+        held.push(res.into_body());
+    }
+    assert!(!held.is_empty());
+    let ticket_path = format!("/api/matches/{id}/ticket");
+    let (status, ticket) =
+        Call::new("POST", &ticket_path).from("10.0.0.9").token(leaked).json(json!({})).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "{ticket}");
+    let (status, rotated) =
+        Call::new("POST", &format!("/api/matches/{id}/token")).token(leaked).json(json!({})).go(&app).await;
+    assert_eq!(status, StatusCode::OK, "{rotated}");
+    let fresh = rotated["token"].as_str().unwrap();
+    for body in &mut held {
+        // The first event was the state when it opened; after it, the stream must end.
+        let ended = tokio::time::timeout(Duration::from_secs(5), async {
+            while let Some(frame) = body.frame().await {
+                frame.unwrap();
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "a stream opened with the replaced token is still open");
+    }
+    let uri = format!("/api/matches/{id}/events?viewer=0&ticket={}", ticket["ticket"].as_str().unwrap());
+    let req = Request::builder().uri(uri).header("host", "localhost:8080").body(Body::empty()).unwrap();
+    let res = thief.clone().oneshot(req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN, "a ticket of the replaced token opens nothing");
+    let player = app.clone().layer(axum::Extension(meeple_web::Peer("10.0.0.1".parse().unwrap())));
+    for _ in 0..held.len() {
+        let res = player.clone().oneshot(stream_request(&id, "0", Some(fresh))).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "the player's own streams are let in");
+    }
+}
+
 /// 14. Clients by address: every loopback address is one client, and so is an IPv6 /64; a
 /// client's share of matches holds across them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
