@@ -234,6 +234,8 @@ struct Entry {
     memory: Mutex<Option<Reservation>>,
     /// Stored in the database (a replay is not).
     kept: bool,
+    /// A finished game opened from the store: counted against no client's share.
+    past: bool,
     /// Held from computing a change until it is stored and applied, so changes are made one
     /// at a time, each on the match as the one before left it. Readers never wait for it: the
     /// match shows only what is stored.
@@ -321,7 +323,9 @@ impl App {
     }
 
     /// The match `id`, from memory or, if the store has it (dropped as idle, or finished before
-    /// a restart), brought back: counted against `client`'s share like a new one.
+    /// a restart), brought back: a match in progress counted against `client`'s share like a
+    /// new one; a finished game, which nobody can change, against nobody's, among the last
+    /// [`PAST_GAMES`] opened (the one looked at longest ago goes first).
     async fn entry(self: &Arc<Self>, id: &str, client: Option<Client>) -> Result<Arc<Entry>, ApiError> {
         if let Some(e) = self.matches.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned() {
             e.touch();
@@ -339,7 +343,8 @@ impl App {
             return Ok(e);
         }
         let kept = store.load(id).await.map_err(ApiError::busy)?.ok_or_else(missing)?;
-        let slot = self.slot(client)?;
+        let past = matches!(kept, store::Kept::Over(_));
+        let slot = if past { None } else { Some(self.slot(client)?) };
         let (session, bytes) = match kept {
             store::Kept::Broken(why) => {
                 eprintln!("meeple serve: match {id} is not resumed and is pruned: {why}");
@@ -375,11 +380,35 @@ impl App {
                 (session, bytes)
             }
         };
-        let memory = self.budget.reserve(bytes, "a kept match", client)?;
-        let entry = self.insert(id.to_string(), session, client, memory);
+        let owner = if past { None } else { client };
+        let memory = self.budget.reserve(bytes, "a kept match", owner)?;
+        let entry = self.insert(id.to_string(), session, owner, memory, past);
         drop(slot);
+        if past {
+            self.evict_past(id);
+        }
         drive(self.clone(), entry.clone());
         Ok(entry)
+    }
+
+    /// Keeps at most [`PAST_GAMES`] finished games from the store in memory, dropping those
+    /// looked at longest ago (never `keep`, the one just opened); the store still has them.
+    fn evict_past(&self, keep: &str) {
+        let mut past: Vec<(Instant, String)> = self
+            .matches
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|e| e.past && e.id != keep)
+            .map(|e| (*e.touched.lock().unwrap_or_else(|x| x.into_inner()), e.id.clone()))
+            .collect();
+        if past.len() < PAST_GAMES {
+            return;
+        }
+        past.sort();
+        for (_, id) in &past[..=past.len() - PAST_GAMES] {
+            self.remove(id, false);
+        }
     }
 
     /// Memory a stored match takes once resumed: its moves, and its agents at the cap until
@@ -392,19 +421,21 @@ impl App {
         bytes + agents
     }
 
-    /// Checks the caps before anything is built: all matches, and this client's.
+    /// Checks the caps before anything is built: all matches, and this client's (finished
+    /// games opened from the store count in neither).
     fn slot(&self, client: Option<Client>) -> Result<Slot<'_>, ApiError> {
         let matches = self.matches.lock().unwrap_or_else(|e| e.into_inner());
         let pending = self.pending.fetch_add(1, Ordering::Relaxed);
         let slot = Slot(self);
-        if matches.len() + pending >= self.config.max_matches {
+        let live = matches.values().filter(|e| !e.past).count();
+        if live + pending >= self.config.max_matches {
             return Err(ApiError::busy(format!(
                 "the server holds its limit of {} matches; finish or delete one (DELETE /api/matches/ID)",
                 self.config.max_matches
             )));
         }
         if let Some(c) = client {
-            let mine = matches.values().filter(|e| e.client == Some(c)).count();
+            let mine = matches.values().filter(|e| e.client == Some(c) && !e.past).count();
             if mine >= self.config.max_matches_per_client {
                 return Err(ApiError::too_many(format!(
                     "this address holds its share of {} matches; finish or delete one first",
@@ -417,7 +448,14 @@ impl App {
 
     /// Puts a match among the live ones; if one with its id got there first (two requests
     /// bringing a stored match back), that one stays and this is dropped.
-    fn insert(&self, id: String, session: Box<dyn Session>, client: Option<Client>, memory: Reservation) -> Arc<Entry> {
+    fn insert(
+        &self,
+        id: String,
+        session: Box<dyn Session>,
+        client: Option<Client>,
+        memory: Reservation,
+        past: bool,
+    ) -> Arc<Entry> {
         let kept = self.store.is_some() && session.stored().is_some();
         let seats = session.seats();
         let entry = Arc::new(Entry {
@@ -432,6 +470,7 @@ impl App {
             seat_acted: AtomicU64::new(0),
             memory: Mutex::new(Some(memory)),
             kept,
+            past,
             gate: tokio::sync::Mutex::new(()),
         });
         self.matches.lock().unwrap_or_else(|e| e.into_inner()).entry(id).or_insert(entry).clone()
@@ -548,6 +587,9 @@ fn spec_threads(spec: &str) -> usize {
     }
     total.max(1)
 }
+
+/// Finished games from the store held in memory at once, for whoever opens them.
+const PAST_GAMES: usize = 32;
 
 /// How long a person seat's last action counts as someone at the table.
 const PRESENCE: Duration = Duration::from_secs(120);
@@ -768,7 +810,7 @@ fn resume(app: &Arc<App>) -> Result<(), String> {
             eprintln!("meeple serve: match {} stays in the store: the memory budget is full", row.id);
             continue;
         };
-        let entry = app.insert(row.id, session, None, memory);
+        let entry = app.insert(row.id, session, None, memory, false);
         drive(app.clone(), entry);
     }
     Ok(())

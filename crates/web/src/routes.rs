@@ -183,7 +183,7 @@ pub(crate) async fn create_match(
         session.apply(c);
     }
     let mut snapshot = session.snapshot(viewer, None, None)?;
-    let entry = app.insert(id.clone(), session, client, memory);
+    let entry = app.insert(id.clone(), session, client, memory, false);
     drop(slot);
     drive(app.clone(), entry);
     snapshot["id"] = json!(id);

@@ -197,7 +197,7 @@ pub(crate) async fn open_replay(
         .map_err(|e| ApiError::bad(e.to_string()))??;
     let plies = session.ply();
     let id = random_token();
-    app.insert(id.clone(), session, client, memory);
+    app.insert(id.clone(), session, client, memory, false);
     drop(slot);
     Ok((
         StatusCode::CREATED,

@@ -624,6 +624,44 @@ async fn matches_in_progress_and_finished_games_survive_a_restart() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Opening past games' pages costs the opener none of its share of matches: finished games
+/// from the store are held for whoever looks, a few at a time, and the opener can still play.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_past_games_takes_none_of_the_openers_matches() {
+    let dir = temp_dir("past-games");
+    let config = || meeple_web::Config { max_matches_per_client: 4, ..stored(&dir) };
+    let app = app_with(config());
+    let mut done = Vec::new();
+    for k in 0..6 {
+        let m =
+            create(&app, json!({ "game": "tictactoe", "seats": ["human", "human"], "play": [0, 1], "seed": k })).await;
+        for (ply, cell) in ["a1", "a2", "b1", "b2", "c1"].iter().enumerate() {
+            Call::new("POST", &format!("/api/matches/{}/moves", m.id))
+                .token(&m.tokens[ply % 2])
+                .json(json!({ "ply": ply, "action": cell }))
+                .go(&app)
+                .await;
+        }
+        done.push(m.id);
+    }
+    // After a restart the finished games are in the store only.
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let app = app_with(config());
+    for id in &done {
+        let (status, body) = Call::new("GET", &format!("/api/matches/{id}")).from("10.0.0.5").go(&app).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body["result"].is_object(), "{body}");
+    }
+    let (status, body) = Call::new("POST", "/api/matches")
+        .from("10.0.0.5")
+        .json(json!({ "game": "connect4", "seats": ["human", "random"] }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "after opening {} past games: {body}", done.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// 7b. An agent's move the store cannot write (the table of moves dropped under the server
 /// while the agent thinks) is not played: the match says why it waits, with the store's
 /// reason, and plays the move once the store can write it.
