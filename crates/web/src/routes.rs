@@ -118,7 +118,9 @@ pub(crate) async fn list_matches(axum::extract::State(app): Shared) -> axum::Jso
 pub(crate) struct CreateRequest {
     game: String,
     seats: Vec<String>,
-    /// A seed of the client's choosing makes the match "open"; without one it is secret.
+    /// A seed of the client's choosing makes the match "open"; without one it is secret. A
+    /// string of digits (what the page sends: JavaScript's numbers round above 2^53) or a number.
+    #[serde(default, deserialize_with = "seed_text_or_number")]
     seed: Option<u64>,
     /// Milliseconds each agent may think per move (default 1000).
     move_time_ms: Option<u64>,
@@ -130,6 +132,26 @@ pub(crate) struct CreateRequest {
     /// The person seats the creator plays itself (default: the first); the others are given
     /// invitations.
     play: Option<Vec<Player>>,
+}
+
+/// A seed given as a string of digits or as a JSON number.
+fn seed_text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Seed {
+        Number(u64),
+        Text(String),
+    }
+    use serde::Deserialize as _;
+    match Option::<Seed>::deserialize(d)? {
+        None => Ok(None),
+        Some(Seed::Number(n)) => Ok(Some(n)),
+        Some(Seed::Text(t)) => {
+            t.trim().parse().map(Some).map_err(|_| {
+                serde::de::Error::custom(format!("seed '{t}' is not a whole number from 0 to {}", u64::MAX))
+            })
+        }
+    }
 }
 
 pub(crate) async fn create_match(

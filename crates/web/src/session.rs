@@ -844,8 +844,9 @@ impl<G: Game> Session for Live<G> {
             json!({ "ply": k + 1, "player": self.movers[k], "path": before.action_path(self.actions[k]) })
         });
         let prompt = if state.is_terminal() { None } else { state.prompt() };
-        // The seed fixes every deal and die: it is shown once nothing it could reveal matters.
-        let seed = if self.public() { json!(self.seed) } else { Value::Null };
+        // The seed fixes every deal and die: it is shown once nothing it could reveal matters;
+        // as a string, since JavaScript's numbers round a u64 above 2^53.
+        let seed = if self.public() { json!(self.seed.to_string()) } else { Value::Null };
         Ok(json!({
             "game": self.spec, "name": G::INFO.name, "seed": seed, "open": self.open, "ply": ply, "plies": latest,
             "viewer": viewer, "seats": seats, "turn": turn_json(state.turn()), "view": state.view(viewer),
@@ -858,7 +859,7 @@ impl<G: Game> Session for Live<G> {
 
     fn summary(&self) -> Value {
         let seats: Vec<&str> = self.seats.iter().map(|s| s.spec.as_str()).collect();
-        let seed = if self.public() { json!(self.seed) } else { Value::Null };
+        let seed = if self.public() { json!(self.seed.to_string()) } else { Value::Null };
         json!({ "game": self.spec, "seats": seats, "ply": self.latest_ply(), "status": self.status(), "open": self.open, "seed": seed })
     }
 

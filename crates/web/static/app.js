@@ -138,7 +138,7 @@ async function showHome() {
         <div><select id="game" name="game">${catalog.games.map((g) => `<option value="${esc(g.name)}">${esc(g.name)}</option>`).join('')}</select> <span id="about" class="hint"></span></div>
         <label>Options</label><div id="params"></div>
         <label>Seats</label><div id="seats"></div>
-        <label for="seed">Seed</label><div><input id="seed" type="number" min="0" step="1" placeholder="secret"> <span class="hint">empty: the server deals in secret; a seed you choose deals the same dice and cards every time, and marks the game <i>open</i></span></div>
+        <label for="seed">Seed</label><div><input id="seed" inputmode="numeric" pattern="[0-9]*" placeholder="secret"> <span class="hint">empty: the server deals in secret; a seed you choose deals the same dice and cards every time, and marks the game <i>open</i></span></div>
         <label for="move-time">Time per move</label><div><input id="move-time" type="number" min="10" max="60000" value="1000"> ms <span class="hint">for agents</span></div>
         <label for="delay">Pause when watching</label><div><input id="delay" type="number" min="0" max="10000" value="500"> ms</div>
         <label for="hot">One screen</label><div><input id="hot" type="checkbox"> <span class="hint">play every person seat here (else the others get join links)</span></div>
@@ -236,7 +236,7 @@ async function showHome() {
     $('#start').disabled = true;
     const seedText = $('#seed').value.trim();
     await startMatch({
-      game: spec(), seats, ...(seedText === '' ? {} : { seed: Number(seedText) }),
+      game: spec(), seats, ...(seedText === '' ? {} : { seed: seedText }),
       move_time_ms: Number($('#move-time').value) || 1000, delay_ms: Number($('#delay').value) || 0,
       ...($('#hot').checked ? { play: persons } : {}),
     }, $('#form-error'));

@@ -135,6 +135,7 @@ fn every_game_is_played_by_clicking_in_chromium() {
         "front",
         "two-players",
         "hot-seat",
+        "big-seed",
         "secrets",
         "catan-trades-hot",
         "catan-trades-join",

@@ -268,6 +268,24 @@ async function checkHotSeat(browser, report) {
   await page.context().close();
 }
 
+// A seed above 2^53, chosen in the Advanced form for a match of agents: the page shows the very
+// seed that deals the game (a JavaScript number would have rounded it on the way in and out).
+async function checkBigSeed(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const seed = '10892928623672112120';
+  await page.goto(`${base}/?game=tictactoe`);
+  await page.waitForSelector('#seats input');
+  await page.fill('#seats input[data-seat="0"]', 'random');
+  await page.fill('#seats input[data-seat="1"]', 'random');
+  await page.fill('#seed', seed);
+  await page.click('#start');
+  await page.waitForURL(MATCH);
+  await page.waitForFunction(() => /seed \d+/.test(document.querySelector('#where').textContent), null, { timeout: 30_000 });
+  report.shown = await page.evaluate(() => document.querySelector('#where').textContent);
+  if (!report.shown.includes(`seed ${seed}`)) throw new Error(`chose seed ${seed}, the page shows: ${report.shown}`);
+  await page.context().close();
+}
+
 // Two people at Sagrada, whose private objectives are secret: the creator starts it with "Play a
 // friend" and sends the link; the friend's page claims seat 1. The creator's page holds no token
 // of seat 1, is refused its view, and never shows its private colour.
@@ -562,7 +580,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
