@@ -1,7 +1,8 @@
 //! One memory budget for the whole server: matches (their moves and checkpoints), agents (their
 //! tables and the trees they may grow), analyses, replays and uploads reserve from it before
 //! they take memory, and give it back when they are dropped. Each client may hold a share of it
-//! at most, so one client cannot leave the others nothing. A request that does not fit is
+//! at most, and no more than half of what the others leave free, so a few clients cannot leave
+//! the others nothing. A request that does not fit is
 //! refused (503 when the server is full, 429 when the client holds its share) instead of the
 //! machine running out.
 
@@ -56,9 +57,11 @@ impl Budget {
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = client {
             let mine = used.clients.get(&c).copied().unwrap_or(0);
-            if mine.saturating_add(bytes) > self.share {
+            let cap = crate::clients::fair_share(self.total, used.all - mine, self.share);
+            if mine.saturating_add(bytes) > cap {
                 return Err(ApiError::too_many(format!(
-                    "this address's share of the server's memory ({}) cannot hold {what} ({} more; it holds {}): finish or delete one of its matches first",
+                    "this address's share of the server's memory ({}: at most {}, and half of what others leave free) cannot hold {what} ({} more; it holds {}): finish or delete one of its matches first",
+                    f(cap),
                     f(self.share),
                     f(bytes),
                     f(mine)
@@ -135,13 +138,34 @@ mod tests {
         let e = b.reserve(20, "y", one).unwrap_err();
         assert_eq!(e.status, axum::http::StatusCode::TOO_MANY_REQUESTS, "{}", e.message);
         assert!(e.message.contains("share"), "{}", e.message);
-        let other = b.reserve(40, "z", Some(Client::V4(2))).unwrap();
-        assert_eq!(b.used(), 70);
+        // Beside the first's 30, the second's share is half of the 70 left.
+        assert!(b.reserve(40, "z", Some(Client::V4(2))).is_err());
+        let other = b.reserve(35, "z", Some(Client::V4(2))).unwrap();
+        assert_eq!(b.used(), 65);
         drop(x);
-        let again = b.reserve(40, "again", one).unwrap();
+        assert!(b.reserve(40, "again", one).is_err());
+        let again = b.reserve(30, "again", one).unwrap();
         let full = b.reserve(70, "w", None).unwrap_err();
         assert_eq!(full.status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
         drop((other, again));
         assert_eq!(b.used(), 0);
+    }
+
+    #[test]
+    fn shares_shrink_as_the_budget_fills_and_a_newcomer_still_fits() {
+        let b = Budget::new(1000, 250);
+        let mut held = Vec::new();
+        let mut took = Vec::new();
+        for k in 0..8 {
+            let c = Some(Client::V4(k));
+            let mut mine = 0;
+            while let Ok(r) = b.reserve(10, "m", c) {
+                held.push(r);
+                mine += 10;
+            }
+            took.push(mine);
+        }
+        assert_eq!(took[..4], [250, 250, 250, 120], "the share, then half of what is left");
+        assert!(took.iter().all(|&t| t > 0), "every newcomer found room: {took:?}");
     }
 }

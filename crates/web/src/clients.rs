@@ -113,6 +113,15 @@ fn parse_address(text: &str) -> Option<IpAddr> {
     t.rsplit_once(':').and_then(|(a, _)| a.parse().ok())
 }
 
+/// The most one client may hold of a resource of `total` units while the others hold `others`:
+/// its fixed `share`, and no more than half of what the others leave (rounded up, so a client
+/// holding nothing finds one while one is free). Shares shrink as the server fills: a few
+/// addresses cannot take it all, and k clients can fill at most 1 - 2^-k of what their shares
+/// alone would let them take.
+pub fn fair_share(total: u64, others: u64, share: u64) -> u64 {
+    share.min(total.saturating_sub(others).div_ceil(2))
+}
+
 /// Counts of something per client, with a cap on each.
 #[derive(Debug, Default)]
 pub struct Counts {
@@ -120,6 +129,22 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Takes one for `client` if it holds fewer than its [`fair_share`] of `total`, of which
+    /// `used` are held in all.
+    pub fn take_fair(&self, client: Client, total: usize, used: usize, share: usize) -> bool {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let n = held.entry(client).or_insert(0);
+        let others = used.saturating_sub(*n);
+        if (*n as u64) >= fair_share(total as u64, others as u64, share as u64) {
+            if *n == 0 {
+                held.remove(&client);
+            }
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
     /// Takes one for `client` if it holds fewer than `cap`.
     pub fn take(&self, client: Client, cap: usize) -> bool {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());

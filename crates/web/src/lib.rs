@@ -436,9 +436,13 @@ impl App {
         }
         if let Some(c) = client {
             let mine = matches.values().filter(|e| e.client == Some(c) && !e.past).count();
-            if mine >= self.config.max_matches_per_client {
+            let others = (live + pending).saturating_sub(mine) as u64;
+            let cap =
+                clients::fair_share(self.config.max_matches as u64, others, self.config.max_matches_per_client as u64);
+            if mine as u64 >= cap {
                 return Err(ApiError::too_many(format!(
-                    "this address holds its share of {} matches; finish or delete one first",
+                    "this address holds its share of matches ({mine}: at most {}, and half of what others leave \
+                     free); finish or delete one first",
                     self.config.max_matches_per_client
                 )));
             }

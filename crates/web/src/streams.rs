@@ -142,11 +142,16 @@ fn place(
         return Err(ApiError::too_many(format!("this match has its {} spectators", app.config.max_spectators)));
     }
     if let Some(c) = client
-        && !app.client_streams.take(c, app.config.max_streams_per_client)
+        && !app.client_streams.take_fair(
+            c,
+            app.config.max_streams,
+            app.streams.load(Ordering::Relaxed),
+            app.config.max_streams_per_client,
+        )
     {
         entry.spectators.fetch_sub(1, Ordering::Relaxed);
         return Err(ApiError::too_many(format!(
-            "this address holds its share of {} event streams",
+            "this address holds its share of the event streams (at most {}, and half of what others leave free)",
             app.config.max_streams_per_client
         )));
     }

@@ -1008,6 +1008,78 @@ async fn one_client_cannot_reserve_the_whole_memory_budget() {
     assert_eq!(status, StatusCode::CREATED, "another client still plays: {body}");
 }
 
+/// Creates connect4 matches from `ip` until refused: how many it got, and the refusal.
+async fn fill_from(app: &Router, ip: &str) -> (usize, StatusCode, Value) {
+    let mut made = 0;
+    loop {
+        let (status, body) = Call::new("POST", "/api/matches")
+            .from(ip)
+            .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
+            .go(app)
+            .await;
+        if status != StatusCode::CREATED {
+            return (made, status, body);
+        }
+        made += 1;
+        assert!(made < 200, "never refused");
+    }
+}
+
+/// Shares shrink as the server fills: a few addresses cannot take all its matches, its memory
+/// or its spectators' streams; a newcomer still gets one of each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_few_addresses_cannot_fill_the_server() {
+    // Matches: 20 places, 16 a client.
+    let app = app_with(meeple_web::Config { max_matches: 20, ..meeple_web::Config::default() });
+    let mut took = Vec::new();
+    for k in 1..=4 {
+        took.push(fill_from(&app, &format!("10.0.{k}.1")).await.0);
+    }
+    let (status, body) = Call::new("POST", "/api/matches")
+        .from("10.0.9.1")
+        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "after four addresses took {took:?} of 20 matches: {body}");
+    // Memory: 1 GiB, a quarter a client.
+    let app = app_with(meeple_web::Config {
+        memory_budget: 1 << 30,
+        max_agent_memory: 64 << 20,
+        ..meeple_web::Config::default()
+    });
+    let mut took = Vec::new();
+    for k in 1..=4 {
+        took.push(fill_from(&app, &format!("10.1.{k}.1")).await.0);
+    }
+    let (status, body) = Call::new("POST", "/api/matches")
+        .from("10.1.9.1")
+        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "after four addresses took {took:?} matches of the memory: {body}");
+    // Spectators' streams: 40 in all, 24 a client.
+    let app = app_with(meeple_web::Config { max_streams: 40, max_spectators: 100, ..meeple_web::Config::default() });
+    let m = create(&app, json!({ "game": "connect4", "seats": ["random", "random"], "move_time_ms": 50 })).await;
+    let mut held = Vec::new();
+    let mut took = Vec::new();
+    for k in 1..=3 {
+        let them = app.clone().layer(axum::Extension(meeple_web::Peer(format!("10.2.{k}.1").parse().unwrap())));
+        let mut n = 0;
+        loop {
+            let res = them.clone().oneshot(stream_request(&m.id, "spectator", None)).await.unwrap();
+            if res.status() != StatusCode::OK {
+                break;
+            }
+            held.push(res);
+            n += 1;
+        }
+        took.push(n);
+    }
+    let newcomer = app.clone().layer(axum::Extension(meeple_web::Peer("10.2.9.1".parse().unwrap())));
+    let res = newcomer.oneshot(stream_request(&m.id, "spectator", None)).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK, "after three addresses took {took:?} of 40 streams");
+}
+
 fn stream_request(id: &str, viewer: &str, token: Option<&str>) -> Request<Body> {
     let mut r = Request::builder()
         .method("GET")
