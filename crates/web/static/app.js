@@ -98,6 +98,7 @@ async function startMatch(body, errorEl, level) {
 }
 
 async function showHome() {
+  document.title = 'meeple';
   $('#where').textContent = 'play';
   M.viewer = null;
   const app = $('#app');
@@ -505,6 +506,9 @@ function renderSide() {
     const waiting = `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}${snap.prompt ? ` — ${esc(snap.prompt.toLowerCase())}` : ''}`;
     banner = `<div class="banner" id="turn">${you ? `<b id="prompt">${asked}</b>` : waiting}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
   }
+  // The tab says whose move it is, so a person in another tab sees when it is theirs.
+  const yours = !live.result && live.legal && live.legal.length > 0 && !live.replay;
+  document.title = `${live.result ? 'Game over · ' : yours ? '● Your move · ' : ''}${snap.name} · meeple`;
   const level = held(M.id).level;
   const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${level && !s.human ? `<b>${esc(level)}</b> <span class="hint">${esc(s.spec)}</span>` : esc(s.spec)}${s.human && !s.seated && !snap.replay ? ' <span class="hint">(waiting to be joined)</span>' : ''}${M.viewer === i && tokenFor(i) ? ' (you)' : ''}</li>`).join('');
   const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `<span class="who" style="color:${seatColour(snap.name, m.player)}">●</span> seat ${m.player}: `}<span title="${esc(m.text)}">${esc(m.words || m.text)}</span></li>`).join('');

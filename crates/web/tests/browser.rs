@@ -136,6 +136,7 @@ fn every_game_is_played_by_clicking_in_chromium() {
         "two-players",
         "hot-seat",
         "big-seed",
+        "turn-notice",
         "secrets",
         "catan-trades-hot",
         "catan-trades-join",

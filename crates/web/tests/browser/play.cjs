@@ -268,6 +268,28 @@ async function checkHotSeat(browser, report) {
   await page.context().close();
 }
 
+// The tab's title says when it is the person's move (for a person in another tab), and not
+// while the computer moves or once the game is over.
+async function checkTurnNotice(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await newGame(page, { name: 'tictactoe', params: {}, seats: ['human', 'random'] });
+  const yours = await page.waitForFunction(() => document.title.startsWith('● Your move'), null, { timeout: 10_000 })
+    .then(() => true, () => false);
+  report.yours = await page.title();
+  if (!yours) throw new Error(`the person's move, the tab says: ${report.yours}`);
+  const random = rng(5);
+  for (let i = 0; i < 40 && !(await status(page)).over; i++) {
+    if ((await status(page)).targets > 0) await clickTarget(page, random());
+    else await page.waitForTimeout(30);
+  }
+  report.over = await page.title();
+  if (!report.over.startsWith('Game over')) throw new Error(`a finished game, the tab says: ${report.over}`);
+  await page.goto(`${base}/`);
+  report.home = await page.title();
+  if (report.home !== 'meeple') throw new Error(`the front page's tab says: ${report.home}`);
+  await page.context().close();
+}
+
 // A seed above 2^53, chosen in the Advanced form for a match of agents: the page shows the very
 // seed that deals the game (a JavaScript number would have rounded it on the way in and out).
 async function checkBigSeed(browser, report) {
@@ -580,7 +602,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
