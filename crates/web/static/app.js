@@ -484,13 +484,29 @@ function render() {
   renderSide();
 }
 
+const capital = (t) => t.charAt(0).toUpperCase() + t.slice(1);
+
+// A seat in words: "you", a person by seat, the computer by its level's name; the agent's spec
+// is for the tooltip, not the sentence.
+function seatName(snap, i) {
+  const s = snap.seats[i];
+  if (M.viewer === i && tokenFor(i)) return 'you';
+  if (s.human) return `seat ${i}`;
+  const level = held(M.id).level;
+  const computers = snap.seats.filter((x) => !x.human).length;
+  return `the computer${level ? ` (${level})` : ''}${computers > 1 ? ` at seat ${i}` : ''}`;
+}
+
 function outcomeText(snap) {
   const r = snap.result.returns;
   const best = Math.max(...r);
   const winners = r.map((v, i) => [v, i]).filter(([v]) => v === best).map(([, i]) => i);
-  const name = (i) => `seat ${i} (${snap.seats[i].spec})`;
   if (winners.length === r.length) return 'Game over: a draw';
-  return `Game over: ${winners.map(name).join(' and ')} ${winners.length > 1 ? 'share the win' : 'wins'} · scores ${snap.result.scores.join(' : ')}`;
+  const names = winners.map((i) => seatName(snap, i));
+  const you = names.length === 1 && names[0] === 'you';
+  const who = names.join(' and ');
+  const verb = you ? 'win' : names.length > 1 ? 'share the win' : 'wins';
+  return `Game over: ${capital(who)} ${verb} · scores ${snap.result.scores.join(' : ')}`;
 }
 
 function renderSide() {
@@ -498,20 +514,19 @@ function renderSide() {
   const live = M.latest && M.browsing !== null ? M.latest : snap;
   const watching = !snap.seats.some((s) => s.human);
   let banner = '';
-  if (snap.result) banner = `<div class="banner over" id="result">${esc(outcomeText(snap))}</div>`;
+  if (snap.result) banner = `<div class="banner over" id="result" title="${esc(snap.seats.map((x, i) => `seat ${i + 1}: ${x.spec}`).join('; '))}">${esc(outcomeText(snap))}</div>`;
   else if (snap.turn.kind === 'player') {
     const p = snap.turn.player;
     const you = snap.legal.length > 0;
     const asked = snap.prompt ? esc(snap.prompt) : 'Your move';
-    const waiting = `Seat ${p} (${esc(snap.seats[p].spec)}) ${snap.thinking === p ? 'is thinking…' : 'to move'}${snap.prompt ? ` — ${esc(snap.prompt.toLowerCase())}` : ''}`;
+    const waiting = `${esc(capital(seatName(snap, p)))} ${snap.thinking === p ? 'is thinking…' : 'to move'}${snap.prompt ? ` — ${esc(snap.prompt.toLowerCase())}` : ''}`;
     banner = `<div class="banner" id="turn">${you ? `<b id="prompt">${asked}</b>` : waiting}${snap.replay || M.browsing !== null ? ` · ply ${snap.ply} of ${snap.plies}` : ''}</div>`;
   }
   // The tab says whose move it is, so a person in another tab sees when it is theirs.
   const yours = !live.result && live.legal && live.legal.length > 0 && !live.replay;
   document.title = `${live.result ? 'Game over · ' : yours ? '● Your move · ' : ''}${snap.name} · meeple`;
-  const level = held(M.id).level;
-  const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${i}: ${level && !s.human ? `<b>${esc(level)}</b> <span class="hint">${esc(s.spec)}</span>` : esc(s.spec)}${s.human && !s.seated && !snap.replay ? ' <span class="hint">(waiting to be joined)</span>' : ''}${M.viewer === i && tokenFor(i) ? ' (you)' : ''}</li>`).join('');
-  const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `<span class="who" style="color:${seatColour(snap.name, m.player)}">●</span> seat ${m.player}: `}<span title="${esc(m.text)}">${esc(m.words || m.text)}</span></li>`).join('');
+  const seats = snap.seats.map((s, i) => `<li class="${snap.turn.player === i ? 'tomove' : ''}" title="seat ${i}: ${esc(s.spec)}"><span class="dot" style="background:${seatColour(snap.name, i)}"></span>${esc(capital(seatName(snap, i)))}${s.human ? '' : ` <span class="hint">${esc(s.spec.split(':')[0])}</span>`}${s.human && !s.seated && !snap.replay ? ' <span class="hint">(waiting to be joined)</span>' : ''}</li>`).join('');
+  const log = (M.browsing === null && !snap.replay ? M.log : snap.log).slice(-400).map((m) => `<li value="${m.ply}" data-ply="${m.ply}" class="${m.chance ? 'chance' : ''}${M.browsing !== null && m.ply === snap.ply ? ' cur' : ''}">${m.chance ? '· ' : `<span class="who" style="color:${seatColour(snap.name, m.player)}">●</span> ${esc(capital(seatName(snap, m.player)))}: `}<span title="${esc(m.text)}">${esc(m.words || m.text)}</span></li>`).join('');
   const viewers = [`<option value="spectator">spectator</option>`, ...snap.seats.map((_, i) => `<option value="${i}" ${M.viewer === i ? 'selected' : ''}>seat ${i}</option>`)].join('');
   $('#side').innerHTML = `
     ${banner}<div id="message" class="banner err" hidden></div>

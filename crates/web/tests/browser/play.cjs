@@ -284,6 +284,14 @@ async function checkTurnNotice(browser, report) {
   }
   report.over = await page.title();
   if (!report.over.startsWith('Game over')) throw new Error(`a finished game, the tab says: ${report.over}`);
+  // The banner names the seats in words, not by agent spec, and fits its panel.
+  const banner = await page.evaluate(() => {
+    const el = document.querySelector('#result');
+    return { text: el.textContent, fits: el.scrollWidth <= el.clientWidth };
+  });
+  report.banner = banner.text;
+  if (/\(random\)|seat \d/.test(banner.text) || !/you win|computer wins|draw/i.test(banner.text)) throw new Error(`the banner: ${banner.text}`);
+  if (!banner.fits) throw new Error(`the banner overflows: ${banner.text}`);
   await page.goto(`${base}/`);
   report.home = await page.title();
   if (report.home !== 'meeple') throw new Error(`the front page's tab says: ${report.home}`);
