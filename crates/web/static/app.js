@@ -538,6 +538,7 @@ function renderSide() {
           <label class="hint">pause <select id="speed">${[0, 100, 250, 500, 1000, 2000].map((d) => `<option value="${d}" ${live.delay_ms === d ? 'selected' : ''}>${d} ms</option>`).join('')}</select></label>` : ''}
         <a href="/api/matches/${M.id}/record" download><button type="button">Record</button></a>
         <label class="hint">view <select id="viewer">${viewers}</select></label>
+        ${snap.result && !snap.replay && Object.keys(tokens()).length ? '<button type="button" id="rematch" title="a new game with the same players, each moved one seat on (two players: sides swapped)">Play again, seats swapped</button>' : ''}
         ${seatToken() && !snap.result && !snap.replay ? '<button type="button" id="rotate" title="a new token for your seat: anywhere else that holds this seat loses it">New token</button>' : ''}
       </div>
       ${invites()}
@@ -563,6 +564,7 @@ function renderSide() {
   on('last', () => browse(null));
   on('analyse', analyse);
   on('rotate', rotate);
+  on('rematch', rematch);
   document.querySelectorAll('button.reissue').forEach((b) => b.addEventListener('click', () => reissue(Number(b.dataset.seat))));
   const speed = $('#speed');
   if (speed) speed.addEventListener('change', () => control({ delay_ms: Number(speed.value) }));
@@ -608,6 +610,15 @@ async function reissue(seat) {
 }
 
 // A new token for this seat: any other device or tab holding the old one loses the seat.
+// The same game again, every player moved one seat on (two players swap sides); a new deal.
+async function rematch() {
+  const snap = M.snap;
+  const n = snap.seats.length;
+  const seats = snap.seats.map((_, i) => snap.seats[(i + n - 1) % n].spec);
+  const play = Object.keys(tokens()).map((s) => (Number(s) + 1) % n);
+  await startMatch({ game: snap.game, seats, play, move_time_ms: snap.move_time_ms }, null, held(M.id).level);
+}
+
 async function rotate() {
   const seat = M.viewer;
   try {

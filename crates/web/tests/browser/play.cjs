@@ -292,6 +292,13 @@ async function checkTurnNotice(browser, report) {
   report.banner = banner.text;
   if (/\(random\)|seat \d/.test(banner.text) || !/you win|computer wins|draw/i.test(banner.text)) throw new Error(`the banner: ${banner.text}`);
   if (!banner.fits) throw new Error(`the banner overflows: ${banner.text}`);
+  // Play again: a new match, the person now in the other seat.
+  const first = page.url();
+  await page.click('#rematch');
+  await page.waitForURL((u) => MATCH.test(u.toString()) && u.toString() !== first);
+  await page.waitForFunction(() => window.M && window.M.snap && window.M.snap.ply >= 0);
+  report.rematch = await page.evaluate(() => window.M.snap.seats.map((x) => x.spec));
+  if (report.rematch.join() !== 'random,human') throw new Error(`play again seated: ${report.rematch}`);
   await page.goto(`${base}/`);
   report.home = await page.title();
   if (report.home !== 'meeple') throw new Error(`the front page's tab says: ${report.home}`);
