@@ -801,9 +801,14 @@ fn an_offer_is_answered_in_turn_order_and_the_mover_picks_one_accepter() {
     assert_eq!(s.prompt().unwrap(), "Seat 0 offers 1 wool for 2 ore: accept or decline");
     assert_eq!(s.action_path(ACCEPT), ["btn:accept"]);
     play(&mut s, "accept");
-    // Seat 2 holds no ore: it can only decline.
+    // Seat 2 holds no ore: it can only decline, and is told why.
     assert_eq!(s.turn(), Turn::Player(2));
     assert_eq!(legal(&s), vec![DECLINE]);
+    assert_eq!(s.prompt().unwrap(), "Seat 0 offers 1 wool for 2 ore: you cannot accept (you hold 0 ore); decline");
+    // Where hands are hidden the prompt, which every viewer sees, says nothing of them.
+    let mut hidden = s.clone();
+    hidden.hidden_hands = true;
+    assert_eq!(hidden.prompt().unwrap(), "Seat 0 offers 1 wool for 2 ore: accept or decline");
     let e = s.apply(ACCEPT).unwrap_err().to_string();
     assert!(e.contains("do not hold"), "{e}");
     play(&mut s, "decline accept");

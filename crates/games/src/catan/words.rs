@@ -74,7 +74,20 @@ impl CatanState {
             Phase::Steal => "Choose a player to rob (one with a building by the robber)".into(),
             Phase::Main => "Build, buy, trade or play a card; end your turn when done".into(),
             Phase::Answer => {
-                format!("Seat {p} offers {}: accept or decline", offer_words(&OFFERS[self.offer as usize]))
+                let o = &OFFERS[self.offer as usize];
+                let hand = &self.seats[self.responder as usize].hand;
+                // Whoever cannot pay is told why, not offered a choice it does not have; the
+                // prompt is everyone's, so only where hands are open to all.
+                let short = (0..RESOURCES).find(|&r| hand[r] < o.get[r]).filter(|_| !self.hidden_hands);
+                match short {
+                    None => format!("Seat {p} offers {}: accept or decline", offer_words(o)),
+                    Some(r) => format!(
+                        "Seat {p} offers {}: you cannot accept (you hold {} {}); decline",
+                        offer_words(o),
+                        hand[r],
+                        RESOURCE_NAMES[r]
+                    ),
+                }
             }
             Phase::Choose => format!(
                 "{} accepted your offer of {}: trade with one of them or withdraw it",
