@@ -838,10 +838,18 @@ impl<G: Game> Session for Live<G> {
             .map(|s| json!({ "spec": s.spec, "human": s.human, "seated": s.token.is_some() }))
             .collect();
         let undoable = !self.replay && self.undo_target().is_ok_and(|(_, p)| viewer == Some(p));
-        // The last move a player made before this ply, to mark on the board: its click targets.
+        // The last move a player made before this ply, to mark on the board: its click targets,
+        // and those of every step of that player's turn (a multi-step turn, Catan's builds),
+        // back to another player's move.
         let last = (0..ply).rev().find(|&k| self.movers[k] != u8::MAX).map(|k| {
-            let before = self.state_at(k);
-            json!({ "ply": k + 1, "player": self.movers[k], "path": before.action_path(self.actions[k]) })
+            let player = self.movers[k];
+            let first =
+                (0..k).rev().find(|&j| self.movers[j] != player && self.movers[j] != u8::MAX).map_or(0, |j| j + 1);
+            let paths: Vec<Vec<String>> = (first..=k)
+                .filter(|&j| self.movers[j] == player)
+                .map(|j| self.state_at(j).action_path(self.actions[j]))
+                .collect();
+            json!({ "ply": k + 1, "player": player, "path": paths.last(), "turn": paths })
         });
         let prompt = if state.is_terminal() { None } else { state.prompt() };
         // The seed fixes every deal and die: it is shown once nothing it could reveal matters;

@@ -475,7 +475,7 @@ function render() {
   if (clear) clear.addEventListener('click', () => { M.sel = []; render(); });
   // Another player's last move, marked on the board.
   if (snap.last && snap.last.player !== M.viewer) {
-    const marks = new Set(snap.last.path);
+    const marks = new Set((snap.last.turn || [snap.last.path]).flat());
     document.querySelectorAll('#board [data-t]').forEach((el) => {
       if (el.dataset.t.split(' ').some((t) => marks.has(t))) el.classList.add('last');
     });

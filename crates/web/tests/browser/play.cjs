@@ -305,6 +305,31 @@ async function checkTurnNotice(browser, report) {
   await page.context().close();
 }
 
+// The computer's last turn is marked whole (in Catan's set-up: the settlement and its road), in
+// a hue that is no seat's colour.
+async function checkLastTurn(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  await newGame(page, { name: 'catan', params: { players: '3' }, seats: ['human', 'random', 'random'] });
+  const random = rng(9);
+  // Place the first settlement and road, then wait for the person's second placement.
+  for (let i = 0; i < 200; i++) {
+    const ply = await page.evaluate(() => (window.M && window.M.snap ? window.M.snap.ply : -1));
+    if (ply >= 8 && (await status(page)).targets > 0) break;
+    if ((await status(page)).targets > 0) await clickTarget(page, random());
+    else await page.waitForTimeout(30);
+  }
+  const marked = await page.evaluate(() => {
+    const els = [...document.querySelectorAll('#board .last')];
+    return { targets: [...new Set(els.map((e) => e.dataset.t))], stroke: els.length ? getComputedStyle(els[0]).stroke : null, colours: PLAYER_COLOURS };
+  });
+  report.marked = marked.targets;
+  report.stroke = marked.stroke;
+  if (marked.targets.length < 2) throw new Error(`the computer's set-up turn marked: ${JSON.stringify(marked.targets)}`);
+  const rgb = (hex) => `rgb(${parseInt(hex.slice(1, 3), 16)}, ${parseInt(hex.slice(3, 5), 16)}, ${parseInt(hex.slice(5, 7), 16)})`;
+  if (marked.colours.map(rgb).includes(marked.stroke)) throw new Error(`the mark is a seat's colour: ${marked.stroke}`);
+  await page.context().close();
+}
+
 // A seed above 2^53, chosen in the Advanced form for a match of agents: the page shows the very
 // seed that deals the game (a JavaScript number would have rounded it on the way in and out).
 async function checkBigSeed(browser, report) {
@@ -617,7 +642,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
