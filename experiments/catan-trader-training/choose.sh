@@ -1,0 +1,29 @@
+#!/bin/sh
+# Which trader to ship: run A's best checkpoints (41 minutes, chosen by its evaluations with 2
+# random plies; 93 minutes, chosen by its first evaluation with none) against two trading
+# catan-value on seed 14 (the ablation's match, where the shipped trader and the widened start
+# played too), then the one that scores more confirmed on seed 16, which chooses nothing, beside
+# the widened start and the trader shipped before it in the same match. 600 games each, every seating, no random opening plies.
+# The checkpoints: run/ckpt/best.* as committed at 75 minutes (best41) and at 136 (best93),
+# copied to runs/. MEEPLE names the binary.
+set -e
+M=${MEEPLE:-target/release/meeple}
+HERE=experiments/catan-trader-training
+match() { # name, model, seed
+    [ -f "$HERE/$1.json" ] && return 0
+    $M arena catan:players=3,trades=true "catan-td:model=$2" catan-value catan-value --games 600 --seed $3 \
+        --threads 1 --records "runs/${1##*/}.records.jsonl" --force --json "$HERE/$1.json" > "$HERE/$1.txt" 2>&1
+    python3 "$HERE/trade_rates.py" "runs/${1##*/}.records.jsonl" --json "$HERE/$1.trades.json" > "$HERE/$1.trades.md"
+}
+case ${1:-choose} in
+    choose)
+        match ablation/best41 runs/best41.safetensors 14
+        match ablation/best93 runs/best93.safetensors 14 ;;
+    confirm)
+        match "${2:?the chosen checkpoint's name}-vs-two-catan-value-seed16" "runs/$2.safetensors" 16
+        match widened-vs-two-catan-value-seed16 runs/widened.safetensors 16
+        # the trader shipped before (sha256 009e60a5...; its match ran while it was the file in models/)
+        [ -f runs/previous-trader.safetensors ] ||
+            git show e0a3d04:models/catan-td-trades.safetensors > runs/previous-trader.safetensors
+        match shipped-vs-two-catan-value-seed16 runs/previous-trader.safetensors 16 ;;
+esac
