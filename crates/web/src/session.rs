@@ -962,6 +962,14 @@ impl<G: Game> Session for Live<G> {
         {
             return Err(ApiError::bad(format!("delay_ms {ms} is above {}", MAX_DELAY.as_millis())));
         }
+        // The controls are for watching agents: the owner of a table with people at it must not
+        // hold their game (or pace it).
+        if self.has_human() {
+            return Err(ApiError::conflict(
+                "pause, step and the pause between moves are for matches of agents only: people play at this one",
+                self.ply(),
+            ));
+        }
         let setup = self.stored().map(|s| Stored {
             delay_ms: control.delay_ms.unwrap_or(s.delay_ms),
             paused: control.paused.unwrap_or(s.paused),

@@ -930,6 +930,27 @@ async fn a_seat_named_human_that_nobody_holds_lends_its_agents_no_priority() {
     }
 }
 
+/// The owner's controls (pause, step, pace) are for matches of agents: a table with a person
+/// at it cannot be held by its owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_cannot_pause_a_game_people_play() {
+    let app = app();
+    let m = create(&app, json!({ "game": "connect4", "seats": ["human", "human"] })).await;
+    let control = format!("/api/matches/{}/control", m.id);
+    for body in [json!({ "paused": true }), json!({ "step": true }), json!({ "delay_ms": 2000 })] {
+        let (status, answer) = Call::new("POST", &control).token(&m.owner).json(body.clone()).go(&app).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}: {answer}");
+        assert!(answer["error"].as_str().unwrap().contains("agents only"), "{answer}");
+    }
+    let agents = create(&app, json!({ "game": "connect4", "seats": ["random", "random"], "delay_ms": 500 })).await;
+    let (status, answer) = Call::new("POST", &format!("/api/matches/{}/control", agents.id))
+        .token(&agents.owner)
+        .json(json!({ "paused": true }))
+        .go(&app)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+}
+
 /// 11. Fair shares of the analysts: a person's hint does not wait behind a stranger's long
 /// analyses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
