@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// comes back when someone opens it again.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=10_080))]
     idle_minutes: u32,
+    /// Seconds a person has to answer another player's question (a Catan offer put to them)
+    /// before it is declined for them, so that one absent person cannot hold the table.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(5..=3600))]
+    answer_seconds: u32,
     /// Agent threads everyone shares (default: one per core); the others wait their turn, a
     /// move a person waits for first, then the client holding the fewest.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -162,6 +166,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         max_matches: args.max_matches as usize,
         max_matches_per_client: args.max_matches_per_client as usize,
         idle: Duration::from_secs(args.idle_minutes as u64 * 60),
+        answer_time: Duration::from_secs(args.answer_seconds as u64),
         records: args.records.clone(),
         data_dir,
         model_dirs,

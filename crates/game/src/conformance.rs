@@ -287,6 +287,9 @@ fn check_state<G: Game>(game: &G, state: &G::State, deep: bool, seed: u64, confi
             if let Some(&a) = legal.iter().find(|&&a| a as usize >= game.num_actions()) {
                 return Err(format!("legal action {a} >= num_actions {}", game.num_actions()));
             }
+            if let Some(a) = state.unanswered().filter(|a| !legal.contains(a)) {
+                return Err(format!("unanswered() is {a}, not a legal move here"));
+            }
             legal.clone()
         }
         Turn::Chance => {

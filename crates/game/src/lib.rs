@@ -197,6 +197,14 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
     /// Who acts now.
     fn turn(&self) -> Turn;
 
+    /// The move made for the player to move if they do not answer in time, where the move is
+    /// an answer to a question another player put to them (Catan: declining an offer), so that
+    /// one absent person cannot hold everyone's game. `None` (the default): the player's own
+    /// decision, which waits for them.
+    fn unanswered(&self) -> Option<Action> {
+        None
+    }
+
     /// Clears `out` and fills it with the legal actions of the player to move (ascending ids,
     /// no duplicates). Leaves it empty at chance and terminal states.
     fn legal_actions(&self, out: &mut Vec<Action>);

@@ -85,6 +85,10 @@ pub struct Config {
     pub idle: Duration,
     /// How often idle matches are looked for (and the store pruned, every hour of these).
     pub sweep_every: Duration,
+    /// How long a person has to answer another player's question (a Catan offer put to them)
+    /// before the game's default answer (declining) is made for them, so that one absent
+    /// person cannot hold the table.
+    pub answer_time: Duration,
     /// Agent threads shared by everyone (an agent with `threads=4` takes 4).
     pub thinkers: usize,
     /// Agent threads beyond those, kept for moves a person is waiting for.
@@ -146,6 +150,7 @@ impl Default for Config {
             max_matches_per_client: 16,
             idle: Duration::from_secs(30 * 60),
             sweep_every: Duration::from_secs(60),
+            answer_time: Duration::from_secs(60),
             thinkers: cores,
             reserved_thinkers: (cores / 2).max(1),
             analysts: (cores / 2).max(1),
@@ -595,6 +600,19 @@ fn spec_threads(spec: &str) -> usize {
 /// Finished games from the store held in memory at once, for whoever opens them.
 const PAST_GAMES: usize = 32;
 
+/// Answers for a person who has not answered a question put to them at `ply` within the
+/// server's answer time (the game's default answer, as if they had made it).
+fn answer_if_absent(app: Arc<App>, entry: Arc<Entry>, ply: usize) {
+    tokio::spawn(async move {
+        tokio::time::sleep(app.config.answer_time).await;
+        if entry.gone() {
+            return;
+        }
+        // Stale (answered, taken back, the match moved on): refused, and nothing happens.
+        let _ = command(&app, entry, None, move |s, _| Ok((s.answer_for_absent(ply)?, ())), |_, ()| Ok(())).await;
+    });
+}
+
 /// How long a person seat's last action counts as someone at the table.
 const PRESENCE: Duration = Duration::from_secs(120);
 
@@ -623,7 +641,13 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
                 return;
             }
             let mover = s.mover();
-            let Some(job) = s.next_job() else { return };
+            let Some(job) = s.next_job() else {
+                if let Some(ply) = s.awaiting_answer() {
+                    drop(s);
+                    answer_if_absent(app, entry, ply);
+                }
+                return;
+            };
             let spec = mover.and_then(|p| s.summary()["seats"][p].as_str().map(str::to_string)).unwrap_or_default();
             (job, spec, s.has_person())
         };

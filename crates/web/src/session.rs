@@ -244,6 +244,11 @@ pub trait Session: Send + Any {
     fn stall(&mut self, why: Option<String>);
     /// The next agent move to compute, if an agent is to move and may.
     fn next_job(&mut self) -> Option<Job>;
+    /// The ply at which a person must answer another player's question ([`State::unanswered`]),
+    /// if one must now.
+    fn awaiting_answer(&self) -> Option<usize>;
+    /// The answer made for a person who let the time pass at `ply` (stale if the match moved).
+    fn answer_for_absent(&self, ply: usize) -> Result<Change, ApiError>;
     /// The pause before the next agent move (watching only).
     fn delay(&self) -> Duration;
     /// An agent's advice for the position at `ply`, from what `viewer` knows; the advisor is
@@ -1123,6 +1128,23 @@ impl<G: Game> Session for Live<G> {
 
     fn delay(&self) -> Duration {
         if self.has_human() { Duration::ZERO } else { self.delay }
+    }
+
+    fn awaiting_answer(&self) -> Option<usize> {
+        if self.replay || self.capped {
+            return None;
+        }
+        let Turn::Player(p) = self.latest.turn() else { return None };
+        (self.seats[p].human && self.latest.unanswered().is_some()).then(|| self.ply())
+    }
+
+    fn answer_for_absent(&self, ply: usize) -> Result<Change, ApiError> {
+        if self.awaiting_answer() != Some(ply) || ply != self.latest_ply() {
+            return Err(ApiError::conflict("answered meanwhile", self.ply()));
+        }
+        let action = self.latest.unanswered().ok_or_else(|| ApiError::conflict("nothing to answer", self.ply()))?;
+        let (new, last) = self.follow(action, None).map_err(|e| ApiError::unprocessable(e.to_string()))?;
+        Ok(self.change(self.latest_ply(), new, Some(&last), None, Effect::Moves))
     }
 
     fn next_job(&mut self) -> Option<Job> {

@@ -951,6 +951,53 @@ async fn an_owner_cannot_pause_a_game_people_play() {
     assert_eq!(status, StatusCode::OK, "{answer}");
 }
 
+/// A person who does not answer an offer put to them cannot hold the table: after the answer
+/// time the offer is declined for them, and the game goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_nobody_answers_is_declined_in_time() {
+    let app = app_with(meeple_web::Config { answer_time: Duration::from_millis(300), ..meeple_web::Config::default() });
+    let m = create(
+        &app,
+        json!({ "game": "catan:players=3,trades=true", "seats": ["catan-value", "human", "catan-value"], "seed": 5, "move_time_ms": 50 }),
+    )
+    .await;
+    let me = &m.tokens[0];
+    let moves = format!("/api/matches/{}/moves", m.id);
+    let start = Instant::now();
+    let asked = loop {
+        assert!(start.elapsed() < Duration::from_secs(60), "no offer was put to the person");
+        let snap = snapshot_of(&app, &m.id, me).await;
+        assert!(snap["result"].is_null(), "the game ended first: {snap}");
+        let legal = snap["legal"].as_array().cloned().unwrap_or_default();
+        if legal.is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        let texts: Vec<&str> = legal.iter().filter_map(|l| l["text"].as_str()).collect();
+        if texts.contains(&"decline") {
+            break snap["ply"].as_u64().unwrap();
+        }
+        // The person's own turn: the quickest way through it.
+        let pick = ["end", "roll"].into_iter().find(|t| texts.contains(t)).unwrap_or(texts[0]);
+        let ply = snap["ply"].as_u64().unwrap();
+        Call::new("POST", &moves).token(me).json(json!({ "ply": ply, "action": pick })).go(&app).await;
+    };
+    // The person says nothing; the offer is declined for them and the game moves on.
+    let waited = Instant::now();
+    loop {
+        let snap = snapshot_of(&app, &m.id, me).await;
+        if snap["ply"].as_u64().unwrap() > asked {
+            let log = snap["log"].as_array().unwrap();
+            let answer = log.iter().find(|l| l["ply"].as_u64() == Some(asked + 1)).unwrap_or_else(|| panic!("{snap}"));
+            assert_eq!(answer["player"], 1, "{answer}");
+            assert_eq!(answer["text"], "decline", "{answer}");
+            break;
+        }
+        assert!(waited.elapsed() < Duration::from_secs(5), "the unanswered offer still holds the table");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// 11. Fair shares of the analysts: a person's hint does not wait behind a stranger's long
 /// analyses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1787,6 +1787,10 @@ impl State for CatanState {
         self.prompt_words()
     }
 
+    fn unanswered(&self) -> Option<Action> {
+        (self.phase == Phase::Answer).then_some(DECLINE)
+    }
+
     fn describe_for(&self, viewer: Player, action: Action) -> String {
         self.describe(viewer, action)
     }
