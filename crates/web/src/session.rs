@@ -768,6 +768,11 @@ impl<G: Game> Live<G> {
             match self.movers[k] {
                 u8::MAX => return Err("cannot undo past a chance event (dice, a draw)".into()),
                 p if self.seats[p as usize].human => return Ok((k, p as usize)),
+                // An agent's answer to a question put to it (a Catan offer) tells what it holds
+                // or wants: taking the question back would let it be asked again and again.
+                _ if self.state_at(k).unanswered().is_some() => {
+                    return Err("cannot undo past other players' answers to an offer".into());
+                }
                 _ => {}
             }
         }

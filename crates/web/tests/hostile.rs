@@ -998,6 +998,51 @@ async fn an_offer_nobody_answers_is_declined_in_time() {
     }
 }
 
+/// Undo cannot take back an offer once the agents have answered it: their answers tell what
+/// they hold, and the rules allow three offers a turn, none repeated once declined.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_cannot_take_back_an_answered_offer() {
+    let app = app();
+    let m = create(
+        &app,
+        json!({ "game": "catan:players=3,trades=true", "seats": ["human", "catan-value", "catan-value"], "seed": 3, "move_time_ms": 50 }),
+    )
+    .await;
+    let me = &m.tokens[0];
+    let moves = format!("/api/matches/{}/moves", m.id);
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(60), "the person never could make an offer");
+        let snap = snapshot_of(&app, &m.id, me).await;
+        assert!(snap["result"].is_null(), "the game ended first");
+        let legal = snap["legal"].as_array().cloned().unwrap_or_default();
+        if legal.is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        let texts: Vec<&str> = legal.iter().filter_map(|l| l["text"].as_str()).collect();
+        let ply = snap["ply"].as_u64().unwrap();
+        if texts.iter().any(|t| t.starts_with("with:") || *t == "withdraw") {
+            // Answered: the offer's answers are in; undo is refused.
+            let (status, body) = Call::new("POST", &format!("/api/matches/{}/undo", m.id))
+                .token(me)
+                .json(json!({ "ply": ply }))
+                .go(&app)
+                .await;
+            assert_eq!(status, StatusCode::CONFLICT, "{body}");
+            assert!(body["error"].as_str().unwrap().contains("answers"), "{body}");
+            return;
+        }
+        let offer = texts.iter().find(|t| t.starts_with("offer:"));
+        let pick = offer.copied().or(["roll", "end"].into_iter().find(|t| texts.contains(t))).unwrap_or(texts[0]);
+        Call::new("POST", &moves).token(me).json(json!({ "ply": ply, "action": pick })).go(&app).await;
+        if offer.is_some() {
+            // Everybody declined (the turn goes on without a choice): wait for an offer somebody takes.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
 /// 11. Fair shares of the analysts: a person's hint does not wait behind a stranger's long
 /// analyses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
