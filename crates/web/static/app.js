@@ -848,7 +848,18 @@ function renderSagrada(view, snap) {
   const rows = Math.ceil(n / perRow);
   const board = svg(perRow * (Wd + G), rows * (Hd + G), b, 'aria-label="sagrada windows"');
   const me = M.viewer !== null ? view.players[M.viewer] : null;
-  const offers = me && me.offers ? `<div><b>Choose a window</b>: ${me.offers.map((o, k) => `${k + 1}. ${esc(o.name)} (${o.tokens} tokens)`).join(' · ')}</div>` : '';
+  // The windows to choose from, drawn as they will look: colours and shades, a click each.
+  const offerWindow = (o, k) => {
+    const C = 24;
+    let w = `<text x="0" y="10" font-size="10" font-weight="700">${esc(o.name)}</text><text x="0" y="22" font-size="10" fill="#555">${o.tokens} tokens</text>`;
+    o.rows.forEach((row, r) => [...row].forEach((ch, c) => {
+      const x = c * C, y = 27 + r * C;
+      w += `<rect x="${x + 1}" y="${y + 1}" width="${C - 2}" height="${C - 2}" fill="${DIE_COLOURS[ch] ? DIE_COLOURS[ch] + '99' : '#f4f1ea'}" stroke="#bbb"/>`;
+      if (/[1-6]/.test(ch)) w += `<text x="${x + C / 2}" y="${y + C / 2 + 5}" text-anchor="middle" font-size="13" fill="#666">${ch}</text>`;
+    }));
+    return `<svg class="window-offer" data-t="btn:window:${k + 1}" viewBox="-2 -2 ${5 * C + 4} ${27 + 4 * C + 4}" width="${5 * C + 4}" role="button" aria-label="window ${k + 1}: ${esc(o.name)}, ${o.tokens} tokens">${w}</svg>`;
+  };
+  const offers = me && me.offers ? `<div><b>Choose a window</b><div class="window-offers">${me.offers.map(offerWindow).join('')}</div></div>` : '';
   const extra = `<div class="panel">
     <div><b>Round ${Math.min(view.round, 10)}</b> of 10 · ${view.stage}${view.drafted ? ' · drafted' : ''}${view.tool_used ? ' · tool used' : ''}</div>
     <div><b>Draft pool</b> <div class="dice">${view.pool.map((d) => dieHtml(d, mover !== null ? `d:${d}` : '')).join('') || '<span class="hint">empty</span>'}</div></div>

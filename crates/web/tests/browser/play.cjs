@@ -368,6 +368,13 @@ async function checkSecrets(browser, report) {
   const theirs = await b.evaluate(() => window.M.snap.view.players[1].private);
   const mine = await a.evaluate(() => window.M.snap.view.players[0].private);
   if (!theirs || !mine || theirs === mine) throw new Error(`private objectives ${mine} and ${theirs}`);
+  // The windows to choose from are drawn (colours and shades), not named on buttons.
+  const windows = await b.evaluate(() => [...document.querySelectorAll('#board svg.window-offer')].map((w) => ({ t: w.dataset.t, cells: w.querySelectorAll('rect').length })));
+  report.windows = windows;
+  if (windows.length < 2 || windows.some((w) => w.cells < 20 || !/^btn:window:\d$/.test(w.t))) throw new Error(`the windows offered: ${JSON.stringify(windows)}`);
+  const named = await b.evaluate(() => [...document.querySelectorAll('#choices button')].map((x) => x.textContent).filter((x) => /window/.test(x)));
+  if (named.length) throw new Error(`windows chosen by name: ${named}`);
+  await b.locator('.match').screenshot({ path: path.join(outDir, 'sagrada-window-choice.png') });
   // The creator's page once the seat is claimed: its invitation is gone, and it has no way in.
   await a.waitForFunction(() => !document.querySelector('input.join[data-seat="1"]'));
   const held = await a.evaluate((id) => JSON.parse(localStorage.getItem('meeple.match.' + id)), a.url().match(MATCH)[1]);
