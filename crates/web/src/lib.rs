@@ -601,10 +601,13 @@ fn spec_threads(spec: &str) -> usize {
 const PAST_GAMES: usize = 32;
 
 /// Answers for a person who has not answered a question put to them at `ply` within the
-/// server's answer time (the game's default answer, as if they had made it).
-fn answer_if_absent(app: Arc<App>, entry: Arc<Entry>, ply: usize) {
+/// server's answer time (the game's default answer, as if they had made it); at once where
+/// that answer is their only move (`forced`).
+fn answer_if_absent(app: Arc<App>, entry: Arc<Entry>, ply: usize, forced: bool) {
     tokio::spawn(async move {
-        tokio::time::sleep(app.config.answer_time).await;
+        if !forced {
+            tokio::time::sleep(app.config.answer_time).await;
+        }
         if entry.gone() {
             return;
         }
@@ -642,9 +645,9 @@ fn drive(app: Arc<App>, entry: Arc<Entry>) {
             }
             let mover = s.mover();
             let Some(job) = s.next_job() else {
-                if let Some(ply) = s.awaiting_answer() {
+                if let Some((ply, forced)) = s.awaiting_answer() {
                     drop(s);
-                    answer_if_absent(app, entry, ply);
+                    answer_if_absent(app, entry, ply, forced);
                 }
                 return;
             };

@@ -245,8 +245,9 @@ pub trait Session: Send + Any {
     /// The next agent move to compute, if an agent is to move and may.
     fn next_job(&mut self) -> Option<Job>;
     /// The ply at which a person must answer another player's question ([`State::unanswered`]),
-    /// if one must now.
-    fn awaiting_answer(&self) -> Option<usize>;
+    /// if one must now, and whether that answer is their only legal move (then it is made for
+    /// them at once: nobody clicks "decline" for an offer they cannot pay).
+    fn awaiting_answer(&self) -> Option<(usize, bool)>;
     /// The answer made for a person who let the time pass at `ply` (stale if the match moved).
     fn answer_for_absent(&self, ply: usize) -> Result<Change, ApiError>;
     /// The pause before the next agent move (watching only).
@@ -1135,16 +1136,19 @@ impl<G: Game> Session for Live<G> {
         if self.has_human() { Duration::ZERO } else { self.delay }
     }
 
-    fn awaiting_answer(&self) -> Option<usize> {
+    fn awaiting_answer(&self) -> Option<(usize, bool)> {
         if self.replay || self.capped {
             return None;
         }
         let Turn::Player(p) = self.latest.turn() else { return None };
-        (self.seats[p].human && self.latest.unanswered().is_some()).then(|| self.ply())
+        let default = self.latest.unanswered().filter(|_| self.seats[p].human)?;
+        let mut legal = Vec::new();
+        self.latest.legal_actions(&mut legal);
+        Some((self.ply(), legal == [default]))
     }
 
     fn answer_for_absent(&self, ply: usize) -> Result<Change, ApiError> {
-        if self.awaiting_answer() != Some(ply) || ply != self.latest_ply() {
+        if self.awaiting_answer().map(|(at, _)| at) != Some(ply) || ply != self.latest_ply() {
             return Err(ApiError::conflict("answered meanwhile", self.ply()));
         }
         let action = self.latest.unanswered().ok_or_else(|| ApiError::conflict("nothing to answer", self.ply()))?;

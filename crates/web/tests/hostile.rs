@@ -998,6 +998,52 @@ async fn an_offer_nobody_answers_is_declined_in_time() {
     }
 }
 
+/// An offer a person cannot pay is declined for them at once: they are only asked when they
+/// could accept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_is_asked_only_offers_they_could_accept() {
+    let app = app();
+    let m = create(
+        &app,
+        json!({ "game": "catan:players=3,trades=true", "seats": ["catan-value", "human", "catan-value"], "seed": 8, "move_time_ms": 50 }),
+    )
+    .await;
+    let me = &m.tokens[0];
+    let moves = format!("/api/matches/{}/moves", m.id);
+    let (mut asked, mut answered_for_me, mut sent) = (0, 0, std::collections::HashSet::new());
+    let start = Instant::now();
+    while answered_for_me == 0 || asked == 0 {
+        assert!(start.elapsed() < Duration::from_secs(90), "asked {asked}, answered for the person {answered_for_me}");
+        let snap = snapshot_of(&app, &m.id, me).await;
+        if snap["result"].is_object() {
+            break;
+        }
+        answered_for_me = snap["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["player"] == 1 && l["text"] == "decline" && !sent.contains(&l["ply"].as_u64().unwrap()))
+            .count();
+        let legal = snap["legal"].as_array().cloned().unwrap_or_default();
+        let texts: Vec<&str> = legal.iter().filter_map(|l| l["text"].as_str()).collect();
+        if texts.is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        let ply = snap["ply"].as_u64().unwrap();
+        let pick = if texts.contains(&"decline") {
+            assert!(texts.contains(&"accept"), "asked to answer an offer it cannot accept: {texts:?}");
+            asked += 1;
+            sent.insert(ply + 1);
+            "decline"
+        } else {
+            ["end", "roll"].into_iter().find(|t| texts.contains(t)).unwrap_or(texts[0])
+        };
+        Call::new("POST", &moves).token(me).json(json!({ "ply": ply, "action": pick })).go(&app).await;
+    }
+    assert!(answered_for_me > 0, "no offer it could not pay came up");
+}
+
 /// Undo cannot take back an offer once the agents have answered it: their answers tell what
 /// they hold, and the rules allow three offers a turn, none repeated once declined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
