@@ -20,9 +20,10 @@ lane1() {
     match connect4-medium-vs-easy connect4 100 2 "mcts:iters=2000" "mcts:iters=100"
     match connect4-hard-vs-medium connect4 100 2 "alphabeta:time=500ms,eval=lines" "mcts:iters=2000"
     match connect4-strongest-vs-hard connect4 60 2 "az:model=models/connect4-az.safetensors,time=1s" "alphabeta:time=500ms,eval=lines"
-    # Catan with trading between players (history-catan-*-no-trading: the levels without it).
-    match catan-medium-vs-easy catan:trades=true 48 0 catan-value catan-weighted catan-weighted catan-weighted
-    match catan-strongest-vs-medium catan:trades=true 96 0 "alphabeta:depth=2,eval=catan-value" catan-value catan-value catan-value
+    # Catan with trading between players and hidden stolen cards, as the rulebook plays it
+    # (history-catan-*-no-trading: the levels without trading; *-open-hands: with every card seen).
+    match catan-medium-vs-easy catan:trades=true,hidden_hands=true 48 0 catan-value catan-weighted catan-weighted catan-weighted
+    match catan-strongest-vs-medium catan:trades=true,hidden_hands=true 96 0 "alphabeta:depth=2,eval=catan-value" catan-value catan-value catan-value
     match sagrada-medium-vs-easy sagrada 100 0 sagrada-rules random
     match sagrada-hard-vs-medium sagrada 100 0 "alphabeta:depth=1,filter=true,eval=thesis" sagrada-rules
 }

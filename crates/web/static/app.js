@@ -922,10 +922,14 @@ function renderCatan(view, snap) {
     b += `<circle class="spot" data-t="v:${v}${rob}" cx="${X(gx)}" cy="${Y(gy)}" r="${rob ? 13 : 9}" fill="transparent"/>`;
   });
   const cardsOf = (hand) => view.resources.map((r, k) => Array.from({ length: hand[k] }, () => `<span class="card" style="background:${CATAN_RESOURCE_COLOURS[r]}" title="${r}">${r}</span>`).join('')).join('');
+  // At a table with people, another seat's hand is its count, as at a real table (what a careful
+  // player could track from the log is the game's information model, not the page's to show);
+  // watching agents, or once the game is over, every card.
+  const counts = snap.seats.some((x) => x.human) && !snap.result && !snap.replay;
   const players = view.players.map((pl, p) => {
-    const hand = pl.hand && p === snap.viewer ? '' : (pl.hand ? view.resources.map((r, k) => `${r} ${pl.hand[k]}`).join(', ') : '');
+    const hand = (pl.hand && p === snap.viewer) || counts ? '' : (pl.hand ? view.resources.map((r, k) => `${r} ${pl.hand[k]}`).join(', ') : '');
     return `<div class="player-box" data-t="s:${p}" style="border-left:6px solid ${PLAYER_COLOURS[p]}"><b>seat ${p}</b>${view.current === p ? ' · to move' : ''} · ${pl.points} points · ${pl.cards} cards · ${pl.dev_cards} development · ${pl.knights} knights · road ${pl.road_length}${view.army === p ? ' · largest army' : ''}${view.road === p ? ' · longest road' : ''}${pl.discard ? ` · discards ${pl.discard}` : ''}
-      <div class="hint">${p === snap.viewer && pl.hand ? 'your hand is shown above' : esc(hand)}${pl.unseen ? ` (+${pl.unseen} unseen)` : ''}${pl.dev ? ' · cards: ' + pl.dev.map((d) => `${d.kind} ${d.count}${d.new ? ` (${d.new} new)` : ''}`).join(', ') : ''}</div></div>`;
+      <div class="hint">${p === snap.viewer && pl.hand ? 'your hand is shown above' : esc(hand)}${pl.unseen && !counts ? ` (+${pl.unseen} unseen)` : ''}${pl.dev && (p === snap.viewer || !counts) ? ' · cards: ' + pl.dev.map((d) => `${d.kind} ${d.count}${d.new ? ` (${d.new} new)` : ''}`).join(', ') : ''}</div></div>`;
   }).join('');
   const me = snap.viewer !== null && snap.viewer !== undefined ? view.players[snap.viewer] : null;
   const mine = me && me.hand ? `<div class="hand" id="hand"><b>Your hand</b> ${cardsOf(me.hand) || '<span class="hint">no cards</span>'}${me.dev && me.dev.length ? ` · ${me.dev.map((d) => `<span class="card dev">${esc(d.kind.replace(/_/g, ' '))}${d.count > 1 ? ' ×' + d.count : ''}${d.new ? ' (new)' : ''}</span>`).join('')}` : ''}</div>` : '';

@@ -327,6 +327,10 @@ async function checkLastTurn(browser, report) {
   if (marked.targets.length < 2) throw new Error(`the computer's set-up turn marked: ${JSON.stringify(marked.targets)}`);
   const rgb = (hex) => `rgb(${parseInt(hex.slice(1, 3), 16)}, ${parseInt(hex.slice(3, 5), 16)}, ${parseInt(hex.slice(5, 7), 16)})`;
   if (marked.colours.map(rgb).includes(marked.stroke)) throw new Error(`the mark is a seat's colour: ${marked.stroke}`);
+  // Other seats' hands are counts at a person's table, not their cards.
+  const others = await page.evaluate(() => [...document.querySelectorAll('.player-box')].filter((b) => b.dataset.t !== `s:${window.M.viewer}`).map((b) => b.textContent));
+  report.others = others.map((t) => t.slice(0, 80));
+  if (others.some((t) => /(brick|lumber|wool|grain|ore) \d/.test(t))) throw new Error(`another seat's cards shown: ${others.join(' | ')}`);
   await page.context().close();
 }
 
