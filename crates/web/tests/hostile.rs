@@ -858,6 +858,47 @@ async fn answer_time(app: &Router, id: &str, token: &str, ply: u64, column: &str
     }
 }
 
+/// Creates `per_address` matches from each address, each as `request` asks.
+async fn strangers_matches(app: &Router, addresses: &[&str], per_address: usize, request: Value) -> Vec<Made> {
+    let mut made = Vec::new();
+    for &ip in addresses {
+        for _ in 0..per_address {
+            let (status, body) = Call::new("POST", "/api/matches").from(ip).json(request.clone()).go(app).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            made.push(Made {
+                id: body["id"].as_str().unwrap().into(),
+                owner: body["owner"].as_str().unwrap().into(),
+                tokens: Vec::new(),
+                body,
+            });
+        }
+    }
+    made
+}
+
+/// A person from `address` plays three moves of connect four against a fast agent: the longest
+/// wait for an answer.
+async fn persons_worst_answer(app: &Router, address: &str) -> Duration {
+    let (status, made) = Call::new("POST", "/api/matches")
+        .from(address)
+        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=200"] }))
+        .go(app)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let (id, me) = (made["id"].as_str().unwrap(), made["seats"][0]["token"].as_str().unwrap());
+    let mut worst = Duration::ZERO;
+    for (k, column) in ["4", "3", "5"].iter().enumerate() {
+        worst = worst.max(answer_time(app, id, me, 2 * k as u64, column).await);
+    }
+    worst
+}
+
+async fn delete_all(app: &Router, matches: Vec<Made>) {
+    for m in matches {
+        Call::new("DELETE", &format!("/api/matches/{}", m.id)).token(&m.owner).go(app).await;
+    }
+}
+
 /// 10. Fair shares of the thinkers: beside a stranger's agent-only matches at 5 s a move, a
 /// person's fast opponent answers at once, whether the stranger is elsewhere or shares the
 /// person's machine.
@@ -865,32 +906,12 @@ async fn answer_time(app: &Router, id: &str, token: &str, ply: u64, column: &str
 async fn a_person_waiting_for_an_agent_goes_before_a_strangers_agent_only_matches() {
     for (stranger, person) in [("10.0.0.2", "10.0.0.1"), ("127.0.0.2", "127.0.0.1")] {
         let app = app_with(meeple_web::Config { thinkers: 2, ..meeple_web::Config::default() });
-        let mut theirs = Vec::new();
-        for _ in 0..8 {
-            let (status, made) = Call::new("POST", "/api/matches")
-                .from(stranger)
-                .json(json!({ "game": "connect4", "seats": ["mcts", "mcts"], "move_time_ms": 5000, "delay_ms": 0 }))
-                .go(&app)
-                .await;
-            assert_eq!(status, StatusCode::CREATED, "{made}");
-            theirs.push((made["id"].as_str().unwrap().to_string(), made["owner"].as_str().unwrap().to_string()));
-        }
+        let request = json!({ "game": "connect4", "seats": ["mcts", "mcts"], "move_time_ms": 5000, "delay_ms": 0 });
+        let theirs = strangers_matches(&app, &[stranger], 8, request).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let (status, made) = Call::new("POST", "/api/matches")
-            .from(person)
-            .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=200"] }))
-            .go(&app)
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{made}");
-        let (id, me) = (made["id"].as_str().unwrap(), made["seats"][0]["token"].as_str().unwrap());
-        let mut worst = Duration::ZERO;
-        for (k, column) in ["4", "3", "5"].iter().enumerate() {
-            worst = worst.max(answer_time(&app, id, me, 2 * k as u64, column).await);
-        }
+        let worst = persons_worst_answer(&app, person).await;
         assert!(worst < Duration::from_millis(1000), "stranger {stranger}: the person's answer took {worst:?}");
-        for (id, owner) in theirs {
-            Call::new("DELETE", &format!("/api/matches/{id}")).token(&owner).go(&app).await;
-        }
+        delete_all(&app, theirs).await;
     }
 }
 
@@ -900,34 +921,12 @@ async fn a_person_waiting_for_an_agent_goes_before_a_strangers_agent_only_matche
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_seat_named_human_that_nobody_holds_lends_its_agents_no_priority() {
     let app = app_with(meeple_web::Config { thinkers: 2, reserved_thinkers: 1, ..meeple_web::Config::default() });
-    let mut theirs = Vec::new();
-    for stranger in ["10.0.0.2", "10.0.1.2"] {
-        for _ in 0..4 {
-            let (status, made) = Call::new("POST", "/api/matches")
-                .from(stranger)
-                .json(json!({ "game": "connect4", "seats": ["mcts", "human"], "move_time_ms": 5000 }))
-                .go(&app)
-                .await;
-            assert_eq!(status, StatusCode::CREATED, "{made}");
-            theirs.push((made["id"].as_str().unwrap().to_string(), made["owner"].as_str().unwrap().to_string()));
-        }
-    }
+    let request = json!({ "game": "connect4", "seats": ["mcts", "human"], "move_time_ms": 5000 });
+    let theirs = strangers_matches(&app, &["10.0.0.2", "10.0.1.2"], 4, request).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (status, made) = Call::new("POST", "/api/matches")
-        .from("10.0.0.1")
-        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=200"] }))
-        .go(&app)
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{made}");
-    let (id, me) = (made["id"].as_str().unwrap(), made["seats"][0]["token"].as_str().unwrap());
-    let mut worst = Duration::ZERO;
-    for (k, column) in ["4", "3", "5"].iter().enumerate() {
-        worst = worst.max(answer_time(&app, id, me, 2 * k as u64, column).await);
-    }
+    let worst = persons_worst_answer(&app, "10.0.0.1").await;
     assert!(worst < Duration::from_millis(1000), "the person's answer took {worst:?}");
-    for (id, owner) in theirs {
-        Call::new("DELETE", &format!("/api/matches/{id}")).token(&owner).go(&app).await;
-    }
+    delete_all(&app, theirs).await;
 }
 
 /// The owner's controls (pause, step, pace) are for matches of agents: a table with a person
@@ -951,6 +950,32 @@ async fn an_owner_cannot_pause_a_game_people_play() {
     assert_eq!(status, StatusCode::OK, "{answer}");
 }
 
+/// What the person holding `token` may do now at match `id`: the snapshot, its ply and the
+/// legal moves' notation (empty, after a short wait, while someone else is to move).
+async fn persons_options(app: &Router, id: &str, token: &str) -> (Value, u64, Vec<String>) {
+    let snap = snapshot_of(app, id, token).await;
+    let texts: Vec<String> =
+        snap["legal"].as_array().into_iter().flatten().filter_map(|l| l["text"].as_str().map(str::to_string)).collect();
+    if texts.is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let ply = snap["ply"].as_u64().unwrap();
+    (snap, ply, texts)
+}
+
+/// The person's move `action` at `ply`, and the quickest way through a turn of their own.
+async fn play_as(app: &Router, id: &str, token: &str, ply: u64, action: &str) {
+    Call::new("POST", &format!("/api/matches/{id}/moves"))
+        .token(token)
+        .json(json!({ "ply": ply, "action": action }))
+        .go(app)
+        .await;
+}
+
+fn quickest(texts: &[String]) -> &str {
+    ["end", "roll"].into_iter().find(|t| texts.iter().any(|x| x == t)).unwrap_or(&texts[0])
+}
+
 /// A person who does not answer an offer put to them cannot hold the table: after the answer
 /// time the offer is declined for them, and the game goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -962,25 +987,17 @@ async fn an_offer_nobody_answers_is_declined_in_time() {
     )
     .await;
     let me = &m.tokens[0];
-    let moves = format!("/api/matches/{}/moves", m.id);
     let start = Instant::now();
     let asked = loop {
         assert!(start.elapsed() < Duration::from_secs(60), "no offer was put to the person");
-        let snap = snapshot_of(&app, &m.id, me).await;
+        let (snap, ply, texts) = persons_options(&app, &m.id, me).await;
         assert!(snap["result"].is_null(), "the game ended first: {snap}");
-        let legal = snap["legal"].as_array().cloned().unwrap_or_default();
-        if legal.is_empty() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            continue;
+        if texts.iter().any(|t| t == "decline") {
+            break ply;
         }
-        let texts: Vec<&str> = legal.iter().filter_map(|l| l["text"].as_str()).collect();
-        if texts.contains(&"decline") {
-            break snap["ply"].as_u64().unwrap();
+        if !texts.is_empty() {
+            play_as(&app, &m.id, me, ply, quickest(&texts)).await;
         }
-        // The person's own turn: the quickest way through it.
-        let pick = ["end", "roll"].into_iter().find(|t| texts.contains(t)).unwrap_or(texts[0]);
-        let ply = snap["ply"].as_u64().unwrap();
-        Call::new("POST", &moves).token(me).json(json!({ "ply": ply, "action": pick })).go(&app).await;
     };
     // The person says nothing; the offer is declined for them and the game moves on.
     let waited = Instant::now();
@@ -1009,12 +1026,11 @@ async fn a_person_is_asked_only_offers_they_could_accept() {
     )
     .await;
     let me = &m.tokens[0];
-    let moves = format!("/api/matches/{}/moves", m.id);
     let (mut asked, mut answered_for_me, mut sent) = (0, 0, std::collections::HashSet::new());
     let start = Instant::now();
     while answered_for_me == 0 || asked == 0 {
         assert!(start.elapsed() < Duration::from_secs(90), "asked {asked}, answered for the person {answered_for_me}");
-        let snap = snapshot_of(&app, &m.id, me).await;
+        let (snap, ply, texts) = persons_options(&app, &m.id, me).await;
         if snap["result"].is_object() {
             break;
         }
@@ -1024,22 +1040,18 @@ async fn a_person_is_asked_only_offers_they_could_accept() {
             .iter()
             .filter(|l| l["player"] == 1 && l["text"] == "decline" && !sent.contains(&l["ply"].as_u64().unwrap()))
             .count();
-        let legal = snap["legal"].as_array().cloned().unwrap_or_default();
-        let texts: Vec<&str> = legal.iter().filter_map(|l| l["text"].as_str()).collect();
         if texts.is_empty() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
             continue;
         }
-        let ply = snap["ply"].as_u64().unwrap();
-        let pick = if texts.contains(&"decline") {
-            assert!(texts.contains(&"accept"), "asked to answer an offer it cannot accept: {texts:?}");
+        let pick = if texts.iter().any(|t| t == "decline") {
+            assert!(texts.iter().any(|t| t == "accept"), "asked to answer an offer it cannot accept: {texts:?}");
             asked += 1;
             sent.insert(ply + 1);
             "decline"
         } else {
-            ["end", "roll"].into_iter().find(|t| texts.contains(t)).unwrap_or(texts[0])
+            quickest(&texts)
         };
-        Call::new("POST", &moves).token(me).json(json!({ "ply": ply, "action": pick })).go(&app).await;
+        play_as(&app, &m.id, me, ply, pick).await;
     }
     assert!(answered_for_me > 0, "no offer it could not pay came up");
 }
@@ -1055,20 +1067,15 @@ async fn undo_cannot_take_back_an_answered_offer() {
     )
     .await;
     let me = &m.tokens[0];
-    let moves = format!("/api/matches/{}/moves", m.id);
     let start = Instant::now();
     loop {
         assert!(start.elapsed() < Duration::from_secs(60), "the person never could make an offer");
-        let snap = snapshot_of(&app, &m.id, me).await;
+        let (snap, ply, texts) = persons_options(&app, &m.id, me).await;
         assert!(snap["result"].is_null(), "the game ended first");
-        let legal = snap["legal"].as_array().cloned().unwrap_or_default();
-        if legal.is_empty() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
+        if texts.is_empty() {
             continue;
         }
-        let texts: Vec<&str> = legal.iter().filter_map(|l| l["text"].as_str()).collect();
-        let ply = snap["ply"].as_u64().unwrap();
-        if texts.iter().any(|t| t.starts_with("with:") || *t == "withdraw") {
+        if texts.iter().any(|t| t.starts_with("with:") || t == "withdraw") {
             // Answered: the offer's answers are in; undo is refused.
             let (status, body) = Call::new("POST", &format!("/api/matches/{}/undo", m.id))
                 .token(me)
@@ -1079,13 +1086,9 @@ async fn undo_cannot_take_back_an_answered_offer() {
             assert!(body["error"].as_str().unwrap().contains("answers"), "{body}");
             return;
         }
+        // An offer when there is one (everybody may decline it: then wait for one somebody takes).
         let offer = texts.iter().find(|t| t.starts_with("offer:"));
-        let pick = offer.copied().or(["roll", "end"].into_iter().find(|t| texts.contains(t))).unwrap_or(texts[0]);
-        Call::new("POST", &moves).token(me).json(json!({ "ply": ply, "action": pick })).go(&app).await;
-        if offer.is_some() {
-            // Everybody declined (the turn goes on without a choice): wait for an offer somebody takes.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        play_as(&app, &m.id, me, ply, offer.map_or_else(|| quickest(&texts), String::as_str)).await;
     }
 }
 
@@ -1184,21 +1187,28 @@ async fn fill_from(app: &Router, ip: &str) -> (usize, StatusCode, Value) {
     }
 }
 
+/// Four addresses of network `net` (10.net.k.1) take all the matches they may; then a fifth
+/// asks for one: what each of the four got, and the fifth's answer.
+async fn newcomer_after_four(app: &Router, net: u8) -> (Vec<usize>, StatusCode, Value) {
+    let mut took = Vec::new();
+    for k in 1..=4 {
+        took.push(fill_from(app, &format!("10.{net}.{k}.1")).await.0);
+    }
+    let (status, body) = Call::new("POST", "/api/matches")
+        .from(&format!("10.{net}.9.1"))
+        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
+        .go(app)
+        .await;
+    (took, status, body)
+}
+
 /// Shares shrink as the server fills: a few addresses cannot take all its matches, its memory
 /// or its spectators' streams; a newcomer still gets one of each.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_few_addresses_cannot_fill_the_server() {
     // Matches: 20 places, 16 a client.
     let app = app_with(meeple_web::Config { max_matches: 20, ..meeple_web::Config::default() });
-    let mut took = Vec::new();
-    for k in 1..=4 {
-        took.push(fill_from(&app, &format!("10.0.{k}.1")).await.0);
-    }
-    let (status, body) = Call::new("POST", "/api/matches")
-        .from("10.0.9.1")
-        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
-        .go(&app)
-        .await;
+    let (took, status, body) = newcomer_after_four(&app, 0).await;
     assert_eq!(status, StatusCode::CREATED, "after four addresses took {took:?} of 20 matches: {body}");
     // Memory: 1 GiB, a quarter a client.
     let app = app_with(meeple_web::Config {
@@ -1206,15 +1216,7 @@ async fn a_few_addresses_cannot_fill_the_server() {
         max_agent_memory: 64 << 20,
         ..meeple_web::Config::default()
     });
-    let mut took = Vec::new();
-    for k in 1..=4 {
-        took.push(fill_from(&app, &format!("10.1.{k}.1")).await.0);
-    }
-    let (status, body) = Call::new("POST", "/api/matches")
-        .from("10.1.9.1")
-        .json(json!({ "game": "connect4", "seats": ["human", "mcts:iters=100"] }))
-        .go(&app)
-        .await;
+    let (took, status, body) = newcomer_after_four(&app, 1).await;
     assert_eq!(status, StatusCode::CREATED, "after four addresses took {took:?} matches of the memory: {body}");
     // Spectators' streams: 40 in all, 24 a client.
     let app = app_with(meeple_web::Config { max_streams: 40, max_spectators: 100, ..meeple_web::Config::default() });
