@@ -236,6 +236,9 @@ struct Entry {
     /// When a seat's token last changed the match (a move, an undo, an answer), in
     /// milliseconds of [`clock_ms`]; 0: never.
     seat_acted: AtomicU64,
+    /// The ply (plus one) a person's answer is being waited for, so one timer waits per
+    /// question however often the match is driven meanwhile; 0: none.
+    answer_armed: AtomicU64,
     memory: Mutex<Option<Reservation>>,
     /// Stored in the database (a replay is not).
     kept: bool,
@@ -477,6 +480,7 @@ impl App {
             seat_streams: (0..seats).map(|_| AtomicUsize::new(0)).collect(),
             seat_epoch: (0..seats).map(|_| AtomicU64::new(0)).collect(),
             seat_acted: AtomicU64::new(0),
+            answer_armed: AtomicU64::new(0),
             memory: Mutex::new(Some(memory)),
             kept,
             past,
@@ -604,9 +608,14 @@ const PAST_GAMES: usize = 32;
 /// server's answer time (the game's default answer, as if they had made it); at once where
 /// that answer is their only move (`forced`).
 fn answer_if_absent(app: Arc<App>, entry: Arc<Entry>, ply: usize, forced: bool) {
+    let armed = ply as u64 + 1;
+    if !forced && entry.answer_armed.swap(armed, Ordering::Relaxed) == armed {
+        return; // already waited for
+    }
     tokio::spawn(async move {
         if !forced {
             tokio::time::sleep(app.config.answer_time).await;
+            let _ = entry.answer_armed.compare_exchange(armed, 0, Ordering::Relaxed, Ordering::Relaxed);
         }
         if entry.gone() {
             return;
