@@ -54,6 +54,7 @@ pub fn play_game<G: Game>(game: &G, agents: &Ext<G>, config: &MatchConfig, index
         returns: state.returns().map(|r| r.to_vec()),
         scores: state.scores().to_vec(),
         metrics: state.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        resigned: None,
     };
     Ok(PlayedGame { index, seating, record, move_ms, move_seats, settings: Some(config.settings()), check: None })
 }

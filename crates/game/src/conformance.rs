@@ -114,6 +114,7 @@ pub fn check<G: Game>(game: &G, config: &Config) -> Result<Report, String> {
             returns: Some(returns.to_vec()),
             scores: last.scores().to_vec(),
             metrics: last.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            resigned: None,
         };
         let record = GameRecord::from_json(&record.to_json()).map_err(|e| ctx(0, e.to_string()))?;
         let replayed = replay(game, &record).map_err(|e| ctx(0, e.to_string()))?;

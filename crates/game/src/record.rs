@@ -21,9 +21,20 @@ pub struct GameRecord {
     /// The game's own figures at the end ([`crate::State::metrics`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub metrics: std::collections::BTreeMap<String, f64>,
+    /// The seat that resigned, ending the game before its rules did: `returns` are then
+    /// [`GameRecord::resignation_returns`], and the last position is not terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resigned: Option<usize>,
 }
 
 impl GameRecord {
+    /// The returns of a game `seat` resigned among `players`: nothing for it, the others share
+    /// the win (one player's return sums to 1, as the rules' own outcomes do).
+    pub fn resignation_returns(players: usize, seat: usize) -> Vec<f64> {
+        let others = players.saturating_sub(1).max(1) as f64;
+        (0..players).map(|p| if p == seat { 0.0 } else { 1.0 / others }).collect()
+    }
+
     /// Reads a record from one line of JSON.
     pub fn from_json(text: &str) -> Result<Self, Error> {
         serde_json::from_str(text).map_err(|e| Error::Record(format!("not a game record: {e}")))
@@ -51,7 +62,22 @@ pub fn replay<G: Game>(game: &G, record: &GameRecord) -> Result<Vec<G::State>, E
         state.apply(action).map_err(|e| Error::Record(format!("ply {} ('{text}'): {e}", ply + 1)))?;
         states.push(state.clone());
     }
-    if let Some(expected) = &record.returns {
+    if let Some(seat) = record.resigned {
+        let n = game.num_players();
+        if seat >= n {
+            return Err(Error::Record(format!("record says seat {seat} resigned; the game has seats 0..{n}")));
+        }
+        if state.is_terminal() {
+            return Err(Error::Record(format!("record says seat {seat} resigned, but the game ended by its rules")));
+        }
+        let expected = GameRecord::resignation_returns(n, seat);
+        if record.returns.as_deref() != Some(expected.as_slice()) {
+            return Err(Error::Record(format!(
+                "record says seat {seat} resigned with returns {:?}; a resignation gives {expected:?}",
+                record.returns
+            )));
+        }
+    } else if let Some(expected) = &record.returns {
         match state.returns() {
             Some(r) if r.as_slice() == expected.as_slice() => {}
             Some(r) => return Err(Error::Record(format!("record says returns {expected:?}, replay gives {r:?}"))),

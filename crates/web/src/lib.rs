@@ -795,6 +795,7 @@ pub fn build(config: Config) -> Result<Router, String> {
         .route("/api/matches/{id}", get(routes::snapshot).delete(routes::delete_match))
         .route("/api/matches/{id}/moves", post(routes::submit))
         .route("/api/matches/{id}/undo", post(routes::undo))
+        .route("/api/matches/{id}/resign", post(routes::resign))
         .route("/api/matches/{id}/control", post(routes::control))
         .route("/api/matches/{id}/claim", post(routes::claim))
         .route("/api/matches/{id}/token", post(routes::rotate))

@@ -295,6 +295,28 @@ pub(crate) async fn undo(
     Ok(axum::Json(json!({ "ply": ply })))
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResignBody {}
+
+/// A person gives up the game with their seat's token (the body: `{}`).
+pub(crate) async fn resign(
+    axum::extract::State(app): Shared,
+    table: Table,
+    body: Bytes,
+) -> Result<axum::Json<Value>, ApiError> {
+    let ResignBody {} = json_body(&body, "a resignation (give {}, with the seat's token)")?;
+    let seat = command(
+        &app,
+        table.entry,
+        table.token.as_deref(),
+        |s, access| Ok((s.resign(access)?, access.seat)),
+        |_, p| Ok(p),
+    )
+    .await?;
+    Ok(axum::Json(json!({ "resigned": seat })))
+}
+
 pub(crate) async fn control(
     axum::extract::State(app): Shared,
     table: Table,

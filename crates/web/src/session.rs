@@ -148,6 +148,9 @@ pub struct Stored {
     pub move_time_ms: u64,
     pub delay_ms: u64,
     pub paused: bool,
+    /// The seat that resigned, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resigned: Option<Player>,
 }
 
 /// What the store writes for a [`Change`], in one transaction: the stored line cut to `keep`
@@ -178,6 +181,10 @@ enum Effect {
         to: usize,
     },
     Control(Control),
+    /// A person gave up: the game ends there.
+    Resign {
+        seat: Player,
+    },
     /// Seats claimed, tokens rotated, invitations issued.
     Seats {
         tokens: Vec<Option<String>>,
@@ -225,6 +232,10 @@ pub trait Session: Send + Any {
     /// match is at (a second click of the same undo is stale); gives the ply it goes back to.
     fn undo(&self, ply: usize, access: Access) -> Result<(Change, usize), ApiError>;
     fn control(&self, control: &Control) -> Result<Change, ApiError>;
+    /// The seat of `access` gives up: the game ends, that seat scoring nothing and the others
+    /// sharing the win. Refused where other people play on at a table of more than two seats
+    /// (one person's resignation would end their game).
+    fn resign(&self, access: Access) -> Result<Change, ApiError>;
     /// Claims the person seat whose invitation is `invite` for whoever holds `token` from now
     /// on; gives the seat.
     fn claim(&self, invite: &str, token: String) -> Result<(Change, Player), ApiError>;
@@ -337,6 +348,8 @@ pub struct Live<G: Game> {
     error: Option<String>,
     /// Stopped at the ply cap.
     capped: bool,
+    /// The seat that resigned: the game is over without its rules' end.
+    resigned: Option<Player>,
     /// Why an agent's move is waiting for the store.
     stalled: Option<String>,
     /// A replay of a record: read-only, every seat's view open.
@@ -422,6 +435,7 @@ impl<G: Game> Live<G> {
             epoch: 0,
             error: None,
             capped: false,
+            resigned: None,
             stalled: None,
             replay: false,
             ended: false,
@@ -520,6 +534,12 @@ impl<G: Game> Live<G> {
         live.move_time = Duration::from_millis(stored.move_time_ms).clamp(Duration::from_millis(1), MAX_MOVE_TIME);
         live.delay = Duration::from_millis(stored.delay_ms).min(MAX_DELAY);
         live.paused = stored.paused;
+        if let Some(p) = stored.resigned {
+            if p >= n {
+                return Err(ApiError::bad(format!("a stored match of {} says seat {p} resigned", live.spec)));
+            }
+            live.resigned = Some(p);
+        }
         for (k, &(a, ms)) in moves.iter().enumerate() {
             live.push(a, ms).map_err(|e| ApiError::unprocessable(format!("stored ply {}: {e}", k + 1)))?;
         }
@@ -552,6 +572,16 @@ impl<G: Game> Live<G> {
                 .parse_action(text)
                 .map_err(|e| ApiError::unprocessable(format!("ply {}: '{text}': {e}", k + 1)))?;
             live.push(a, None).map_err(|e| ApiError::unprocessable(format!("ply {}: '{text}': {e}", k + 1)))?;
+        }
+        if let Some(p) = record.resigned {
+            if p >= live.seats.len() || live.latest.is_terminal() {
+                return Err(ApiError::unprocessable(format!(
+                    "the record says seat {p} resigned, in a game of {} seats that {}",
+                    live.seats.len(),
+                    if live.latest.is_terminal() { "its rules ended" } else { "it does not have" }
+                )));
+            }
+            live.resigned = Some(p);
         }
         Ok(live)
     }
@@ -617,7 +647,7 @@ impl<G: Game> Live<G> {
     /// Nature moves at once (a new match's deal, a restored match's next draw).
     fn resolve_chance(&mut self) {
         let mut outcomes = Vec::new();
-        while self.latest.turn() == Turn::Chance && !self.capped {
+        while self.latest.turn() == Turn::Chance && !self.halted() {
             let a = self.draw(&self.latest, self.latest_ply(), &mut outcomes);
             self.push(a, None).expect("a listed chance outcome applies");
             self.check_cap();
@@ -627,6 +657,11 @@ impl<G: Game> Live<G> {
     /// Whether a match at `ply` plies in `state` has reached the server's ply cap.
     fn capped_at(&self, ply: usize, state: &G::State) -> bool {
         ply >= self.allowed.max_plies && !state.is_terminal() && !self.replay
+    }
+
+    /// No more moves: the server's ply cap, or a resignation.
+    fn halted(&self) -> bool {
+        self.capped || self.resigned.is_some()
     }
 
     fn check_cap(&mut self) {
@@ -710,13 +745,17 @@ impl<G: Game> Live<G> {
             seed: self.seed,
             agents: self.seats.iter().map(|s| s.spec.clone()).collect(),
             actions,
-            returns: last.returns().map(|r| r.to_vec()),
+            returns: match self.resigned {
+                Some(p) => Some(GameRecord::resignation_returns(self.seats.len(), p)),
+                None => last.returns().map(|r| r.to_vec()),
+            },
             scores: last.scores().to_vec(),
             metrics: if last.is_terminal() {
                 last.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect()
             } else {
                 Default::default()
             },
+            resigned: self.resigned,
         }
     }
 
@@ -729,7 +768,7 @@ impl<G: Game> Live<G> {
             "over"
         } else if self.replay {
             "replay"
-        } else if self.latest.is_terminal() {
+        } else if self.latest.is_terminal() || self.resigned.is_some() {
             "over"
         } else if self.capped {
             "stopped"
@@ -762,7 +801,7 @@ impl<G: Game> Live<G> {
     /// The position before the last person's move, if nature has not moved since, and whose move
     /// it was.
     fn undo_target(&self) -> Result<(usize, Player), String> {
-        if self.latest.is_terminal() || self.capped {
+        if self.latest.is_terminal() || self.halted() {
             return Err("the game is over: its moves stand".into());
         }
         for k in (0..self.latest_ply()).rev() {
@@ -827,7 +866,7 @@ impl<G: Game> Session for Live<G> {
         let mover = state.current_player();
         let may_move = ply == latest
             && !self.replay
-            && !self.capped
+            && !self.halted()
             && self.thinking.is_none()
             && mover.is_some_and(|p| viewer == Some(p) && self.seats[p].human);
         let mut legal = Vec::new();
@@ -841,7 +880,13 @@ impl<G: Game> Session for Live<G> {
                 })
                 .collect();
         }
-        let result = state.returns().map(|r| json!({ "returns": r.as_slice(), "scores": state.scores().as_slice() }));
+        let result = match self.resigned.filter(|_| ply == latest) {
+            Some(p) => Some(json!({
+                "returns": GameRecord::resignation_returns(self.seats.len(), p), "scores": state.scores().as_slice(),
+                "resigned": p,
+            })),
+            None => state.returns().map(|r| json!({ "returns": r.as_slice(), "scores": state.scores().as_slice() })),
+        };
         // Whether a person holds each person seat (a seat whose invitation is unclaimed waits).
         let seats: Vec<Value> = self
             .seats
@@ -900,6 +945,9 @@ impl<G: Game> Session for Live<G> {
         }
         if self.capped {
             return Err(ApiError::conflict("the match has stopped at the server's ply limit", self.ply()));
+        }
+        if let Some(p) = self.resigned {
+            return Err(ApiError::conflict(format!("the game is over: seat {p} resigned"), self.ply()));
         }
         if request.ply != self.ply() {
             return Err(ApiError::conflict(
@@ -989,6 +1037,37 @@ impl<G: Game> Session for Live<G> {
         Ok(self.change(self.latest_ply(), Vec::new(), None, setup, Effect::Control(control.clone())))
     }
 
+    fn resign(&self, access: Access) -> Result<Change, ApiError> {
+        if self.replay {
+            return Err(ApiError::conflict("a replay is read-only", self.ply()));
+        }
+        let Some(p) = access.seat.filter(|&p| self.seats[p].human) else {
+            return Err(ApiError::forbidden("resigning needs the token of a person's seat"));
+        };
+        if self.finished() {
+            return Err(ApiError::conflict("the game is over already", self.ply()));
+        }
+        let others = (0..self.seats.len()).filter(|&q| q != p && self.seats[q].human).count();
+        if self.seats.len() > 2 && others > 0 {
+            return Err(ApiError::conflict(
+                format!(
+                    "{others} other {} at this table: a resignation would end their game too (leave the page instead; \
+                     an offer put to you is declined for you after the server's answer time)",
+                    if others == 1 { "person plays" } else { "people play" }
+                ),
+                self.ply(),
+            ));
+        }
+        let setup = self.stored().map(|s| Stored { resigned: Some(p), ..s });
+        let mut change = self.change(self.latest_ply(), Vec::new(), None, setup, Effect::Resign { seat: p });
+        let mut record = self.record();
+        record.returns = Some(GameRecord::resignation_returns(self.seats.len(), p));
+        record.metrics = Default::default();
+        record.resigned = Some(p);
+        change.write.finished = Some(record);
+        Ok(change)
+    }
+
     fn claim(&self, invite: &str, token: String) -> Result<(Change, Player), ApiError> {
         let found = (!invite.is_empty())
             .then(|| self.seats.iter().position(|s| s.invite.as_deref().is_some_and(|c| same_token(c, invite))))
@@ -1063,6 +1142,9 @@ impl<G: Game> Session for Live<G> {
         if let Effect::Undo { to } = effect {
             self.truncate(to);
         }
+        if let Effect::Resign { seat } = effect {
+            self.resigned = Some(seat);
+        }
         for &(k, a, ms) in &write.moves {
             if k < self.latest_ply() {
                 continue;
@@ -1090,6 +1172,14 @@ impl<G: Game> Session for Live<G> {
                     seat.agent = None;
                 }
             }
+            Effect::Resign { .. } => {
+                self.epoch += 1;
+                self.thinking = None;
+                self.stop_thinking();
+                for seat in &mut self.seats {
+                    seat.agent = None;
+                }
+            }
             Effect::Control(c) => {
                 if let Some(ms) = c.delay_ms {
                     self.delay = Duration::from_millis(ms);
@@ -1111,7 +1201,7 @@ impl<G: Game> Session for Live<G> {
                 self.thinking = None;
                 self.cancel = None;
                 self.stalled = None;
-                if !self.latest.is_terminal() && !self.capped {
+                if !self.latest.is_terminal() && !self.halted() {
                     self.seats[seat].agent = agent.and_then(|a| a.downcast::<BoxedAgent<G::State>>().ok()).map(|a| *a);
                 }
             }
@@ -1137,7 +1227,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn awaiting_answer(&self) -> Option<(usize, bool)> {
-        if self.replay || self.capped {
+        if self.replay || self.halted() {
             return None;
         }
         let Turn::Player(p) = self.latest.turn() else { return None };
@@ -1157,7 +1247,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn next_job(&mut self) -> Option<Job> {
-        if self.replay || self.capped || self.out || self.thinking.is_some() || (self.paused && !self.step) {
+        if self.replay || self.halted() || self.out || self.thinking.is_some() || (self.paused && !self.step) {
             return None;
         }
         let Turn::Player(p) = self.latest.turn() else { return None };
@@ -1278,7 +1368,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn public(&self) -> bool {
-        self.replay || !self.has_human() || self.latest.is_terminal() || self.capped
+        self.replay || !self.has_human() || self.latest.is_terminal() || self.halted()
     }
 
     fn has_person(&self) -> bool {
@@ -1290,7 +1380,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn finished(&self) -> bool {
-        self.latest.is_terminal() || self.capped
+        self.latest.is_terminal() || self.halted()
     }
 
     fn agents_bound(&self) -> u64 {
@@ -1333,6 +1423,7 @@ impl<G: Game> Session for Live<G> {
             move_time_ms: self.move_time.as_millis() as u64,
             delay_ms: self.delay.as_millis() as u64,
             paused: self.paused,
+            resigned: self.resigned,
         })
     }
 

@@ -501,6 +501,12 @@ function outcomeText(snap) {
   const r = snap.result.returns;
   const best = Math.max(...r);
   const winners = r.map((v, i) => [v, i]).filter(([v]) => v === best).map(([, i]) => i);
+  const gaveUp = snap.result.resigned;
+  if (gaveUp !== undefined && gaveUp !== null) {
+    const quitter = seatName(snap, gaveUp);
+    const rest = winners.map((i) => seatName(snap, i));
+    return `Game over: ${capital(quitter)} resigned; ${rest.join(' and ')} ${rest.length > 1 ? 'share the win' : rest[0] === 'you' ? 'win' : 'wins'}`;
+  }
   if (winners.length === r.length) return 'Game over: a draw';
   const names = winners.map((i) => seatName(snap, i));
   const you = names.length === 1 && names[0] === 'you';
@@ -539,6 +545,7 @@ function renderSide() {
         <a href="/api/matches/${M.id}/record" download><button type="button">Record</button></a>
         <label class="hint">view <select id="viewer">${viewers}</select></label>
         ${snap.result && !snap.replay && Object.keys(tokens()).length ? '<button type="button" id="rematch" title="a new game with the same players, each moved one seat on (two players: sides swapped)">Play again, seats swapped</button>' : ''}
+        ${mayResign(snap) ? `<button type="button" id="resign" class="${M.resigning ? 'danger' : ''}" title="give up this game: you score nothing">${M.resigning ? 'Resign? Click again' : 'Resign'}</button>` : ''}
         ${seatToken() && !snap.result && !snap.replay ? '<button type="button" id="rotate" title="a new token for your seat: anywhere else that holds this seat loses it">New token</button>' : ''}
       </div>
       ${invites()}
@@ -565,6 +572,7 @@ function renderSide() {
   on('analyse', analyse);
   on('rotate', rotate);
   on('rematch', rematch);
+  on('resign', resign);
   document.querySelectorAll('button.reissue').forEach((b) => b.addEventListener('click', () => reissue(Number(b.dataset.seat))));
   const speed = $('#speed');
   if (speed) speed.addEventListener('change', () => control({ delay_ms: Number(speed.value) }));
@@ -581,6 +589,30 @@ function renderSide() {
   });
   document.querySelectorAll('button.copy').forEach((b) => b.addEventListener('click', () => navigator.clipboard && navigator.clipboard.writeText(b.dataset.url)));
   document.querySelectorAll('#moves li').forEach((li) => li.addEventListener('click', () => browse(Number(li.dataset.ply))));
+}
+
+// A person may give up a game of two, or one where nobody else plays on (the server says the
+// same): the first click asks, the second resigns.
+function mayResign(snap) {
+  if (!seatToken() || snap.result || snap.replay || M.browsing !== null || !snap.seats[M.viewer] || !snap.seats[M.viewer].human) return false;
+  return snap.seats.length <= 2 || !snap.seats.some((s, i) => i !== M.viewer && s.human);
+}
+
+async function resign() {
+  if (!M.resigning) {
+    M.resigning = true;
+    renderSide();
+    setTimeout(() => { if (M.resigning) { M.resigning = false; renderSide(); } }, 4000);
+    return;
+  }
+  M.resigning = false;
+  try {
+    await api('POST', `/api/matches/${M.id}/resign`, {}, seatToken());
+    M.sel = [];
+    await refresh();
+  } catch (e) {
+    showError(e.message);
+  }
 }
 
 // The invitations of the seats nobody has claimed yet, for whoever created the match to send;

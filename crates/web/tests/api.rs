@@ -698,3 +698,81 @@ async fn an_undo_while_the_agent_thinks_then_a_new_move_gets_an_answer() {
         assert_eq!(status, StatusCode::OK, "{body}");
     }
 }
+
+/// A person resigns with their seat's token: the game is over at once, the resigner scoring
+/// nothing and the others sharing the win; the record says who resigned and replays; a stored
+/// game keeps it across a restart. Where other people play on at a table of more than two
+/// seats, one person cannot end their game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_resigns_and_the_record_and_store_say_so() {
+    let dir = std::env::temp_dir().join(format!("meeple-api-resign-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = || meeple_web::Config { data_dir: Some(dir.clone()), ..meeple_web::Config::default() };
+    let app = meeple_web::router(config());
+    let m = create(&app, "connect4", &["human", "first"], 3).await;
+    let (id, me) = (m.id.clone(), m.seat(0).to_string());
+    call_as(&app, &me, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": 0, "action": "4" }))).await;
+    wait_for_turn(&app, &m, 0).await;
+    let resign = format!("/api/matches/{id}/resign");
+    let (status, body) = call(&app, "POST", &resign, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a stranger cannot resign for a seat: {body}");
+    let (status, body) = call_as(&app, &m.owner, "POST", &resign, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the owner holds no seat: {body}");
+    let (status, body) = call_as(&app, &me, "POST", &resign, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["resigned"], 0);
+    let snap = wait_for_turn(&app, &m, 0).await;
+    assert_eq!(snap["status"], "over");
+    assert_eq!(snap["result"]["returns"], json!([0.0, 1.0]));
+    assert_eq!(snap["result"]["resigned"], 0);
+    assert!(snap["legal"].as_array().unwrap().is_empty());
+    assert!(snap["seed"].is_string(), "the game is over: its seed is shown");
+    let (status, body) = call_as(&app, &me, "POST", &resign, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let (status, body) =
+        call_as(&app, &me, "POST", &format!("/api/matches/{id}/moves"), Some(json!({ "ply": 2, "action": "4" }))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "no move after a resignation: {body}");
+    assert!(body["error"].as_str().unwrap().contains("resigned"), "{body}");
+    let (status, record) = call(&app, "GET", &format!("/api/matches/{id}/record"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let record: GameRecord = serde_json::from_value(record).unwrap();
+    assert_eq!(record.resigned, Some(0));
+    assert_eq!(record.returns, Some(vec![0.0, 1.0]));
+    assert_eq!(record.actions.len(), 2);
+    let game = meeple_games::Connect4::default();
+    meeple_game::replay(&game, &record).expect("a resigned game's record replays");
+    let mut forged = record.clone();
+    forged.returns = Some(vec![1.0, 0.0]);
+    assert!(meeple_game::replay(&game, &forged).is_err(), "a resignation gives the resigner nothing");
+    // Replayed from its record, the page shows who resigned.
+    let (status, replay) = call(&app, "POST", "/api/replays", Some(json!({ "records": record.to_json() }))).await;
+    assert_eq!(status, StatusCode::CREATED, "{replay}");
+    let (_, last) = call(&app, "GET", &format!("/api/matches/{}?ply=2", replay["id"].as_str().unwrap()), None).await;
+    assert_eq!(last["result"]["resigned"], 0, "{last}");
+
+    // Three seats, one person: the two agents share the win.
+    let c = create(&app, "catan:players=3", &["human", "random", "random"], 4).await;
+    let (status, body) =
+        call_as(&app, c.seat(0), "POST", &format!("/api/matches/{}/resign", c.id), Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, snap) = call_as(&app, c.seat(0), "GET", &format!("/api/matches/{}", c.id), None).await;
+    assert_eq!(snap["result"]["returns"], json!([0.0, 0.5, 0.5]));
+    // Three seats, two people: one cannot end the other's game.
+    let p = create(&app, "catan:players=3", &["human", "random", "human"], 5).await;
+    let (status, body) =
+        call_as(&app, p.seat(2), "POST", &format!("/api/matches/{}/resign", p.id), Some(json!({}))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("other person"), "{body}");
+
+    // After a restart the store lists the game with the resignation's result.
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let app = meeple_web::router(config());
+    let (_, games) = call(&app, "GET", "/api/games", None).await;
+    let listed = games["games"].as_array().unwrap().iter().find(|g| g["id"] == json!(id)).cloned();
+    let listed = listed.unwrap_or_else(|| panic!("the resigned game is listed: {games}"));
+    assert_eq!(listed["returns"], json!([0.0, 1.0]));
+    let (_, snap) = call(&app, "GET", &format!("/api/matches/{id}"), None).await;
+    assert_eq!(snap["result"]["resigned"], 0, "{snap}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -137,6 +137,7 @@ fn every_game_is_played_by_clicking_in_chromium() {
         "hot-seat",
         "big-seed",
         "turn-notice",
+        "resign",
         "last-turn",
         "secrets",
         "catan-trades-hot",

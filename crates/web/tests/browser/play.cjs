@@ -305,6 +305,29 @@ async function checkTurnNotice(browser, report) {
   await page.context().close();
 }
 
+// A person resigns: the first click asks, the second gives up; the banner says who resigned and
+// who wins, the tab says the game is over, and the game can be played again.
+async function checkResign(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await newGame(page, { name: 'connect4', params: {}, seats: ['human', 'random'] });
+  await page.waitForFunction(() => document.title.startsWith('● Your move'), null, { timeout: 10_000 });
+  await clickTarget(page, 0.5);
+  await page.waitForFunction(() => document.title.startsWith('● Your move') && window.M.snap.ply >= 2, null, { timeout: 10_000 });
+  await page.click('#resign');
+  report.asked = await page.textContent('#resign');
+  if (!/again/i.test(report.asked)) throw new Error(`the first click should ask: ${report.asked}`);
+  if (await page.evaluate(() => !!window.M.snap.result)) throw new Error('one click resigned');
+  await page.click('#resign');
+  await page.waitForSelector('#result', { timeout: 10_000 });
+  report.banner = await page.textContent('#result');
+  if (!/you resigned; the computer wins/i.test(report.banner)) throw new Error(`the banner: ${report.banner}`);
+  report.title = await page.title();
+  if (!report.title.startsWith('Game over')) throw new Error(`the tab: ${report.title}`);
+  if (!(await page.$('#rematch'))) throw new Error('no Play again after a resignation');
+  if (await page.$('#resign')) throw new Error('Resign still offered after the game');
+  await page.context().close();
+}
+
 // The computer's last turn is marked whole (in Catan's set-up: the settlement and its road), in
 // a hue that is no seat's colour.
 async function checkLastTurn(browser, report) {
@@ -653,7 +676,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
