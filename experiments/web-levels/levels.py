@@ -52,51 +52,62 @@ def find(agents, name):
     raise SystemExit(f"no agent {name!r} among {[a['name'] for a in agents]}")
 
 
+def measure(level_list):
+    """Each level's figures from the match against the level below (where it was measured)."""
+    below = None
+    for level in level_list:
+        m = level.get("measured")
+        if m:
+            with open(os.path.join(HERE, m["file"] + ".json")) as f:
+                result = json.load(f)
+            me, them = find(result["agents"], m["as"]), find(result["agents"], m["against"])
+            n = me["wins"] + me["draws"] + me["losses"]
+            score = (me["wins"] + me["draws"] / 2) / n
+            lo, hi = wilson(score, n)
+            seats = len(result["agents"])
+            m.update({
+                "games": n, "wins": me["wins"], "draws": me["draws"], "losses": me["losses"],
+                "score": round(100 * score, 1), "ci": [round(100 * lo, 1), round(100 * hi, 1)],
+                "ms": [short_ms(me["mean_move_ms"]), short_ms(them["mean_move_ms"])],
+            })
+            interval = f"{m['score']:.1f}% [{m['ci'][0]:.1f}, {m['ci'][1]:.1f}]"
+            # The card's line for players; the full figure is its tooltip.
+            if seats > 2:
+                level["short"] = (f"wins {m['score']:.0f}% against {WORDS.get(seats - 1, seats - 1)} {below} "
+                                  f"(a fair share is {100 / seats:.0f}%)")
+            else:
+                level["short"] = f"scores {m['score']:.0f}% against {below}"
+            if seats > 2:
+                level["strength"] = (
+                    f"won {interval} of {n} games against {WORDS.get(seats - 1, seats - 1)} {below} players "
+                    f"(an equal seat wins {100 / seats:.0f}%)")
+            else:
+                level["strength"] = f"scored {interval} against {below} over {n} games"
+            level["strength"] += f"; {said_ms(m['ms'][0])} ms a move against {said_ms(m['ms'][1])}"
+        below = level["name"]
+
+
 def main():
     with open(LEVELS) as f:
         levels = json.load(f)
     for game, entry in levels["games"].items():
-        below = None
-        for level in entry["levels"]:
-            m = level.get("measured")
-            if m:
-                with open(os.path.join(HERE, m["file"] + ".json")) as f:
-                    result = json.load(f)
-                me, them = find(result["agents"], m["as"]), find(result["agents"], m["against"])
-                n = me["wins"] + me["draws"] + me["losses"]
-                score = (me["wins"] + me["draws"] / 2) / n
-                lo, hi = wilson(score, n)
-                seats = len(result["agents"])
-                m.update({
-                    "games": n, "wins": me["wins"], "draws": me["draws"], "losses": me["losses"],
-                    "score": round(100 * score, 1), "ci": [round(100 * lo, 1), round(100 * hi, 1)],
-                    "ms": [short_ms(me["mean_move_ms"]), short_ms(them["mean_move_ms"])],
-                })
-                interval = f"{m['score']:.1f}% [{m['ci'][0]:.1f}, {m['ci'][1]:.1f}]"
-                # The card's line for players; the full figure is its tooltip.
-                if seats > 2:
-                    level["short"] = (f"wins {m['score']:.0f}% against {WORDS.get(seats - 1, seats - 1)} {below} "
-                                      f"(a fair share is {100 / seats:.0f}%)")
-                else:
-                    level["short"] = f"scores {m['score']:.0f}% against {below}"
-                if seats > 2:
-                    level["strength"] = (
-                        f"won {interval} of {n} games against {WORDS.get(seats - 1, seats - 1)} {below} players "
-                        f"(an equal seat wins {100 / seats:.0f}%)")
-                else:
-                    level["strength"] = f"scored {interval} against {below} over {n} games"
-                level["strength"] += f"; {said_ms(m['ms'][0])} ms a move against {said_ms(m['ms'][1])}"
-            below = level["name"]
+        measure(entry["levels"])
+        # A variant (its own setting of the game) has levels of its own, measured in it.
+        for variant in entry.get("variants", []):
+            if "levels" in variant:
+                measure(variant["levels"])
     if "--table" in sys.argv:
         print("| game | level | agent | against the level below | games | ms a move (level, below) |")
         print("|---|---|---|---|---|---|")
         for game, entry in levels["games"].items():
-            for level in entry["levels"]:
+            lists = [(entry["title"], entry["levels"])]
+            lists += [(f"{entry['title']} ({v['name'].lower()})", v["levels"]) for v in entry.get("variants", []) if "levels" in v]
+            for title, level in ((t, lv) for t, ls in lists for lv in ls):
                 m = level.get("measured")
                 score = f"{m['score']:.1f}% [{m['ci'][0]:.1f}, {m['ci'][1]:.1f}] (+{m['wins']} ={m['draws']} -{m['losses']})" if m else "the baseline"
                 games = m["games"] if m else ""
                 ms = f"{said_ms(m['ms'][0])}, {said_ms(m['ms'][1])}" if m else ""
-                print(f"| {entry['title']} | {level['name']} | `{level['agent']}` | {score} | {games} | {ms} |")
+                print(f"| {title} | {level['name']} | `{level['agent']}` | {score} | {games} | {ms} |")
     text = json.dumps(levels, indent=1, ensure_ascii=False) + "\n"
     with open(LEVELS + ".tmp", "w") as f:
         f.write(text)

@@ -36,6 +36,13 @@ lane2() {
     match cathedral-strongest-vs-hard cathedral 60 2 "az:model=models/cathedral-az.safetensors,time=1s" "mcts:time=500ms,eval=area,cutoff=20"
     match sagrada-strongest-vs-hard sagrada 60 0 "ismcts:playout=sagrada-rules,margin=smooth,filter=true,eval=thesis,c=1.4,time=1s" "alphabeta:depth=1,filter=true,eval=thesis"
 }
+# Santorini with gods drawn at random: its Strongest against Hard is the gods network's match at
+# equal time (experiments/santorini-gods-az-vs-alphabeta/az-vs-alphabeta-100ms.json, 200 games).
+lane3() {
+    match santorini-gods-medium-vs-easy santorini:gods=random 100 4 "alphabeta:depth=2,eval=(gods:threats=true)" "mcts:iters=100"
+    match santorini-gods-hard-vs-medium santorini:gods=random 100 4 "alphabeta:time=100ms,eval=(gods:threats=true)" "alphabeta:depth=2,eval=(gods:threats=true)"
+}
 lane1 &
 lane2 &
+lane3 &
 wait

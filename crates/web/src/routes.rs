@@ -52,6 +52,7 @@ pub(crate) async fn catalog() -> axum::Json<Value> {
             json!({
                 "name": g.name, "about": g.about, "params": params,
                 "title": mine["title"], "blurb": mine["blurb"], "spec": mine["spec"], "levels": mine["levels"],
+                "variant": mine["variant"], "variants": mine["variants"],
             })
         })
         .collect();

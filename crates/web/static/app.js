@@ -97,6 +97,59 @@ async function startMatch(body, errorEl, level) {
   }
 }
 
+// A game's setting on the front page: its own (variant 0) or one of its variants, with the
+// levels measured in it (a variant without levels of its own plays the game's, unmeasured there).
+function setupOf(g, k = Number((document.querySelector(`select.variant[data-game="${g.name}"]`) || {}).value || 0)) {
+  if (!k || !(g.variants || [])[k - 1]) return { name: g.variant, spec: g.spec || g.name, levels: g.levels || [], measured: true };
+  const v = g.variants[k - 1];
+  return { name: v.name, about: v.about, spec: v.spec, levels: v.levels || g.levels || [], measured: !!v.levels, pick: v.pick };
+}
+
+function levelsHtml(g, setup) {
+  return setup.levels.map((l, k) => {
+    const shown = setup.measured && l.strength;
+    const line = shown ? `<br><span class="hint strength" title="${esc(l.strength)}">${esc(l.short || l.strength)}${setup.pick && pickedAll(g, setup) ? ' (over random pairings)' : ''}</span>`
+      : k > 0 && !setup.measured ? '<br><span class="hint">not measured in this variant</span>' : '';
+    return `<div class="level"><button type="button" class="level-button" data-game="${esc(g.name)}" data-level="${k}">${esc(l.name)}</button> <span><span class="about">${esc(l.about)}</span>${line}</span></div>`;
+  }).join('');
+}
+
+// What a variant lets a player pick at the table (Santorini's gods): one choice per seat, each
+// "at random" or a name; the seats' picks in seat order.
+function pickHtml(g, setup) {
+  if (!setup.pick) return setup.about ? `<span class="hint">${esc(setup.about)}</span>` : '';
+  const p = setup.pick;
+  return `<span class="hint">${esc(setup.about || '')}</span>` + p.seats.map((label, i) => `<label class="hint">${esc(label)} <select class="picked" data-game="${esc(g.name)}" data-seat="${i}"><option value="">at random</option>${p.from.map((n) => `<option value="${esc(n)}">${esc(capital(n))}</option>`).join('')}</select></label>`).join(' ');
+}
+
+function pickedAll(g) {
+  return [...document.querySelectorAll(`select.picked[data-game="${g.name}"]`)].some((s) => s.value);
+}
+
+// The spec of a setting with `param` set to `value` (the game's specs are NAME:KEY=VALUE,...).
+function withParam(spec, param, value) {
+  const [name, rest] = spec.split(/:(.*)/s);
+  const parts = (rest || '').split(',').filter((x) => x && !x.startsWith(param + '='));
+  parts.push(`${param}=${value}`);
+  return `${name}:${parts.join(',')}`;
+}
+
+// The game spec to play: the setting's, with the picks (ours first: `order[i]` is the seat of
+// the i-th pick). A pick left at random is drawn here, different from the others'.
+function specToPlay(g, setup, order) {
+  if (!setup.pick) return setup.spec;
+  const chosen = [...document.querySelectorAll(`select.picked[data-game="${g.name}"]`)].map((s) => s.value);
+  if (!chosen.some((x) => x)) return setup.spec;
+  const bySeat = [];
+  chosen.forEach((name, i) => { bySeat[order[i]] = name; });
+  for (let i = 0; i < bySeat.length; i++) {
+    if (bySeat[i]) continue;
+    const free = setup.pick.from.filter((n) => !bySeat.includes(n));
+    bySeat[i] = free[Math.floor(Math.random() * free.length)];
+  }
+  return withParam(setup.spec, setup.pick.param, bySeat.join('+'));
+}
+
 async function showHome() {
   document.title = 'meeple';
   $('#where').textContent = 'play';
@@ -113,9 +166,11 @@ async function showHome() {
         <div class="thumb" data-thumb="${esc(g.name)}"></div>
         <h2>${esc(g.title || g.name)}</h2>
         <p class="blurb">${esc(g.blurb || g.about)}</p>
+        ${(g.variants || []).length ? `<label class="variant-choice">Variant <select class="variant" data-game="${esc(g.name)}">${[g.variant, ...g.variants.map((v) => v.name)].map((n, k) => `<option value="${k}">${esc(n)}</option>`).join('')}</select></label>
+          <div class="pick" data-pick="${esc(g.name)}"></div>` : ''}
         ${(g.levels || []).length ? `<div class="levels"><b>Play the computer</b>
           <label class="hint">you play <select class="seat-choice" data-game="${esc(g.name)}"><option value="0">first</option><option value="1">second</option><option value="random">either</option></select></label>
-          ${g.levels.map((l, k) => `<div class="level"><button type="button" class="level-button" data-game="${esc(g.name)}" data-level="${k}">${esc(l.name)}</button> <span><span class="about">${esc(l.about)}</span>${l.strength ? `<br><span class="hint strength" title="${esc(l.strength)}">${esc(l.short || l.strength)}</span>` : ''}</span></div>`).join('')}
+          <div data-levels="${esc(g.name)}">${levelsHtml(g, setupOf(g))}</div>
         </div>` : ''}
         <div class="controls"><button type="button" class="friend" data-game="${esc(g.name)}">Play a friend</button><button type="button" class="watch" data-game="${esc(g.name)}">Watch the computer</button></div>
         <div class="error" data-error="${esc(g.name)}"></div>
@@ -160,25 +215,68 @@ async function showHome() {
       if (el) el.innerHTML = thumbnail(info);
     }).catch(() => { /* no thumbnail */ });
   }
-  const infoOf = async (name) => byName[name].info || (byName[name].info = await api('GET', '/api/game?spec=' + encodeURIComponent(byName[name].spec || name)));
+  const infos = {};
+  const infoOf = async (spec) => infos[spec] || (infos[spec] = await api('GET', '/api/game?spec=' + encodeURIComponent(spec)));
   const errorOf = (name) => document.querySelector(`[data-error="${name}"]`);
-  document.querySelectorAll('.level-button').forEach((b) => b.addEventListener('click', async () => {
+  // A variant redraws its card: the board of its opening, its levels, what it lets a player pick.
+  const showSetup = (g) => {
+    const setup = setupOf(g);
+    const levels = document.querySelector(`[data-levels="${g.name}"]`);
+    if (levels) levels.innerHTML = levelsHtml(g, setup);
+    const pick = document.querySelector(`[data-pick="${g.name}"]`);
+    if (pick) {
+      pick.innerHTML = pickHtml(g, setup);
+      pick.querySelectorAll('select.picked').forEach((s) => s.addEventListener('change', () => { if (levels) levels.innerHTML = levelsHtml(g, setup); bindLevels(); }));
+    }
+    bindLevels();
+    infoOf(setup.spec).then((info) => {
+      const el = document.querySelector(`[data-thumb="${g.name}"]`);
+      if (el) el.innerHTML = thumbnail(info);
+    }).catch(() => { /* no thumbnail */ });
+  };
+  const bindLevels = () => document.querySelectorAll('.level-button').forEach((b) => { b.onclick = async () => {
     const g = byName[b.dataset.game];
-    const level = g.levels[Number(b.dataset.level)];
-    const info = await infoOf(g.name);
-    const choice = document.querySelector(`.seat-choice[data-game="${g.name}"]`).value;
-    const seat = choice === 'random' ? Math.floor(Math.random() * info.players) : Math.min(Number(choice), info.players - 1);
-    startMatch({ game: info.spec, seats: levelSeats(info.players, level.agent, seat), move_time_ms: level.move_time_ms || 1000 }, errorOf(g.name), level.name);
-  }));
+    const setup = setupOf(g);
+    const level = setup.levels[Number(b.dataset.level)];
+    try {
+      const players = (await infoOf(setup.spec)).players;
+      const choice = document.querySelector(`.seat-choice[data-game="${g.name}"]`).value;
+      const seat = choice === 'random' ? Math.floor(Math.random() * players) : Math.min(Number(choice), players - 1);
+      // Picks: the person's for their seat, the computer's for the other.
+      const spec = specToPlay(g, setup, [seat, ...Array.from({ length: players }, (_, i) => i).filter((i) => i !== seat)]);
+      const info = await infoOf(spec);
+      startMatch({ game: info.spec, seats: levelSeats(info.players, level.agent, seat), move_time_ms: level.move_time_ms || 1000 }, errorOf(g.name), level.name);
+    } catch (e) {
+      errorOf(g.name).textContent = e.message;
+    }
+  }; });
+  document.querySelectorAll('select.variant').forEach((s) => {
+    s.addEventListener('change', () => showSetup(byName[s.dataset.game]));
+    // A page restored from the browser's history keeps the variant chosen before.
+    if (Number(s.value)) showSetup(byName[s.dataset.game]);
+  });
+  bindLevels();
+  const seatsInOrder = (n) => Array.from({ length: n }, (_, i) => i);
   document.querySelectorAll('button.friend').forEach((b) => b.addEventListener('click', async () => {
-    const info = await infoOf(b.dataset.game);
-    startMatch({ game: info.spec, seats: Array(info.players).fill('human') }, errorOf(b.dataset.game));
+    const g = byName[b.dataset.game];
+    const setup = setupOf(g);
+    try {
+      const info = await infoOf(specToPlay(g, setup, seatsInOrder((await infoOf(setup.spec)).players)));
+      startMatch({ game: info.spec, seats: Array(info.players).fill('human') }, errorOf(g.name));
+    } catch (e) {
+      errorOf(g.name).textContent = e.message;
+    }
   }));
   document.querySelectorAll('button.watch').forEach((b) => b.addEventListener('click', async () => {
     const g = byName[b.dataset.game];
-    const info = await infoOf(g.name);
-    const top = (g.levels || [])[g.levels.length - 1];
-    startMatch({ game: info.spec, seats: Array(info.players).fill(top ? top.agent : info.opponent), delay_ms: 500, move_time_ms: (top && top.move_time_ms) || 1000 }, errorOf(g.name));
+    const setup = setupOf(g);
+    try {
+      const info = await infoOf(specToPlay(g, setup, seatsInOrder((await infoOf(setup.spec)).players)));
+      const top = setup.levels[setup.levels.length - 1];
+      startMatch({ game: info.spec, seats: Array(info.players).fill(top ? top.agent : info.opponent), delay_ms: 500, move_time_ms: (top && top.move_time_ms) || 1000 }, errorOf(g.name));
+    } catch (e) {
+      errorOf(g.name).textContent = e.message;
+    }
   }));
   // Past games, a page at a time.
   let next = games.next;

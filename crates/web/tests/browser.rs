@@ -133,6 +133,7 @@ fn every_game_is_played_by_clicking_in_chromium() {
     }
     for check in [
         "front",
+        "variants",
         "two-players",
         "hot-seat",
         "big-seed",

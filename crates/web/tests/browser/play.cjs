@@ -236,6 +236,40 @@ async function checkFront(browser, report) {
   await page.context().close();
 }
 
+// The variants people play, chosen on the front page: Santorini with gods, each side's god picked
+// (the computer plays the gods network, measured in that setting); Catan with three players.
+async function checkVariants(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  await page.goto(`${base}/`);
+  await page.waitForSelector('select.variant[data-game="santorini"]');
+  await page.selectOption('select.variant[data-game="santorini"]', { label: 'With gods' });
+  await page.waitForSelector('select.picked[data-game="santorini"][data-seat="1"]');
+  report.godsLevels = await page.evaluate(() => [...document.querySelectorAll('.game-card[data-game="santorini"] .level')].map((l) => l.textContent.replace(/\s+/g, ' ').trim()));
+  if (!report.godsLevels.some((t) => /Strongest.*gods network.*scores 6\d% against Hard/.test(t))) throw new Error(`the gods levels: ${report.godsLevels.join(' | ')}`);
+  await page.selectOption('select.picked[data-game="santorini"][data-seat="0"]', 'apollo');
+  await page.selectOption('select.picked[data-game="santorini"][data-seat="1"]', 'pan');
+  await page.selectOption('select.seat-choice[data-game="santorini"]', '1');
+  report.variantShot = path.join(outDir, 'front-variants.png');
+  await page.locator('.game-card[data-game="santorini"]').screenshot({ path: report.variantShot });
+  await page.click('.level-button[data-game="santorini"][data-level="0"]');
+  await page.waitForURL(MATCH);
+  await page.waitForFunction(() => window.M && window.M.snap);
+  report.gods = await page.evaluate(() => ({ game: window.M.snap.game, seats: window.M.snap.seats.map((x) => x.spec) }));
+  // The person plays second with Apollo: the first seat's god (the computer's) is Pan.
+  if (!/gods=pan\+apollo/.test(report.gods.game) || report.gods.seats[1] !== 'human') throw new Error(`the gods game: ${JSON.stringify(report.gods)}`);
+  await page.goto(`${base}/`);
+  await page.waitForSelector('select.variant[data-game="catan"]');
+  await page.selectOption('select.variant[data-game="catan"]', { label: 'Three players' });
+  report.catanLevels = await page.evaluate(() => [...document.querySelectorAll('.game-card[data-game="catan"] .level')].map((l) => l.textContent.replace(/\s+/g, ' ').trim()));
+  if (!report.catanLevels.slice(1).every((t) => /not measured in this variant/.test(t))) throw new Error(`unmeasured levels should say so: ${report.catanLevels.join(' | ')}`);
+  await page.click('.level-button[data-game="catan"][data-level="0"]');
+  await page.waitForURL(MATCH);
+  await page.waitForFunction(() => window.M && window.M.snap);
+  report.catan = await page.evaluate(() => window.M.snap.game);
+  if (!/players=3/.test(report.catan) || !/trades=true/.test(report.catan) || !/hidden_hands=true/.test(report.catan)) throw new Error(`the Catan game: ${report.catan}`);
+  await page.context().close();
+}
+
 // Hot seat: two people at one screen; the page holds both seats and its view follows the mover.
 async function checkHotSeat(browser, report) {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
@@ -676,7 +710,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['variants', checkVariants], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
