@@ -10,7 +10,18 @@ fn print_params(params: &[ParamInfo]) {
     }
 }
 
-pub fn games() -> Result<()> {
+pub fn games(rules: Option<&str>) -> Result<()> {
+    if let Some(spec) = rules {
+        let (canonical, card) = with_game!(spec, |g| (g.spec().to_string(), g.rules()))?;
+        println!("{canonical}");
+        for section in card {
+            println!("\n{}", section.heading);
+            for line in section.lines {
+                println!("  - {line}");
+            }
+        }
+        return Ok(());
+    }
     for info in GAMES {
         println!("{:<10} {}", info.name, info.about);
         print_params(info.params);

@@ -31,8 +31,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// List games with their parameters and defaults.
-    Games,
+    /// List games with their parameters and defaults, or one game's rules in short.
+    Games {
+        /// Print the rules card of this game in this setting (`catan:trades=true`,
+        /// `santorini:gods=apollo+pan`): what the web page shows beside the board.
+        #[arg(long, value_name = "GAME")]
+        rules: Option<String>,
+    },
     /// List agents with their options and defaults.
     Agents {
         /// Also list the agents that belong to this game (rules-based players).
@@ -143,7 +148,7 @@ fn one_line(text: &str) -> String {
 
 fn run(command: Command) -> Result<()> {
     match command {
-        Command::Games => listing::games(),
+        Command::Games { rules } => listing::games(rules.as_deref()),
         Command::Agents { game } => listing::agents(game.as_deref()),
         Command::Perft { game, depth, divide } => listing::perft(&game, depth, divide),
         Command::Play(args) => play::run(&args),

@@ -61,6 +61,19 @@ pub struct GameInfo {
     pub params: &'static [ParamInfo],
 }
 
+/// A section of a game's rules card ([`Game::rules`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RulesSection {
+    pub heading: String,
+    pub lines: Vec<String>,
+}
+
+impl RulesSection {
+    pub fn new(heading: &str, lines: &[&str]) -> Self {
+        RulesSection { heading: heading.into(), lines: lines.iter().map(|l| l.to_string()).collect() }
+    }
+}
+
 /// Actions laid out on the observation's board ([`Game::action_planes`]): action `a` is cell
 /// `index[a]` of `planes` planes of the board, counted `plane * rows * cols + row * cols + col`
 /// where `[_, rows, cols]` is the observation shape. No two actions share a cell.
@@ -158,6 +171,13 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// generic ones every game gets (`random`, `mcts`): a quick search with the game's own
     /// evaluator, or its rules-based player. None by default.
     fn ladder_agents(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The rules in short, as a card beside the board: sections of a heading and lines in
+    /// words, for this setting of the game (its options change the rules; Catan's trading,
+    /// Santorini's gods). Empty for a game without one.
+    fn rules(&self) -> Vec<RulesSection> {
         Vec::new()
     }
 

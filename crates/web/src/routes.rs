@@ -71,7 +71,7 @@ fn describe<G: Game>(game: &G) -> Value {
     let initial = game.initial_state();
     json!({
         "spec": game.spec().to_string(), "name": G::INFO.name, "players": game.num_players(), "agents": agents,
-        "opponent": opponent, "advisor": advisor, "view": initial.view(None),
+        "opponent": opponent, "advisor": advisor, "view": initial.view(None), "rules": game.rules(),
     })
 }
 

@@ -172,7 +172,7 @@ async function showHome() {
           <label class="hint">you play <select class="seat-choice" data-game="${esc(g.name)}"><option value="0">first</option><option value="1">second</option><option value="random">either</option></select></label>
           <div data-levels="${esc(g.name)}">${levelsHtml(g, setupOf(g))}</div>
         </div>` : ''}
-        <div class="controls"><button type="button" class="friend" data-game="${esc(g.name)}">Play a friend</button><button type="button" class="watch" data-game="${esc(g.name)}">Watch the computer</button></div>
+        <div class="controls"><button type="button" class="friend" data-game="${esc(g.name)}">Play a friend</button><button type="button" class="rules" data-game="${esc(g.name)}">Rules</button><button type="button" class="watch" data-game="${esc(g.name)}">Watch the computer</button></div>
         <div class="error" data-error="${esc(g.name)}"></div>
       </div>`).join('')}
     </div>
@@ -266,6 +266,11 @@ async function showHome() {
     } catch (e) {
       errorOf(g.name).textContent = e.message;
     }
+  }));
+  document.querySelectorAll('button.rules').forEach((b) => b.addEventListener('click', () => {
+    const g = byName[b.dataset.game];
+    const setup = setupOf(g);
+    showRules(specToPlay(g, setup, [0, 1]));
   }));
   document.querySelectorAll('button.watch').forEach((b) => b.addEventListener('click', async () => {
     const g = byName[b.dataset.game];
@@ -640,6 +645,7 @@ function renderSide() {
         ${snap.replay ? '' : `<button type="button" id="undo" ${snap.undoable ? '' : 'disabled'}>Undo</button>`}
         ${watching && !snap.replay && ownerToken() ? `<button type="button" id="pause">${live.paused ? 'Resume' : 'Pause'}</button><button type="button" id="step" ${live.paused ? '' : 'disabled'}>Step</button>
           <label class="hint">pause <select id="speed">${[0, 100, 250, 500, 1000, 2000].map((d) => `<option value="${d}" ${live.delay_ms === d ? 'selected' : ''}>${d} ms</option>`).join('')}</select></label>` : ''}
+        <button type="button" id="rules-button" title="the rules of this game (r)">Rules</button>
         <a href="/api/matches/${M.id}/record" download><button type="button">Record</button></a>
         <label class="hint">view <select id="viewer">${viewers}</select></label>
         ${snap.result && !snap.replay && Object.keys(tokens()).length ? '<button type="button" id="rematch" title="a new game with the same players, each moved one seat on (two players: sides swapped)">Play again, seats swapped</button>' : ''}
@@ -671,6 +677,7 @@ function renderSide() {
   on('rotate', rotate);
   on('rematch', rematch);
   on('resign', resign);
+  on('rules-button', () => showRules(snap.game));
   document.querySelectorAll('button.reissue').forEach((b) => b.addEventListener('click', () => reissue(Number(b.dataset.seat))));
   const speed = $('#speed');
   if (speed) speed.addEventListener('change', () => control({ delay_ms: Number(speed.value) }));
@@ -687,6 +694,20 @@ function renderSide() {
   });
   document.querySelectorAll('button.copy').forEach((b) => b.addEventListener('click', () => navigator.clipboard && navigator.clipboard.writeText(b.dataset.url)));
   document.querySelectorAll('#moves li').forEach((li) => li.addEventListener('click', () => browse(Number(li.dataset.ply))));
+}
+
+// The rules card of a game in this setting (its options change the rules: Catan's trading,
+// Santorini's gods), from the server.
+async function showRules(spec) {
+  try {
+    const info = await api('GET', '/api/game?spec=' + encodeURIComponent(spec));
+    $('#rules-title').textContent = `Rules: ${info.name}`;
+    $('#rules-body').innerHTML = (info.rules || []).map((sec) => `<h3>${esc(sec.heading)}</h3><ul>${sec.lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`).join('') || '<p>No rules card for this game.</p>';
+    $('#rules').hidden = false;
+    $('#rules-close').focus();
+  } catch (e) {
+    showError(e.message);
+  }
 }
 
 // A person may give up a game of two, or one where nobody else plays on (the server says the
@@ -1146,7 +1167,7 @@ document.addEventListener('keydown', (ev) => {
   if (ev.target.matches('input, select, textarea')) return;
   const help = $('#help');
   if (ev.key === '?') { help.hidden = !help.hidden; return; }
-  if (ev.key === 'Escape') { help.hidden = true; if (M.sel.length) { M.sel = []; render(); } return; }
+  if (ev.key === 'Escape') { help.hidden = true; $('#rules').hidden = true; if (M.sel.length) { M.sel = []; render(); } return; }
   if (!M.snap || !location.pathname.startsWith('/m/')) return;
   const plies = (M.latest && M.browsing !== null ? M.latest : M.snap).plies;
   const at = M.browsing ?? plies;
@@ -1157,7 +1178,10 @@ document.addEventListener('keydown', (ev) => {
   else if (ev.key === ' ' && !M.snap.seats.some((s) => s.human) && !M.snap.replay) { ev.preventDefault(); control({ paused: !M.snap.paused }); }
   else if (ev.key === 'u') undo();
   else if (ev.key === 'h') analyse();
+  else if (ev.key === 'r') showRules(M.snap.game);
 });
+$('#rules-close').addEventListener('click', () => { $('#rules').hidden = true; });
+$('#rules').addEventListener('click', (ev) => { if (ev.target.id === 'rules') $('#rules').hidden = true; });
 $('#help-button').addEventListener('click', () => { $('#help').hidden = false; });
 $('#help-close').addEventListener('click', () => { $('#help').hidden = true; });
 document.addEventListener('click', (ev) => {

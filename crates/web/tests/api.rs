@@ -776,3 +776,39 @@ async fn a_person_resigns_and_the_record_and_store_say_so() {
     assert_eq!(snap["result"]["resigned"], 0, "{snap}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every game has a rules card, in words, for the setting asked for: Catan's says whether players
+/// trade, Santorini's names the gods in play and what they do.
+#[tokio::test]
+async fn every_game_has_a_rules_card_for_its_setting() {
+    let app = app();
+    for info in meeple_games::GAMES {
+        let (status, body) = call(&app, "GET", &format!("/api/game?spec={}", info.name), None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let rules = body["rules"].as_array().unwrap();
+        assert!(!rules.is_empty(), "{}: no rules card", info.name);
+        for section in rules {
+            assert!(!section["heading"].as_str().unwrap().is_empty());
+            assert!(section["lines"].as_array().unwrap().iter().all(|l| l.as_str().unwrap().len() > 10), "{section}");
+        }
+    }
+    let text = |v: &Value| v["rules"].to_string();
+    let (_, plain) = call(&app, "GET", "/api/game?spec=catan", None).await;
+    let (_, trading) = call(&app, "GET", "/api/game?spec=catan:trades=true,players=3", None).await;
+    assert!(text(&plain).contains("No trading between players"), "{}", text(&plain));
+    assert!(text(&trading).contains("accepts or declines") && text(&trading).contains("3 players"));
+    let (_, pair) = call(&app, "GET", "/api/game?spec=santorini:gods=atlas%2Bpan", None).await;
+    assert!(text(&pair).contains("Atlas: Your worker may build a dome at any level"), "{}", text(&pair));
+    assert!(!text(&pair).contains("Apollo"), "only the gods in play");
+    let (_, drawn) = call(&app, "GET", "/api/game?spec=santorini:gods=random", None).await;
+    assert_eq!(
+        text(&drawn).matches(": Your worker").count()
+            + text(&drawn).matches(": If ").count()
+            + text(&drawn).matches(": You also").count(),
+        10,
+        "all ten gods: {}",
+        text(&drawn)
+    );
+    let (_, base) = call(&app, "GET", "/api/game?spec=santorini", None).await;
+    assert!(!text(&base).contains("Gods"), "no gods in the base game");
+}

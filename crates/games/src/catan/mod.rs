@@ -33,8 +33,8 @@ pub use eval::{CatanValue, ValueAgent, WeightedRandom};
 
 use board::{EDGES, HARBOURS, HEXES, TOPOLOGY, VERTICES};
 use meeple_game::{
-    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, Spec, State, Turn,
-    Values, sample_chance, zobrist::splitmix64,
+    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, RulesSection, Spec,
+    State, Turn, Values, sample_chance, zobrist::splitmix64,
 };
 use rand::RngExt;
 use std::fmt;
@@ -373,6 +373,69 @@ const BEGINNER_HARBOURS: [u8; HARBOURS] =
     [GENERIC_HARBOUR, 3, 4, GENERIC_HARBOUR, 2, GENERIC_HARBOUR, GENERIC_HARBOUR, 0, 1];
 
 impl Game for Catan {
+    fn rules(&self) -> Vec<RulesSection> {
+        let mut card = vec![
+            RulesSection {
+                heading: "How to play".into(),
+                lines: vec![
+                    format!(
+                        "{} players. Set-up: each places a settlement and a road, then again in reverse order; the \
+                         second settlement pays its neighbouring resources.",
+                        self.players
+                    ),
+                    "A turn: roll the dice (every hex with that number pays each settlement beside it 1 card and \
+                     each city 2), then trade and build as you like, then end the turn."
+                        .into(),
+                    "A 7: everyone holding more than 7 cards discards half (rounded down); you move the robber \
+                     (its hex pays nothing) and steal a random card from a player beside it."
+                        .into(),
+                    format!("The first to reach {} victory points on their own turn wins.", self.points_to_win),
+                ],
+            },
+            RulesSection::new(
+                "Building costs",
+                &[
+                    "Road: 1 brick, 1 lumber.",
+                    "Settlement (1 point): 1 brick, 1 lumber, 1 wool, 1 grain. At least two corners from any \
+                     other settlement, and on your own road (after set-up).",
+                    "City (2 points, replaces a settlement): 3 ore, 2 grain.",
+                    "Development card: 1 ore, 1 wool, 1 grain.",
+                ],
+            ),
+            RulesSection::new(
+                "Development cards",
+                &[
+                    "Knight (move the robber and steal), road building (two free roads), year of plenty (two \
+                     cards of your choice), monopoly (every card of one resource from the others), victory \
+                     point (counts at once, kept hidden).",
+                    "One per turn, before or after the roll, not one bought this turn.",
+                    "Largest army: the first with 3 knights played, 2 points. Longest road: the first with 5 \
+                     roads in a row, 2 points; taken only by a longer one.",
+                ],
+            ),
+        ];
+        let mut trade = vec![
+            "With the bank: 4 of one resource for 1 of another; 3:1 at a harbour of yours, 2:1 \
+                              of its resource at a special one."
+                .to_string(),
+        ];
+        if self.trades {
+            trade.push(format!(
+                "With the other players, after your roll: offer 1 for 1, 1 for 2 or 2 for 1 of different \
+                 resources; each other player accepts or declines in turn, and you trade with one who \
+                 accepted. At most {} offers a turn, none repeated.",
+                self.offers_per_turn
+            ));
+        } else {
+            trade.push("No trading between players in this setting.".into());
+        }
+        if self.hidden_hands {
+            trade.push("A stolen card is seen by thief and victim only; the others see counts.".into());
+        }
+        card.push(RulesSection { heading: "Trading".into(), lines: trade });
+        card
+    }
+
     fn table_agents(&self) -> (String, String) {
         ("catan-value".into(), "catan-value".into())
     }

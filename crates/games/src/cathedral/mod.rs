@@ -13,8 +13,8 @@ pub use eval::{CathedralEvaluator, LargestFirstAgent};
 pub use pieces::{BUILDINGS, Building, COUNTS, PlacementTable};
 
 use meeple_game::{
-    Action, ActionPlanes, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State,
-    Turn, Values,
+    Action, ActionPlanes, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player,
+    RulesSection, Spec, State, Turn, Values,
 };
 use std::fmt;
 
@@ -67,6 +67,48 @@ const NONE: u8 = u8::MAX;
 const MAX_BUILDINGS: usize = 14;
 
 impl Game for Cathedral {
+    fn rules(&self) -> Vec<RulesSection> {
+        let start = match self.variant {
+            Variant::Standard => "Light places the cathedral first; then dark and light take turns, dark first.",
+            Variant::Lehmann => {
+                "Dark places a first building on the empty board; then light places the cathedral and its own \
+                 first building in one turn; then they take turns."
+            }
+            Variant::RandomPlacer => {
+                "A coin decides who places the cathedral; the other player places the first building; then \
+                 they take turns."
+            }
+        };
+        vec![
+            RulesSection {
+                heading: "How to play".into(),
+                lines: vec![
+                    format!(
+                        "Two players, light and dark, each with a set of buildings, on a {0}x{0} board.",
+                        self.size
+                    ),
+                    start.into(),
+                    "A turn: place one of your buildings (turned or mirrored as you like) on empty squares \
+                     outside your opponent's territory. A player who cannot place passes."
+                        .into(),
+                ],
+            },
+            RulesSection::new(
+                "Territory",
+                &[
+                    "An area you wall off with your buildings and the board's edge becomes your territory if it \
+                     holds no piece, or exactly one opponent building or the cathedral alone: that piece is \
+                     captured (a building goes back to its owner's hand, the cathedral leaves the game).",
+                    "An area with two or more pieces inside stays open. The first buildings cannot claim territory.",
+                ],
+            ),
+            RulesSection::new(
+                "The end",
+                &["When neither player can place, the one whose buildings left in hand cover the fewest squares wins."],
+            ),
+        ]
+    }
+
     fn table_agents(&self) -> (String, String) {
         ("mcts:time=1s,eval=area,cutoff=20".into(), "mcts:time=2s,eval=area,cutoff=20".into())
     }

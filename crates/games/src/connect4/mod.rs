@@ -4,7 +4,8 @@
 //! on top of each column so shifted line tests never wrap into the next column.
 
 use meeple_game::{
-    Action, AgentInfo, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,
+    Action, AgentInfo, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, RulesSection, Spec, State, Turn,
+    Values,
 };
 use std::fmt;
 
@@ -36,6 +37,18 @@ impl Connect4 {
 }
 
 impl Game for Connect4 {
+    fn rules(&self) -> Vec<RulesSection> {
+        vec![RulesSection {
+            heading: "How to play".into(),
+            lines: vec![
+                format!("A board of {} columns and {} rows; X moves first.", self.cols, self.rows),
+                "Drop a disc into a column that is not full: it falls to the lowest empty space.".into(),
+                "Four of your discs in a line (across, up or diagonal) wins.".into(),
+                "A full board with no line of four is a draw.".into(),
+            ],
+        }]
+    }
+
     fn table_agents(&self) -> (String, String) {
         ("alphabeta:time=1s,eval=lines".into(), "alphabeta:time=2s,eval=lines".into())
     }

@@ -25,8 +25,8 @@ pub use eval::{HeuristicWeights, RulesAgent, SagradaHeuristic, Strategy};
 
 use cards::{CELLS, COLOURS, DICE_PER_COLOUR, DIE_KINDS, OBJECTIVES, PATTERNS, TOOLS, Tool};
 use meeple_game::{
-    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, Spec, State, Turn,
-    Values, zobrist::splitmix64,
+    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, RulesSection, Spec,
+    State, Turn, Values, zobrist::splitmix64,
 };
 use rand::RngExt;
 use std::fmt;
@@ -152,6 +152,46 @@ impl Sagrada {
 }
 
 impl Game for Sagrada {
+    fn rules(&self) -> Vec<RulesSection> {
+        let n = self.players as usize;
+        vec![
+            RulesSection {
+                heading: "How to play".into(),
+                lines: vec![
+                    "Each player chooses a window pattern (its difficulty is their favour tokens) and has a \
+                     secret colour, their private objective."
+                        .into(),
+                    format!(
+                        "Ten rounds. Each round {} dice are drawn; the players draft in turn, there and back, \
+                         two turns each; the last die is left over.",
+                        2 * n + 1
+                    ),
+                    "A turn: place at most one die from the draft in your window, use at most one tool card \
+                     (1 favour token, 2 once it has been used), or pass."
+                        .into(),
+                ],
+            },
+            RulesSection::new(
+                "Placing a die",
+                &[
+                    "Your first die goes on an edge or corner space; every later die next to one already placed \
+                     (diagonals count).",
+                    "A coloured space takes only that colour; a shaded space only that value.",
+                    "Never beside a die of the same colour or the same value, side by side (diagonals are fine).",
+                ],
+            ),
+            RulesSection::new(
+                "Scoring",
+                &[
+                    "The three public objectives, each as often as your window meets it.",
+                    "Your private objective: the sum of the values of the dice of your colour.",
+                    "One point per favour token left, minus one per empty space. Ties go to the private \
+                     objective, then favour tokens, then whoever played later in the last round.",
+                ],
+            ),
+        ]
+    }
+
     fn table_agents(&self) -> (String, String) {
         ("alphabeta:depth=1,filter=true,eval=thesis".into(), "mcts:time=2s,playout=sagrada-rules".into())
     }

@@ -22,7 +22,8 @@ use gods::{GOD_ACTIONS, PAIRINGS, Steps};
 pub use gods::{GODS, POWERS};
 
 use meeple_game::{
-    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Spec, State, Turn, Values,
+    Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, RulesSection, Spec, State,
+    Turn, Values,
 };
 use std::fmt;
 
@@ -165,6 +166,46 @@ fn parse_gods(text: &str) -> Option<Gods> {
 }
 
 impl Game for Santorini {
+    fn rules(&self) -> Vec<RulesSection> {
+        let mut card = vec![RulesSection::new(
+            "How to play",
+            &[
+                "Each player places two workers on empty spaces; then the players take turns.",
+                "A turn: move one of your workers to a neighbouring space (any of eight directions) that is \
+                 free of workers and domes, up at most one level or down any number; then build with that \
+                 worker on a neighbouring free space: a block on the ground or on levels 1-2, a dome on level 3.",
+                "You win by moving a worker up onto level 3.",
+                "A player with no move that can be followed by a build loses.",
+            ],
+        )];
+        if self.supply == Supply::Official {
+            card.push(RulesSection::new(
+                "Supply",
+                &["The box's pieces only: 22, 18 and 14 blocks for levels 1, 2 and 3, and 18 domes; a piece \
+                   that has run out cannot be built."],
+            ));
+        }
+        let gods: Vec<u8> = match self.gods {
+            Gods::None => Vec::new(),
+            Gods::Random => (1..=GODS.len() as u8).collect(),
+            Gods::Pair(pair) => pair.iter().copied().filter(|&g| g != 0).collect(),
+        };
+        if !gods.is_empty() {
+            let mut lines = vec![match self.gods {
+                Gods::Random => "Each player gets a god, two different ones drawn at random before the workers are \
+                                 placed; a god's power changes its player's turn:"
+                    .to_string(),
+                _ => "Each player's god changes their turn:".to_string(),
+            }];
+            lines.extend(gods.iter().map(|&g| {
+                let name = GODS[g as usize - 1];
+                format!("{}{}: {}", name[..1].to_uppercase(), &name[1..], POWERS[g as usize - 1])
+            }));
+            card.push(RulesSection { heading: "Gods".into(), lines });
+        }
+        card
+    }
+
     fn table_agents(&self) -> (String, String) {
         if self.stepped() {
             // The network trained on every pairing: 61.5% [54.6, 68.0] against alpha-beta on the

@@ -1,6 +1,6 @@
 //! Tic-tac-toe: the smallest complete test of the interface (its perft table is known exactly).
 
-use meeple_game::{Action, Error, Game, GameInfo, Player, Spec, State, Turn, Values};
+use meeple_game::{Action, Error, Game, GameInfo, Player, RulesSection, Spec, State, Turn, Values};
 use std::fmt;
 
 #[cfg(test)]
@@ -23,6 +23,17 @@ fn has_line(marks: u16) -> bool {
 pub struct TicTacToe;
 
 impl Game for TicTacToe {
+    fn rules(&self) -> Vec<RulesSection> {
+        vec![RulesSection::new(
+            "How to play",
+            &[
+                "X moves first; the players take turns marking an empty square.",
+                "Three of your marks in a row, column or diagonal wins.",
+                "A full board with no line is a draw (which perfect play always reaches).",
+            ],
+        )]
+    }
+
     fn table_agents(&self) -> (String, String) {
         ("alphabeta".into(), "alphabeta".into())
     }

@@ -257,11 +257,25 @@ async function checkVariants(browser, report) {
   report.gods = await page.evaluate(() => ({ game: window.M.snap.game, seats: window.M.snap.seats.map((x) => x.spec) }));
   // The person plays second with Apollo: the first seat's god (the computer's) is Pan.
   if (!/gods=pan\+apollo/.test(report.gods.game) || report.gods.seats[1] !== 'human') throw new Error(`the gods game: ${JSON.stringify(report.gods)}`);
+  // The rules card says what the two gods in play do, and no others.
+  await page.click('#rules-button');
+  await page.waitForSelector('#rules:not([hidden])');
+  report.godsRules = await page.textContent('#rules-body');
+  if (!/Apollo: Your worker may move into an opponent/.test(report.godsRules) || !/Pan: You also win/.test(report.godsRules) || /Atlas/.test(report.godsRules)) throw new Error(`the gods' rules: ${report.godsRules}`);
+  report.rulesShot = path.join(outDir, 'rules-gods.png');
+  await page.locator('#rules .card').screenshot({ path: report.rulesShot });
+  await page.keyboard.press('Escape');
   await page.goto(`${base}/`);
   await page.waitForSelector('select.variant[data-game="catan"]');
   await page.selectOption('select.variant[data-game="catan"]', { label: 'Three players' });
   report.catanLevels = await page.evaluate(() => [...document.querySelectorAll('.game-card[data-game="catan"] .level')].map((l) => l.textContent.replace(/\s+/g, ' ').trim()));
   if (!report.catanLevels.slice(1).every((t) => /not measured in this variant/.test(t))) throw new Error(`unmeasured levels should say so: ${report.catanLevels.join(' | ')}`);
+  // Catan's card from the front page: the building costs and the trading of this variant.
+  await page.click('button.rules[data-game="catan"]');
+  await page.waitForSelector('#rules:not([hidden])');
+  report.catanRules = await page.textContent('#rules-body');
+  if (!/City \(2 points, replaces a settlement\): 3 ore, 2 grain/.test(report.catanRules) || !/3 players/.test(report.catanRules) || !/accepts or declines/.test(report.catanRules)) throw new Error(`Catan's rules: ${report.catanRules}`);
+  await page.click('#rules-close');
   await page.click('.level-button[data-game="catan"][data-level="0"]');
   await page.waitForURL(MATCH);
   await page.waitForFunction(() => window.M && window.M.snap);
