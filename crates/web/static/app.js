@@ -433,6 +433,16 @@ async function listen() {
     const snap = JSON.parse(ev.data);
     if (M.browsing === null) {
       if (!newer(snap)) return;
+      if (M.pacing || (M.pace && !snap.replay && othersMoved(snap))) {
+        // An event holds the log lines since the one before: a queued one's are kept.
+        if (M.pending && snap.log_start > M.pending.log_start) {
+          snap.log = M.pending.log.filter((l) => l.ply <= snap.log_start).concat(snap.log);
+          snap.log_start = M.pending.log_start;
+        }
+        M.pending = snap;
+        if (!M.pacing) pace();
+        return;
+      }
       if (!M.snap || snap.ply !== M.snap.ply) M.sel = [];
       take(snap);
       if (followMover()) return;
@@ -450,6 +460,55 @@ async function listen() {
     if (M.snap && (M.snap.result || M.snap.status === 'stopped')) return;
     setTimeout(() => { if (M.id === id && !M.source && M.viewer === viewer) { refresh(); listen(); } }, 1000);
   };
+}
+
+// The other players' moves, one at a time: this browser may show each position after another
+// player's move for a while (`M.pace` ms, its own choice kept in this browser) before the next,
+// so a computer's turn of several steps is seen rather than read from the log. The game itself
+// does not wait; the page catches up.
+M.pace = Number(localStorage.getItem('meeple.pace')) || 0;
+
+function paceSteps(snap) {
+  const shown = M.snap ? M.snap.ply : 0;
+  return snap.log.filter((l) => l.player !== undefined && l.player !== M.viewer && l.ply > shown && l.ply < snap.ply).map((l) => l.ply);
+}
+
+function othersMoved(snap) {
+  const shown = M.snap ? M.snap.ply : 0;
+  return snap.log.some((l) => l.player !== undefined && l.player !== M.viewer && l.ply > shown);
+}
+
+async function pace() {
+  M.pacing = true;
+  const hold = () => new Promise((r) => setTimeout(r, M.pace));
+  try {
+    while (M.pending && M.browsing === null) {
+      const target = M.pending;
+      const steps = M.pace ? paceSteps(target) : [];
+      if (steps.length) {
+        const v = M.viewer === null ? 'spectator' : M.viewer;
+        const frame = await api('GET', `/api/matches/${M.id}?viewer=${v}&ply=${steps[0]}`, undefined, seatToken());
+        if (M.browsing !== null) break;
+        M.sel = [];
+        take(frame);
+        render();
+        await hold();
+        continue;
+      }
+      // The latest position; held too if another player's move made it, before anything newer.
+      M.pending = null;
+      const moved = M.pace && othersMoved(target);
+      if (!M.snap || target.ply !== M.snap.ply) M.sel = [];
+      take(target);
+      if (!followMover()) render();
+      if (moved) await hold();
+    }
+  } catch (e) {
+    // A frame that cannot be had (an undo took it back): show the latest.
+    if (M.pending) { take(M.pending); M.pending = null; render(); }
+  } finally {
+    M.pacing = false;
+  }
 }
 
 // At one screen (the page holds several seats' tokens), the view follows whoever is to move.
@@ -536,6 +595,9 @@ async function submit(id) {
   }
 }
 
+// What a click does, by the kind of its target, where a square takes two kinds.
+const KIND_WORDS = { c: 'places', w: 'picks a worker', m: 'moves', b: 'builds', dome: 'builds a dome' };
+
 function targetLabel(t) {
   const [kind, ...rest] = t.split(':');
   const name = rest.join(':');
@@ -552,9 +614,21 @@ function render() {
   // Highlight what may be clicked next; what the board does not draw becomes a button.
   const next = nextTargets();
   const onBoard = new Set();
+  // A square that is the target of two kinds of click (Prometheus: move there or build there
+  // first; Atlas: a block or a dome; Artemis: move again or build) does what the mode bar says.
+  const kinds = [];
+  document.querySelectorAll('#board [data-t]').forEach((el) => {
+    const ts = el.dataset.t.split(' ').filter((t) => next.has(t));
+    if (ts.length > 1) ts.forEach((t) => { const k = t.split(':')[0]; if (!kinds.includes(k)) kinds.push(k); });
+    // A target of a square is on the board, whichever mode reaches it.
+    if (ts.length > 1) ts.forEach((t) => onBoard.add(t));
+  });
+  const at = `${snap.ply}/${M.sel.join(' ')}`;
+  if (M.modeAt !== at) { M.modeAt = at; M.mode = null; }
+  if (!kinds.includes(M.mode)) M.mode = kinds.includes(drawn.mode) ? drawn.mode : kinds[0] || null;
   document.querySelectorAll('#board [data-t]').forEach((el) => {
     const ts = el.dataset.t.split(' ');
-    const hit = ts.find((t) => next.has(t));
+    const hit = ts.find((t) => next.has(t) && t.startsWith(M.mode + ':')) || ts.find((t) => next.has(t));
     if (hit) {
       onBoard.add(hit);
       el.classList.add('hl');
@@ -571,16 +645,20 @@ function render() {
     const done = candidates().filter((l) => l.path[M.sel.length] === t);
     return done.length === 1 && done[0].path.length === M.sel.length + 1 && done[0].words ? done[0].words : targetLabel(t);
   };
-  $('#choices').innerHTML = rest.map((t) => `<button type="button" class="hl" data-choice="${esc(t)}">${esc(label(t))}</button>`).join('') +
+  const named = drawn.labels || {};
+  const modes = kinds.length > 1 ? `<div class="modes" id="modes" role="radiogroup" aria-label="what a click on a square does"><span class="hint">A click on a square</span>${kinds.map((k) => `<button type="button" role="radio" aria-checked="${k === M.mode}" class="mode${k === M.mode ? ' on' : ''}" data-mode="${esc(k)}">${esc((drawn.modes || {})[k] || KIND_WORDS[k] || k)}</button>`).join('')}</div>` : '';
+  $('#choices').innerHTML = modes + rest.map((t) => `<button type="button" class="hl${named[t] ? ' skip' : ''}" data-choice="${esc(t)}">${esc(named[t] || label(t))}</button>`).join('') +
     (M.sel.length ? ' <button type="button" id="clear-sel">clear</button>' : '');
   document.querySelectorAll('#choices [data-choice]').forEach((b) => b.addEventListener('click', () => choose(b.dataset.choice)));
+  document.querySelectorAll('#modes [data-mode]').forEach((b) => b.addEventListener('click', () => { M.mode = b.dataset.mode; render(); }));
   const clear = $('#clear-sel');
   if (clear) clear.addEventListener('click', () => { M.sel = []; render(); });
   // Another player's last move, marked on the board.
   if (snap.last && snap.last.player !== M.viewer) {
     const marks = new Set((snap.last.turn || [snap.last.path]).flat());
-    document.querySelectorAll('#board [data-t]').forEach((el) => {
-      if (el.dataset.t.split(' ').some((t) => marks.has(t))) el.classList.add('last');
+    document.querySelectorAll('#board [data-t], #board [data-m]').forEach((el) => {
+      if (el.dataset.owner !== undefined && Number(el.dataset.owner) !== snap.last.player) return;
+      if ((el.dataset.m || el.dataset.t).split(' ').some((t) => marks.has(t))) el.classList.add('last');
     });
   }
   if (drawn.bind) drawn.bind();
@@ -648,6 +726,7 @@ function renderSide() {
         <button type="button" id="rules-button" title="the rules of this game (r)">Rules</button>
         <a href="/api/matches/${M.id}/record" download><button type="button">Record</button></a>
         <label class="hint">view <select id="viewer">${viewers}</select></label>
+        ${snap.seats.some((x) => x.human) && !snap.replay ? `<label class="hint" title="how long each of the other players' moves stays on the board before the next is shown (this browser only)">others' moves <select id="pace">${[[0, 'at once'], [500, '0.5 s each'], [1000, '1 s each'], [2000, '2 s each']].map(([ms, t]) => `<option value="${ms}" ${M.pace === ms ? 'selected' : ''}>${t}</option>`).join('')}</select></label>` : ''}
         ${snap.result && !snap.replay && Object.keys(tokens()).length ? '<button type="button" id="rematch" title="a new game with the same players, each moved one seat on (two players: sides swapped)">Play again, seats swapped</button>' : ''}
         ${mayResign(snap) ? `<button type="button" id="resign" class="${M.resigning ? 'danger' : ''}" title="give up this game: you score nothing">${M.resigning ? 'Resign? Click again' : 'Resign'}</button>` : ''}
         ${seatToken() && !snap.result && !snap.replay ? '<button type="button" id="rotate" title="a new token for your seat: anywhere else that holds this seat loses it">New token</button>' : ''}
@@ -679,6 +758,8 @@ function renderSide() {
   on('resign', resign);
   on('rules-button', () => showRules(snap.game));
   document.querySelectorAll('button.reissue').forEach((b) => b.addEventListener('click', () => reissue(Number(b.dataset.seat))));
+  const paceEl = $('#pace');
+  if (paceEl) paceEl.addEventListener('change', () => { M.pace = Number(paceEl.value); localStorage.setItem('meeple.pace', String(M.pace)); });
   const speed = $('#speed');
   if (speed) speed.addEventListener('change', () => control({ delay_ms: Number(speed.value) }));
   $('#viewer').value = M.viewer === null ? 'spectator' : String(M.viewer);
@@ -883,7 +964,7 @@ function renderSantorini(view) {
   let b = '';
   for (let i = 0; i < N * N; i++) {
     const x = M0 + (i % N) * S, y = M0 + (N - 1 - Math.floor(i / N)) * S, n = name(i);
-    b += `<rect class="cell" data-t="c:${n} w:${n} m:${n} b:${n}" x="${x + 2}" y="${y + 2}" width="${S - 4}" height="${S - 4}" fill="#9cc77a" stroke="#6d8f56"/>`;
+    b += `<rect class="cell" data-t="c:${n} w:${n} m:${n} b:${n} dome:${n}" x="${x + 2}" y="${y + 2}" width="${S - 4}" height="${S - 4}" fill="#9cc77a" stroke="#6d8f56"/>`;
     const shades = ['#f2efe6', '#dedad0', '#c9c4b8'];
     for (let l = 0; l < view.height[i]; l++) {
       const inset = 8 + l * 10;
@@ -910,10 +991,16 @@ function renderSantorini(view) {
   }
   const supply = view.supply ? `<p>Blocks left: level 1 ${view.supply[0]}, level 2 ${view.supply[1]}, level 3 ${view.supply[2]}, domes ${view.supply[3]}</p>` : '';
   const hint = view.phase === 'place' ? 'Place your workers.' : step
-    ? 'A turn is played in steps: click a worker and where it moves, then where it builds. A power\'s optional step (another move, a build first, a second build) is a click like the others; Atlas\'s domes and ending the turn without a second build are buttons.'
+    ? 'A turn is played in steps: click a worker and where it moves, then where it builds. A power\'s optional step is a click on the board too: where a square could take two (move there or build there first, a block or a dome, move again or build), the bar below the board says which a click makes. A second build is skipped with its button.'
     : 'Click a worker, where it moves, then where it builds.';
+  const moved = step && step.active !== null;
+  const modes = { m: moved ? 'moves again' : 'moves', b: step && !moved ? 'builds first (then moves, not up)' : 'builds a block', dome: 'builds a dome' };
+  const labels = { 'btn:end': 'Skip the second build: end the turn' };
+  // The click a square makes unless the bar says otherwise: the step every turn has (a move, then
+  // a build), the power's optional one a click away.
+  const mode = moved ? 'b' : 'm';
   const gods = step ? `<div class="gods">${step.gods.map((g, p) => `<div class="god" id="god-${p}" style="border-color:${PLAYER_COLOURS[p]}"><b>${g ? esc(g.name) : 'No power'}</b> <span class="hint">seat ${p} (${'AB'[p]})</span><div>${g ? esc(g.power) : 'plays by the base rules'}</div></div>`).join('')}</div>${step.athena_block ? '<p class="banner" id="athena-block">Athena moved up last turn: no worker may move up this turn.</p>' : ''}` : '';
-  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="santorini board"'), extra: `${gods}<p class="hint">${hint}</p>${supply}` };
+  return { board: svg(M0 + N * S + 4, M0 + N * S + 4, b, 'aria-label="santorini board"'), extra: `${gods}<p class="hint">${hint}</p>${supply}`, modes, labels, mode };
 }
 
 function shapeSvg(cells, colour, unit = 10) {
@@ -991,7 +1078,9 @@ function renderSagrada(view, snap) {
       const r = pl.restrictions[i], d = pl.dice[i];
       const target = p === mover ? `data-t="c:${colName(i % 5)}${Math.floor(i / 5) + 1}"` : '';
       const fill = r && DIE_COLOURS[r] ? DIE_COLOURS[r] + '55' : '#f4f1ea';
-      b += `<rect class="cell" ${target} x="${x + 1}" y="${y + 1}" width="${S - 2}" height="${S - 2}" fill="${fill}" stroke="#bbb"/>`;
+      // Every window's spaces carry their name and owner, so another player's last die is
+      // marked on that player's window, not on the one whose spaces are clicked now.
+      b += `<rect class="cell" ${target} data-m="c:${colName(i % 5)}${Math.floor(i / 5) + 1}" data-owner="${p}" x="${x + 1}" y="${y + 1}" width="${S - 2}" height="${S - 2}" fill="${fill}" stroke="#bbb"/>`;
       if (r && !DIE_COLOURS[r]) b += `<text x="${x + S / 2}" y="${y + S / 2 + 6}" text-anchor="middle" font-size="17" fill="#888">${r}</text>`;
       if (d) b += `<rect x="${x + 5}" y="${y + 5}" width="${S - 10}" height="${S - 10}" rx="5" fill="${DIE_COLOURS[d[0]]}" pointer-events="none"/><text x="${x + S / 2}" y="${y + S / 2 + 6}" text-anchor="middle" font-size="18" fill="#fff" font-weight="700">${d[1]}</text>`;
     }

@@ -139,12 +139,15 @@ fn every_game_is_played_by_clicking_in_chromium() {
         "big-seed",
         "turn-notice",
         "resign",
+        "pace",
         "last-turn",
         "secrets",
         "catan-trades-hot",
         "catan-trades-join",
         "santorini-gods-hot",
         "santorini-gods-join",
+        "god-steps",
+        "sagrada-marker",
         "restart",
     ] {
         let line = stdout

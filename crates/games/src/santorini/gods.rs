@@ -798,6 +798,9 @@ impl SantoriniState {
         let t = self.steps;
         let n = |c: usize| cell_name(c);
         match decode_step(action) {
+            // Artemis's second move is the worker that moved, so a click on where it goes says
+            // it all; elsewhere (a first move, Hermes's walks) the worker is clicked first.
+            Some(Step::Move { to, .. }) if t.moves > 0 && t.flags & HERMES_TURN == 0 => vec![format!("m:{}", n(to))],
             Some(Step::Move { worker, to }) => {
                 vec![format!("w:{}", n(self.workers[p][worker] as usize)), format!("m:{}", n(to))]
             }

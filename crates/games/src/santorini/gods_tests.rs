@@ -117,6 +117,15 @@ fn artemis_may_move_twice_but_not_back() {
     let m = steps(&s1);
     assert!(m.contains("b1-c1") && m.contains("b1+a1") && !m.contains("b1-a1"), "{m:?}");
     assert!(s1.prompt().unwrap().contains("not back to a1"));
+    // At the table the second move is one click on where the worker goes, beside the builds:
+    // a square that takes both is a move with `m:` and a build with `b:`.
+    let paths: BTreeSet<Vec<String>> = {
+        let mut legal = Vec::new();
+        s1.legal_actions(&mut legal);
+        legal.iter().map(|&a| s1.action_path(a)).collect()
+    };
+    assert!(paths.contains(&vec!["m:c1".to_string()]) && paths.contains(&vec!["b:c1".to_string()]), "{paths:?}");
+    assert!(paths.iter().all(|p| p.len() == 1), "no worker to click again: {paths:?}");
     let s2 = play(&s1, "b1-b2");
     let m = steps(&s2);
     assert!(m.iter().all(|t| t.starts_with("b2+")), "after the second move only builds: {m:?}");

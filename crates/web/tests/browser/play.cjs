@@ -376,6 +376,36 @@ async function checkResign(browser, report) {
   await page.context().close();
 }
 
+// The computer's moves at a chosen pace: with "others' moves" at 0.5 s each, the computers' set-up
+// turns in Catan are shown a step at a time (each position for about that long) before the
+// person's next placement, where at once they would all appear together.
+async function checkPace(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  await newGame(page, { name: 'catan', params: { players: '3' }, seats: ['human', 'random', 'random'] });
+  await page.waitForSelector('#pace');
+  await page.selectOption('#pace', '500');
+  const random = rng(13);
+  // The person's first settlement and road.
+  while ((await page.evaluate(() => window.M.snap.ply)) < 2 || (await status(page)).targets > 0) {
+    if ((await status(page)).targets > 0) await clickTarget(page, random()); else await page.waitForTimeout(20);
+    if ((await page.evaluate(() => window.M.log.filter((m) => m.player === 0).length)) >= 2) break;
+  }
+  const seen = [];
+  const start = Date.now();
+  for (;;) {
+    const s = await page.evaluate(() => ({ ply: window.M.snap.ply, mine: window.M.snap.legal.length > 0, pacing: !!window.M.pacing }));
+    if (!seen.length || seen[seen.length - 1].ply !== s.ply) seen.push({ ply: s.ply, at: Date.now() - start });
+    if (s.mine && !s.pacing) break;
+    if (Date.now() - start > 30_000) throw new Error(`no turn for the person: ${JSON.stringify(seen)}`);
+    await page.waitForTimeout(50);
+  }
+  report.frames = seen;
+  // Seat 1's settlement and road, seat 2's two of each, seat 1's again: six frames shown.
+  if (seen.length < 5) throw new Error(`the computers' moves were not shown one by one: ${JSON.stringify(seen)}`);
+  if (seen[seen.length - 1].at < 2000) throw new Error(`the frames went by too fast: ${JSON.stringify(seen)}`);
+  await page.context().close();
+}
+
 // The computer's last turn is marked whole (in Catan's set-up: the settlement and its road), in
 // a hue that is no seat's colour.
 async function checkLastTurn(browser, report) {
@@ -618,14 +648,14 @@ async function checkSantoriniGods(browser, report, hot) {
   const log = new Map();
   let text = null;
   for (;;) {
-    if (Date.now() > deadline) throw new Error(`santorini gods: not over after 240 s`);
+    if (Date.now() > deadline) throw new Error(`santorini gods: not over after 240 s: ${JSON.stringify(await a.evaluate(() => ({ ply: window.M.snap.ply, sel: window.M.sel, mode: window.M.mode, next: [...nextTargets()], legal: window.M.snap.legal.length, status: window.M.snap.status })))}`);
     for (const p of pages) for (const m of await p.evaluate(() => window.M.log || [])) log.set(m.ply, m);
     const states = await Promise.all(pages.map((p) => status(p)));
     if (states.every((st) => st.over)) { text = states[0].text; break; }
     const movers = states.map((st, i) => [st, i]).filter(([st]) => st.targets > 0);
     if (movers.length !== 1) { await a.waitForTimeout(20); continue; }
     const page = pages[movers[0][1]];
-    const optional = await page.$$('#choices button.hl[data-choice^="dome:"], #choices button.hl[data-choice="btn:end"]');
+    const optional = await page.$$('#modes button.mode:not(.on), #choices button.hl[data-choice="btn:end"]');
     try {
       if (optional.length && random() < 0.5) await optional[Math.floor(random() * optional.length)].click({ timeout: 5000 });
       else await clickTarget(page, random());
@@ -651,6 +681,78 @@ async function checkSantoriniGods(browser, report, hot) {
   await checkReplay(a, report);
   if (problems.length) throw new Error(problems.join('; '));
   for (const p of pages) await p.context().close();
+}
+
+// Two people at Sagrada at one screen: once seat 0 has placed a die and seat 1 is to move (the
+// view follows seat 1), seat 0's last die is marked on seat 0's window, not on seat 1's.
+async function checkSagradaMarker(browser, report) {
+  const problems = [];
+  const [page] = await openShared(browser, problems, true, { name: 'sagrada', params: {}, seats: ['human', 'human'], seed: 24 });
+  const random = rng(24);
+  for (let i = 0; i < 200; i++) {
+    const s = await page.evaluate(() => ({ placed: window.M.snap.view.players[0].dice.some((d) => d), viewer: window.M.viewer, mover: window.M.snap.turn.player }));
+    if (s.placed && s.viewer === 1 && s.mover === 1) break;
+    // Seat 0 drafts and places rather than passing: a die in the pool, then a space.
+    const die = await page.$('#board [data-t^="d:"].hl');
+    if (die && random() < 0.9) await die.click().catch(() => {}); else await clickTarget(page, random());
+    await page.waitForTimeout(30);
+  }
+  const marked = await page.evaluate(() => [...document.querySelectorAll('#board .last')].map((e) => e.dataset.owner));
+  report.marked = marked;
+  if (!marked.length || marked.some((o) => o !== '0')) throw new Error(`seat 0's die marked on windows ${JSON.stringify(marked)}`);
+  report.shot = path.join(outDir, 'sagrada-marker.png');
+  await page.locator('.match').screenshot({ path: report.shot });
+  if (problems.length) throw new Error(problems.join('; '));
+  await page.context().close();
+}
+
+// A god's optional step is a click on the board, with a bar saying what a click on a square
+// does where it could do two things: Prometheus (seat 0) builds first by switching the bar, then
+// moves; Artemis (seat 1) builds by default after her move, and moves again by switching it.
+// Nothing is a long text button below the board.
+async function checkGodSteps(browser, report) {
+  const problems = [];
+  const [page] = await openShared(browser, problems, true, { name: 'santorini', params: { gods: 'prometheus+artemis' }, seats: ['human', 'human'], seed: 23 });
+  const ply = () => page.evaluate(() => window.M.snap.ply);
+  const click = async (t) => {
+    const before = await page.evaluate(() => `${window.M.snap.ply}/${window.M.sel.length}`);
+    await page.click(`#board [data-t~="${t}"].hl`, { timeout: 10_000 });
+    await page.waitForFunction((b) => !window.M.busy && `${window.M.snap.ply}/${window.M.sel.length}` !== b, before, { timeout: 10_000 });
+  };
+  for (const c of ['c:b2', 'c:d2', 'c:b4', 'c:d4']) await click(c);
+  // Prometheus: a worker, then the bar offers moving or building first on the squares that take both.
+  await click('w:b2');
+  const bar = await page.evaluate(() => [...document.querySelectorAll('#modes .mode')].map((b) => `${b.textContent}${b.classList.contains('on') ? ' (on)' : ''}`));
+  report.prometheusBar = bar;
+  if (!bar.some((t) => /moves \(on\)/.test(t)) || !bar.some((t) => /builds first/.test(t))) throw new Error(`Prometheus's bar: ${JSON.stringify(bar)}`);
+  const long = await page.$$eval('#choices button[data-choice]', (bs) => bs.map((b) => b.textContent));
+  if (long.length) throw new Error(`buttons below the board: ${JSON.stringify(long)}`);
+  report.stepShot = path.join(outDir, 'santorini-gods-step.png');
+  await page.locator('.match').screenshot({ path: report.stepShot });
+  await page.click('#modes .mode[data-mode="b"]');
+  const at = await ply();
+  await click('b:c2');
+  const built = await page.evaluate((k) => window.M.log.filter((m) => m.ply > k).map((m) => m.words), at);
+  report.prometheus = built;
+  if (!built.some((w) => /before moving/.test(w))) throw new Error(`Prometheus built first? ${JSON.stringify(built)}`);
+  // Then the worker moves (not up) and builds.
+  await click('w:b2');
+  await click('m:a1');
+  await click('b:a2');
+  // Artemis: after her move the bar's default builds; switched, the same square is a second move.
+  await click('w:b4');
+  await click('m:b5');
+  const artemis = await page.evaluate(() => [...document.querySelectorAll('#modes .mode')].map((b) => `${b.textContent}${b.classList.contains('on') ? ' (on)' : ''}`));
+  report.artemisBar = artemis;
+  if (!artemis.some((t) => /builds a block \(on\)/.test(t)) || !artemis.some((t) => /moves again/.test(t))) throw new Error(`Artemis's bar: ${JSON.stringify(artemis)}`);
+  await page.click('#modes .mode[data-mode="m"]');
+  const before = await ply();
+  await click('m:c5');
+  const moved = await page.evaluate((k) => window.M.log.filter((m) => m.ply > k).map((m) => m.words), before);
+  report.artemis = moved;
+  if (!moved.some((w) => /moves again, to c5/.test(w))) throw new Error(`Artemis moved again? ${JSON.stringify(moved)}`);
+  if (problems.length) throw new Error(problems.join('; '));
+  await page.context().close();
 }
 
 // A game in progress is still there, at the same ply and with the same seat, after the server
@@ -724,7 +826,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['variants', checkVariants], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['variants', checkVariants], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['pace', checkPace], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['god-steps', checkGodSteps], ['sagrada-marker', checkSagradaMarker], ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
