@@ -159,6 +159,12 @@ pub trait Agent<S: State>: Send {
     fn analysis(&self) -> Vec<MoveStat> {
         Vec::new()
     }
+
+    /// The line the last [`Agent::act`] expects, its chosen move first (alpha-beta's principal
+    /// variation, MCTS's most visited path); empty for agents that do not look ahead.
+    fn line(&self) -> Vec<Action> {
+        Vec::new()
+    }
 }
 
 /// One move an agent weighed, as [`Agent::analysis`] reports it.

@@ -395,6 +395,9 @@ pub struct AzAgent<S: State> {
     moves: Vec<Action>,
     /// Root visits of the last search, most first.
     last: Vec<(Action, u64)>,
+    /// The last search's expected line and each root move's value for the mover (one world).
+    last_line: Vec<Action>,
+    last_values: Vec<(Action, f32)>,
     /// Searches a move, each from its own determinization.
     worlds: u32,
     /// The mixed leaf value: the playout, as `mcts` and `ismcts` run theirs (none: the
@@ -550,6 +553,8 @@ impl<S: State> AzAgent<S> {
             logits: Vec::new(),
             moves: Vec::new(),
             last: Vec::new(),
+            last_line: Vec::new(),
+            last_values: Vec::new(),
             rollout,
             lambda,
             rollout_score,
@@ -671,7 +676,18 @@ impl<S: State> Agent<S> for AzAgent<S> {
     }
 
     fn analysis(&self) -> Vec<meeple_game::MoveStat> {
-        self.last.iter().map(|&(action, n)| meeple_game::MoveStat { action, visits: Some(n), value: None }).collect()
+        self.last
+            .iter()
+            .map(|&(action, n)| meeple_game::MoveStat {
+                action,
+                visits: Some(n),
+                value: self.last_values.iter().find(|v| v.0 == action).map(|v| v.1 as f64),
+            })
+            .collect()
+    }
+
+    fn line(&self) -> Vec<Action> {
+        self.last_line.clone()
     }
 
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
@@ -728,6 +744,13 @@ impl<S: State> Agent<S> for AzAgent<S> {
                 // newest pace matters most.
                 let per = began.elapsed().as_secs_f64() / search.sims() as f64;
                 self.sim_seconds = Some(self.sim_seconds.map_or(per, |e| 0.3 * e + 0.7 * per));
+            }
+            if worlds == 1 {
+                self.last_line = search.line();
+                self.last_values = search.root_values(mover);
+            } else {
+                self.last_line.clear();
+                self.last_values.clear();
             }
             let result = search.result();
             first.get_or_insert(result.action);

@@ -1163,4 +1163,8 @@ impl<S: State> Agent<S> for AlphaBeta<S> {
     fn act(&mut self, state: &S, budget: &Budget) -> Result<Action, Error> {
         self.choose(state, budget)
     }
+
+    fn line(&self) -> Vec<Action> {
+        self.report.pv.clone()
+    }
 }

@@ -977,6 +977,10 @@ impl<S: State> Agent<S> for Mcts<S> {
             .map(|r| meeple_game::MoveStat { action: r.action, visits: Some(r.visits), value: Some(r.mean) })
             .collect()
     }
+
+    fn line(&self) -> Vec<Action> {
+        self.report.best_line.clone()
+    }
 }
 
 #[cfg(test)]

@@ -1347,14 +1347,36 @@ impl<G: Game> Session for Live<G> {
             let spec = advisor.spec();
             match chosen {
                 Ok(a) => {
-                    let top: Vec<Value> = advisor
-                        .analysis()
+                    let stats = advisor.analysis();
+                    let top: Vec<Value> = stats
                         .iter()
                         .take(8)
                         .map(|m| json!({ "id": m.action, "text": shown.action_to_string(m.action), "visits": m.visits, "value": m.value }))
                         .collect();
+                    // The mover's expected result after the chosen move, where the search has one.
+                    let value = stats.iter().find(|m| m.action == a).and_then(|m| m.value);
+                    // The line the search expects, in words, played on the world it searched,
+                    // up to the first chance event (what the dice will say is not known).
+                    let mut expected = advisor.line();
+                    if expected.first() != Some(&a) {
+                        expected = vec![a];
+                    }
+                    let mut line = Vec::new();
+                    let mut s = world.clone();
+                    for &m in expected.iter().take(12) {
+                        let Turn::Player(p) = s.turn() else { break };
+                        if !s.is_legal(m) {
+                            break;
+                        }
+                        line.push(json!({
+                            "player": p, "text": s.action_to_string(m), "words": s.describe_for(knower, m),
+                            "path": s.action_path(m),
+                        }));
+                        s.apply_unchecked(m);
+                    }
                     Ok(json!({
                         "agent": spec, "ply": ply, "id": a, "text": shown.action_to_string(a), "path": shown.action_path(a),
+                        "words": shown.describe_for(knower, a), "mover": mover, "value": value, "line": line,
                         "ms": ms, "top": top,
                     }))
                 }

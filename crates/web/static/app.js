@@ -662,6 +662,7 @@ function render() {
     });
   }
   if (drawn.bind) drawn.bind();
+  if (M.analysis && M.analysis.ply === snap.ply && M.browsing === null) drawAdvice(M.analysis);
   renderSide();
 }
 
@@ -863,10 +864,55 @@ async function rotate() {
   }
 }
 
+// The advice in words: who it is for, the move, how the search rates it, and the line it
+// expects after it; the table of the moves it weighed folded away.
 function analysisText(a) {
   if (a.error) return `<span class="error">${esc(a.agent)}: ${esc(a.error)}</span>`;
-  const top = (a.top || []).length ? `<table><tr><th>move</th><th>visits</th><th>value</th></tr>${a.top.map((m) => `<tr><td>${esc(m.text)}</td><td>${m.visits ?? ''}</td><td>${m.value === null || m.value === undefined ? '' : m.value.toFixed(3)}</td></tr>`).join('')}</table>` : '';
-  return `<b>${esc(a.agent)}</b> plays <b id="advice">${esc(a.text)}</b> at ply ${a.ply} (${a.ms.toFixed(0)} ms)${top}`;
+  const snap = M.snap;
+  const who = (p) => (snap && snap.seats[p] ? capital(seatName(snap, p)) : `Seat ${p}`);
+  const many = snap && snap.seats.length > 2;
+  const rated = a.value === null || a.value === undefined ? ''
+    : ` <span id="advice-value">— ${many ? 'a share of the win' : 'a chance to win'} of ${Math.round(100 * a.value)}% as the search sees it</span>`;
+  const then = (a.line || []).slice(1);
+  const line = then.length ? `<div id="advice-line">Then: ${then.map((l) => `${esc(who(l.player))} ${esc(l.words || l.text)}`).join('; ')}${then.length >= 11 ? '…' : ''}</div>` : '';
+  const top = (a.top || []).length ? `<details><summary class="hint">the moves it weighed</summary><table><tr><th>move</th><th>visits</th><th>value</th></tr>${a.top.map((m) => `<tr><td>${esc(m.text)}</td><td>${m.visits ?? ''}</td><td>${m.value === null || m.value === undefined ? '' : m.value.toFixed(3)}</td></tr>`).join('')}</table></details>` : '';
+  const mover = a.mover === undefined ? '' : `For ${esc(who(a.mover).replace(/^You$/, 'you'))}: `;
+  return `<div>${mover}<b id="advice">${esc(a.words || a.text)}</b>${rated}</div>${line}<div class="hint">${esc(a.agent)}, ${a.ms.toFixed(0)} ms, at ply ${a.ply}</div>${top}`;
+}
+
+// The advised move drawn on the board: an arrow through the squares its clicks name (a worker
+// to where it goes and where it builds), a ring where it names one.
+function drawAdvice(a) {
+  const board = $('#board svg');
+  if (!board || !a || a.error || !a.path || !board.getScreenCTM()) return;
+  const inverse = board.getScreenCTM().inverse();
+  const points = [];
+  for (const t of a.path) {
+    const el = [...board.querySelectorAll('[data-t]')].find((e) => e.dataset.t.split(' ').includes(t));
+    if (!el) continue;
+    const r = el.getBoundingClientRect();
+    const p = board.createSVGPoint();
+    p.x = r.x + r.width / 2;
+    p.y = r.y + r.height / 2;
+    const q = p.matrixTransform(inverse);
+    const last = points[points.length - 1];
+    if (!last || Math.hypot(last.x - q.x, last.y - q.y) > 1) points.push({ x: q.x, y: q.y, r: Math.max(6, Math.min(r.width, r.height) * Math.abs(inverse.a) * 0.42) });
+  }
+  if (!points.length) return;
+  const ns = 'http://www.w3.org/2000/svg';
+  const g = document.createElementNS(ns, 'g');
+  g.setAttribute('class', 'advice');
+  g.setAttribute('pointer-events', 'none');
+  let body = '<defs><marker id="advice-head" viewBox="0 0 10 10" refX="7" refY="5" markerWidth="5" markerHeight="5" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#d6249f"/></marker></defs>';
+  body += `<circle cx="${points[0].x}" cy="${points[0].y}" r="${points[0].r}" fill="none" stroke="#d6249f" stroke-width="4"/>`;
+  for (let i = 1; i < points.length; i++) {
+    const [p, q] = [points[i - 1], points[i]];
+    const d = Math.hypot(q.x - p.x, q.y - p.y) || 1;
+    const ux = (q.x - p.x) / d, uy = (q.y - p.y) / d;
+    body += `<line x1="${p.x + ux * p.r}" y1="${p.y + uy * p.r}" x2="${q.x - ux * q.r * 0.6}" y2="${q.y - uy * q.r * 0.6}" stroke="#d6249f" stroke-width="5" stroke-linecap="round" marker-end="url(#advice-head)"/>`;
+  }
+  g.innerHTML = body;
+  board.appendChild(g);
 }
 
 async function analyse() {
@@ -879,7 +925,7 @@ async function analyse() {
   } catch (e) {
     M.analysis = { agent, error: e.message };
   }
-  renderSide();
+  render();
 }
 
 async function undo() {

@@ -530,6 +530,34 @@ async fn analysis_names_a_legal_move_and_a_known_win() {
     let top = advice["top"].as_array().unwrap();
     assert_eq!(top[0]["text"], "c1", "{advice}");
     assert!(top[0]["visits"].as_u64().unwrap() > 0 && top[0]["value"].as_f64().unwrap() > 0.9, "{advice}");
+    // In words, rated for the mover, with the line it expects (here the move wins: nothing after).
+    assert_eq!(advice["mover"], 0);
+    assert!(advice["value"].as_f64().unwrap() > 0.9, "{advice}");
+    assert_eq!(advice["line"][0]["text"], "c1", "{advice}");
+    assert!(!advice["words"].as_str().unwrap().is_empty(), "{advice}");
+    // Earlier in a game alpha-beta's principal variation is the line: its first move the one it
+    // plays, each move legal where it is played, the players taking turns.
+    let m = create(&app, "connect4", &["human", "human"], 2).await;
+    let (status, advice) = call_as(
+        &app,
+        m.seat(0),
+        "POST",
+        &format!("/api/matches/{}/analysis", m.id),
+        Some(json!({ "agent": "alphabeta:depth=6" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{advice}");
+    let line = advice["line"].as_array().unwrap();
+    assert!(line.len() >= 4, "{advice}");
+    assert_eq!(line[0]["text"], advice["text"]);
+    let game = meeple_games::Connect4::default();
+    let mut s = game.initial_state();
+    for (k, step) in line.iter().enumerate() {
+        assert_eq!(step["player"], k % 2, "{advice}");
+        let a = s.parse_action(step["text"].as_str().unwrap()).unwrap();
+        assert!(s.is_legal(a), "{advice}");
+        s.apply(a).unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

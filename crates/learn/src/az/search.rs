@@ -325,6 +325,33 @@ impl<S: State> Search<S> {
     }
 
     /// The value of `seat` at node `i`: exact where it is solved, else the mean.
+    /// The most visited line of moves from the root, up to the first chance event or a node
+    /// visited once (what the search expects, for people).
+    pub fn line(&self) -> Vec<Action> {
+        let mut line = Vec::new();
+        let mut node = 0usize;
+        while self.nodes[node].kind < CHANCE && line.len() < 32 {
+            let Some(best) = self.children(node as u32).max_by_key(|&c| self.nodes[c].visits) else { break };
+            if self.nodes[best].visits < 2 {
+                break;
+            }
+            line.push(self.nodes[best].action);
+            node = best;
+        }
+        line
+    }
+
+    /// Each root move's mean value for `seat` (0 loss, 1 win), as the search saw it.
+    pub fn root_values(&self, seat: usize) -> Vec<(Action, f32)> {
+        if self.nodes[0].kind >= CHANCE {
+            return Vec::new();
+        }
+        self.children(0)
+            .filter(|&c| self.nodes[c].visits > 0)
+            .map(|c| (self.nodes[c].action, self.q(c, seat)))
+            .collect()
+    }
+
     fn q(&self, i: usize, seat: usize) -> f32 {
         let n = &self.nodes[i];
         if n.solved {

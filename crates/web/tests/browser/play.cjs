@@ -406,6 +406,36 @@ async function checkPace(browser, report) {
   await page.context().close();
 }
 
+// Analysis in words, with the line it expects and an arrow on the board: Santorini's advisor
+// (alpha-beta) draws the worker's way and its build and says the reply it expects; in connect four
+// an MCTS asked for also rates the move, as a chance to win.
+async function checkAnalysis(browser, report) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  await newGame(page, { name: 'santorini', params: {}, seats: ['human', 'random'] });
+  const random = rng(31);
+  while (!(await page.evaluate(() => window.M.snap.view.phase !== 'place' && window.M.snap.legal.length > 0))) {
+    if ((await status(page)).targets > 0) await clickTarget(page, random()); else await page.waitForTimeout(20);
+  }
+  await page.keyboard.press('h');
+  await page.waitForSelector('#advice', { timeout: 30_000 });
+  report.santorini = await page.textContent('#analysis');
+  const arrow = await page.evaluate(() => ({ rings: document.querySelectorAll('#board .advice circle').length, lines: document.querySelectorAll('#board .advice line').length }));
+  report.santoriniArrow = arrow;
+  if (!/^For you: worker \w\d to \w\d/.test(report.santorini) || !/Then: The computer/.test(report.santorini)) throw new Error(`Santorini's advice: ${report.santorini}`);
+  if (arrow.rings !== 1 || arrow.lines < 2) throw new Error(`Santorini's arrow: ${JSON.stringify(arrow)}`);
+  report.shot = path.join(outDir, 'analysis.png');
+  await page.locator('.match').screenshot({ path: report.shot });
+  await newGame(page, { name: 'connect4', params: {}, seats: ['human', 'random'] });
+  await page.waitForFunction(() => window.M.snap && window.M.snap.legal.length > 0);
+  await page.fill('#advisor', 'mcts:iters=3000');
+  await page.click('#analyse');
+  await page.waitForSelector('#advice', { timeout: 30_000 });
+  report.connect4 = await page.textContent('#analysis');
+  if (!/a chance to win of \d+%/.test(report.connect4)) throw new Error(`connect four's advice: ${report.connect4}`);
+  if ((await page.evaluate(() => document.querySelectorAll('#board .advice circle').length)) !== 1) throw new Error('no ring on the advised column');
+  await page.context().close();
+}
+
 // The computer's last turn is marked whole (in Catan's set-up: the settlement and its road), in
 // a hue that is no seat's colour.
 async function checkLastTurn(browser, report) {
@@ -826,7 +856,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['variants', checkVariants], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['pace', checkPace], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['god-steps', checkGodSteps], ['sagrada-marker', checkSagradaMarker], ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['variants', checkVariants], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['pace', checkPace], ['analysis', checkAnalysis], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['god-steps', checkGodSteps], ['sagrada-marker', checkSagradaMarker], ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
