@@ -623,12 +623,23 @@ function render() {
     // A target of a square is on the board, whichever mode reaches it.
     if (ts.length > 1) ts.forEach((t) => onBoard.add(t));
   });
+  // Kinds of target that a renderer keeps apart (Catan's corners and roads, each large enough
+  // to hit only when the other is not offered): both offered, the bar chooses.
+  const apart = (drawn.apart || []).filter((k) => [...next].some((t) => t.startsWith(k + ':')));
+  if (apart.length > 1) {
+    apart.forEach((k) => { if (!kinds.includes(k)) kinds.push(k); });
+    next.forEach((t) => { if (apart.includes(t.split(':')[0])) onBoard.add(t); });
+  }
   const at = `${snap.ply}/${M.sel.join(' ')}`;
   if (M.modeAt !== at) { M.modeAt = at; M.mode = null; }
   if (!kinds.includes(M.mode)) M.mode = kinds.includes(drawn.mode) ? drawn.mode : kinds[0] || null;
   document.querySelectorAll('#board [data-t]').forEach((el) => {
     const ts = el.dataset.t.split(' ');
-    const hit = ts.find((t) => next.has(t) && t.startsWith(M.mode + ':')) || ts.find((t) => next.has(t));
+    let hit = ts.find((t) => next.has(t) && t.startsWith(M.mode + ':')) || ts.find((t) => next.has(t));
+    if (hit && apart.length > 1 && apart.includes(hit.split(':')[0]) && !hit.startsWith(M.mode + ':')) {
+      hit = null;
+      el.style.pointerEvents = 'none';
+    }
     if (hit) {
       onBoard.add(hit);
       el.classList.add('hl');
@@ -1162,6 +1173,9 @@ const TERRAIN_COLOURS = { hills: '#c8643b', forest: '#2f7d3b', pasture: '#9ccc65
 
 const CATAN_RESOURCE_COLOURS = { brick: '#c8643b', lumber: '#2f7d3b', wool: '#9ccc65', grain: '#f0c93f', ore: '#8c8c8c' };
 
+// How far a harbour sits out to sea from its coast, in the hex grid's units.
+const HARBOUR_OUT = 0.9;
+
 function renderCatan(view, snap) {
   const size = 46, kx = size * Math.sqrt(3) / 2, ky = size / 2;
   const X = (gx) => 330 + gx * kx, Y = (gy) => 300 + gy * ky;
@@ -1187,15 +1201,19 @@ function renderCatan(view, snap) {
     const [a, c] = hb.vertices;
     const mx = (vxy[a][0] + vxy[c][0]) / 2, my = (vxy[a][1] + vxy[c][1]) / 2;
     const len = Math.hypot(mx, my) || 1;
-    const ox = X(mx + (mx / len) * 1.6), oy = Y(my + (my / len) * 1.6);
+    const ox = X(mx + (mx / len) * HARBOUR_OUT), oy = Y(my + (my / len) * HARBOUR_OUT);
     b += `<line x1="${X(vxy[a][0])}" y1="${Y(vxy[a][1])}" x2="${ox}" y2="${oy}" stroke="#fff" stroke-width="2"/><line x1="${X(vxy[c][0])}" y1="${Y(vxy[c][1])}" x2="${ox}" y2="${oy}" stroke="#fff" stroke-width="2"/>`;
-    b += `<rect x="${ox - 22}" y="${oy - 9}" width="44" height="18" rx="4" fill="#fff"/><text x="${ox}" y="${oy + 4}" text-anchor="middle" font-size="10">${esc(hb.kind === '3:1' ? '3:1' : hb.kind + ' 2:1')}</text>`;
+    // A harbour's ratio on a tile of its resource's colour (white: any resource), named in full
+    // in its tooltip: short enough that the sea around the island stays narrow.
+    const any = hb.kind === '3:1';
+    b += `<g><title>${esc(any ? '3:1 harbour: any 3 of a kind for 1' : `${hb.kind} harbour: 2 ${hb.kind} for 1`)}</title><rect x="${ox - 16}" y="${oy - 9}" width="32" height="18" rx="4" fill="${any ? '#fff' : CATAN_RESOURCE_COLOURS[hb.kind] || '#fff'}" stroke="#fff" stroke-width="1.5"/><text x="${ox}" y="${oy + 4}" text-anchor="middle" font-size="10" font-weight="700" fill="${any ? '#222' : '#fff'}" ${any ? '' : 'stroke="#0006" stroke-width="2" paint-order="stroke"'}>${any ? '3:1' : '2:1'}</text></g>`;
   });
   view.geometry.edge_vertices.forEach(([a, c], e) => {
     const owner = view.edges[e];
     const line = `x1="${X(vxy[a][0])}" y1="${Y(vxy[a][1])}" x2="${X(vxy[c][0])}" y2="${Y(vxy[c][1])}"`;
     if (owner !== null) b += `<line ${line} stroke="#222" stroke-width="9" stroke-linecap="round"/><line ${line} stroke="${PLAYER_COLOURS[owner]}" stroke-width="6" stroke-linecap="round"/>`;
-    b += `<line class="spot" data-t="e:${e}" ${line} stroke="transparent" stroke-width="10"/>`;
+    // A thin mark to highlight, and a wide transparent line to hit (at least 32 px on a phone).
+    b += `<line class="spot" data-t="e:${e}" ${line} stroke="transparent" stroke-width="8" pointer-events="none"/><line class="spot hit" data-t="e:${e}" ${line} stroke="transparent" stroke-width="28"/>`;
   });
   vxy.forEach(([gx, gy], v) => {
     const o = view.vertices[v];
@@ -1205,7 +1223,7 @@ function renderCatan(view, snap) {
         : `<circle cx="${X(gx)}" cy="${Y(gy)}" r="8" fill="${c}" stroke="#222" stroke-width="2" pointer-events="none"/>`;
     }
     const rob = o && robberCorner(gx, gy) ? ` s:${o.owner}` : '';
-    b += `<circle class="spot" data-t="v:${v}${rob}" cx="${X(gx)}" cy="${Y(gy)}" r="${rob ? 13 : 9}" fill="transparent"/>`;
+    b += `<circle class="spot" data-t="v:${v}${rob}" cx="${X(gx)}" cy="${Y(gy)}" r="${rob ? 13 : 9}" fill="transparent" pointer-events="none"/><circle class="spot hit" data-t="v:${v}${rob}" cx="${X(gx)}" cy="${Y(gy)}" r="23" fill="transparent"/>`;
   });
   const cardsOf = (hand) => view.resources.map((r, k) => Array.from({ length: hand[k] }, () => `<span class="card" style="background:${CATAN_RESOURCE_COLOURS[r]}" title="${r}">${r}</span>`).join('')).join('');
   // At a table with people, another seat's hand is its count, as at a real table (what a careful
@@ -1223,7 +1241,21 @@ function renderCatan(view, snap) {
   const legend = `<div class="legend">${Object.entries({ hills: 'brick', forest: 'lumber', pasture: 'wool', fields: 'grain', mountains: 'ore', desert: 'nothing' }).map(([t, r]) => `<span><i style="background:${TERRAIN_COLOURS[t]}"></i>${t}: ${r}</span>`).join('')}</div>`;
   const trade = view.trade ? catanTrade(view, snap, cardsOf) : { html: '' };
   const extra = `<div class="panel">${mine}${trade.html}<div>${dice} · turn ${view.turns} · bank ${view.resources.map((r, k) => `${r} ${view.bank[k]}`).join(', ')} · development deck ${view.dev_deck} · ${view.win_points} points win</div>${legend}${players}</div>`;
-  return { board: svg(660, 600, b, 'aria-label="catan board"'), extra, owns: ['btn:offer'], bind: trade.bind };
+  // The sea is cropped to the island and its harbours, so the board fills a phone's width.
+  const xs = [], ys = [];
+  vxy.forEach(([gx, gy]) => { xs.push(X(gx)); ys.push(Y(gy)); });
+  view.harbours.forEach((hb) => {
+    const [a, c] = hb.vertices;
+    const mx = (vxy[a][0] + vxy[c][0]) / 2, my = (vxy[a][1] + vxy[c][1]) / 2;
+    const len = Math.hypot(mx, my) || 1;
+    xs.push(X(mx + (mx / len) * HARBOUR_OUT) - 17, X(mx + (mx / len) * HARBOUR_OUT) + 17);
+    ys.push(Y(my + (my / len) * HARBOUR_OUT) - 10, Y(my + (my / len) * HARBOUR_OUT) + 10);
+  });
+  const [x0, x1, y0, y1] = [Math.min(...xs) - 24, Math.max(...xs) + 24, Math.min(...ys) - 24, Math.max(...ys) + 24];
+  const board = `<svg viewBox="${x0} ${y0} ${x1 - x0} ${y1 - y0}" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="catan board">${b.replace('<rect x="0" y="0" width="660" height="600"', `<rect x="${x0}" y="${y0}" width="${x1 - x0}" height="${y1 - y0}"`)}</svg>`;
+  // Corners and roads lie too close for both to be large: where both may be clicked, the bar
+  // under the board says which a click on the board makes.
+  return { board, extra, owns: ['btn:offer'], bind: trade.bind, apart: ['v', 'e'], modes: { v: 'a corner (settlement or city)', e: 'a road' }, mode: 'v' };
 }
 
 // Trading between players: the pending offer as a card (who offers what, each seat's answer,

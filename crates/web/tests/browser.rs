@@ -140,6 +140,7 @@ fn every_game_is_played_by_clicking_in_chromium() {
         "turn-notice",
         "resign",
         "pace",
+        "phone-catan",
         "analysis",
         "last-turn",
         "secrets",

@@ -163,6 +163,29 @@ async function checkPhone(browser, report) {
   await phone.close();
 }
 
+// Catan on a phone: the board fills the screen's width (the sea cropped to the island and its
+// harbours) and every corner to click is at least 32 px across; where corners and roads are
+// both offered, the bar under the board says which a tap makes.
+async function checkPhoneCatan(browser, report) {
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  await newGame(phone, { name: 'catan', params: { players: '3' }, seats: ['human', 'random', 'random'] });
+  await phone.waitForFunction(() => window.M.snap && window.M.snap.legal.length > 0);
+  const m = await phone.evaluate(() => {
+    const svg = document.querySelector('#board svg').getBoundingClientRect();
+    const hexes = [...document.querySelectorAll('#board polygon')].map((p) => p.getBoundingClientRect());
+    const island = { x0: Math.min(...hexes.map((r) => r.left)), x1: Math.max(...hexes.map((r) => r.right)), y0: Math.min(...hexes.map((r) => r.top)), y1: Math.max(...hexes.map((r) => r.bottom)) };
+    const targets = [...document.querySelectorAll('#board .hl')].filter((e) => getComputedStyle(e).pointerEvents !== 'none').map((e) => e.getBoundingClientRect());
+    return { page: document.documentElement.scrollWidth, board: [svg.width, svg.height], island: ((island.x1 - island.x0) * (island.y1 - island.y0)) / (svg.width * svg.height), targets: targets.length, smallest: Math.min(...targets.map((r) => Math.min(r.width, r.height))) };
+  });
+  report.phone = m;
+  if (m.page > 392) throw new Error(`the page is ${m.page} px wide on a 390 px phone`);
+  if (m.island < 0.6) throw new Error(`the island fills ${Math.round(100 * m.island)}% of the board`);
+  if (!m.targets || m.smallest < 32) throw new Error(`a corner to tap is ${m.smallest.toFixed(1)} px across`);
+  report.shot = path.join(outDir, 'phone-catan.png');
+  await phone.screenshot({ path: report.shot, fullPage: false });
+  await phone.close();
+}
+
 // Two people, two browsers: the first creates a game for two persons and sends the second the
 // join link for seat 1; they play it out by clicking, each seeing only their own seat's moves.
 async function checkTwoPlayers(browser, report) {
@@ -856,7 +879,7 @@ async function checkRestart(browser, report) {
   }
   const trades = [['catan-trades-hot', (b, r) => checkCatanTrades(b, r, true)], ['catan-trades-join', (b, r) => checkCatanTrades(b, r, false)]];
   const gods = [['santorini-gods-hot', (b, r) => checkSantoriniGods(b, r, true)], ['santorini-gods-join', (b, r) => checkSantoriniGods(b, r, false)]];
-  for (const [name, check] of [['front', checkFront], ['variants', checkVariants], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['pace', checkPace], ['analysis', checkAnalysis], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['god-steps', checkGodSteps], ['sagrada-marker', checkSagradaMarker], ['restart', checkRestart]]) {
+  for (const [name, check] of [['front', checkFront], ['variants', checkVariants], ['two-players', checkTwoPlayers], ['hot-seat', checkHotSeat], ['big-seed', checkBigSeed], ['turn-notice', checkTurnNotice], ['resign', checkResign], ['pace', checkPace], ['phone-catan', checkPhoneCatan], ['analysis', checkAnalysis], ['last-turn', checkLastTurn], ['secrets', checkSecrets], ...trades, ...gods, ['god-steps', checkGodSteps], ['sagrada-marker', checkSagradaMarker], ['restart', checkRestart]]) {
     if (failed || (process.env.GAMES && !process.env.GAMES.split(',').includes(name))) continue;
     const report = { check: name };
     try {
