@@ -14,6 +14,7 @@
 
 mod budget;
 mod clients;
+mod conns;
 mod error;
 mod guard;
 mod pool;
@@ -879,6 +880,7 @@ pub async fn serve(
     ready(local);
     let connections = Arc::new(Semaphore::new(limit.max(1)));
     let held = Arc::new(clients::Counts::default());
+    let open = Arc::new(conns::Open::default());
     let shutdown = tokio::signal::ctrl_c();
     tokio::pin!(shutdown);
     loop {
@@ -890,32 +892,71 @@ pub async fn serve(
             },
             _ = &mut shutdown => return Ok(()),
         };
-        // A trusted proxy carries many clients; everyone else has a share of the connections.
-        let client = (!grouping.is_trusted(peer.ip())).then(|| grouping.of(peer.ip()));
-        if let Some(c) = client
-            && !held.take(c, per_client)
-        {
-            drop(stream);
-            continue;
-        }
         let Ok(permit) = connections.clone().try_acquire_owned() else {
-            if let Some(c) = client {
-                held.give(c);
-            }
             drop(stream);
             continue;
         };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone().layer(Extension(Peer(peer.ip()))));
-        let held = held.clone();
+        // A trusted proxy carries many clients; everyone else has a share of the connections.
+        let client = (!grouping.is_trusted(peer.ip())).then(|| grouping.of(peer.ip()));
+        let router = router.clone().layer(Extension(Peer(peer.ip())));
+        let (held, open) = (held.clone(), open.clone());
         tokio::spawn(async move {
             let _permit = permit;
+            if let Some(c) = client
+                && !held.take(c, per_client)
+            {
+                // At its share, the client's longest idle connection makes way for this one (one
+                // newcomer waits at a time); with every connection busy, this one is refused.
+                if !open.wait(c) {
+                    return;
+                }
+                let mut taken = false;
+                if open.evict_idle(c) {
+                    for _ in 0..50 {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        if held.take(c, per_client) {
+                            taken = true;
+                            break;
+                        }
+                    }
+                }
+                open.done_waiting(c);
+                if !taken {
+                    return;
+                }
+            }
+            let conn = conns::Conn::new();
+            if let Some(c) = client {
+                open.add(c, &conn);
+            }
+            let state = conn.clone();
+            let service = tower::service_fn(move |request: axum::http::Request<hyper::body::Incoming>| {
+                let (router, busy) = (router.clone(), conns::Busy::new(&state));
+                async move {
+                    let response = tower::ServiceExt::oneshot(router, request).await?;
+                    // Busy until the body ends: an event stream is never idle.
+                    Ok::<_, std::convert::Infallible>(response.map(move |body| {
+                        axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                            let _ = &busy;
+                            frame
+                        }))
+                    }))
+                }
+            });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .max_buf_size(64 * 1024)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let _ = connection.await;
+                .serve_connection(
+                    hyper_util::rt::TokioIo::new(stream),
+                    hyper_util::service::TowerToHyperService::new(service),
+                );
+            tokio::select! {
+                _ = connection => {}
+                _ = conn.close.notified() => {}
+            }
             if let Some(c) = client {
+                open.remove(c, &conn);
                 held.give(c);
             }
         });

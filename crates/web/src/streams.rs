@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 /// How long a ticket may wait to be used.
 const TICKET_LIFE: Duration = Duration::from_secs(60);
-/// Tickets outstanding at once, in all and per client (a page needs one at a time).
+/// Tickets outstanding at once, in all and per client (a page needs one at a time; a client's
+/// newest voids its oldest beyond its share).
 const MAX_TICKETS: usize = 4096;
 const TICKETS_PER_CLIENT: usize = 16;
 
@@ -44,12 +45,20 @@ impl Tickets {
     fn give(&self, id: &str, access: Access, epoch: u64, client: Option<crate::Client>) -> Result<String, ApiError> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        if client.is_some()
-            && open.values().filter(|t| t.client == client && t.expires > now).count() >= TICKETS_PER_CLIENT
-        {
-            return Err(ApiError::too_many(format!(
-                "this address holds {TICKETS_PER_CLIENT} unused stream tickets: use one (each opens a stream) or wait a minute"
-            )));
+        // At its share a client's oldest unused ticket makes way: every address of this machine
+        // is one client, and a local process hoarding tickets must not keep the person's page
+        // from its streams (the page uses its ticket at once).
+        if client.is_some() {
+            let mine: Vec<(&String, Instant)> = open
+                .iter()
+                .filter(|(_, t)| t.client == client && t.expires > now)
+                .map(|(k, t)| (k, t.expires))
+                .collect();
+            if mine.len() >= TICKETS_PER_CLIENT
+                && let Some(oldest) = mine.iter().min_by_key(|x| x.1).map(|x| x.0.clone())
+            {
+                open.remove(&oldest);
+            }
         }
         if open.len() >= MAX_TICKETS {
             open.retain(|_, t| t.expires > now);

@@ -363,6 +363,8 @@ async function checkTurnNotice(browser, report) {
   report.banner = banner.text;
   if (/\(random\)|seat \d/.test(banner.text) || !/you win|computer wins|draw/i.test(banner.text)) throw new Error(`the banner: ${banner.text}`);
   if (!banner.fits) throw new Error(`the banner overflows: ${banner.text}`);
+  report.shot = path.join(outDir, 'finished-rematch.png');
+  await page.locator('.match').screenshot({ path: report.shot });
   // Play again: a new match, the person now in the other seat.
   const first = page.url();
   await page.click('#rematch');
@@ -484,6 +486,8 @@ async function checkLastTurn(browser, report) {
   // Other seats' hands are counts at a person's table, not their cards.
   const others = await page.evaluate(() => [...document.querySelectorAll('.player-box')].filter((b) => b.dataset.t !== `s:${window.M.viewer}`).map((b) => b.textContent));
   report.others = others.map((t) => t.slice(0, 80));
+  report.shot = path.join(outDir, 'catan-last-turn.png');
+  await page.locator('.match').screenshot({ path: report.shot });
   if (others.some((t) => /(brick|lumber|wool|grain|ore) \d/.test(t))) throw new Error(`another seat's cards shown: ${others.join(' | ')}`);
   await page.context().close();
 }
