@@ -374,7 +374,9 @@ const M = {
 window.M = M; // the match as the page holds it, for the browser tests and the console
 
 async function showMatch(id) {
-  Object.assign(M, { id, snap: null, browsing: null, sel: [], analysis: null, hint: null, log: [], latest: null });
+  // A new match starts clean: the advisor is the new game's (another game's agent may not play
+  // it), and no half-built offer or pending frame carries over.
+  Object.assign(M, { id, snap: null, browsing: null, sel: [], analysis: null, hint: null, log: [], latest: null, advisor: null, draft: null, pending: null, mode: null });
   // A join link: claim its seat with the invitation, keep the seat's token, and tidy the address
   // first, so the code never stays in the history.
   const frag = new URLSearchParams(location.hash.slice(1));
@@ -1288,7 +1290,8 @@ function catanTrade(view, snap, cardsOf) {
     if (view.trade.trades) html += `<div class="hint">${view.trade.trades} ${view.trade.trades === 1 ? 'trade' : 'trades'} between players so far</div>`;
     return { html };
   }
-  const key = `${snap.ply}`;
+  // A half-built offer belongs to this match, this ply and this seat.
+  const key = `${M.id}/${snap.ply}/${snap.viewer}`;
   if (!M.draft || M.draft.key !== key) M.draft = { key, give: R.map(() => 0), get: R.map(() => 0) };
   const d = M.draft;
   const same = (a, b) => a.every((v, k) => v === b[k]);
