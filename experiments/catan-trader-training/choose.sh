@@ -26,4 +26,13 @@ case ${1:-choose} in
         [ -f runs/previous-trader.safetensors ] ||
             git show e0a3d04:models/catan-td-trades.safetensors > runs/previous-trader.safetensors
         match shipped-vs-two-catan-value-seed16 runs/previous-trader.safetensors 16 ;;
+    # Once run A has run its 240 minutes: its final best checkpoint (copied to runs/NAME) against
+    # the trader that ships (best93) on seed 20, which nothing chose before; the one that scores
+    # more is confirmed on seed 21 beside the widened start.
+    rechoose)
+        match "ablation/${2:?the final best checkpoint's name}-seed20" "runs/$2.safetensors" 20
+        match ablation/best93-seed20 runs/best93.safetensors 20 ;;
+    reconfirm)
+        match "${2:?the chosen checkpoint's name}-vs-two-catan-value-seed21" "runs/$2.safetensors" 21
+        match widened-vs-two-catan-value-seed21 runs/widened.safetensors 21 ;;
 esac

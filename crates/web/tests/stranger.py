@@ -10,9 +10,10 @@ opponent (`mcts:iters=200`, connect four), first alone, then while a stranger, f
 floods it at once with:
 
   - agent-only matches at 5 s a move (as many as it is let create),
-  - from two more addresses (127.0.0.10 and .11), matches whose person seat nobody holds (its
-    invitation never claimed) against agents thinking 60 s a move: a seat named human lends
-    them no priority, since nobody is at that table,
+  - and from two more clients on the network (192.0.2.10 and .11 through the proxy), matches
+    whose person seat nobody holds (its invitation never claimed) against agents thinking 60 s a
+    move, as many as each is let create: a seat named human lends them no priority, since nobody
+    is at that table,
   - analyses of 10 s, two at a time, over and over,
   - 16 event streams on the person's match (its id is public),
   - 200 idle sockets,
@@ -130,8 +131,9 @@ def main():
             note("agent-only match", status)
             if status == 201:
                 stranger_matches.append(made["id"])
-        # Two more addresses: a person seat nobody holds, agents at 60 s a move.
-        unheld = [Client(port, f"127.0.0.{k}", {"X-Forwarded-For": f"203.0.113.{k}"}) for k in (10, 11)]
+        # Two more clients on the network (through the proxy, as the person): a person seat
+        # nobody holds, agents at 60 s a move.
+        unheld = [Client(port, "127.0.0.1", {"X-Forwarded-For": f"192.0.2.{k}"}) for k in (10, 11)]
         for k in range(24):
             status, made = unheld[k % 2].call("POST", "/api/matches", {
                 "game": "connect4", "seats": ["mcts:time=60s", "human"], "play": [], "move_time_ms": 60000})
