@@ -642,6 +642,8 @@ function render() {
       hit = null;
       el.style.pointerEvents = 'none';
     }
+    // A wide hit area that is no target now must not catch a click meant for its neighbour.
+    if (!hit && el.classList.contains('hit')) el.style.pointerEvents = 'none';
     if (hit) {
       onBoard.add(hit);
       el.classList.add('hl');

@@ -51,6 +51,8 @@ function rng(seed) {
 async function newGame(page, game) {
   await page.goto(`${base}/?game=${game.name}`);
   await page.waitForSelector('#seats input');
+  // The cards' boards load after the page: the form below them moves until they have.
+  await page.waitForFunction(() => document.querySelectorAll('.game-card .thumb svg').length === 6);
   for (const [k, v] of Object.entries(game.params)) {
     await page.fill(`#param-${k}`, v);
     await page.dispatchEvent(`#param-${k}`, 'change');
@@ -59,7 +61,12 @@ async function newGame(page, game) {
   for (let i = 0; i < game.seats.length; i++) await page.fill(`#seats input[data-seat="${i}"]`, game.seats[i]);
   await page.fill('#seed', '7');
   await page.fill('#move-time', '300');
-  await page.click('#start');
+  try {
+    await page.click('#start', { timeout: 10_000 });
+  } catch (e) {
+    await page.screenshot({ path: path.join(outDir, 'start-hidden.png'), fullPage: true });
+    throw e;
+  }
   await page.waitForURL(MATCH);
   await page.waitForSelector('#board svg');
 }
@@ -74,7 +81,8 @@ async function status(page) {
 }
 
 async function clickTarget(page, pick) {
-  const handles = await page.$$('#board [data-t].hl, #choices button.hl');
+  // A mark drawn for a target (not clickable itself: its hit area is) is not one to click.
+  const handles = await page.$$('#board [data-t].hl:not([pointer-events="none"]), #choices button.hl');
   if (!handles.length) return false;
   const h = handles[Math.floor(pick * handles.length)];
   try {
