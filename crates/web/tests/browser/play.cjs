@@ -176,6 +176,13 @@ async function checkPhone(browser, report) {
 // both offered, the bar under the board says which a tap makes.
 async function checkPhoneCatan(browser, report) {
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  // The front page's variants on a phone: Santorini's card with gods.
+  await phone.goto(`${base}/`);
+  await phone.waitForSelector('select.variant[data-game="santorini"]');
+  await phone.selectOption('select.variant[data-game="santorini"]', { label: 'With gods' });
+  await phone.waitForSelector('select.picked[data-game="santorini"]');
+  report.variantsShot = path.join(outDir, 'phone-front-variants.png');
+  await phone.locator('.game-card[data-game="santorini"]').screenshot({ path: report.variantsShot });
   await newGame(phone, { name: 'catan', params: { players: '3' }, seats: ['human', 'random', 'random'] });
   await phone.waitForFunction(() => window.M.snap && window.M.snap.legal.length > 0);
   const m = await phone.evaluate(() => {
