@@ -5,7 +5,7 @@ use crate::ratings;
 use crate::records::{PlayedGame, check_resumed};
 use crate::schedule::{game_slot, random_opening, total_games};
 use crate::summary::{MatchSummary, SprtReport, summarize};
-use meeple_game::{Error, Game, GameRecord, State, Turn, derive_seed, limits, sample_chance};
+use meeple_game::{Error, Game, GameRecord, State, Turn, limits, sample_chance, seat_seed};
 use meeple_search::{Ext, make_agent_with};
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ pub fn play_game<G: Game>(game: &G, agents: &Ext<G>, config: &MatchConfig, index
     for &a in &seating {
         // An agent's randomness follows the agent, not the seat, so paired games differ only
         // in who sits where.
-        players.push(make_agent_with(game, &config.agents[a], derive_seed(seed, 1 + a as u64), agents)?);
+        players.push(make_agent_with(game, &config.agents[a], seat_seed(seed, a), agents)?);
     }
     let (mut state, mut actions, mut chance_rng) = random_opening(game, config, seed)?;
     let mut outcomes = Vec::new();
@@ -151,12 +151,7 @@ fn sprt_summary<G: Game>(
         llr: sprt.llr(a.wins as f64, a.draws as f64, a.losses as f64),
         lower,
         upper,
-        decision: match decision {
-            ratings::SprtDecision::AcceptH1 => "H1",
-            ratings::SprtDecision::AcceptH0 => "H0",
-            ratings::SprtDecision::Continue => "inconclusive",
-        }
-        .into(),
+        decision,
     });
     summary
 }

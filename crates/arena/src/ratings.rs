@@ -217,11 +217,15 @@ pub struct Sprt {
     pub beta: f64,
 }
 
-/// What an SPRT says so far.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What an SPRT says so far; at the end of a match, `Continue` means the game limit came
+/// first. Written `H0`, `H1` and `inconclusive` in results files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SprtDecision {
+    #[serde(rename = "H0")]
     AcceptH0,
+    #[serde(rename = "H1")]
     AcceptH1,
+    #[serde(rename = "inconclusive")]
     Continue,
 }
 

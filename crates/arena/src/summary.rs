@@ -1,6 +1,7 @@
 //! A match's results: per-agent totals with Wilson intervals, pairwise results, Elo, move times.
 
 use crate::config::{MatchConfig, anchor_index};
+use crate::ratings::SprtDecision;
 use crate::records::PlayedGame;
 use crate::{Z95, ratings, wilson};
 use meeple_game::Budget;
@@ -114,7 +115,7 @@ pub struct SprtReport {
     pub upper: f64,
     /// `H1` (the first agent is at least `elo1` stronger), `H0`, or `inconclusive` (the game
     /// limit came first).
-    pub decision: String,
+    pub decision: SprtDecision,
 }
 
 /// The result for the player in `seat`: 0 a win (strictly ahead of every other player), 1 a

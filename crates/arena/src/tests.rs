@@ -139,7 +139,9 @@ mod matches {
         let (s, games) =
             run_sprt(&game, &None, &config(&["mcts:iters=300", "random"], 1000, None), sprt, |_| {}).unwrap();
         let r = s.sprt.unwrap();
-        assert_eq!(r.decision, "H1");
+        assert_eq!(r.decision, ratings::SprtDecision::AcceptH1);
+        // Results files keep the words they always had.
+        assert_eq!(serde_json::to_value(r.decision).unwrap(), serde_json::json!("H1"));
         assert!(games.len() < 1000 && games.len() % SPRT_BATCH == 0, "{} games", games.len());
         assert!(r.llr >= r.upper);
         // Same seed, any thread count: same stopping point.

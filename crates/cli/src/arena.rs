@@ -244,10 +244,11 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
             r.lower,
             r.upper,
             summary.games,
-            match r.decision.as_str() {
-                "H1" => "H1 accepted (the first agent is stronger by elo1 or more)",
-                "H0" => "H0 accepted (not stronger by elo0 or more)",
-                _ => "no decision before the game limit",
+            match r.decision {
+                meeple_arena::ratings::SprtDecision::AcceptH1 =>
+                    "H1 accepted (the first agent is stronger by elo1 or more)",
+                meeple_arena::ratings::SprtDecision::AcceptH0 => "H0 accepted (not stronger by elo0 or more)",
+                meeple_arena::ratings::SprtDecision::Continue => "no decision before the game limit",
             }
         )?;
     }

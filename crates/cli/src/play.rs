@@ -69,7 +69,7 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
         if spec.trim() == "human" {
             seats.push(Seat::Human);
         } else {
-            seats.push(Seat::Agent(meeple_learn::make_agent(game, spec, derive_seed(args.seed, 1 + seat as u64))?));
+            seats.push(Seat::Agent(meeple_learn::make_agent(game, spec, meeple_game::seat_seed(args.seed, seat))?));
         }
     }
     let human_seat = seats.iter().position(|s| matches!(s, Seat::Human));

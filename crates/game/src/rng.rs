@@ -18,6 +18,13 @@ pub fn derive_seed(seed: u64, stream: u64) -> u64 {
     crate::zobrist::splitmix64(crate::zobrist::splitmix64(seed) ^ stream.wrapping_mul(0xd1b5_4a32_d192_ed03)) >> 11
 }
 
+/// The seed of the agent in seat `seat` of a game played from `seed`: one rule for the arena,
+/// the web table, `meeple play` and the trainers' opponents, so the same game and seed give
+/// every seat the same agent everywhere.
+pub fn seat_seed(seed: u64, seat: usize) -> u64 {
+    derive_seed(seed, 1 + seat as u64)
+}
+
 /// Samples one outcome from `(action, probability)` pairs whose probabilities sum to 1.
 ///
 /// # Panics

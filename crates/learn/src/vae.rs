@@ -22,7 +22,7 @@ pub fn positions<G: Game>(game: &G, players: &[String], games: u64, seed: u64) -
         let spec = &players[(i % players.len() as u64) as usize];
         let s = derive_seed(seed, i);
         let mut agents = (0..game.num_players())
-            .map(|p| make_agent(game, spec, derive_seed(s, 1 + p as u64)))
+            .map(|p| make_agent(game, spec, meeple_game::seat_seed(s, p)))
             .collect::<Result<Vec<_>, _>>()?;
         let mut rng = rng_from_seed(s);
         let mut state = game.initial_state();

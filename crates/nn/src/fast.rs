@@ -13,15 +13,11 @@ use std::cell::RefCell;
 
 use burn::nn::conv::Conv2d;
 use burn::nn::{BatchNorm, Linear};
-use burn::tensor::Tensor;
 
 use crate::conv;
 use crate::gemm::{mat, mat_mut, mul};
+use crate::grad::values;
 use crate::net::{ConvBn, Head, NetConfig, PolicyValueNet, Trunk};
-
-fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 weights")
-}
 
 /// A dense layer: `weight[i * out + o]`.
 #[derive(Clone, Debug)]

@@ -486,7 +486,7 @@ impl<G: Game> Live<G> {
         let mut live = Live::blank(game, seed, setup.seed.is_some(), tokens(), allowed);
         for (i, spec) in setup.seats.iter().enumerate() {
             let spec = spec.trim();
-            let seat_seed = derive_seed(seed, 1 + i as u64);
+            let seat_seed = meeple_game::seat_seed(seed, i);
             if spec == "human" {
                 // The creator holds the seats it plays; the others wait for whoever claims them.
                 let (token, invite) = if play.contains(&i) { (Some(tokens()), None) } else { (None, Some(tokens())) };
@@ -527,7 +527,7 @@ impl<G: Game> Live<G> {
                 token: token.clone(),
                 invite,
                 agent: None,
-                seed: derive_seed(stored.seed, 1 + i as u64),
+                seed: meeple_game::seat_seed(stored.seed, i),
                 bound: 0,
             });
         }

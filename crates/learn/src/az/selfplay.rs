@@ -269,7 +269,7 @@ fn teach_share<G: Game>(
         let mut random_left = opening_plies(config, &mut rng);
         let mut agents = (0..seats)
             .map(|p| {
-                crate::make_agent(game, teacher, derive_seed(s, 1 + p as u64))
+                crate::make_agent(game, teacher, meeple_game::seat_seed(s, p))
                     .map_err(|e| LearnError::Config(format!("teacher '{teacher}': {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
