@@ -1020,14 +1020,7 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
 
 fn sample<S: State>(state: &S, outcomes: &mut Vec<(Action, f64)>, rng: &mut Rng) -> Action {
     state.chance_outcomes(outcomes);
-    let mut x: f64 = rng.random();
-    for &(a, p) in outcomes.iter() {
-        if x < p {
-            return a;
-        }
-        x -= p;
-    }
-    outcomes.last().expect("a chance node has outcomes").0
+    meeple_game::sample_chance(outcomes, rng)
 }
 
 #[cfg(test)]
