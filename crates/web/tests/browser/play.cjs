@@ -482,8 +482,10 @@ async function checkLastTurn(browser, report) {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   await newGame(page, { name: 'catan', params: { players: '3' }, seats: ['human', 'random', 'random'] });
   const random = rng(9);
-  // Place the first settlement and road, then wait for the person's second placement.
-  for (let i = 0; i < 200; i++) {
+  // Place the first settlement and road, then wait for the person's second placement (by the
+  // clock, not a count of tries: on a loaded machine the computers' turns come slower).
+  for (const deadline = Date.now() + 60_000; ;) {
+    if (Date.now() > deadline) throw new Error('no second placement for the person within 60 s');
     const ply = await page.evaluate(() => (window.M && window.M.snap ? window.M.snap.ply : -1));
     if (ply >= 8 && (await status(page)).targets > 0) break;
     if ((await status(page)).targets > 0) await clickTarget(page, random());
@@ -761,7 +763,8 @@ async function checkSagradaMarker(browser, report) {
   const problems = [];
   const [page] = await openShared(browser, problems, true, { name: 'sagrada', params: {}, seats: ['human', 'human'], seed: 24 });
   const random = rng(24);
-  for (let i = 0; i < 200; i++) {
+  for (const deadline = Date.now() + 60_000; ;) {
+    if (Date.now() > deadline) throw new Error('seat 0 placed no die within 60 s');
     const s = await page.evaluate(() => ({ placed: window.M.snap.view.players[0].dice.some((d) => d), viewer: window.M.viewer, mover: window.M.snap.turn.player }));
     if (s.placed && s.viewer === 1 && s.mover === 1) break;
     // Seat 0 drafts and places rather than passing: a die in the pool, then a space.
