@@ -37,11 +37,11 @@ struct ReplayRequest {
 }
 
 /// The `index`-th game of records text: lines are counted, only the one asked for is read.
-fn pick_record(text: &str, index: usize) -> Result<(GameRecord, usize), ApiError> {
+fn pick_record(text: &str, index: usize, max_plies: usize) -> Result<(GameRecord, usize), ApiError> {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let count = lines.len();
     let line = lines.get(index).copied().ok_or_else(|| beyond(index, count))?;
-    Ok((parse(line, index)?, count))
+    Ok((parse(line, index, max_plies)?, count))
 }
 
 fn beyond(index: usize, count: usize) -> ApiError {
@@ -52,7 +52,20 @@ fn beyond(index: usize, count: usize) -> ApiError {
     }
 }
 
-fn parse(line: &str, index: usize) -> Result<GameRecord, ApiError> {
+/// Commas a record line may hold beyond one per ply (agent specs, scores, figures).
+const OTHER_COMMAS: usize = 4096;
+
+fn parse(line: &str, index: usize, max_plies: usize) -> Result<GameRecord, ApiError> {
+    // A record becomes a string per ply once read, ten times or more the bytes of its line: a
+    // game longer than this server replays is refused by counting before it is read (a 12 MB
+    // line of two million plies took about 60 MB each, past the memory budget).
+    let commas = line.bytes().filter(|&b| b == b',').count();
+    if commas > max_plies + OTHER_COMMAS {
+        return Err(ApiError::unprocessable(format!(
+            "the records, game {}: about {commas} plies; this server replays games of at most {max_plies}",
+            index + 1
+        )));
+    }
     records::parse_line(line, true)
         .map(|e| e.into_record())
         .map_err(|e| ApiError::unprocessable(format!("the records, game {}: {e}", index + 1)))
@@ -118,7 +131,7 @@ async fn read_lines(app: &App, mut body: Body, index: usize) -> Result<(GameReco
     let chosen = lines.chosen.ok_or_else(|| beyond(index, lines.count))?;
     let text = std::str::from_utf8(&chosen)
         .map_err(|_| ApiError::bad(format!("the records, game {}: not UTF-8 text", index + 1)))?;
-    Ok((parse(text.trim(), index)?, lines.count))
+    Ok((parse(text.trim(), index, app.config.max_plies)?, lines.count))
 }
 
 /// `POST /api/replays`: a records upload (JSON lines, `?index=N`), or JSON `{file}`, `{game}`
@@ -163,7 +176,7 @@ pub(crate) async fn open_replay(
             "a replay ({\"file\": N} or {\"game\": ID} or {\"records\": TEXT}, and \"index\"; a records file is uploaded as JSON lines)",
         )?;
         let (record, count) = match (req.records, req.file, req.game) {
-            (Some(t), None, None) => pick_record(&t, req.index)?,
+            (Some(t), None, None) => pick_record(&t, req.index, app.config.max_plies)?,
             (None, Some(k), None) => {
                 let path = app.config.records.get(k).cloned().ok_or_else(|| {
                     ApiError::not_found(format!("no records file {k}: the server has {}", app.config.records.len()))
@@ -172,11 +185,11 @@ pub(crate) async fn open_replay(
                 let text = tokio::task::spawn_blocking(move || read_capped(&path))
                     .await
                     .map_err(|e| ApiError::bad(e.to_string()))??;
-                let picked = pick_record(&text, req.index)?;
+                let picked = pick_record(&text, req.index, app.config.max_plies)?;
                 drop(reading);
                 picked
             }
-            (None, None, Some(id)) => pick_record(&stored_record(&app, &id).await?, req.index)?,
+            (None, None, Some(id)) => pick_record(&stored_record(&app, &id).await?, req.index, app.config.max_plies)?,
             _ => {
                 return Err(ApiError::bad(
                     "give one of \"records\" (a few records' text), \"file\" (a served file's number) or \"game\" (a kept game's id); upload a records file as JSON lines",

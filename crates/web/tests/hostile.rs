@@ -31,6 +31,10 @@ impl<'a> Call<'a> {
         self.headers.push(("content-type", "application/json".into()));
         self
     }
+    fn raw(mut self, body: String, content_type: &str) -> Self {
+        self.body = Some(body);
+        self.header("content-type", content_type)
+    }
     fn header(mut self, k: &'a str, v: &str) -> Self {
         self.headers.retain(|(h, _)| *h != k);
         self.headers.push((k, v.into()));
@@ -1382,6 +1386,31 @@ async fn uploads_reserve_their_memory_before_their_bodies_are_read() {
     let refused = answers.iter().filter(|a| a.is_finished()).count();
     assert!(refused >= 4, "only {refused} of 8 held uploads were refused before they were read");
     drop(held);
+}
+
+/// 15b. A record is refused by counting its plies before it is read: one line of two million
+/// plies (12 MB, within the upload limit) became two million strings once parsed, about 60 MB
+/// per upload beyond what the upload reserved; eight at once took the server to 469 MiB of
+/// resident memory under a 200 MiB budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_longer_than_the_server_replays_is_refused_before_it_is_read() {
+    let app = app_with(meeple_web::Config { max_plies: 1000, ..meeple_web::Config::default() });
+    let long = json!({ "game": "tictactoe", "seed": 0, "agents": ["a", "b"], "actions": vec!["a1"; 200_000] });
+    let started = Instant::now();
+    let (status, body) =
+        Call::new("POST", "/api/replays?index=0").raw(format!("{long}\n"), "application/x-ndjson").go(&app).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    // Counted, not read: the answer gives the plies as counted ("about"), where a read record
+    // would have been refused by the replay with its exact length.
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("about") && error.contains("at most 1000"), "{body}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // A record within the limit is read as before.
+    let short =
+        json!({ "game": "tictactoe", "seed": 0, "agents": ["a", "b"], "actions": ["a1", "b1", "a2", "b2", "a3"] });
+    let (status, body) =
+        Call::new("POST", "/api/replays?index=0").raw(format!("{short}\n"), "application/x-ndjson").go(&app).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
 /// 16. The list of past games is not read on the store's writer: many clients asking for it
