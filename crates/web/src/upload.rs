@@ -83,12 +83,21 @@ async fn read_lines(app: &App, mut body: Body, index: usize) -> Result<(GameReco
         /// The line being read, kept only while it may be the one asked for.
         current: Vec<u8>,
         chosen: Option<Vec<u8>>,
+        /// Commas of the line asked for so far, and the most a replayable game has: past it
+        /// the line is not kept, and the upload is refused as it arrives.
+        commas: usize,
+        limit: usize,
     }
     impl Lines {
         fn push(&mut self, part: &[u8]) {
             self.filled |= part.iter().any(|b| !b.is_ascii_whitespace());
-            if self.count == self.index && self.chosen.is_none() {
-                self.current.extend_from_slice(part);
+            if self.count == self.index && self.chosen.is_none() && self.commas <= self.limit {
+                self.commas += part.iter().filter(|&&b| b == b',').count();
+                if self.commas <= self.limit {
+                    self.current.extend_from_slice(part);
+                } else {
+                    self.current = Vec::new();
+                }
             }
         }
         fn end(&mut self) {
@@ -102,7 +111,16 @@ async fn read_lines(app: &App, mut body: Body, index: usize) -> Result<(GameReco
             self.filled = false;
         }
     }
-    let mut lines = Lines { index, count: 0, filled: false, current: Vec::new(), chosen: None };
+    let max_plies = app.config.max_plies;
+    let mut lines = Lines {
+        index,
+        count: 0,
+        filled: false,
+        current: Vec::new(),
+        chosen: None,
+        commas: 0,
+        limit: max_plies + OTHER_COMMAS,
+    };
     let mut total = 0usize;
     let read = async {
         while let Some(frame) = body.frame().await {
@@ -120,6 +138,13 @@ async fn read_lines(app: &App, mut body: Body, index: usize) -> Result<(GameReco
                     }
                     None => lines.push(part),
                 }
+            }
+            if lines.commas > lines.limit {
+                return Err(ApiError::unprocessable(format!(
+                    "the records, game {}: more than {} plies; this server replays games of at most {max_plies}",
+                    index + 1,
+                    lines.limit
+                )));
             }
         }
         lines.end();

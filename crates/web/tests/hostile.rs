@@ -1400,10 +1400,10 @@ async fn a_record_longer_than_the_server_replays_is_refused_before_it_is_read() 
     let (status, body) =
         Call::new("POST", "/api/replays?index=0").raw(format!("{long}\n"), "application/x-ndjson").go(&app).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    // Counted, not read: the answer gives the plies as counted ("about"), where a read record
-    // would have been refused by the replay with its exact length.
+    // Counted as it arrived, not read: a read record would have been refused by the replay,
+    // with its exact length ("the game has 200000 plies").
     let error = body["error"].as_str().unwrap();
-    assert!(error.contains("about") && error.contains("at most 1000"), "{body}");
+    assert!(error.contains("more than") && error.contains("at most 1000") && !error.contains("the game has"), "{body}");
     assert!(started.elapsed() < Duration::from_secs(5));
     // A record within the limit is read as before.
     let short =
