@@ -69,6 +69,15 @@ def stop(server):
         server.kill()
 
 
+def budget_mib(text):
+    """A `--memory-budget` value (`200mb`, `1gb`) in MiB."""
+    units = {"gb": 1024, "mb": 1}
+    unit = text[-2:].lower()
+    if unit not in units or not text[:-2].isdigit():
+        raise SystemExit(f"budget '{text}': give a whole number of mb or gb (200mb, 1gb)")
+    return int(text[:-2]) * units[unit]
+
+
 def report_and_exit(report, path=None):
     """Prints the report, writes it whole to `path` (the old file stays until the new one is
     complete), and gives the exit status: 0 if nothing failed and the server lived."""

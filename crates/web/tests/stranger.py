@@ -41,7 +41,7 @@ import threading
 import time
 from collections import Counter
 
-from serving import Client, report_and_exit, rss_kib, start, stop
+from serving import Client, budget_mib, report_and_exit, rss_kib, start, stop
 
 PERSON = {"X-Forwarded-For": "198.51.100.7"}
 
@@ -102,6 +102,7 @@ def main():
     ap.add_argument("--budget", default="1gb", help="the server's --memory-budget")
     ap.add_argument("--json", help="also write the report here")
     args = ap.parse_args()
+    budget_mib(args.budget)  # a wrong budget is refused before the server starts
 
     data = tempfile.mkdtemp(prefix="meeple-stranger-")
     server, port = start_server(args.meeple, data, args.budget)
@@ -274,12 +275,12 @@ def main():
         report["stranger_matches"] = len(stranger_matches)
         report["peak_rss_mib"] = round(peak[0] / 1024, 1)
         report["memory_budget"] = args.budget
-        budget_mib = int(args.budget.rstrip("gbmk")) * (1024 if args.budget.endswith("gb") else 1)
+        budget = budget_mib(args.budget)
         if report["flooded"]["worst_ms"] > 500:
             failures.append(f"the person waited {report['flooded']['worst_ms']} ms for an answer under the flood")
         if own_stream != 200:
             failures.append(f"the person's own stream was refused ({own_stream})")
-        if peak[0] / 1024 > budget_mib:
+        if peak[0] / 1024 > budget:
             failures.append(f"resident memory {peak[0] / 1024:.0f} MiB passed the budget {args.budget}")
         report["failures"] = failures
         report["server_alive"] = server.poll() is None

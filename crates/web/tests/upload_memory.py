@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 
-from serving import Client, report_and_exit, rss_kib, start, stop
+from serving import Client, budget_mib, report_and_exit, rss_kib, start, stop
 
 
 def main():
@@ -32,6 +32,7 @@ def main():
     ap.add_argument("--one-line", action="store_true", help="one game of two million plies instead of many short games")
     ap.add_argument("--json", help="also write the report here")
     args = ap.parse_args()
+    budget_mib(args.budget)  # a wrong budget is refused before the server starts
     if args.uploaders < 1 or args.seconds <= 0:
         raise SystemExit("--uploaders must be at least 1 and --seconds above 0")
 
@@ -70,12 +71,11 @@ def main():
             peak = max(peak, rss_kib(server.pid))
             time.sleep(0.05)
         done.set()
-        unit = {"gb": 1024, "mb": 1}
-        budget_mib = int(args.budget[:-2]) * unit[args.budget[-2:].lower()]
+        budget = budget_mib(args.budget)
         report = {
             "budget": args.budget, "uploaders": args.uploaders, "one_line": args.one_line,
             "upload_bytes": len(big), "peak_rss_mib": round(peak / 1024, 1), "answers": answers,
-            "failures": [] if peak / 1024 <= budget_mib else [f"resident memory {peak / 1024:.0f} MiB passed the budget {args.budget}"],
+            "failures": [] if peak / 1024 <= budget else [f"resident memory {peak / 1024:.0f} MiB passed the budget {args.budget}"],
             "server_alive": server.poll() is None,
         }
         return report_and_exit(report, args.json)
