@@ -453,8 +453,11 @@ async function checkAnalysis(browser, report) {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   await newGame(page, { name: 'santorini', params: {}, seats: ['human', 'random'] });
   const random = rng(31);
-  while (!(await page.evaluate(() => window.M.snap.view.phase !== 'place' && window.M.snap.legal.length > 0))) {
-    if ((await status(page)).targets > 0) await clickTarget(page, random()); else await page.waitForTimeout(20);
+  for (;;) {
+    // Read in one step, so that the person's first move is never clicked by this loop.
+    const now = await page.evaluate(() => ({ placed: window.M.snap.view.phase !== 'place' && window.M.snap.legal.length > 0, targets: document.querySelectorAll('#board [data-t].hl, #choices button.hl').length }));
+    if (now.placed) break;
+    if (now.targets > 0) await clickTarget(page, random()); else await page.waitForTimeout(20);
   }
   await page.keyboard.press('h');
   await page.waitForSelector('#advice', { timeout: 30_000 });
@@ -486,9 +489,11 @@ async function checkLastTurn(browser, report) {
   // clock, not a count of tries: on a loaded machine the computers' turns come slower).
   for (const deadline = Date.now() + 60_000; ;) {
     if (Date.now() > deadline) throw new Error('no second placement for the person within 60 s');
-    const ply = await page.evaluate(() => (window.M && window.M.snap ? window.M.snap.ply : -1));
-    if (ply >= 8 && (await status(page)).targets > 0) break;
-    if ((await status(page)).targets > 0) await clickTarget(page, random());
+    // One reading of ply and targets: read apart, the computers could reach the person's second
+    // placement between them, and the check would place it itself and then find its own move last.
+    const now = await status(page);
+    if (now.ply >= 8 && now.targets > 0) break;
+    if (now.targets > 0) await clickTarget(page, random());
     else await page.waitForTimeout(30);
   }
   const marked = await page.evaluate(() => {
