@@ -8,7 +8,7 @@ set -e
 M=${MEEPLE:-meeple}
 G="catan:players=3,trades=true"
 TD="catan-td:model=models/catan-td-trades.safetensors"
-run() { out=$1; shift; $M arena "$@" --threads 1 --json "$out.json" > "$out.txt"; }
+run() { out=$1; shift; $M arena "$@" --threads 1 --json "$out.json"; }
 run td-trades-vs-two-catan-value "$G" "$TD" catan-value catan-value --games 600 --seed 2001
 run td-trades-vs-two-non-traders "$G" "$TD" catan-value:trade=false catan-value:trade=false --games 600 --seed 2001
 run td-trades-vs-two-alphabeta "$G" "$TD" "alphabeta:depth=2,eval=catan-value" "alphabeta:depth=2,eval=catan-value" \

@@ -12,7 +12,7 @@ HERE=experiments/catan-trader-training
 match() { # name, model, seed
     [ -f "$HERE/$1.json" ] && return 0
     $M arena catan:players=3,trades=true "catan-td:model=$2" catan-value catan-value --games 600 --seed $3 \
-        --threads 1 --records "runs/${1##*/}.records.jsonl" --force --json "$HERE/$1.json" > "$HERE/$1.txt" 2>&1
+        --threads 1 --records "runs/${1##*/}.records.jsonl" --force --json "$HERE/$1.json"
     python3 "$HERE/trade_rates.py" "runs/${1##*/}.records.jsonl" --json "$HERE/$1.trades.json" > "$HERE/$1.trades.md"
 }
 case ${1:-choose} in

@@ -6,7 +6,7 @@ M=${MEEPLE:-meeple}
 G="catan:players=4,trades=true"
 T=catan-value
 N=catan-value:trade=false
-run() { out=$1; shift; $M arena "$@" --threads 1 --json "$out.json" > "$out.txt"; }
+run() { out=$1; shift; $M arena "$@" --threads 1 --json "$out.json"; }
 # Trading agents against the same agent that never trades, both ways round, and two each.
 run one-trader-vs-three "$G" $T $N $N $N --games 24000 --seed 1
 run one-non-trader-vs-three "$G" $N $T $T $T --games 24000 --seed 2

@@ -6,7 +6,7 @@ set -e
 M=${MEEPLE:-meeple}
 NET=${NET:-models/santorini-gods-az.safetensors}
 AB="alphabeta:time=100ms,eval=(gods:threats=true)"
-run() { out=$1; shift; $M arena santorini:gods=random "$@" --opening-plies 4 --threads 2 --json "$out.json" --records "$out-records.jsonl" > "$out.txt"; gzip -f "$out-records.jsonl"; }
+run() { out=$1; shift; $M arena santorini:gods=random "$@" --opening-plies 4 --threads 2 --json "$out.json" --records "$out-records.jsonl"; gzip -f "$out-records.jsonl"; }
 # Choosing the root's value scale (the base game's network plays best with rescale=false).
 run choice-rescale-true-seed1 "az:model=$NET,time=100ms,rescale=true" "$AB" --games 100 --seed 1
 run choice-rescale-false-seed1 "az:model=$NET,time=100ms,rescale=false" "$AB" --games 100 --seed 1

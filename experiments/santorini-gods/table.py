@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Reads the table's arena JSON (one file per ordered pairing) and writes table.md (the first
-god's win rate for every ordered pairing, each god's overall score with its Wilson interval)
-and table.svg (the same as a heat map). Standard library only."""
+"""Reads the table's arena JSON (one file per ordered pairing, in the folder or packed in its
+games.tar.gz) and writes table.md (the first god's win rate for every ordered pairing, each
+god's overall score with its Wilson interval) and table.svg (the same as a heat map). Standard
+library only."""
 import json
 import math
 import sys
+import tarfile
 from pathlib import Path
 
 GODS = ["apollo", "artemis", "athena", "atlas", "demeter", "hephaestus", "hermes", "minotaur", "pan", "prometheus"]
@@ -20,9 +22,21 @@ def wilson(wins, n, z=1.959963984540054):
     return (max(0.0, c - h), min(1.0, c + h))
 
 
-def first_seat(path):
+def summaries(out):
+    """Each pairing's arena summary by its name (`apollo+pan`): the folder's files, else the
+    packed ones."""
+    found = {f.stem: json.loads(f.read_text()) for f in out.glob("*+*.json")}
+    packed = out / "games.tar.gz"
+    if not found and packed.exists():
+        with tarfile.open(packed) as tar:
+            for m in tar.getmembers():
+                if m.isfile() and m.name.endswith(".json"):
+                    found[Path(m.name).stem] = json.load(tar.extractfile(m))
+    return found
+
+
+def first_seat(d):
     """Wins and games of the first player (seat 0) over a pairing's games."""
-    d = json.loads(path.read_text())
     wins = sum(a["by_seat"][0]["wins"] + 0.5 * a["by_seat"][0]["draws"] for a in d["agents"])
     games = sum(sum(a["by_seat"][0][k] for k in ("wins", "draws", "losses")) for a in d["agents"])
     return wins, games, d
@@ -32,11 +46,11 @@ def main(out):
     out = Path(out)
     cell = {}
     agent = game = None
+    found = summaries(out)
     for a in GODS:
         for b in GODS:
-            f = out / f"{a}+{b}.json"
-            if f.exists():
-                w, n, d = first_seat(f)
+            if f"{a}+{b}" in found:
+                w, n, d = first_seat(found[f"{a}+{b}"])
                 cell[(a, b)] = (w, n)
                 agent = d["agents"][0]["spec"]
     # A god's score: its games as the first player and as the second, mirror pairings aside.

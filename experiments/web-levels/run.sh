@@ -12,7 +12,7 @@ match() { # name game games opening agents...
     shift 4
     [ -f "$out/$name.json" ] && return 0
     "$meeple" arena "$game" "$@" --games "$games" --opening-plies "$opening" --seed 1 --threads 1 \
-        --json "$out/$name.json" > "$out/$name.txt" 2>&1
+        --json "$out/$name.json"
 }
 lane1() {
     match tictactoe-fair-vs-easy tictactoe 200 0 "mcts:iters=50" random

@@ -20,6 +20,18 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// One arena summary: a file, or `FOLDER/matches.json#NAME`, one match of a table of many kept
+/// as one file (`experiments/bundle.py`).
+fn read_summary(reference: &str) -> Value {
+    match reference.split_once('#') {
+        None => read_json(&root().join(reference)),
+        Some((file, name)) => {
+            let bundle = read_json(&root().join(file));
+            bundle["matches"].get(name).cloned().unwrap_or_else(|| panic!("{file}: no match named {name}"))
+        }
+    }
+}
+
 fn field<'a>(v: &'a Value, key: &str, what: &str) -> &'a Value {
     v.get(key).unwrap_or_else(|| panic!("{what}: no `{key}`"))
 }
@@ -97,7 +109,7 @@ fn every_claimed_figure_is_what_its_raw_results_give() {
         let opponent = c.get("opponent").and_then(Value::as_str);
         let mut wdl = [0u64; 3];
         for f in &files {
-            let summary = read_json(&root().join(f));
+            let summary = read_summary(f);
             let one = results(&summary, agent, opponent, f);
             (0..3).for_each(|k| wdl[k] += one[k]);
             for (path, sha) in recorded_models(&summary, agent) {
