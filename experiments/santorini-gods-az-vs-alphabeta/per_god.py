@@ -7,6 +7,10 @@ import sys
 from collections import defaultdict
 
 
+# Pages mark figures the claims test cannot recompute (here: counted from records).
+LEGEND = "° Not recomputed by the test suite: a figure pooled by hand over several matches, counted from game records, read from a training run's evaluations, or whose raw summary was not kept. Every other `S% [L, H]` here is recomputed from an arena summary (`cargo test -p meeple-arena --test claims`)."
+
+
 def wilson(score, n, z=1.959964):
     if n == 0:
         return (0.0, 1.0)
@@ -19,7 +23,7 @@ def cell(points, n):
     if n == 0:
         return "-"
     lo, hi = wilson(points / n, n)
-    return f"{100 * points / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}] ({n})"
+    return f"{100 * points / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]° ({n})"
 
 
 def main(path):
@@ -46,6 +50,7 @@ def main(path):
             both = [first[0] + second[0], first[1] + second[1]]
             print(f"| {god} | {cell(*first)} | {cell(*second)} | {cell(*both)} |")
         print()
+    print(LEGEND)
 
 
 main(sys.argv[1])

@@ -13,6 +13,10 @@ import os
 import sys
 
 
+# Pages mark figures the claims test cannot recompute (here: a training run's evaluations).
+LEGEND = "° Not recomputed by the test suite: a figure pooled by hand over several matches, counted from game records, read from a training run's evaluations, or whose raw summary was not kept. Every other `S% [L, H]` here is recomputed from an arena summary (`cargo test -p meeple-arena --test claims`)."
+
+
 def evaluations(arm):
     path = os.path.join(arm, "metrics.jsonl")
     rows = {}
@@ -28,7 +32,7 @@ def evaluations(arm):
 
 def cell(o):
     lo, hi = o["ci"]
-    return f"{100 * o['score']:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"
+    return f"{100 * o['score']:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]°"
 
 
 def main():
@@ -52,3 +56,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    print()
+    print(LEGEND)

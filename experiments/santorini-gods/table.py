@@ -9,6 +9,9 @@ import sys
 import tarfile
 from pathlib import Path
 
+# Pages mark figures the claims test cannot recompute (here: counted from records).
+LEGEND = "° Not recomputed by the test suite: a figure pooled by hand over several matches, counted from game records, read from a training run's evaluations, or whose raw summary was not kept. Every other `S% [L, H]` here is recomputed from an arena summary (`cargo test -p meeple-arena --test claims`)."
+
 GODS = ["apollo", "artemis", "athena", "atlas", "demeter", "hephaestus", "hermes", "minotaur", "pan", "prometheus"]
 
 
@@ -86,7 +89,7 @@ def main(out):
     lines.append("")
     lo, hi = wilson(first_w, first_n)
     lines.append(f"The first player over all pairings: {100 * first_w / max(first_n, 1):.1f}% "
-                 f"[{100 * lo:.1f}, {100 * hi:.1f}] of {first_n} games.")
+                 f"[{100 * lo:.1f}, {100 * hi:.1f}]° of {first_n} games.")
     lines.append("")
     lines.append("Each god against the nine others, both seats (mirror pairings left out), best first:")
     lines.append("")
@@ -96,6 +99,7 @@ def main(out):
         w, n = total[g]
         lo, hi = wilson(w, n)
         lines.append(f"| {g} | {100 * w / max(n, 1):.1f}% | [{100 * lo:.1f}, {100 * hi:.1f}] | {n} |")
+    lines += ["", LEGEND]
     (out / "table.md").write_text("\n".join(lines) + "\n")
     # Heat map: blue where the row god wins, red where it loses.
     size, left, top = 46, 110, 110
