@@ -27,7 +27,11 @@ mod eval;
 mod notation;
 #[cfg(test)]
 mod tests;
+mod trade;
 mod words;
+
+pub(crate) use trade::{ACCEPT, DECLINE, OFFER, TRADE_FEATURES, TRADE_WITH, WITHDRAW};
+pub use trade::{NUM_ACTIONS_TRADING, OFFER_KINDS, OFFERS, Offer};
 
 pub use eval::{CatanValue, ValueAgent, WeightedRandom};
 
@@ -95,85 +99,6 @@ pub(crate) const DISCARD: u32 = STEAL + MAX_PLAYERS as u32; // resource
 pub(crate) const TRADE: u32 = DISCARD + RESOURCES as u32; // give * 5 + get (give != get)
 /// Number of distinct player actions without player-to-player trading (`trades=false`).
 pub const NUM_ACTIONS: u32 = TRADE + (RESOURCES * RESOURCES) as u32;
-// With `trades=true`, the trading actions follow, so a game without them keeps its ids.
-pub(crate) const OFFER: u32 = NUM_ACTIONS; // index into OFFERS
-pub(crate) const ACCEPT: u32 = OFFER + OFFER_KINDS as u32;
-pub(crate) const DECLINE: u32 = ACCEPT + 1;
-pub(crate) const TRADE_WITH: u32 = DECLINE + 1; // partner seat
-pub(crate) const WITHDRAW: u32 = TRADE_WITH + MAX_PLAYERS as u32;
-/// Number of distinct player actions with player-to-player trading (`trades=true`).
-pub const NUM_ACTIONS_TRADING: u32 = WITHDRAW + 1;
-
-/// An exchange the player to move may offer the others: cards given for cards got.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Offer {
-    /// Cards the mover gives, by resource.
-    pub give: [u8; RESOURCES],
-    /// Cards the mover gets, by resource.
-    pub get: [u8; RESOURCES],
-}
-
-/// Distinct offers: every one-for-one (20), one-for-two (50) and two-for-one (50) exchange in
-/// which no resource is on both sides.
-pub const OFFER_KINDS: usize = 120;
-
-/// The offer set, in id order: one-for-one by (give, get), then one-for-two by the card given,
-/// then two-for-one by the card got (pairs of resources in index order, doubles included).
-pub const OFFERS: [Offer; OFFER_KINDS] = offer_table();
-
-const fn offer_table() -> [Offer; OFFER_KINDS] {
-    let none = Offer { give: [0; RESOURCES], get: [0; RESOURCES] };
-    let mut t = [none; OFFER_KINDS];
-    let mut k = 0;
-    let mut a = 0;
-    while a < RESOURCES {
-        let mut b = 0;
-        while b < RESOURCES {
-            if a != b {
-                t[k].give[a] = 1;
-                t[k].get[b] = 1;
-                k += 1;
-            }
-            b += 1;
-        }
-        a += 1;
-    }
-    // One side a single card `a`, the other two cards `b <= c`, neither of them `a`.
-    let mut pass = 0;
-    while pass < 2 {
-        let mut a = 0;
-        while a < RESOURCES {
-            let mut b = 0;
-            while b < RESOURCES {
-                let mut c = b;
-                while c < RESOURCES {
-                    if b != a && c != a {
-                        if pass == 0 {
-                            t[k].give[a] = 1;
-                            t[k].get[b] += 1;
-                            t[k].get[c] += 1;
-                        } else {
-                            t[k].get[a] = 1;
-                            t[k].give[b] += 1;
-                            t[k].give[c] += 1;
-                        }
-                        k += 1;
-                    }
-                    c += 1;
-                }
-                b += 1;
-            }
-            a += 1;
-        }
-        pass += 1;
-    }
-    t
-}
-
-/// Observation features of the trade in progress (with `trades=true`): the offer's cards (5 + 5,
-/// halved), whether answers or the mover's choice are awaited, which seats accepted and which
-/// answers now (relative to the viewer), and the share of this turn's offers made.
-const TRADE_FEATURES: usize = 2 * RESOURCES + 2 + 2 * MAX_PLAYERS + 1;
 
 /// Where the game stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -419,16 +344,7 @@ impl Game for Catan {
                               of its resource at a special one."
                 .to_string(),
         ];
-        if self.trades {
-            trade.push(format!(
-                "With the other players, after your roll: offer 1 for 1, 1 for 2 or 2 for 1 of different \
-                 resources; each other player accepts or declines in turn, and you trade with one who \
-                 accepted. At most {} offers a turn, none repeated.",
-                self.offers_per_turn
-            ));
-        } else {
-            trade.push("No trading between players in this setting.".into());
-        }
+        trade.push(trade::rules_line(self.trades, self.offers_per_turn));
         if self.hidden_hands {
             trade.push("A stolen card is seen by thief and victim only; the others see counts.".into());
         }
@@ -868,8 +784,7 @@ impl CatanState {
         self.current = seat;
         self.turns += 1;
         self.played_dev = false;
-        self.offers_made = 0;
-        self.declined = 0;
+        self.new_turn_offers();
         for s in self.seats.iter_mut() {
             s.fresh = [0; DEV_KINDS];
         }
@@ -983,90 +898,6 @@ impl CatanState {
             }
         }
         left
-    }
-
-    /// Whether the game has player-to-player trading (`trades=true`).
-    pub fn trading(&self) -> bool {
-        self.trades
-    }
-
-    /// The offer on the table while the others answer or the mover chooses: the mover, the
-    /// offer, and the seats that accepted so far (bit per seat).
-    pub fn pending_offer(&self) -> Option<(usize, Offer, u8)> {
-        matches!(self.phase, Phase::Answer | Phase::Choose)
-            .then(|| (self.current as usize, OFFERS[self.offer as usize], self.accepted))
-    }
-
-    /// The seat answering the offer on the table.
-    pub fn responder(&self) -> Option<usize> {
-        (self.phase == Phase::Answer).then_some(self.responder as usize)
-    }
-
-    /// Whether the mover may put offer `k` on the table now (in the main phase).
-    pub(crate) fn may_offer(&self, k: usize) -> bool {
-        self.trades
-            && self.offers_made < self.offers_per_turn
-            && self.declined >> k & 1 == 0
-            && self.seats[self.current as usize].can_pay(&OFFERS[k].give)
-    }
-
-    /// The position with `offer`'s cards exchanged between the mover and `partner` (the
-    /// mover's side only when `None`): what a trader weighs before offering or answering.
-    pub fn exchanged(&self, offer: &Offer, partner: Option<usize>) -> CatanState {
-        let mut s = self.clone();
-        s.exchange(offer, partner);
-        s
-    }
-
-    /// Moves `offer`'s cards between the mover and `partner` (the mover's side only when `None`).
-    fn exchange(&mut self, offer: &Offer, partner: Option<usize>) {
-        let p = self.current as usize;
-        for r in 0..RESOURCES {
-            self.seats[p].hand[r] = self.seats[p].hand[r].saturating_sub(offer.give[r]) + offer.get[r];
-            if let Some(q) = partner {
-                self.seats[q].hand[r] = self.seats[q].hand[r].saturating_sub(offer.get[r]) + offer.give[r];
-            }
-        }
-    }
-
-    /// Cards a seat has committed to the offer on the table: the mover's, and each accepter's.
-    fn committed(&self, seat: usize) -> [u8; RESOURCES] {
-        match self.pending_offer() {
-            Some((mover, o, _)) if seat == mover => o.give,
-            Some((_, o, accepted)) if accepted >> seat & 1 == 1 => o.get,
-            _ => [0; RESOURCES],
-        }
-    }
-
-    /// With hidden hands: `seat` shows the table that it holds `cards`. Where its cards known
-    /// to all fall short of them, cards it stole out of the others' sight become known.
-    fn reveal(&mut self, seat: usize, cards: &[u8; RESOURCES]) {
-        if !self.hidden_hands {
-            return;
-        }
-        for r in 0..RESOURCES {
-            let mut hidden: u8 = (0..self.n as usize).map(|x| self.unseen[seat][x][r]).sum();
-            while self.seats[seat].hand[r].saturating_sub(hidden) < cards[r] && hidden > 0 {
-                let x = (0..self.n as usize).find(|&x| self.unseen[seat][x][r] > 0).expect("a hidden card");
-                self.unseen[seat][x][r] -= 1;
-                hidden -= 1;
-            }
-        }
-    }
-
-    /// The next answer to the offer on the table, or what follows the last one: the mover's
-    /// choice if anyone accepted, else the main phase with the offer spent for this turn.
-    fn next_answer(&mut self) {
-        self.responder = (self.responder + 1) % self.n;
-        if self.responder != self.current {
-            return;
-        }
-        if self.accepted == 0 {
-            self.declined |= 1 << self.offer;
-            self.phase = Phase::Main;
-        } else {
-            self.phase = Phase::Choose;
-        }
     }
 
     fn is_free_road_possible(&self) -> bool {
@@ -1200,16 +1031,7 @@ impl State for CatanState {
             })
             .collect();
         let phase = format!("{:?}", self.phase).to_lowercase();
-        let trade = self.trades.then(|| {
-            let offer = self.pending_offer().map(|(mover, o, accepted)| {
-                json!({
-                    "from": mover, "give": o.give, "get": o.get,
-                    "accepted": (0..n).filter(|&q| accepted >> q & 1 == 1).collect::<Vec<_>>(),
-                    "responder": self.responder(),
-                })
-            });
-            json!({ "offer": offer, "offers_left": self.offers_per_turn.saturating_sub(self.offers_made), "trades": self.trades_made })
-        });
+        let trade = self.trades.then(|| self.trade_view());
         let geometry = json!({
             "vertex_xy": TOPOLOGY.vertex_xy.to_vec(), "edge_vertices": TOPOLOGY.edge_vertices.to_vec(),
         });
@@ -1328,28 +1150,9 @@ impl State for CatanState {
                         }
                     }
                 }
-                if self.trades && self.offers_made < self.offers_per_turn {
-                    for k in 0..OFFER_KINDS {
-                        if self.may_offer(k) {
-                            out.push(OFFER + k as u32);
-                        }
-                    }
-                }
+                self.push_offers(out);
             }
-            Phase::Answer => {
-                if self.seats[self.responder as usize].can_pay(&OFFERS[self.offer as usize].get) {
-                    out.push(ACCEPT);
-                }
-                out.push(DECLINE);
-            }
-            Phase::Choose => {
-                for q in 0..self.n as usize {
-                    if self.accepted >> q & 1 == 1 {
-                        out.push(TRADE_WITH + q as u32);
-                    }
-                }
-                out.push(WITHDRAW);
-            }
+            Phase::Answer | Phase::Choose => self.push_replies(out),
             _ => {}
         }
     }
@@ -1544,26 +1347,7 @@ impl State for CatanState {
                 }
             }
             Phase::Main => self.apply_main(action),
-            Phase::Answer => {
-                if action == ACCEPT {
-                    let q = self.responder as usize;
-                    self.accepted |= 1 << q;
-                    let get = OFFERS[self.offer as usize].get;
-                    self.reveal(q, &get);
-                }
-                self.next_answer();
-            }
-            Phase::Choose => {
-                if action == WITHDRAW {
-                    self.declined |= 1 << self.offer;
-                } else {
-                    let q = (action - TRADE_WITH) as usize;
-                    self.exchange(&OFFERS[self.offer as usize], Some(q));
-                    self.trades_made += 1;
-                }
-                self.accepted = 0;
-                self.phase = Phase::Main;
-            }
+            Phase::Answer | Phase::Choose => self.apply_reply(action),
             Phase::Over => {}
         }
     }
@@ -1721,23 +1505,7 @@ impl State for CatanState {
             }
         }
         if self.trades {
-            let mut f = [0.0f32; TRADE_FEATURES];
-            if let Some((_, o, accepted)) = self.pending_offer() {
-                for r in 0..RESOURCES {
-                    f[r] = o.give[r] as f32 / 2.0;
-                    f[RESOURCES + r] = o.get[r] as f32 / 2.0;
-                }
-                f[2 * RESOURCES] = (self.phase == Phase::Answer) as u8 as f32;
-                f[2 * RESOURCES + 1] = (self.phase == Phase::Choose) as u8 as f32;
-                for q in 0..n {
-                    f[2 * RESOURCES + 2 + rel(q)] = (accepted >> q & 1) as f32;
-                }
-                if self.phase == Phase::Answer {
-                    f[2 * RESOURCES + 2 + MAX_PLAYERS + rel(self.responder as usize)] = 1.0;
-                }
-            }
-            f[TRADE_FEATURES - 1] = self.offers_made as f32 / self.offers_per_turn as f32;
-            out.extend_from_slice(&f);
+            self.trade_features(player, out);
         }
     }
 
@@ -1971,16 +1739,7 @@ impl CatanState {
             PLAY_KNIGHT => self.play_knight(Phase::Main),
             PLAY_ROAD_BUILDING | PLAY_YEAR_OF_PLENTY => self.play_progress(action, Phase::Main),
             a if (PLAY_MONOPOLY..TAKE).contains(&a) => self.play_progress(action, Phase::Main),
-            a if (OFFER..ACCEPT).contains(&a) => {
-                self.offer = (a - OFFER) as u8;
-                self.offers_made += 1;
-                self.accepted = 0;
-                self.responder = self.current;
-                self.phase = Phase::Answer;
-                let give = OFFERS[self.offer as usize].give;
-                self.reveal(p, &give);
-                self.next_answer();
-            }
+            a if (OFFER..ACCEPT).contains(&a) => self.put_offer((a - OFFER) as usize),
             a if (TRADE..NUM_ACTIONS).contains(&a) => {
                 let (give, get) =
                     (((a - TRADE) / RESOURCES as u32) as usize, ((a - TRADE) % RESOURCES as u32) as usize);
