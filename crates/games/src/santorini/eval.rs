@@ -173,11 +173,11 @@ fn weighted_evaluator(spec: &Spec) -> Option<Result<BoxedEvaluator<SantoriniStat
         }
         "linear22" => Some(
             weights_from(spec, "evaluator linear22", linear22_default_weights())
-                .map(|w| Box::new(Linear22 { weights: w }) as _),
+                .map(|w| Box::new(Linear::new(linear22_features, w)) as _),
         ),
-        "gods" => {
-            Some(weights_from(spec, "evaluator gods", GODS_WEIGHTS).map(|w| Box::new(GodsLinear { weights: w }) as _))
-        }
+        "gods" => Some(
+            weights_from(spec, "evaluator gods", GODS_WEIGHTS).map(|w| Box::new(Linear::new(gods_features, w)) as _),
+        ),
         _ => None,
     }
 }
@@ -812,17 +812,29 @@ impl Linear8 {
     }
 }
 
-/// The report's 22-feature extended linear evaluator.
+/// A linear evaluator on a feature function: the value is the features' weighted sum, moves are
+/// ordered by the report's height heuristic. `linear22` (the report's extended evaluator) and
+/// `gods` are this shape; `linear8` and `table36` add search shortcuts ([`Linear8`]).
 #[derive(Clone, Debug)]
-pub struct Linear22 {
-    /// One weight per feature of [`linear22_features`].
-    pub weights: [f64; 22],
+pub struct Linear<const N: usize> {
+    features: fn(&SantoriniState, Player) -> [f64; N],
+    /// One weight per feature.
+    pub weights: [f64; N],
 }
 
-impl Evaluator<SantoriniState> for Linear22 {
+impl<const N: usize> Linear<N> {
+    pub fn new(features: fn(&SantoriniState, Player) -> [f64; N], weights: [f64; N]) -> Self {
+        Linear { features, weights }
+    }
+}
+
+/// The report's 22-feature extended linear evaluator ([`linear22_features`]).
+pub type Linear22 = Linear<22>;
+
+impl<const N: usize> Evaluator<SantoriniState> for Linear<N> {
     fn features(&self, state: &SantoriniState, player: Player, out: &mut Vec<f64>) -> bool {
         out.clear();
-        out.extend_from_slice(&linear22_features(state, player));
+        out.extend_from_slice(&(self.features)(state, player));
         true
     }
 
@@ -831,7 +843,7 @@ impl Evaluator<SantoriniState> for Linear22 {
     }
 
     fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
-        linear22_features(state, player).iter().zip(&self.weights).map(|(f, w)| f * w).sum()
+        (self.features)(state, player).iter().zip(&self.weights).map(|(f, w)| f * w).sum()
     }
 
     fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
@@ -1042,40 +1054,6 @@ pub fn gods_features(state: &SantoriniState, player: Player) -> [f64; 10] {
     f[8] = threats(player);
     f[9] = threats(1 - player);
     f
-}
-
-/// The `gods` evaluator.
-#[derive(Clone, Debug)]
-pub struct GodsLinear {
-    weights: [f64; 10],
-}
-
-impl Evaluator<SantoriniState> for GodsLinear {
-    fn evaluate(&self, state: &SantoriniState, player: Player) -> f64 {
-        gods_features(state, player).iter().zip(&self.weights).map(|(f, w)| f * w).sum()
-    }
-
-    fn features(&self, state: &SantoriniState, player: Player, out: &mut Vec<f64>) -> bool {
-        out.clear();
-        out.extend_from_slice(&gods_features(state, player));
-        true
-    }
-
-    fn weights(&self) -> Vec<f64> {
-        self.weights.to_vec()
-    }
-
-    fn move_priority(&self, state: &SantoriniState, action: Action) -> i32 {
-        height_priority(state, action)
-    }
-
-    fn move_priorities(&self, state: &SantoriniState, actions: &[Action], out: &mut Vec<i32>) {
-        height_priorities(state, actions, out);
-    }
-
-    fn has_move_priority(&self) -> bool {
-        true
-    }
 }
 
 /// Rules-based Santorini player; see [`GREEDY_INFO`].

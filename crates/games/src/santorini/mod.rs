@@ -17,7 +17,7 @@ mod notation;
 #[cfg(test)]
 mod tests;
 
-pub use eval::{GreedyAgent, Linear8, Linear22, Tempo16};
+pub use eval::{GreedyAgent, Linear, Linear8, Linear22, Tempo16};
 use gods::{GOD_ACTIONS, PAIRINGS, Steps};
 pub use gods::{GODS, POWERS};
 
