@@ -391,3 +391,60 @@ impl Writer {
         }
     }
 }
+
+/// A resumable match whose games go to a records file as each finishes: the one way the CLI and
+/// Python run a recorded match. [`RecordedMatch::open`] checks the match, keeps the finished games
+/// of an interrupted file (with `resume`; an unfinished last line is cut) and opens the file
+/// before anything is played, so a front end can report what was kept and a bad path fails at
+/// once; [`RecordedMatch::play`] plays the rest.
+pub struct RecordedMatch<'a, G: Game> {
+    game: &'a G,
+    agents: &'a meeple_search::Ext<G>,
+    config: &'a MatchConfig,
+    done: Vec<PlayedGame>,
+    writer: Option<Writer>,
+    /// The line of an unfinished last game cut from the file, if any.
+    pub cut_line: Option<usize>,
+}
+
+impl<'a, G: Game> RecordedMatch<'a, G> {
+    pub fn open(
+        game: &'a G,
+        agents: &'a meeple_search::Ext<G>,
+        config: &'a MatchConfig,
+        records: Option<&std::path::Path>,
+        resume: bool,
+    ) -> Result<Self, Error> {
+        crate::validate(game, agents, config)?;
+        let total = crate::total_games(game.num_players(), config);
+        let (done, cut_line) = match records {
+            Some(path) if resume => self::resume(path, total)?,
+            _ => (Vec::new(), None),
+        };
+        let writer = records.map(|path| Writer::open(path, resume, &done)).transpose()?;
+        Ok(RecordedMatch { game, agents, config, done, writer, cut_line })
+    }
+
+    /// Finished games kept from the records file.
+    pub fn kept(&self) -> usize {
+        self.done.len()
+    }
+
+    /// Plays the games not kept (each kept one is checked against the match and replayed
+    /// first), writing each as it finishes and calling `on_game` for it; the summary covers
+    /// every game, kept or played now.
+    pub fn play(self, on_game: impl Fn(&PlayedGame) + Sync) -> Result<(crate::MatchSummary, Vec<PlayedGame>), Error> {
+        let writer = self.writer;
+        let result = crate::run_match_from(self.game, self.agents, self.config, self.done, |g| {
+            if let Some(w) = &writer {
+                w.push(g);
+            }
+            on_game(g);
+        });
+        // A write error is reported even when the match itself failed later.
+        let written = writer.map(Writer::finish).transpose();
+        let out = result?;
+        written?;
+        Ok(out)
+    }
+}

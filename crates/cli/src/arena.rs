@@ -4,9 +4,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use meeple_arena::files::{check_new_output, write_atomic};
 use meeple_arena::ratings::Sprt;
-use meeple_arena::{
-    MatchConfig, MatchSummary, PlayedGame, outcome, records, run_match_from, seatings, total_games, validate,
-};
+use meeple_arena::{MatchConfig, MatchSummary, PlayedGame, RecordedMatch, outcome, seatings, total_games, validate};
 use meeple_game::{Game, limits};
 use meeple_games::with_game;
 use std::io::Write;
@@ -166,18 +164,12 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
             check_new_output(&dir.join(name), "csv file", args.force || args.resume, false).map_err(|e| anyhow!(e))?;
         }
     }
-    let done = match (&args.records, args.resume) {
-        (Some(p), true) => {
-            let (games, cut) = records::resume(p, total)?;
-            if let Some(line) = cut {
-                eprintln!("records file '{}': dropped the unfinished last line {line}", p.display());
-            }
-            games
-        }
-        _ => Vec::new(),
-    };
-    // Open output files before playing, so a bad path fails at once.
-    let writer = args.records.as_ref().map(|p| records::Writer::open(p, args.resume, &done)).transpose()?;
+    // Open the records file before playing, so a bad path fails at once.
+    let extension = meeple_learn::extension();
+    let recorded = RecordedMatch::open(game, &extension, config, args.records.as_deref(), args.resume)?;
+    if let (Some(line), Some(p)) = (recorded.cut_line, &args.records) {
+        eprintln!("records file '{}': dropped the unfinished last line {line}", p.display());
+    }
     if let Some(p) = args.json.as_ref().filter(|p| p.as_os_str() != "-") {
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !dir.is_dir() {
@@ -193,7 +185,7 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
             .expect("valid template"),
     );
     let labels = config.labels();
-    let kept = done.len();
+    let kept = recorded.kept();
     let tally = Mutex::new([0.0f64, 0.0]);
     let played_now = std::sync::atomic::AtomicUsize::new(0);
     let start = Instant::now();
@@ -205,14 +197,11 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
             t[1] += 1.0;
             bar.set_message(format!("agent 1 ({}) scores {:.1}%", labels[0], 100.0 * t[0] / t[1]));
         }
-        if let Some(w) = &writer {
-            w.push(g);
-        }
         played_now.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         bar.inc(1);
     };
     bar.set_position(kept as u64);
-    let (summary, played) = run_match_from(game, &meeple_learn::extension(), config, done, on_game).map_err(|e| {
+    let (summary, played) = recorded.play(on_game).map_err(|e| {
         match (e, &args.records) {
             // Only the kept games are records; name the file they came from.
             (meeple_game::Error::Record(why), Some(p)) => anyhow!("records file '{}': {why}", p.display()),
@@ -220,7 +209,6 @@ fn arena<G: Game>(game: &G, mut config: MatchConfig, args: &ArenaArgs) -> Result
         }
     })?;
     bar.finish_and_clear();
-    writer.map(records::Writer::finish).transpose()?;
     if kept > 0 {
         eprintln!(
             "resumed: {kept} finished games kept (each checked and replayed), {} played now",

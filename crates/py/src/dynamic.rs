@@ -2,7 +2,7 @@
 //! game. Each is implemented once, generically, over meeple's `Game`/`State`; the Python layer
 //! only sees these traits.
 
-use meeple_arena::{MatchConfig, Merged, PlayedGame, merge_games, play_games, run_match_from, total_games, validate};
+use meeple_arena::{MatchConfig, Merged, PlayedGame, merge_games, play_games, total_games, validate};
 use meeple_game::{
     Action, Budget, Error, Game, GameRecord, Player, State, Turn, limits, replay, rng_from_seed, sample_chance,
 };
@@ -135,19 +135,8 @@ impl<G: Game> DynGame for GameBox<G> {
     }
     fn arena(&self, config: &MatchConfig, records: Option<&std::path::Path>, resume: bool) -> Result<String, Error> {
         let agents = extension();
-        let total = total_games(self.0.num_players(), config);
-        validate(&self.0, &agents, config)?;
-        let done = match records {
-            Some(path) if resume => meeple_arena::records::resume(path, total)?.0,
-            _ => Vec::new(),
-        };
-        let writer = records.map(|path| meeple_arena::records::Writer::open(path, resume, &done)).transpose()?;
-        let (summary, _) = run_match_from(&self.0, &agents, config, done, |g| {
-            if let Some(w) = &writer {
-                w.push(g);
-            }
-        })?;
-        writer.map(meeple_arena::records::Writer::finish).transpose()?;
+        let (summary, _) =
+            meeple_arena::RecordedMatch::open(&self.0, &agents, config, records, resume)?.play(|_| {})?;
         Ok(serde_json::to_string(&summary).expect("summaries serialise"))
     }
     fn arena_total(&self, config: &MatchConfig) -> Result<usize, Error> {
