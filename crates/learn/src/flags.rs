@@ -1,7 +1,7 @@
 //! A trainer's settings as command-line flags, defined once: the config struct derives
 //! [`clap::Args`] (its doc comments are the help), its constructor gives the defaults, and its
 //! `check()` the validation. [`Given`] reads back only what the user typed, as JSON settings that
-//! [`crate::run::train`] lays over the defaults, the same way it does for Python's
+//! [`crate::trainers::train`] lays over the defaults, the same way it does for Python's
 //! `meeple.train(**settings)`: one path, one set of messages, whatever the front end.
 //!
 //! The defaults live in the constructors rather than in `default_value` attributes because

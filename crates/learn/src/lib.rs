@@ -15,6 +15,7 @@ pub mod rl;
 pub mod run;
 pub mod strap;
 pub mod td;
+pub mod trainers;
 pub mod vae;
 pub mod value;
 pub mod vecenv;

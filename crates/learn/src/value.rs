@@ -401,7 +401,7 @@ impl SearchValueConfig {
 }
 
 /// `train value`'s flags: both data sources' settings, each once (`net`, `lr` and `minibatch`
-/// are both's), and `--data` to pick one; [`crate::run::train`] refuses a setting of the source
+/// are both's), and `--data` to pick one; [`crate::trainers::train`] refuses a setting of the source
 /// not picked.
 #[derive(Clone, Debug)]
 pub struct ValueFlags;

@@ -57,7 +57,7 @@ pub trait DynGame: Send + Sync {
         seed: u64,
     ) -> Result<meeple_nn::Batch, String>;
     fn vec_env(&self, config: VecEnvConfig) -> Result<Box<dyn DynVecEnv>, Error>;
-    /// Runs a trainer by name through the one run loop (`meeple_learn::run::train`).
+    /// Runs a trainer by name through the one run loop (`meeple_learn::trainers::train`).
     fn train(
         &self,
         kind: &str,
@@ -188,7 +188,7 @@ impl<G: Game> DynGame for GameBox<G> {
         options: &meeple_learn::run::RunOptions,
         hooks: &mut dyn meeple_learn::run::Hooks,
     ) -> Result<meeple_learn::run::Progress, meeple_learn::LearnError> {
-        meeple_learn::run::train(&self.0, kind, settings, options, hooks)
+        meeple_learn::trainers::train(&self.0, kind, settings, options, hooks)
     }
     fn vec_env(&self, config: VecEnvConfig) -> Result<Box<dyn DynVecEnv>, Error> {
         Ok(Box::new(VecEnvImpl::new(self.0.clone(), config)?))

@@ -99,7 +99,7 @@ pub fn drive<G: Game, L: Learner>(
 /// user gave over the trainer's defaults, with a progress line; then says where its network is.
 pub fn drive_named<G: Game>(game: &G, kind: &str, settings: &serde_json::Value, options: &RunOptions) -> Result<()> {
     let mut terminal = Terminal::new()?;
-    let progress = meeple_learn::run::train(game, kind, settings, options, &mut terminal)?;
+    let progress = meeple_learn::trainers::train(game, kind, settings, options, &mut terminal)?;
     terminal.bar.finish();
     finished(&progress, options)
 }
