@@ -10,8 +10,10 @@
 //! uses. Flags and settings keys share their names (`--batch-games` is `batch_games`), so the
 //! command line, Python and `run.json` speak of the same settings.
 
+use crate::LearnError;
 use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::marker::PhantomData;
 
@@ -234,4 +236,81 @@ mod tests {
         assert!(help.contains("A count [default: 3]"), "{help}");
         assert!(!help.contains("A name [default"), "{help}");
     }
+}
+
+/// Lays `given` over `base` (both JSON objects): every key of `given` must be one of `base`'s
+/// (nested objects merged the same way), or at the top level the name of exactly one nested
+/// setting (`sims` for AlphaZero's `selfplay.search.sims`); the error names the key and the
+/// accepted ones.
+fn overlay(
+    base: &mut Value,
+    given: &Value,
+    path: &str,
+    known: &dyn Fn(&str, &Value) -> bool,
+) -> Result<(), LearnError> {
+    let Value::Object(g) = given else {
+        return Err(LearnError::Config(format!("settings{path}: give an object of settings")));
+    };
+    let mut given = g.clone();
+    if path.is_empty() {
+        for (k, v) in g {
+            if base.get(k).is_none()
+                && let Some(at) = leaf_path(base, k)
+            {
+                given.remove(k);
+                let nested = at.iter().rev().fold(v.clone(), |inner, key| serde_json::json!({ key: inner }));
+                overlay(base, &nested, path, known)?;
+            }
+        }
+    }
+    let Value::Object(b) = base else {
+        return Err(LearnError::Config(format!("settings{path}: give an object of settings")));
+    };
+    for (k, v) in &given {
+        // A setting left out of the defaults' JSON because it is off there (`skip_serializing_if`)
+        // is still a setting: the config says so when it takes the key.
+        if b.get(k).is_none() && path.is_empty() && known(k, v) {
+            b.insert(k.clone(), v.clone());
+            continue;
+        }
+        let accepted = b.keys().cloned().collect::<Vec<_>>().join(", ");
+        let Some(slot) = b.get_mut(k) else {
+            return Err(LearnError::Config(format!("unknown setting '{path}{k}'; accepted: {accepted}")));
+        };
+        if slot.is_object() && v.is_object() {
+            overlay(slot, v, &format!("{path}{k}."), &|_, _| false)?;
+        } else {
+            *slot = v.clone();
+        }
+    }
+    Ok(())
+}
+
+/// `base` with `given` laid over it: the settings a user gave (by the command line's
+/// [`crate::flags::Given`] or Python's keywords) over a trainer's defaults; an unknown key or a
+/// value of the wrong type is refused, naming it.
+pub fn with_settings<T: Serialize + serde::de::DeserializeOwned>(base: &T, given: &Value) -> Result<T, LearnError> {
+    let mut v = serde_json::to_value(base).expect("configs serialise");
+    let defaults = v.clone();
+    overlay(&mut v, given, "", &|k, value| takes_key::<T>(&defaults, k, value))?;
+    serde_json::from_value(v).map_err(|e| LearnError::Config(format!("settings: {e}")))
+}
+
+/// Whether the config `T` takes the top-level key `k` that its defaults' JSON leaves out: the
+/// key set to `value` (or, for an off value, to an on one) either comes back when the config
+/// is written again, or is refused for its type; a key `T` does not know is dropped silently.
+fn takes_key<T: Serialize + serde::de::DeserializeOwned>(defaults: &Value, k: &str, value: &Value) -> bool {
+    let probes = match value {
+        Value::Bool(false) => vec![Value::Bool(true)],
+        Value::Null => vec![Value::from("x"), Value::from(1.0), Value::Bool(true)],
+        v => vec![v.clone()],
+    };
+    probes.into_iter().any(|probe| {
+        let mut with = defaults.clone();
+        with[k] = probe;
+        match serde_json::from_value::<T>(with) {
+            Err(_) => true,
+            Ok(config) => serde_json::to_value(&config).is_ok_and(|back| back.get(k).is_some()),
+        }
+    })
 }

@@ -838,7 +838,7 @@ impl<G: Game> TdRun<G> {
         let mut total = 0.0;
         let mut steps = 0;
         for chunk in order.chunks(self.config.minibatch) {
-            let mb = crate::value::value_batch(&batch.obs, &batch.value, (input, seats, actions), chunk);
+            let mb = value_batch(&batch.obs, &batch.value, (input, seats, actions), chunk);
             let losses = self.trainer.train_step(&mb).map_err(|e| LearnError::Shape(e.to_string()))?;
             total += losses.value;
             steps += 1;
@@ -1021,6 +1021,31 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
 fn sample<S: State>(state: &S, outcomes: &mut Vec<(Action, f64)>, rng: &mut Rng) -> Action {
     state.chance_outcomes(outcomes);
     meeple_game::sample_chance(outcomes, rng)
+}
+
+/// A value-only training batch of the positions `idx` of `obs` and `value` (`input` and `seats`
+/// values each; `actions`: the network's policy size, whose targets stay empty).
+pub(crate) fn value_batch(
+    obs: &[f32],
+    value: &[f32],
+    (input, seats, actions): (usize, usize, usize),
+    idx: &[usize],
+) -> Batch {
+    let b = idx.len();
+    let mut mb = Batch {
+        size: b,
+        obs: Vec::with_capacity(b * input),
+        legal: vec![0.0; b * actions],
+        policy: vec![0.0; b * actions],
+        policy_weight: vec![0.0; b],
+        value: Vec::with_capacity(b * seats),
+        ..Batch::default()
+    };
+    for &i in idx {
+        mb.obs.extend_from_slice(&obs[i * input..(i + 1) * input]);
+        mb.value.extend_from_slice(&value[i * seats..(i + 1) * seats]);
+    }
+    mb
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use crate::LearnError;
 use meeple_game::{Action, Budget, Game, State, Turn, rng_from_seed};
-use meeple_nn::{Batch, Trainer};
+use meeple_nn::Trainer;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
@@ -157,31 +157,6 @@ fn play_one<G: Game>(game: &G, config: &SearchDataConfig, index: u64, out: &mut 
     }
 }
 
-/// A value-only training batch of the positions `idx` of `obs` and `value` (`input` and `seats`
-/// values each; `actions`: the network's policy size, whose targets stay empty).
-pub(crate) fn value_batch(
-    obs: &[f32],
-    value: &[f32],
-    (input, seats, actions): (usize, usize, usize),
-    idx: &[usize],
-) -> Batch {
-    let b = idx.len();
-    let mut mb = Batch {
-        size: b,
-        obs: Vec::with_capacity(b * input),
-        legal: vec![0.0; b * actions],
-        policy: vec![0.0; b * actions],
-        policy_weight: vec![0.0; b],
-        value: Vec::with_capacity(b * seats),
-        ..Batch::default()
-    };
-    for &i in idx {
-        mb.obs.extend_from_slice(&obs[i * input..(i + 1) * input]);
-        mb.value.extend_from_slice(&value[i * seats..(i + 1) * seats]);
-    }
-    mb
-}
-
 /// Figures of one epoch of fitting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Epoch {
@@ -246,7 +221,7 @@ impl Fit {
         let n = samples.len();
         let train_n = self.order.len();
         let (input, seats, actions) = (samples.input, samples.seats, trainer.config().actions);
-        let make = |idx: &[usize]| value_batch(&samples.obs, &samples.value, (input, seats, actions), idx);
+        let make = |idx: &[usize]| crate::td::value_batch(&samples.obs, &samples.value, (input, seats, actions), idx);
         let (mut total, mut steps) = (0.0, 0);
         for chunk in self.order.chunks(self.minibatch) {
             let losses = trainer.train_step(&make(chunk)).map_err(|e| LearnError::Shape(e.to_string()))?;

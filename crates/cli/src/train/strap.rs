@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use meeple_arena::{MatchConfig, run_match};
 use meeple_game::Game;
 use meeple_learn::flags::Given;
+use meeple_learn::flags::with_settings;
 use meeple_learn::strap::{Strap, StrapConfig, StrapRun, weights_file};
-use meeple_learn::trainers::with_settings;
 
 #[derive(Args, Debug, Clone)]
 pub struct StrapArgs {

@@ -1380,7 +1380,7 @@ pub fn az_config<G: Game>(
 ) -> Result<AzConfig, LearnError> {
     let sims = crate::flags::leaf(given, "sims").and_then(|v| v.as_u64()).unwrap_or(64);
     let sims = u32::try_from(sims).map_err(|_| LearnError::Config(format!("--sims {sims}: too many")))?;
-    let mut config = crate::trainers::with_settings(&default_config(game, sims, seed, threads), given)?;
+    let mut config = crate::flags::with_settings(&default_config(game, sims, seed, threads), given)?;
     if let Some(init) = config.init.clone() {
         config.net = init_network(&init, given, |net| Ok(net_config(game, net)?.spec()))?;
     }
