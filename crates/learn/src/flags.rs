@@ -177,67 +177,6 @@ fn typed(m: &ArgMatches, id: &str) -> Result<Value, String> {
     Ok(raw.map_or(Value::Null, Value::String))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(clap::Args, Debug)]
-    struct Demo {
-        /// A rate.
-        #[arg(long)]
-        rate: f64,
-        /// A count.
-        #[arg(long)]
-        count: u32,
-        /// A switch.
-        #[arg(long)]
-        on: bool,
-        /// A switch that starts on.
-        #[arg(long = "no-off", action = ArgAction::SetFalse)]
-        off: bool,
-        /// A name.
-        #[arg(long)]
-        name: Option<String>,
-        /// Names.
-        #[arg(long = "player")]
-        players: Vec<String>,
-    }
-
-    impl Settings for Demo {
-        fn defaults() -> Value {
-            serde_json::json!({"rate": 0.5, "count": 3, "on": false, "off": true, "name": null, "players": ["a"]})
-        }
-    }
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        given: Given<Demo>,
-    }
-
-    #[test]
-    fn only_typed_flags_come_back_typed() {
-        let cli = Cli::try_parse_from(["x", "--count", "7", "--no-off"]).unwrap();
-        assert_eq!(cli.given.json(), serde_json::json!({"count": 7, "off": false}));
-        let cli = Cli::try_parse_from(["x", "--rate", "2", "--on", "--name", "12"]).unwrap();
-        assert_eq!(cli.given.json(), serde_json::json!({"rate": 2.0, "on": true, "name": "12"}));
-        assert_eq!(Cli::try_parse_from(["x"]).unwrap().given.json(), serde_json::json!({}));
-        let cli = Cli::try_parse_from(["x", "--player", "b", "--player", "c"]).unwrap();
-        assert_eq!(cli.given.json(), serde_json::json!({"players": ["b", "c"]}));
-        assert!(Cli::try_parse_from(["x", "--count", "x"]).is_err(), "clap still checks each flag's type");
-    }
-
-    #[test]
-    fn help_shows_the_trainers_defaults() {
-        use clap::CommandFactory;
-        let help = Cli::command().render_help().to_string();
-        assert!(help.contains("A rate [default: 0.5]"), "{help}");
-        assert!(help.contains("A count [default: 3]"), "{help}");
-        assert!(!help.contains("A name [default"), "{help}");
-    }
-}
-
 /// Lays `given` over `base` (both JSON objects): every key of `given` must be one of `base`'s
 /// (nested objects merged the same way), or at the top level the name of exactly one nested
 /// setting (`sims` for AlphaZero's `selfplay.search.sims`); the error names the key and the
@@ -313,4 +252,65 @@ fn takes_key<T: Serialize + serde::de::DeserializeOwned>(defaults: &Value, k: &s
             Ok(config) => serde_json::to_value(&config).is_ok_and(|back| back.get(k).is_some()),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Args, Debug)]
+    struct Demo {
+        /// A rate.
+        #[arg(long)]
+        rate: f64,
+        /// A count.
+        #[arg(long)]
+        count: u32,
+        /// A switch.
+        #[arg(long)]
+        on: bool,
+        /// A switch that starts on.
+        #[arg(long = "no-off", action = ArgAction::SetFalse)]
+        off: bool,
+        /// A name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Names.
+        #[arg(long = "player")]
+        players: Vec<String>,
+    }
+
+    impl Settings for Demo {
+        fn defaults() -> Value {
+            serde_json::json!({"rate": 0.5, "count": 3, "on": false, "off": true, "name": null, "players": ["a"]})
+        }
+    }
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        given: Given<Demo>,
+    }
+
+    #[test]
+    fn only_typed_flags_come_back_typed() {
+        let cli = Cli::try_parse_from(["x", "--count", "7", "--no-off"]).unwrap();
+        assert_eq!(cli.given.json(), serde_json::json!({"count": 7, "off": false}));
+        let cli = Cli::try_parse_from(["x", "--rate", "2", "--on", "--name", "12"]).unwrap();
+        assert_eq!(cli.given.json(), serde_json::json!({"rate": 2.0, "on": true, "name": "12"}));
+        assert_eq!(Cli::try_parse_from(["x"]).unwrap().given.json(), serde_json::json!({}));
+        let cli = Cli::try_parse_from(["x", "--player", "b", "--player", "c"]).unwrap();
+        assert_eq!(cli.given.json(), serde_json::json!({"players": ["b", "c"]}));
+        assert!(Cli::try_parse_from(["x", "--count", "x"]).is_err(), "clap still checks each flag's type");
+    }
+
+    #[test]
+    fn help_shows_the_trainers_defaults() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_help().to_string();
+        assert!(help.contains("A rate [default: 0.5]"), "{help}");
+        assert!(help.contains("A count [default: 3]"), "{help}");
+        assert!(!help.contains("A name [default"), "{help}");
+    }
 }
