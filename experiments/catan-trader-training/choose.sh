@@ -11,6 +11,8 @@ M=${MEEPLE:-target/release/meeple}
 HERE=experiments/catan-trader-training
 match() { # name, model, seed
     [ -f "$HERE/$1.json" ] && return 0
+    # A match already folded into its folder's matches.json (experiments/bundle.py) is done too.
+    grep -q "\"${1##*/}\": {" "$HERE/$(dirname "$1")/matches.json" 2>/dev/null && return 0
     $M arena catan:players=3,trades=true "catan-td:model=$2" catan-value catan-value --games 600 --seed $3 \
         --threads 1 --records "runs/${1##*/}.records.jsonl" --force --json "$HERE/$1.json"
     python3 "$HERE/trade_rates.py" "runs/${1##*/}.records.jsonl" --json "$HERE/$1.trades.json" > "$HERE/$1.trades.md"
@@ -35,4 +37,19 @@ case ${1:-choose} in
     reconfirm)
         match "${2:?the chosen checkpoint's name}-vs-two-catan-value-seed21" "runs/$2.safetensors" 21
         match widened-vs-two-catan-value-seed21 runs/widened.safetensors 21 ;;
+    # Run B's final best checkpoint (copied to runs/NAME) in four players on seeds nothing chose:
+    # against three trading catan-value (600 games, seed 44) and three alpha-beta on catan-value
+    # with modelled answers (240 games, seed 45).
+    confirm4)
+        n=${2:?the name of the checkpoint}
+        [ -f "$HERE/$n-vs-three-catan-value-seed44.json" ] ||
+            $M arena catan:players=4,trades=true "catan-td:model=runs/$n.safetensors" catan-value catan-value catan-value \
+                --games 600 --seed 44 --threads 1 --records "runs/$n-seed44.records.jsonl" --force \
+                --json "$HERE/$n-vs-three-catan-value-seed44.json"
+        python3 "$HERE/trade_rates.py" "runs/$n-seed44.records.jsonl" --json "$HERE/$n-vs-three-catan-value-seed44.trades.json" \
+            > "$HERE/$n-vs-three-catan-value-seed44.trades.md"
+        AB="alphabeta:depth=2,eval=catan-value"
+        [ -f "$HERE/$n-vs-three-alphabeta-seed45.json" ] ||
+            $M arena catan:players=4,trades=true "catan-td:model=runs/$n.safetensors" "$AB" "$AB" "$AB" \
+                --games 240 --seed 45 --threads 1 --force --json "$HERE/$n-vs-three-alphabeta-seed45.json" ;;
 esac
