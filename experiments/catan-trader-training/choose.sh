@@ -9,11 +9,11 @@
 set -e
 M=${MEEPLE:-target/release/meeple}
 HERE=experiments/catan-trader-training
-match() { # name, model, seed
+match() { # name, model, seed[, agent options]
     [ -f "$HERE/$1.json" ] && return 0
     # A match already folded into its folder's matches.json (experiments/bundle.py) is done too.
     grep -q "\"${1##*/}\": {" "$HERE/$(dirname "$1")/matches.json" 2>/dev/null && return 0
-    $M arena catan:players=3,trades=true "catan-td:model=$2" catan-value catan-value --games 600 --seed $3 \
+    $M arena catan:players=3,trades=true "catan-td:model=$2$4" catan-value catan-value --games 600 --seed $3 \
         --threads 1 --records "runs/${1##*/}.records.jsonl" --force --json "$HERE/$1.json"
     python3 "$HERE/trade_rates.py" "runs/${1##*/}.records.jsonl" --json "$HERE/$1.trades.json" > "$HERE/$1.trades.md"
 }
@@ -37,6 +37,16 @@ case ${1:-choose} in
     reconfirm)
         match "${2:?the chosen checkpoint's name}-vs-two-catan-value-seed21" "runs/$2.safetensors" 21
         match widened-vs-two-catan-value-seed21 runs/widened.safetensors 21 ;;
+    # Offers and answers weighed by the trade they would complete (the agent's offer=trade), the
+    # same networks: the shipped trader and run A's final best with and without it on seed 22,
+    # which nothing chose; the one that scores most confirmed on seed 23 beside the widened start.
+    trade-choose)
+        match ablation/best93-offer-trade-seed22 runs/best93.safetensors 22 ,offer=trade
+        match ablation/best93-seed22 runs/best93.safetensors 22
+        match ablation/best205-offer-trade-seed22 runs/best205.safetensors 22 ,offer=trade ;;
+    trade-confirm)
+        match "${2:?the name of the checkpoint}-offer-trade-vs-two-catan-value-seed23" "runs/$2.safetensors" 23 ,offer=trade
+        match widened-vs-two-catan-value-seed23 runs/widened.safetensors 23 ;;
     # Run B's final best checkpoint (copied to runs/NAME) in four players on seeds nothing chose:
     # against three trading catan-value (600 games, seed 44) and three alpha-beta on catan-value
     # with modelled answers (240 games, seed 45).

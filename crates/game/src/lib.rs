@@ -217,6 +217,15 @@ pub trait State: Clone + Debug + Display + PartialEq + Send + Sync + 'static {
     /// Who acts now.
     fn turn(&self) -> Turn;
 
+    /// The position a one-ply value agent weighs for `action` where the afterstate hides what the
+    /// action leads to because other players decide it: Catan's offer, whose afterstate is the
+    /// offer on the table, is weighed by the position after the trade it would complete. `None`
+    /// (the default): the afterstate itself.
+    fn completed(&self, action: Action) -> Option<Self> {
+        let _ = action;
+        None
+    }
+
     /// The move made for the player to move if they do not answer in time, where the move is
     /// an answer to a question another player put to them (Catan: declining an offer), so that
     /// one absent person cannot hold everyone's game. `None` (the default): the player's own

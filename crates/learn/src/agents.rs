@@ -26,6 +26,13 @@ const MODEL: ParamInfo = ParamInfo {
 };
 const THREADS: ParamInfo =
     ParamInfo { name: "threads", default: "1", accepts: "integer from 1 to 4 per core", help: "inference threads" };
+const OFFER: ParamInfo = ParamInfo {
+    name: "offer",
+    default: "afterstate",
+    accepts: "afterstate or trade",
+    help: "how an offer to other players, or an answer to one, is weighed: by its afterstate (the offer on the \
+           table), or by the position after the trade it would complete (Catan with trades=true)",
+};
 
 pub(crate) const AZ_INFO: AgentInfo = AgentInfo {
     name: "az",
@@ -164,14 +171,14 @@ pub(crate) const VALUE_INFO: AgentInfo = AgentInfo {
     name: "value",
     about: "one ply on a value network (meeple train value|td): the move whose afterstate the network values \
             most for the mover, averaged over the chance outcomes that follow it",
-    params: &[MODEL, THREADS],
+    params: &[MODEL, THREADS, OFFER],
 };
 
 pub(crate) const CATAN_TD_INFO: AgentInfo = AgentInfo {
     name: "catan-td",
     about: "an alias of `value`, by the name of the Catan self-play study's Catan player (meeple train td catan): the same agent, \
             one ply on afterstates averaged over dice and cards",
-    params: &[MODEL, THREADS],
+    params: &[MODEL, THREADS, OFFER],
 };
 
 pub(crate) const DQN_INFO: AgentInfo = AgentInfo {
@@ -247,8 +254,25 @@ fn value_agent<G: Game>(game: &G, spec: &Spec, seed: u64) -> Result<BoxedAgent<G
     let info = if name == "value" { VALUE_INFO } else { CATAN_TD_INFO };
     let o = spec.options(&format!("agent {name}"), info.params)?;
     let model: String = o.get("model")?;
+    let offer: String = o.get("offer")?;
+    let completed = match offer.as_str() {
+        "afterstate" => false,
+        "trade" => {
+            // Only a game whose offers others answer has a trade to weigh.
+            let trading = game.spec().name == "catan" && game.spec().get("trades") == Some("true");
+            if !trading {
+                return Err(Error::Invalid(format!(
+                    "agent {name}: offer=trade weighs offers by the trade they complete; {} has no trading \
+                     between players (catan:trades=true has)",
+                    game.spec()
+                )));
+            }
+            true
+        }
+        other => return Err(Error::Invalid(format!("agent {name}: offer={other}; accepted: afterstate, trade"))),
+    };
     let net = load_network(game, &model_path(&o, name)?, threads(&o, name)?)?;
-    Ok(Box::new(crate::td::ValueAgent::new(name, net, &model, game.num_players(), seed)))
+    Ok(Box::new(crate::td::ValueAgent::new(name, net, &model, game.num_players(), seed).weigh_completed(completed)))
 }
 
 /// The extension that adds the learned agents and evaluators to `meeple-search`.
@@ -1023,5 +1047,20 @@ mod tests {
         let e = play_default(&model, "rescale").unwrap_err().to_string();
         assert!(e.contains("play.rescale") && e.contains("true or false"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn offer_trade_is_refused_where_no_player_trades() {
+        let refused = |game: &str, spec: &str| {
+            meeple_games::with_game!(game, |g| make_agent(&g, spec, 0).err().map(|e| e.to_string()))
+                .unwrap()
+                .unwrap_or_else(|| panic!("{spec} on {game} was accepted"))
+        };
+        let e = refused("tictactoe", "value:model=none.safetensors,offer=trade");
+        assert!(e.contains("no trading between players"), "{e}");
+        let e = refused("catan", "catan-td:model=none.safetensors,offer=trade");
+        assert!(e.contains("catan:trades=true has"), "{e}");
+        let e = refused("catan:trades=true", "catan-td:model=none.safetensors,offer=bargain");
+        assert!(e.contains("accepted: afterstate, trade"), "{e}");
     }
 }

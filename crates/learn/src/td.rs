@@ -65,6 +65,9 @@ pub struct Scorer {
     row_values: Vec<f32>,
     buf: Vec<f32>,
     outcomes: Vec<(Action, f64)>,
+    /// Weigh an action by the position it completes where the game gives one
+    /// ([`State::completed`]), not by its afterstate.
+    completed: bool,
 }
 
 impl Scorer {
@@ -89,8 +92,14 @@ impl Scorer {
         let first = self.candidates.len();
         for &action in actions {
             let start = self.leaves.len() as u32;
-            let mut next = state.clone();
-            next.apply_unchecked(action);
+            let next = match self.completed.then(|| state.completed(action)).flatten() {
+                Some(done) => done,
+                None => {
+                    let mut next = state.clone();
+                    next.apply_unchecked(action);
+                    next
+                }
+            };
             let mut spread = false;
             if next.turn() == Turn::Chance {
                 next.chance_outcomes(&mut self.outcomes);
@@ -243,11 +252,19 @@ impl<S: State> ValueAgent<S> {
             _state: std::marker::PhantomData,
         }
     }
+
+    /// Weighs each action by the position it completes where the game gives one
+    /// ([`State::completed`]: Catan's offers and answers by the trade), not by its afterstate.
+    pub fn weigh_completed(mut self, on: bool) -> Self {
+        self.scorer.completed = on;
+        self
+    }
 }
 
 impl<S: State> Agent<S> for ValueAgent<S> {
     fn spec(&self) -> String {
-        format!("{}:model={}", self.name, self.model)
+        let offer = if self.scorer.completed { ",offer=trade" } else { "" };
+        format!("{}:model={}{offer}", self.name, self.model)
     }
 
     fn act(&mut self, state: &S, _budget: &Budget) -> Result<Action, Error> {

@@ -1618,6 +1618,10 @@ impl State for CatanState {
         self.prompt_words()
     }
 
+    fn completed(&self, action: Action) -> Option<Self> {
+        self.completed_trade(action)
+    }
+
     fn unanswered(&self) -> Option<Action> {
         (self.phase == Phase::Answer).then_some(DECLINE)
     }

@@ -1022,3 +1022,28 @@ fn trading_action_ids_follow_the_bank_trades() {
     assert_eq!((NUM_ACTIONS, OFFER, NUM_ACTIONS_TRADING), (249, 249, 376));
     assert_eq!(TRADE_FEATURES, 21);
 }
+
+#[test]
+fn an_offer_and_an_answer_are_weighed_by_the_trade_they_complete() {
+    let mut s = trading(3);
+    s.seats[0].hand = [0, 0, 1, 0, 0];
+    s.seats[1].hand = [0, 0, 0, 0, 2];
+    let offer = s.parse_action("offer:wool>ore+ore").unwrap();
+    // The offer: the mover's hand after the exchange, the offer counted, still the main phase.
+    let done = s.completed(offer).expect("an offer completes a trade");
+    assert_eq!((done.seats[0].hand, done.offers_made, done.phase), ([0, 0, 0, 0, 2], 1, Phase::Main));
+    assert_eq!(done.seats[1].hand, [0, 0, 0, 0, 2], "the partner is not known yet");
+    // Its afterstate is the offer on the table, with nothing exchanged.
+    let mut after = s.clone();
+    after.apply_unchecked(offer);
+    assert_eq!((after.seats[0].hand, after.phase), ([0, 0, 1, 0, 0], Phase::Answer));
+    // Seat 1's answer: accepting is the trade with it; declining, the offer spent with no trade.
+    let accepted = after.completed(ACCEPT).expect("an answer completes");
+    assert_eq!((accepted.seats[0].hand, accepted.seats[1].hand), ([0, 0, 0, 0, 2], [0, 0, 1, 0, 0]));
+    assert_eq!((accepted.phase, accepted.trades_made, accepted.current), (Phase::Main, 1, 0));
+    let declined = after.completed(DECLINE).expect("an answer completes");
+    assert_eq!((declined.seats[0].hand, declined.phase), ([0, 0, 1, 0, 0], Phase::Main));
+    assert_eq!(declined.declined >> (offer - OFFER) & 1, 1, "the offer is spent for the turn");
+    // Everything else is weighed by its afterstate.
+    assert!(s.completed(END).is_none() && after.completed(ACCEPT + 100).is_none());
+}

@@ -178,6 +178,34 @@ impl CatanState {
         }
     }
 
+    /// The position after the trade `action` would complete ([`meeple_game::State::completed`]):
+    /// an offer, by the mover's hand with the cards exchanged (the partner is not known yet), the
+    /// offer counted as made; an answer, by the position after the trade with the answering seat
+    /// (accept) or after the offer was spent with no trade (decline). Other actions: none.
+    pub(super) fn completed_trade(&self, action: Action) -> Option<CatanState> {
+        let mut s = self.clone();
+        match self.phase {
+            Phase::Main if (OFFER..ACCEPT).contains(&action) => {
+                let k = (action - OFFER) as usize;
+                s.offers_made += 1;
+                s.exchange(&OFFERS[k], None);
+            }
+            Phase::Answer if action == ACCEPT => {
+                s.exchange(&OFFERS[self.offer as usize], Some(self.responder as usize));
+                s.trades_made += 1;
+                s.accepted = 0;
+                s.phase = Phase::Main;
+            }
+            Phase::Answer if action == DECLINE => {
+                s.declined |= 1 << self.offer;
+                s.accepted = 0;
+                s.phase = Phase::Main;
+            }
+            _ => return None,
+        }
+        Some(s)
+    }
+
     /// The offers the mover may put on the table now (in the main phase).
     pub(super) fn push_offers(&self, out: &mut Vec<Action>) {
         if self.trades && self.offers_made < self.offers_per_turn {
