@@ -31,7 +31,8 @@ const OFFER: ParamInfo = ParamInfo {
     default: "afterstate",
     accepts: "afterstate or trade",
     help: "how an offer to other players, or an answer to one, is weighed: by its afterstate (the offer on the \
-           table), or by the position after the trade it would complete (Catan with trades=true)",
+           table), or by the position after the trade it would complete (Catan with trades=true: an offer by the \
+           trade with the first seat that would take it as catan-value answers, or no trade)",
 };
 
 pub(crate) const AZ_INFO: AgentInfo = AgentInfo {

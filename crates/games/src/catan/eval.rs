@@ -354,7 +354,7 @@ impl Agent<CatanState> for ValueAgent {
 }
 
 /// Whether `seat` gains from taking `offer` (the mover's, in `state`), and more than the mover.
-fn takes(state: &CatanState, offer: &super::Offer, seat: usize) -> bool {
+pub(crate) fn takes(state: &CatanState, offer: &super::Offer, seat: usize) -> bool {
     if !state.seats[seat].can_pay(&offer.get) {
         return false;
     }
@@ -367,7 +367,7 @@ fn takes(state: &CatanState, offer: &super::Offer, seat: usize) -> bool {
 
 /// The position as `viewer` knows it, for guessing others' answers: each other hand as the
 /// viewer has seen it (cards stolen out of its sight left out).
-fn as_known(state: &CatanState, viewer: usize) -> CatanState {
+pub(crate) fn as_known(state: &CatanState, viewer: usize) -> CatanState {
     let mut known = state.clone();
     for q in (0..state.players()).filter(|&q| q != viewer) {
         known.seats[q].hand = state.visible_hand(viewer, q).0.map(|c| c.clamp(0, u8::MAX as i32) as u8);

@@ -1029,10 +1029,25 @@ fn an_offer_and_an_answer_are_weighed_by_the_trade_they_complete() {
     s.seats[0].hand = [0, 0, 1, 0, 0];
     s.seats[1].hand = [0, 0, 0, 0, 2];
     let offer = s.parse_action("offer:wool>ore+ore").unwrap();
-    // The offer: the mover's hand after the exchange, the offer counted, still the main phase.
-    let done = s.completed(offer).expect("an offer completes a trade");
-    assert_eq!((done.seats[0].hand, done.offers_made, done.phase), ([0, 0, 0, 0, 2], 1, Phase::Main));
-    assert_eq!(done.seats[1].hand, [0, 0, 0, 0, 2], "the partner is not known yet");
+    // The offer: the trade with the first seat that would take it as catan-value answers, the
+    // offer counted, still the main phase; where none would, the offer spent with no trade.
+    let done = s.completed(offer).expect("an offer completes");
+    assert_eq!((done.offers_made, done.phase), (1, Phase::Main));
+    let o = &OFFERS[(offer - OFFER) as usize];
+    match (1..4).find(|&q| super::eval::takes(&s, o, q)) {
+        Some(q) => {
+            assert_eq!((done.seats[0].hand, done.trades_made), ([0, 0, 0, 0, 2], 1));
+            assert_eq!(done.seats[q].hand, s.exchanged(o, Some(q)).seats[q].hand);
+        }
+        None => assert_eq!((done.seats[0].hand, done.trades_made), ([0, 0, 1, 0, 0], 0)),
+    }
+    let mut nobody = s.clone();
+    nobody.seats[1].hand = [0; RESOURCES];
+    let spent = nobody.completed(offer).unwrap();
+    assert_eq!(
+        (spent.seats[0].hand, spent.trades_made, spent.declined >> (offer - OFFER) & 1),
+        ([0, 0, 1, 0, 0], 0, 1)
+    );
     // Its afterstate is the offer on the table, with nothing exchanged.
     let mut after = s.clone();
     after.apply_unchecked(offer);

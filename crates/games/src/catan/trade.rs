@@ -179,16 +179,26 @@ impl CatanState {
     }
 
     /// The position after the trade `action` would complete ([`meeple_game::State::completed`]):
-    /// an offer, by the mover's hand with the cards exchanged (the partner is not known yet), the
-    /// offer counted as made; an answer, by the position after the trade with the answering seat
+    /// an offer, by the trade with the first seat in answering order that would take it as
+    /// `catan-value` answers (on what the mover knows of its hand), or the offer spent with no
+    /// trade where none would; an answer, by the position after the trade with the answering seat
     /// (accept) or after the offer was spent with no trade (decline). Other actions: none.
     pub(super) fn completed_trade(&self, action: Action) -> Option<CatanState> {
         let mut s = self.clone();
         match self.phase {
             Phase::Main if (OFFER..ACCEPT).contains(&action) => {
                 let k = (action - OFFER) as usize;
+                let (n, mover) = (self.n as usize, self.current as usize);
+                let known = super::eval::as_known(self, mover);
+                let taker = (1..n).map(|d| (mover + d) % n).find(|&q| super::eval::takes(&known, &OFFERS[k], q));
                 s.offers_made += 1;
-                s.exchange(&OFFERS[k], None);
+                match taker {
+                    Some(q) => {
+                        s.exchange(&OFFERS[k], Some(q));
+                        s.trades_made += 1;
+                    }
+                    None => s.declined |= 1 << k,
+                }
             }
             Phase::Answer if action == ACCEPT => {
                 s.exchange(&OFFERS[self.offer as usize], Some(self.responder as usize));
