@@ -1,0 +1,23 @@
+#!/bin/sh
+# The long warm run's best checkpoint (chosen by its 40-game evaluations) on a seed nothing
+# chose (1002): 200 games against alpha-beta on the gods evaluator, both at 100 ms a move, random
+# pairings, 4 random opening plies, every seed from both seatings; the shipped gods network in
+# the same match for comparison. The checkpoint is copied to runs/ first, as the run goes on
+# writing its ckpt/. MEEPLE names the binary.
+set -e
+M=${MEEPLE:-target/release/meeple}
+HERE=experiments/santorini-gods-warm-start
+AB="alphabeta:time=100ms,eval=(gods:threats=true)"
+mkdir -p runs
+[ -f runs/gods-long-best.safetensors ] || {
+    cp "$HERE/long/ckpt/best.safetensors" runs/gods-long-best.safetensors
+    cp "$HERE/long/ckpt/best.json" runs/gods-long-best.json
+}
+run() { # name, agent
+    [ -f "$HERE/$1.json" ] && return 0
+    $M arena santorini:gods=random "$2" "$AB" --games 200 --seed 1002 --opening-plies 4 --threads 1 \
+        --records "runs/$1-records.jsonl" --force --json "$HERE/$1.json"
+    gzip -c "runs/$1-records.jsonl" > "$HERE/$1-records.jsonl.gz"
+}
+run long-best-vs-alphabeta-100ms-seed1002 "az:model=runs/gods-long-best.safetensors,time=100ms"
+run shipped-vs-alphabeta-100ms-seed1002 "az:model=models/santorini-gods-az.safetensors,time=100ms"
