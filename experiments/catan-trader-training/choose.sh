@@ -46,7 +46,8 @@ case ${1:-choose} in
         match ablation/best205-offer-trade-seed22 runs/best205.safetensors 22 ,offer=trade ;;
     trade-confirm)
         match "${2:?the name of the checkpoint}-offer-trade-vs-two-catan-value-seed23" "runs/$2.safetensors" 23 ,offer=trade
-        match widened-vs-two-catan-value-seed23 runs/widened.safetensors 23 ;;
+        match widened-vs-two-catan-value-seed23 runs/widened.safetensors 23
+        match widened-offer-trade-vs-two-catan-value-seed23 runs/widened.safetensors 23 ,offer=trade ;;
     # Run B's final best checkpoint (copied to runs/NAME) in four players on seeds nothing chose:
     # against three trading catan-value (600 games, seed 44) and three alpha-beta on catan-value
     # with modelled answers (240 games, seed 45).
@@ -62,4 +63,38 @@ case ${1:-choose} in
         [ -f "$HERE/$n-vs-three-alphabeta-seed45.json" ] ||
             $M arena catan:players=4,trades=true "catan-td:model=runs/$n.safetensors" "$AB" "$AB" "$AB" \
                 --games 240 --seed 45 --threads 1 --force --json "$HERE/$n-vs-three-alphabeta-seed45.json" ;;
+    # The widened start (catan-td, its offer inputs at weight zero, never trained on trades)
+    # with offer=trade scored most on seed 23, so it is confirmed on seed 24, which nothing
+    # chose; in four players the widened start and run B's best, both with offer=trade, on seed
+    # 46 (run B's already played), the one that scores more confirmed with confirm4-trade NAME 48.
+    widened-confirm)
+        match widened-offer-trade-vs-two-catan-value-seed24 runs/widened.safetensors 24 ,offer=trade
+        match widened-vs-two-catan-value-seed24 runs/widened.safetensors 24 ;;
+    # The shipped files (the same bytes as the runs/ ones measured above) on the confirming
+    # seeds, so that the summaries name them by their place under models/.
+    shipped)
+        match catan-td-trades-offer-trade-vs-two-catan-value-seed24 models/catan-td-trades.safetensors 24 ,offer=trade
+        sh "$0" confirm4-trade catan4-td-trades 48 models/catan4-td-trades.safetensors ;;
+    widened4-choose)
+        [ -f "$HERE/widened4-offer-trade-vs-three-catan-value-seed46.json" ] ||
+            $M arena catan:players=4,trades=true "catan-td:model=runs/widened4.safetensors,offer=trade" catan-value \
+                catan-value catan-value --games 600 --seed 46 --threads 1 --force \
+                --json "$HERE/widened4-offer-trade-vs-three-catan-value-seed46.json" ;;
+    # The same in four players with offers weighed by the trade they would complete, on seeds
+    # nothing chose (46, 47).
+    confirm4-trade)
+        n=${2:?the name of the checkpoint}
+        s1=${3:-46}
+        s2=$((s1 + 1))
+        net=${4:-runs/$n.safetensors}
+        [ -f "$HERE/$n-offer-trade-vs-three-catan-value-seed$s1.json" ] ||
+            $M arena catan:players=4,trades=true "catan-td:model=$net,offer=trade" catan-value catan-value \
+                catan-value --games 600 --seed $s1 --threads 1 --records "runs/$n-offer-trade-seed$s1.records.jsonl" --force \
+                --json "$HERE/$n-offer-trade-vs-three-catan-value-seed$s1.json"
+        python3 "$HERE/trade_rates.py" "runs/$n-offer-trade-seed$s1.records.jsonl" \
+            --json "$HERE/$n-offer-trade-vs-three-catan-value-seed$s1.trades.json" > "$HERE/$n-offer-trade-vs-three-catan-value-seed$s1.trades.md"
+        AB="alphabeta:depth=2,eval=catan-value"
+        [ -f "$HERE/$n-offer-trade-vs-three-alphabeta-seed$s2.json" ] ||
+            $M arena catan:players=4,trades=true "catan-td:model=$net,offer=trade" "$AB" "$AB" "$AB" \
+                --games 240 --seed $s2 --threads 1 --force --json "$HERE/$n-offer-trade-vs-three-alphabeta-seed$s2.json" ;;
 esac

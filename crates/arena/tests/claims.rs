@@ -233,6 +233,10 @@ fn names(cell: &str, spec: &str) -> bool {
             if t.contains('/') && !t.contains(':') {
                 return spec.contains(t);
             }
+            // An option alone (`offer=trade`): one of the spec's.
+            if t.contains('=') && !t.contains(':') {
+                return opts.iter().any(|o| o == t);
+            }
             let (k, os) = spec_parts(t);
             k == kind && os.iter().all(|o| opts.contains(o))
         })
@@ -314,6 +318,8 @@ fn a_claim_with_another_opponent_or_in_another_row_fails() {
     let moved = readme.replace(&phrase, "XX").replace(&theirs, &phrase);
     assert!(check_rows("connect4", "README.md", &moved, &phrase, agent, &opp).unwrap_err().contains("whose agent is"));
     assert!(names("`az` with `models/connect4-az`, 1 s", agent) && !names("`mcts:time=1s`", agent));
+    assert!(names("`catan-td`, offers by the trade (`offer=trade`)", "catan-td:model=m,offer=trade"));
+    assert!(!names("`catan-td` (`offer=trade`)", "catan-td:model=m"));
     assert!(names(
         "the thesis's minimax (`alphabeta:worlds=20,eval=thesis`)",
         "alphabeta:time=300ms,eval=thesis,filter=true,worlds=20"
