@@ -16,13 +16,16 @@ mod stats;
 mod summary;
 pub mod tune;
 
+mod validate;
+
 #[cfg(test)]
 mod tests;
 
-pub use config::{MatchConfig, MatchSettings, agent_labels, validate};
+pub use config::{MatchConfig, MatchSettings, agent_labels};
 pub use models::{ModelFile, model_files, sha256_file};
 pub use play::{Merged, SPRT_BATCH, merge_games, play_game, play_games, run_match, run_match_from, run_sprt};
 pub use records::{PlayedGame, RecordedMatch};
 pub use schedule::{pairings, seatings, total_games};
 pub use stats::{Z95, wilson};
 pub use summary::{AgentSummary, MatchSummary, PairwiseSummary, SeatResult, SprtReport, outcome, summarize};
+pub use validate::validate;

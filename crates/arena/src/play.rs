@@ -1,10 +1,11 @@
 //! Playing a match: games in parallel on plain threads, resumed from records, or stopped early by an SPRT.
 
-use crate::config::{MatchConfig, validate};
+use crate::config::MatchConfig;
 use crate::ratings;
 use crate::records::{PlayedGame, check_resumed};
 use crate::schedule::{game_slot, random_opening, total_games};
 use crate::summary::{MatchSummary, SprtReport, summarize};
+use crate::validate::validate;
 use meeple_game::{Error, Game, GameRecord, State, Turn, limits, sample_chance, seat_seed};
 use meeple_search::{Ext, make_agent_with};
 use std::time::Instant;

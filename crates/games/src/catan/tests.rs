@@ -1034,7 +1034,7 @@ fn an_offer_and_an_answer_are_weighed_by_the_trade_they_complete() {
     let done = s.completed(offer).expect("an offer completes");
     assert_eq!((done.offers_made, done.phase), (1, Phase::Main));
     let o = &OFFERS[(offer - OFFER) as usize];
-    match (1..4).find(|&q| super::eval::takes(&s, o, q)) {
+    match (1..4).find(|&q| eval::takes(&s, o, q)) {
         Some(q) => {
             assert_eq!((done.seats[0].hand, done.trades_made), ([0, 0, 0, 0, 2], 1));
             assert_eq!(done.seats[q].hand, s.exchanged(o, Some(q)).seats[q].hand);
