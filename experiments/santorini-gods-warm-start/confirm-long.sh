@@ -21,3 +21,13 @@ run() { # name, agent
 }
 run long-best-vs-alphabeta-100ms-seed1002 "az:model=runs/gods-long-best.safetensors,time=100ms"
 run shipped-vs-alphabeta-100ms-seed1002 "az:model=models/santorini-gods-az.safetensors,time=100ms"
+# Later in the run, generation 120 scored 87.5% in its 40-game evaluation and became
+# long/ckpt/best (copied to runs/gods-long-best120.*): the same match on seed 1003.
+run120() {
+    [ -f "$HERE/long-best120-vs-alphabeta-100ms-seed1003.json" ] && return 0
+    $M arena santorini:gods=random "az:model=runs/gods-long-best120.safetensors,time=100ms" "$AB" --games 200 --seed 1003 \
+        --opening-plies 4 --threads 1 --records runs/long-best120-records.jsonl --force \
+        --json "$HERE/long-best120-vs-alphabeta-100ms-seed1003.json"
+    gzip -c runs/long-best120-records.jsonl > "$HERE/long-best120-vs-alphabeta-100ms-seed1003-records.jsonl.gz"
+}
+[ "${1:-}" = 120 ] && run120
