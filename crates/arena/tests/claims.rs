@@ -414,9 +414,9 @@ fn absolute(s: &str) -> bool {
 /// Raw outputs name files relative to the repository: a reader can follow them and rerun.
 #[test]
 fn raw_outputs_name_no_folder_of_the_machine_that_made_them() {
-    assert!(absolute("az:model=/work/exp/s62/gen.safetensors,time=1s") && absolute("/tmp/x.json"));
+    assert!(absolute("az:model=/work/exp/run7/gen.safetensors,time=1s") && absolute("/tmp/x.json"));
     assert!(
-        !absolute("models/santorini-az.safetensors") && !absolute("scratch/s62/gen.safetensors") && !absolute("1/2")
+        !absolute("models/santorini-az.safetensors") && !absolute("scratch/run7/gen.safetensors") && !absolute("1/2")
     );
     let mut stack = vec![root().join("experiments")];
     let mut seen = 0;
