@@ -171,11 +171,24 @@ impl CatanState {
             return;
         }
         if self.accepted == 0 {
-            self.declined |= 1 << self.offer;
-            self.phase = Phase::Main;
+            self.close_offer(None);
         } else {
             self.phase = Phase::Choose;
         }
+    }
+
+    /// The offer on the table ends: traded with `partner`, or spent for this turn with no trade;
+    /// the turn goes on in the main phase.
+    fn close_offer(&mut self, partner: Option<usize>) {
+        match partner {
+            Some(q) => {
+                self.exchange(&OFFERS[self.offer as usize], Some(q));
+                self.trades_made += 1;
+            }
+            None => self.declined |= 1 << self.offer,
+        }
+        self.accepted = 0;
+        self.phase = Phase::Main;
     }
 
     /// The position after the trade `action` would complete ([`meeple_game::State::completed`]):
@@ -191,26 +204,12 @@ impl CatanState {
                 let (n, mover) = (self.n as usize, self.current as usize);
                 let known = super::eval::as_known(self, mover);
                 let taker = (1..n).map(|d| (mover + d) % n).find(|&q| super::eval::takes(&known, &OFFERS[k], q));
+                s.offer = k as u8;
                 s.offers_made += 1;
-                match taker {
-                    Some(q) => {
-                        s.exchange(&OFFERS[k], Some(q));
-                        s.trades_made += 1;
-                    }
-                    None => s.declined |= 1 << k,
-                }
+                s.close_offer(taker);
             }
-            Phase::Answer if action == ACCEPT => {
-                s.exchange(&OFFERS[self.offer as usize], Some(self.responder as usize));
-                s.trades_made += 1;
-                s.accepted = 0;
-                s.phase = Phase::Main;
-            }
-            Phase::Answer if action == DECLINE => {
-                s.declined |= 1 << self.offer;
-                s.accepted = 0;
-                s.phase = Phase::Main;
-            }
+            Phase::Answer if action == ACCEPT => s.close_offer(Some(self.responder as usize)),
+            Phase::Answer if action == DECLINE => s.close_offer(None),
             _ => return None,
         }
         Some(s)
@@ -269,15 +268,8 @@ impl CatanState {
             self.next_answer();
             return;
         }
-        if action == WITHDRAW {
-            self.declined |= 1 << self.offer;
-        } else {
-            let q = (action - TRADE_WITH) as usize;
-            self.exchange(&OFFERS[self.offer as usize], Some(q));
-            self.trades_made += 1;
-        }
-        self.accepted = 0;
-        self.phase = Phase::Main;
+        let partner = (action != WITHDRAW).then(|| (action - TRADE_WITH) as usize);
+        self.close_offer(partner);
     }
 
     /// A new turn: no offers made, none declined.
