@@ -634,19 +634,31 @@ mod tests {
 
     #[test]
     fn a_generation_that_did_not_train_is_no_point_of_the_curves() {
-        use meeple_learn::az::train::GenerationMetrics;
-        // Lines of both schemas: the flat one older runs wrote, and the typed one.
+        // Lines of both schemas: the flat one older runs wrote, and the typed one. A generation
+        // that did not train has no losses in the typed line and zeros in the flat one.
         let line = |generation: u64, samples_per_second: f64, loss: f64| {
-            let m = GenerationMetrics {
-                event: "generation".into(),
-                generation,
-                samples_per_second,
-                policy_loss: loss,
-                value_loss: loss / 10.0,
-                wall_seconds: 60.0 * generation as f64,
-                ..GenerationMetrics::default()
-            };
-            if generation % 2 == 1 { serde_json::to_string(&m).unwrap() } else { m.to_metrics().to_line() }
+            let minutes = 60.0 * generation as f64;
+            if generation % 2 == 1 {
+                format!(
+                    r#"{{"event":"generation","generation":{generation},"steps":0,"games":0,"positions":0,"window":0,"selfplay_seconds":0.0,"positions_per_second":0.0,"evaluations_per_second":0.0,"mean_batch":0.0,"mean_game_length":0.0,"train_seconds":0.0,"samples_per_second":{samples_per_second},"policy_loss":{loss},"value_loss":{},"entropy":0.0,"lr":0.0,"wall_seconds":{minutes}}}"#,
+                    loss / 10.0
+                )
+            } else {
+                let trained = samples_per_second > 0.0;
+                let mut m = meeple_learn::metrics::Metrics {
+                    schema: meeple_learn::metrics::SCHEMA,
+                    generation,
+                    wall_seconds: minutes,
+                    trained,
+                    ..Default::default()
+                };
+                if trained {
+                    m.losses.insert("policy".into(), loss);
+                    m.losses.insert("value".into(), loss / 10.0);
+                }
+                m.figures.insert("entropy".into(), 0.0);
+                m.to_line()
+            }
         };
         let path = std::env::temp_dir().join(format!("meeple-plot-{}-metrics.jsonl", std::process::id()));
         let lines = [line(1, 900.0, 2.0), line(2, 0.0, 0.0), line(3, 800.0, 1.5), line(4, 700.0, 1.25)];

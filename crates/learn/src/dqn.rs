@@ -13,7 +13,7 @@ use crate::replay::{NStep, Priorities, Replay, Sample};
 use crate::rl::{
     Anneal, masked_argmax, masked_softmax, online_path, random_legal, remove_online, sample, save_checkpoint, start,
 };
-use crate::run::{Learner, Progress, Round};
+use crate::run::{Budget, Kind, Learner, Progress, Round, Save};
 use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Action, Game, Rng, State, rng_from_seed};
@@ -582,24 +582,34 @@ impl Stats {
     }
 }
 
+/// DQN's description.
+pub static DQN: Kind = Kind { flags: &[("double", "--no-double")], ..Kind::new("dqn") };
+
 impl<G: Game> Learner for DqnRun<G> {
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
 
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("double", "--no-double")]
-    }
-
-    fn name(&self) -> &'static str {
-        "dqn"
+    fn kind(&self) -> &'static Kind {
+        &DQN
     }
 
     fn agent(&self) -> String {
         "dqn:model={model}".into()
     }
 
-    fn round(&mut self) -> Result<Round, LearnError> {
+    fn round(&mut self, budget: &Budget<'_>) -> Result<Round, LearnError> {
+        if let Some(anneal) = budget.anneal {
+            self.trainer.set_anneal(anneal);
+            // β anneals to 1 over the run (Schaul et al.: "linearly ... reaching 1 only at the
+            // end of learning"), aimed each round at the end the run reaches at its pace so far.
+            if let Some(p) = self.config.priorities()
+                && p.beta_steps == 0
+                && let Some(end) = anneal.end
+            {
+                self.replay.set_beta_steps(end.max(self.trainer.step()));
+            }
+        }
         let started = Instant::now();
         let mut stats = Stats::default();
         let rate = self.rate();
@@ -635,24 +645,10 @@ impl<G: Game> Learner for DqnRun<G> {
         self.progress.clone()
     }
 
-    fn set_anneal(&mut self, anneal: crate::run::Anneal) {
-        self.trainer.set_anneal(anneal);
-        // β anneals to 1 over the run (Schaul et al.: "linearly ... reaching 1 only at the end
-        // of learning"), aimed each round at the end the run reaches at its pace so far.
-        if let Some(p) = self.config.priorities()
-            && p.beta_steps == 0
-            && let Some(end) = anneal.end
-        {
-            self.replay.set_beta_steps(end.max(self.trainer.step()));
-        }
-    }
-
-    fn set_seconds(&mut self, seconds: f64) {
-        self.progress.seconds = seconds;
-    }
-
-    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
-        let run = serde_json::json!({ "trainer": "dqn", "config": self.config, "progress": self.progress });
+    fn save(&self, path: &Path, save: &Save<'_>) -> Result<(), LearnError> {
+        let resumable = save.resumable;
+        let progress = Progress { seconds: save.seconds, ..self.progress.clone() };
+        let run = serde_json::json!({ "trainer": "dqn", "config": self.config, "progress": progress });
         let Some(avg) = &self.average else {
             // A run resumed without its average writes the online weights here again: the
             // file beside would otherwise be taken for them on the next resume.

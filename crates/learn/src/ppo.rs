@@ -11,7 +11,7 @@
 
 use crate::LearnError;
 use crate::rl::{masked_softmax, sample, save_checkpoint, start};
-use crate::run::{Learner, Progress, Round};
+use crate::run::{Budget, Kind, Learner, Progress, Round, Save};
 use crate::vae::{Encoder, net_input, train_through};
 use crate::vecenv::{DynVecEnv, Outputs, VecEnvConfig, VecEnvImpl};
 use meeple_game::{Game, Rng, rng_from_seed};
@@ -750,20 +750,26 @@ impl<G: Game> PpoRun<G> {
     }
 }
 
+/// PPO's description.
+pub static PPO: Kind = Kind::new("ppo");
+
 impl<G: Game> Learner for PpoRun<G> {
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
 
-    fn name(&self) -> &'static str {
-        "ppo"
+    fn kind(&self) -> &'static Kind {
+        &PPO
     }
 
     fn agent(&self) -> String {
         "ppo:model={model}".into()
     }
 
-    fn round(&mut self) -> Result<Round, LearnError> {
+    fn round(&mut self, budget: &Budget<'_>) -> Result<Round, LearnError> {
+        if let Some(anneal) = budget.anneal {
+            self.trainer.set_anneal(anneal);
+        }
         let started = Instant::now();
         let first = self.progress.episodes;
         let decisions = self.progress.decisions;
@@ -814,17 +820,10 @@ impl<G: Game> Learner for PpoRun<G> {
         self.progress.clone()
     }
 
-    fn set_anneal(&mut self, anneal: crate::run::Anneal) {
-        self.trainer.set_anneal(anneal);
-    }
-
-    fn set_seconds(&mut self, seconds: f64) {
-        self.progress.seconds = seconds;
-    }
-
-    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
-        let run = serde_json::json!({ "trainer": "ppo", "config": self.config, "progress": self.progress });
-        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, resumable, run, None)
+    fn save(&self, path: &Path, save: &Save<'_>) -> Result<(), LearnError> {
+        let progress = Progress { seconds: save.seconds, ..self.progress.clone() };
+        let run = serde_json::json!({ "trainer": "ppo", "config": self.config, "progress": progress });
+        save_checkpoint(&self.game, &self.trainer, &self.encoder, path, save.resumable, run, None)
     }
 }
 
@@ -843,7 +842,7 @@ mod tests {
         let mut run = PpoRun::new(TicTacToe, c, None).unwrap();
         let before = run.pool[0].theta.clone();
         assert_eq!(before, run.trainer.parameters());
-        run.round().unwrap();
+        run.round(&Budget::unlimited()).unwrap();
         let episodes = run.progress.episodes;
         assert!((32..100).contains(&episodes), "{episodes}");
         let learner = run.trainer.parameters();
@@ -852,7 +851,7 @@ mod tests {
             assert!((t - (0.3 * w + 0.7 * b)).abs() < 1e-6);
         }
         while run.progress.episodes < 100 {
-            run.round().unwrap();
+            run.round(&Budget::unlimited()).unwrap();
         }
         assert_eq!(run.pool[0].theta, run.trainer.parameters());
         // Its network plays with the mixed weights.

@@ -6,6 +6,7 @@
 //! DIR/ladder.json       the evaluation opponents' ratings among themselves
 //! DIR/ckpt/last.EXT     the checkpoint to resume from (a network, or a weights file)
 //! DIR/ckpt/NAME.EXT     a checkpoint kept at each evaluation
+//! DIR/selfplay/         AlphaZero's self-play shards, one a generation
 //! ```
 //!
 //! A trainer implements [`Learner`]: one round of its work (reporting its losses and figures),
@@ -36,6 +37,38 @@ pub struct Progress {
     /// Optimiser steps (weight updates).
     pub steps: u64,
     pub seconds: f64,
+}
+
+impl Progress {
+    /// The progress as AlphaZero's and TD's checkpoint sidecars keep it (`games`, `positions`,
+    /// `steps`, `seconds`), with the trainer's own `extra` fields.
+    pub fn to_sidecar(&self, seconds: f64, extra: &[(&str, Value)]) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("games".into(), self.episodes.into());
+        m.insert("positions".into(), self.decisions.into());
+        m.insert("steps".into(), self.steps.into());
+        m.insert("seconds".into(), seconds.into());
+        for (k, v) in extra {
+            m.insert(k.to_string(), v.clone());
+        }
+        Value::Object(m)
+    }
+
+    /// The progress a checkpoint's sidecar keeps (see [`Progress::to_sidecar`]).
+    pub fn from_sidecar(v: Option<&Value>) -> Result<Progress, LearnError> {
+        let field = |name: &str| v.and_then(|p| p.get(name));
+        let count = |name: &str| {
+            field(name)
+                .and_then(|v| v.as_u64())
+                .ok_or_else(|| LearnError::Data(format!("the checkpoint has no run progress ('{name}')")))
+        };
+        Ok(Progress {
+            episodes: count("games")?,
+            decisions: count("positions")?,
+            steps: count("steps")?,
+            seconds: field("seconds").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        })
+    }
 }
 
 /// One round's figures, named as the metrics log names them.
@@ -81,70 +114,153 @@ impl Round {
     }
 }
 
-/// A trainer, driven round by round by [`run`].
-pub trait Learner {
+/// What kind of trainer a learner is, whatever its run: its name, its checkpoint files, the
+/// settings a resumed run may change, and the flags behind settings not named the usual way.
+/// One static per trainer; the loop and the front ends read it.
+#[derive(Debug)]
+pub struct Kind {
     /// The trainer's name in metrics, `run.json` and sidecars (`td`, `dqn`, `ppo`).
-    fn name(&self) -> &'static str;
-    /// The agent spec that plays a checkpoint, `{model}` where its path goes.
-    fn agent(&self) -> String;
-    /// Plays and trains one round.
-    fn round(&mut self) -> Result<Round, LearnError>;
-    /// [`Learner::round`] for a loop that shows progress within a round and may be asked to
-    /// stop in the middle of one (a long round ends early, or gives an empty [`Round`] when it
-    /// did nothing worth a line).
-    fn round_watched(&mut self, hooks: &dyn Hooks) -> Result<Round, LearnError> {
-        let _ = hooks;
-        self.round()
-    }
-    /// The run's plan (its limits in minutes of all sessions, games and optimiser steps, and
-    /// where it was extended), told once before the first round, for rounds long enough to be
-    /// cut short by its limits (and steps to stop at exactly) and learners that anneal within
-    /// a round.
-    fn set_plan(&mut self, _plan: &Plan) {}
-    fn progress(&self) -> Progress;
-    /// Sets the seconds trained (this session and earlier ones), kept in checkpoints.
-    fn set_seconds(&mut self, seconds: f64);
-    /// Writes the checkpoint (with what `--resume` needs beside it where `resumable`).
-    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError>;
-    /// Its settings as they are kept in `run.json`: a resumed run must have the same.
-    fn settings(&self) -> Value;
-    /// The settings a resumed run may change without changing what it trains (how often it
-    /// is evaluated, where it writes), as paths into [`Learner::settings`].
-    fn may_change(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// How often the run is evaluated unless told (`--eval-every`).
-    fn evaluate_every(&self) -> Every {
-        Every::Minutes(10.0)
-    }
+    pub name: &'static str,
+    /// The checkpoint's file extension.
+    pub extension: &'static str,
+    /// The settings a resumed run may change without changing what it trains (how often it is
+    /// evaluated, where it writes), as paths into [`Learner::settings`].
+    pub may_change: &'static [&'static str],
     /// The flags behind settings not named the usual way (see [`settings_difference`]), for
     /// messages: `("train.decay", "--lr-decay")`; those first when several settings differ.
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
+    pub flags: &'static [(&'static str, &'static str)],
+    /// How often the run is evaluated unless told (`--eval-every`).
+    pub evaluate_every: Every,
+    /// The name of the checkpoint kept at an evaluation (without its extension), by the
+    /// learner's round ([`Learner::generation`]).
+    pub kept: fn(u64) -> String,
+}
+
+fn games(n: u64) -> String {
+    format!("games-{n}")
+}
+
+impl Kind {
+    /// A trainer named `name` with the usual choices: a network checkpoint, evaluated every 10
+    /// minutes, its checkpoints named by games.
+    pub const fn new(name: &'static str) -> Kind {
+        Kind {
+            name,
+            extension: "safetensors",
+            may_change: &[],
+            flags: &[],
+            evaluate_every: Every::Minutes(10.0),
+            kept: games,
+        }
     }
-    /// The checkpoint's file extension.
-    fn extension(&self) -> &'static str {
-        "safetensors"
+}
+
+/// What the loop gives a round: the run's plan and clock, where the run stands for its learning
+/// rate, the games it may still play, and the front end's display and stop flag.
+pub struct Budget<'a> {
+    plan: Plan,
+    clock: Clock,
+    hooks: &'a dyn Hooks,
+    /// Where the run stands for a learning rate annealed over the whole run (`decay: 0`;
+    /// [`meeple_nn::Trainer::set_anneal`]) as the round starts; none outside a run's loop.
+    pub anneal: Option<Anneal>,
+    /// The games the run may still play (its `--games` less those played; none without a
+    /// limit). Learners whose rounds can take several games at once use it to stop at the limit
+    /// exactly; the others may pass it by up to a round.
+    pub games_left: Option<u64>,
+}
+
+impl Budget<'_> {
+    /// A round with no limits, no display and no stop flag (tests, a learner driven by hand).
+    pub fn unlimited() -> Budget<'static> {
+        Budget {
+            plan: Plan::default(),
+            clock: Clock { session: Instant::now(), base: 0.0 },
+            hooks: &Quiet,
+            anneal: None,
+            games_left: None,
+        }
     }
-    /// The name of the checkpoint kept at an evaluation (without its extension).
-    fn checkpoint_name(&self, progress: &Progress) -> String {
-        format!("games-{}", progress.episodes)
+
+    /// The run's plan: its limits in minutes of all sessions, games and optimiser steps, and
+    /// where it was extended (for rounds long enough to be cut short by them, and steps to stop
+    /// at exactly).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
-    /// Before each round: where the run stands in its plan, for a learning rate annealed over
-    /// the whole run (`decay: 0`; [`meeple_nn::Trainer::set_anneal`]).
-    fn set_anneal(&mut self, _anneal: Anneal) {}
-    /// Before each round: the games the run may still play (its `--games` less those played;
-    /// none without a limit). Learners whose rounds can take several games at once use it to
-    /// stop at the limit exactly; the others may pass it by up to a round.
-    fn set_left(&mut self, _games: Option<u64>) {}
-    /// The trainer's unit of progress in its metrics lines: games by default, the epoch for
-    /// learners that pass over a fixed set of games.
-    fn generation(&self, progress: &Progress) -> u64 {
-        progress.episodes
+
+    /// The seconds the run has trained, this session's and earlier ones'.
+    pub fn seconds(&self) -> f64 {
+        self.clock.seconds()
     }
-    /// The command lines that made the run (earlier sessions' first), for checkpoints that
-    /// keep them where the network sidecars' own record does not reach.
-    fn set_commands(&mut self, _commands: &[String]) {}
+
+    /// Whether the run's time is up.
+    pub fn over_time(&self) -> bool {
+        self.plan.minutes.is_some_and(|m| self.seconds() >= m * 60.0)
+    }
+
+    /// Whether the user asked to stop (Ctrl-C): a long round ends early, or gives an empty
+    /// [`Round`] when it did nothing worth a line.
+    pub fn should_stop(&self) -> bool {
+        self.hooks.should_stop()
+    }
+
+    /// Out of time or asked to stop.
+    pub fn must_stop(&self) -> bool {
+        self.over_time() || self.should_stop()
+    }
+
+    /// Progress within a long round (a generation's self-play games), for display.
+    pub fn working(&self, text: &str) {
+        self.hooks.working(text);
+    }
+
+    /// Where the run stands for its learning rate at `p`, with the time of now: a round that
+    /// trains after playing anneals from there (none outside a run's loop).
+    pub fn anneal_at(&self, p: &Progress) -> Option<Anneal> {
+        self.anneal.map(|_| self.plan.anneal(&Progress { seconds: self.seconds(), ..p.clone() }))
+    }
+}
+
+/// What a checkpoint records beside the learner's own state.
+pub struct Save<'a> {
+    /// With what `--resume` needs beside it (the optimiser's state, a replay memory's place).
+    pub resumable: bool,
+    /// The seconds trained, this session's and earlier ones'.
+    pub seconds: f64,
+    /// The command lines that made the run (earlier sessions' first), for checkpoints that keep
+    /// them where the network sidecars' own record does not reach.
+    pub commands: &'a [String],
+}
+
+impl Save<'_> {
+    /// A checkpoint outside a run's loop: not resumable, no commands.
+    pub fn plain(seconds: f64) -> Save<'static> {
+        Save { resumable: false, seconds, commands: &[] }
+    }
+}
+
+/// A trainer's run, driven round by round by [`run`], which owns the clock, the limits, the
+/// checkpoints' cadence and the evaluations.
+pub trait Learner {
+    /// What kind of trainer it is.
+    fn kind(&self) -> &'static Kind;
+    /// The agent spec that plays a checkpoint, `{model}` where its path goes (empty: none).
+    fn agent(&self) -> String;
+    /// Plays and trains one round within `budget`.
+    fn round(&mut self, budget: &Budget<'_>) -> Result<Round, LearnError>;
+    /// Its counts (the seconds as of its last checkpoint: the loop's clock goes on from them).
+    fn progress(&self) -> Progress;
+    /// The trainer's unit of progress in its metrics lines and kept checkpoints: games by
+    /// default; AlphaZero's generations, the epochs of learners that pass over a fixed set of
+    /// games.
+    fn generation(&self) -> u64 {
+        self.progress().episodes
+    }
+    /// Writes the checkpoint.
+    fn save(&self, path: &Path, save: &Save<'_>) -> Result<(), LearnError>;
+    /// Its settings as they are kept in `run.json`: a resumed run must have the same.
+    fn settings(&self) -> Value;
     /// Whether the learner has done all its work (the epochs of a fixed data set), whatever
     /// the run's limits.
     fn finished(&self) -> bool {
@@ -269,7 +385,7 @@ pub struct RunOptions {
     /// Threads for the evaluations.
     pub threads: usize,
     /// How often to evaluate against the ladder, keeping that checkpoint (`None`: the
-    /// trainer's own [`Learner::evaluate_every`]).
+    /// trainer's own [`Kind::evaluate_every`]).
     pub eval: Option<Every>,
     /// Random plies that open each evaluation game (`None`: the ladder's default).
     pub eval_opening_plies: Option<usize>,
@@ -420,6 +536,13 @@ impl Layout {
     /// The checkpoint the evaluations rated best so far.
     pub fn best(&self, extension: &str) -> PathBuf {
         self.checkpoints().join(format!("best.{extension}"))
+    }
+    /// AlphaZero's self-play shards, one a generation.
+    pub fn selfplay(&self) -> PathBuf {
+        self.root.join("selfplay")
+    }
+    pub fn shard(&self, generation: u64) -> PathBuf {
+        self.selfplay().join(format!("gen-{generation:06}.jsonl"))
     }
 
     /// The files present that a run needs to go on elsewhere, relative to its directory:
@@ -584,6 +707,7 @@ fn flag_of(path: &str) -> String {
 }
 
 /// The wall clock of a run: this session's time on top of earlier sessions'.
+#[derive(Clone, Copy, Debug)]
 struct Clock {
     session: Instant,
     base: f64,
@@ -605,6 +729,31 @@ pub fn run<G: Game, L: Learner>(
     make: impl FnOnce(Option<&Path>) -> Result<L, LearnError>,
     hooks: &mut dyn Hooks,
 ) -> Result<Progress, LearnError> {
+    check_options(options)?;
+    let layout = Layout { root: options.out.clone() };
+    let stored = stored_run(options, &layout)?;
+    let mut learner = match &stored {
+        Some(file) => make(Some(&resume_from(game, options, file)?))?,
+        None => make(None)?,
+    };
+    if let Some(file) = &stored {
+        check_resume(options, file, &learner)?;
+    }
+    let plan = plan_of(options, stored.as_ref(), &learner.progress())?;
+    std::fs::create_dir_all(layout.checkpoints()).map_err(|e| io("create", &layout.checkpoints(), e))?;
+    let mut session = Session::start(game, options, layout, stored, &learner, plan)?;
+    while !session.done(&learner, &*hooks) {
+        session.round(&mut learner, hooks)?;
+    }
+    session.save(&learner)?;
+    if let Some(export) = &options.export {
+        learner.save(export, &Save { resumable: false, ..session.saving() })?;
+    }
+    Ok(session.progress(&learner))
+}
+
+/// Refuses options that cannot make a run: an annealed rate without an end, an export over a file.
+fn check_options(options: &RunOptions) -> Result<(), LearnError> {
     if let Some(why) = options.needs_limit
         && options.minutes.is_none()
         && options.games.is_none()
@@ -620,8 +769,12 @@ pub fn run<G: Game, L: Learner>(
             export.display()
         )));
     }
-    let layout = Layout { root: options.out.clone() };
-    let stored = if options.resume {
+    Ok(())
+}
+
+/// The run being resumed (`--resume`), or none for a new run in an empty directory.
+fn stored_run(options: &RunOptions, layout: &Layout) -> Result<Option<RunFile>, LearnError> {
+    if options.resume {
         if !layout.run_json().is_file() {
             return Err(LearnError::Config(format!(
                 "--resume: '{}' holds no run (no {})",
@@ -629,99 +782,84 @@ pub fn run<G: Game, L: Learner>(
                 layout.run_json().display()
             )));
         }
-        Some(read_run(&options.out)?)
-    } else {
-        if layout.run_json().exists() || layout.metrics().exists() || layout.checkpoints().exists() {
-            return Err(LearnError::Config(format!(
-                "'{}' holds a run already: give --resume to continue it, or another --out",
-                options.out.display()
-            )));
-        }
-        None
-    };
-    let mut learner = match &stored {
-        Some(file) if file.game != game.spec().to_string() => {
-            return Err(LearnError::Config(format!(
-                "cannot resume the run in '{}': it is of '{}', not '{}'",
-                options.out.display(),
-                file.game,
-                game.spec()
-            )));
-        }
-        Some(file) => {
-            let last = options.out.join(&file.last);
-            if !file.last.starts_with("ckpt/") || file.last.contains("..") || !last.is_file() {
-                return Err(LearnError::Config(format!(
-                    "--resume: no checkpoint '{}' to continue",
-                    options.out.join(&file.last).display()
-                )));
-            }
-            make(Some(&last))?
-        }
-        None => make(None)?,
-    };
-    if let Some(file) = &stored {
-        if file.trainer != learner.name() {
-            return Err(LearnError::Config(format!(
-                "cannot resume the run in '{}': it is a {} run, not {}",
-                options.out.display(),
-                file.trainer,
-                learner.name()
-            )));
-        }
-        let now = learner.settings();
-        // Settings this meeple does not know: the run was written by one that kept them otherwise.
-        let unknown: Vec<&String> = file
-            .settings
-            .as_object()
-            .into_iter()
-            .flat_map(|m| m.keys())
-            .filter(|k| now.get(k.as_str()).is_none() && !learner.may_change().contains(&k.as_str()))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(LearnError::Config(format!(
-                "cannot resume the run in '{}': it was written by an older meeple that kept its settings otherwise \
-                 ({}, which {} does not take); start a new run with another --out",
-                options.out.display(),
-                unknown.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", "),
-                learner.name()
-            )));
-        }
-        // The threads change how fast a run goes, not what it learns (every trainer plays the same
-        // games on any number of them; only on one is a run repeatable bit for bit).
-        let may_change: Vec<&str> = learner.may_change().iter().copied().chain(["threads"]).collect();
-        if let Some(why) = settings_difference(&file.settings, &now, learner.flags(), &may_change) {
-            return Err(LearnError::Config(format!(
-                "cannot resume the run in '{}': it was made with {why}; resume with the same settings, or start a new \
-                 run with another --out",
-                options.out.display()
-            )));
-        }
+        return read_run(&options.out).map(Some);
     }
-    let plan = plan_of(options, stored.as_ref(), &learner.progress())?;
-    std::fs::create_dir_all(layout.checkpoints()).map_err(|e| io("create", &layout.checkpoints(), e))?;
-    let mut commands = stored.as_ref().map(|f| f.commands.clone()).unwrap_or_default();
-    commands.extend(options.commands.iter().cloned());
-    learner.set_commands(&commands);
-    let name = learner.name();
-    let ext = learner.extension();
-    let last = layout.last(ext);
-    let mut file = RunFile {
-        trainer: name.to_string(),
-        game: game.spec().to_string(),
-        settings: learner.settings(),
-        progress: learner.progress(),
-        agent: learner.agent(),
-        last: format!("ckpt/last.{ext}"),
-        commands,
-        best: stored.as_ref().and_then(|f| f.best.clone()),
-        plan: Some(plan.clone()),
-        resume_files: Vec::new(),
-    };
-    write_run(&layout, &file)?;
-    let every = options.eval.unwrap_or_else(|| learner.evaluate_every());
-    let evaluates = every != Every::Never;
-    if !evaluates {
+    if layout.run_json().exists() || layout.metrics().exists() || layout.checkpoints().exists() {
+        return Err(LearnError::Config(format!(
+            "'{}' holds a run already: give --resume to continue it, or another --out",
+            options.out.display()
+        )));
+    }
+    Ok(None)
+}
+
+/// The checkpoint a resumed run goes on from: its `last`, of the same game, inside its `ckpt/`.
+fn resume_from<G: Game>(game: &G, options: &RunOptions, file: &RunFile) -> Result<PathBuf, LearnError> {
+    if file.game != game.spec().to_string() {
+        return Err(LearnError::Config(format!(
+            "cannot resume the run in '{}': it is of '{}', not '{}'",
+            options.out.display(),
+            file.game,
+            game.spec()
+        )));
+    }
+    let last = options.out.join(&file.last);
+    if !file.last.starts_with("ckpt/") || file.last.contains("..") || !last.is_file() {
+        return Err(LearnError::Config(format!("--resume: no checkpoint '{}' to continue", last.display())));
+    }
+    Ok(last)
+}
+
+/// Refuses to resume a run of another trainer or made with other settings, naming the one that differs.
+fn check_resume<L: Learner>(options: &RunOptions, file: &RunFile, learner: &L) -> Result<(), LearnError> {
+    let kind = learner.kind();
+    let out = options.out.display();
+    if file.trainer != kind.name {
+        return Err(LearnError::Config(format!(
+            "cannot resume the run in '{out}': it is a {} run, not {}",
+            file.trainer, kind.name
+        )));
+    }
+    let now = learner.settings();
+    // Settings this meeple does not know: the run was written by one that kept them otherwise.
+    let unknown: Vec<&str> = file
+        .settings
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .map(String::as_str)
+        .filter(|k| now.get(k).is_none() && !kind.may_change.contains(k))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(LearnError::Config(format!(
+            "cannot resume the run in '{out}': it was written by an older meeple that kept its settings otherwise \
+             ({}, which {} does not take); start a new run with another --out",
+            unknown.join(", "),
+            kind.name
+        )));
+    }
+    // The threads change how fast a run goes, not what it learns (every trainer plays the same
+    // games on any number of them; only on one is a run repeatable bit for bit).
+    let may_change: Vec<&str> = kind.may_change.iter().copied().chain(["threads"]).collect();
+    match settings_difference(&file.settings, &now, kind.flags, &may_change) {
+        Some(why) => Err(LearnError::Config(format!(
+            "cannot resume the run in '{out}': it was made with {why}; resume with the same settings, or start a new \
+             run with another --out"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The ladder a run's kept checkpoints play at its cadence (none where they are only kept), or
+/// a refusal of evaluation flags for a run never evaluated.
+fn ladder_of<G: Game>(
+    game: &G,
+    options: &RunOptions,
+    kind: &Kind,
+    agent: &str,
+) -> Result<Option<Ladder<G>>, LearnError> {
+    let name = kind.name;
+    if options.eval.unwrap_or(kind.evaluate_every) == Every::Never {
         let given = [
             (!options.ladder.is_empty(), "--ladder"),
             (options.eval_games.is_some(), "--eval-games"),
@@ -734,135 +872,208 @@ pub fn run<G: Game, L: Learner>(
                 if options.eval.is_none() { ", its default" } else { "" }
             )));
         }
+        return Ok(None);
     }
-    if evaluates && learner.agent().is_empty() {
+    if agent.is_empty() {
         return Err(LearnError::Config(format!(
             "a {name} run has no agent to evaluate: give --eval-every 0 (and no --ladder)"
         )));
     }
-    let mut ladder = if evaluates && options.evaluate_kept {
-        let mut c = LadderConfig::new(game, &learner.agent(), options.threads, options.seed);
-        c.opponents = if options.ladder.is_empty() {
-            let mut o = vec!["random".to_string()];
-            o.extend(game.ladder_agents());
-            o
-        } else {
-            options.ladder.clone()
+    if !options.evaluate_kept {
+        return Ok(None);
+    }
+    let mut c = LadderConfig::new(game, agent, options.threads, options.seed);
+    c.opponents =
+        if options.ladder.is_empty() { crate::ladder::default_opponents(game) } else { options.ladder.clone() };
+    if let Some(g) = options.eval_games {
+        c.games = g;
+    }
+    if let Some(p) = options.eval_opening_plies {
+        c.opening_plies = p;
+    }
+    c.equal_time = options.equal_time.clone();
+    Ladder::new(game, c, &options.out).map(Some)
+}
+
+/// A run between its start and its end: the files it writes, its clock and its cadences.
+struct Session<'o, G: Game> {
+    options: &'o RunOptions,
+    layout: Layout,
+    file: RunFile,
+    plan: Plan,
+    every: Every,
+    ladder: Option<Ladder<G>>,
+    log: std::fs::File,
+    clock: Clock,
+    commands: Vec<String>,
+    /// When and at which round the last evaluation was.
+    last_eval: (Instant, u64),
+    last_save: Instant,
+}
+
+impl<'o, G: Game> Session<'o, G> {
+    /// Writes `run.json` (the run's trainer, settings, plan and commands) and opens the
+    /// metrics log and the ladder.
+    fn start<L: Learner>(
+        game: &G,
+        options: &'o RunOptions,
+        layout: Layout,
+        stored: Option<RunFile>,
+        learner: &L,
+        plan: Plan,
+    ) -> Result<Self, LearnError> {
+        let kind = learner.kind();
+        let mut commands = stored.as_ref().map(|f| f.commands.clone()).unwrap_or_default();
+        commands.extend(options.commands.iter().cloned());
+        let file = RunFile {
+            trainer: kind.name.to_string(),
+            game: game.spec().to_string(),
+            settings: learner.settings(),
+            progress: learner.progress(),
+            agent: learner.agent(),
+            last: format!("ckpt/last.{}", kind.extension),
+            commands: commands.clone(),
+            best: stored.and_then(|f| f.best),
+            plan: Some(plan.clone()),
+            resume_files: Vec::new(),
         };
-        if let Some(g) = options.eval_games {
-            c.games = g;
-        }
-        if let Some(p) = options.eval_opening_plies {
-            c.opening_plies = p;
-        }
-        c.equal_time = options.equal_time.clone();
-        Some(Ladder::new(game, c, &options.out)?)
-    } else {
-        None
-    };
-    let mut log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(layout.metrics())
-        .map_err(|e| io("write", &layout.metrics(), e))?;
-    let mut write_line = |line: &Metrics| -> Result<(), LearnError> {
-        writeln!(log, "{}", line.to_line()).and_then(|_| log.flush()).map_err(|e| io("write", &layout.metrics(), e))
-    };
-    let clock = Clock { session: Instant::now(), base: learner.progress().seconds };
-    learner.set_plan(&plan);
-    let mut last_eval = (Instant::now(), learner.generation(&learner.progress()));
-    let mut last_save = Instant::now();
-    let save = |learner: &mut L, file: &mut RunFile, clock: &Clock| -> Result<(), LearnError> {
-        learner.set_seconds(clock.seconds());
-        learner.save(&last, true)?;
-        file.progress = learner.progress();
-        file.resume_files = layout.resume_files();
-        write_run(&layout, file)
-    };
-    loop {
-        let seconds = clock.seconds();
-        let p = learner.progress();
-        if hooks.should_stop()
+        write_run(&layout, &file)?;
+        let ladder = ladder_of(game, options, kind, &learner.agent())?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(layout.metrics())
+            .map_err(|e| io("write", &layout.metrics(), e))?;
+        Ok(Session {
+            options,
+            every: options.eval.unwrap_or(kind.evaluate_every),
+            layout,
+            file,
+            plan,
+            ladder,
+            log,
+            clock: Clock { session: Instant::now(), base: learner.progress().seconds },
+            commands,
+            last_eval: (Instant::now(), learner.generation()),
+            last_save: Instant::now(),
+        })
+    }
+
+    /// The learner's progress on the run's clock.
+    fn progress<L: Learner>(&self, learner: &L) -> Progress {
+        Progress { seconds: self.clock.seconds(), ..learner.progress() }
+    }
+
+    fn saving(&self) -> Save<'_> {
+        Save { resumable: true, seconds: self.clock.seconds(), commands: &self.commands }
+    }
+
+    /// Whether the run ends before another round: stopped, finished, or at a limit.
+    fn done<L: Learner>(&self, learner: &L, hooks: &dyn Hooks) -> bool {
+        let (o, p) = (self.options, self.progress(learner));
+        hooks.should_stop()
             || learner.finished()
-            || options.minutes.is_some_and(|m| seconds >= m * 60.0)
-            || options.games.is_some_and(|g| p.episodes >= g)
-            || options.steps.is_some_and(|s| p.steps >= s)
-        {
-            break;
-        }
-        learner.set_anneal(plan.anneal(&Progress { seconds, ..p.clone() }));
-        learner.set_left(options.games.map(|g| g.saturating_sub(p.episodes)));
-        let before = p.clone();
-        let round = learner.round_watched(&*hooks)?;
-        learner.set_seconds(clock.seconds());
-        let p = learner.progress();
+            || o.minutes.is_some_and(|m| p.seconds >= m * 60.0)
+            || o.games.is_some_and(|g| p.episodes >= g)
+            || o.steps.is_some_and(|s| p.steps >= s)
+    }
+
+    /// One round: its metrics line, a checkpoint when one is due, an evaluation when due.
+    fn round<L: Learner>(&mut self, learner: &mut L, hooks: &mut dyn Hooks) -> Result<(), LearnError> {
+        let before = self.progress(learner);
+        let budget = Budget {
+            plan: self.plan.clone(),
+            clock: self.clock,
+            hooks: &*hooks,
+            anneal: Some(self.plan.anneal(&before)),
+            games_left: self.options.games.map(|g| g.saturating_sub(before.episodes)),
+        };
+        let round = learner.round(&budget)?;
+        let p = self.progress(learner);
         if round == Round::default() && (p.episodes, p.steps) == (before.episodes, before.steps) {
             // Stopped before it did anything: no line, and the loop's checks end the run.
-            continue;
+            return Ok(());
         }
-        let before = before.steps;
-        let mut line = Metrics {
-            schema: crate::metrics::SCHEMA,
-            event: Event::Generation,
-            trainer: name.into(),
-            generation: learner.generation(&p),
-            steps: p.steps,
-            episodes: p.episodes,
-            positions: p.decisions,
-            wall_seconds: p.seconds,
-            // A round that only gathered experience (a replay memory filling) trained nothing.
-            trained: p.steps > before,
-            ..Metrics::default()
-        };
-        for (n, v) in &round.losses {
-            line.losses.insert(n.clone(), *v);
-        }
-        for (n, v) in &round.figures {
-            line.figures.insert(n.clone(), *v);
-        }
-        for (n, v) in &round.stats {
-            line.stats.insert(n.clone(), *v);
-        }
-        write_line(&line)?;
+        self.write_line(&round_line(learner, &p, before.steps, &round))?;
         hooks.round(&p, &round);
-        if last_save.elapsed().as_secs_f64() >= options.save_seconds {
-            save(&mut learner, &mut file, &clock)?;
-            last_save = Instant::now();
+        if self.last_save.elapsed().as_secs_f64() >= self.options.save_seconds {
+            self.save(learner)?;
+            self.last_save = Instant::now();
         }
-        let due = match every {
+        let due = match self.every {
             Every::Never => false,
-            Every::Minutes(m) => last_eval.0.elapsed().as_secs_f64() >= m * 60.0,
+            Every::Minutes(m) => self.last_eval.0.elapsed().as_secs_f64() >= m * 60.0,
             // A round may count many games: due once it passes the next multiple.
-            Every::Rounds(n) => learner.generation(&p) / n > last_eval.1 / n,
+            Every::Rounds(n) => learner.generation() / n > self.last_eval.1 / n,
         };
         if due {
-            let path = layout.kept(&learner.checkpoint_name(&p), ext);
-            learner.save(&path, false)?;
-            last_eval = (Instant::now(), learner.generation(&p));
-            let Some(ladder) = ladder.as_mut() else { continue };
-            hooks.evaluating(&p);
-            let generation = learner.generation(&p);
-            let mut evaluation = ladder.evaluate(&path, generation);
-            if let Some((merit, by)) = evaluation.merit()
-                && file.best.as_ref().is_none_or(|b| b.by != by || merit > b.merit)
-            {
-                // The weights evaluated are the learner's own: nothing trained since they were saved.
-                learner.save(&layout.best(ext), false)?;
-                file.best = Some(Best { generation, progress: p.clone(), merit, by });
-                evaluation.best = true;
-                write_run(&layout, &file)?;
-            }
-            let line = Metrics::evaluation(name, generation, p.steps, p.seconds, evaluation.clone());
-            write_line(&line)?;
-            hooks.evaluated(&p, &evaluation);
-            last_eval.0 = Instant::now();
+            self.evaluate(learner, &p, hooks)?;
         }
+        Ok(())
     }
-    save(&mut learner, &mut file, &clock)?;
-    if let Some(export) = &options.export {
-        learner.save(export, false)?;
+
+    /// Keeps the checkpoint at `p` and plays it against the ladder, keeping it as the best
+    /// where its merit is the highest yet.
+    fn evaluate<L: Learner>(&mut self, learner: &L, p: &Progress, hooks: &mut dyn Hooks) -> Result<(), LearnError> {
+        let kind = learner.kind();
+        let generation = learner.generation();
+        let path = self.layout.kept(&(kind.kept)(generation), kind.extension);
+        let commands = self.commands.clone();
+        let plain = Save { resumable: false, seconds: self.clock.seconds(), commands: &commands };
+        learner.save(&path, &plain)?;
+        self.last_eval = (Instant::now(), generation);
+        let Some(ladder) = self.ladder.as_mut() else { return Ok(()) };
+        hooks.evaluating(p);
+        let mut evaluation = ladder.evaluate(&path, generation);
+        if let Some((merit, by)) = evaluation.merit()
+            && self.file.best.as_ref().is_none_or(|b| b.by != by || merit > b.merit)
+        {
+            // The weights evaluated are the learner's own: nothing trained since they were saved.
+            learner.save(&self.layout.best(kind.extension), &plain)?;
+            self.file.best = Some(Best { generation, progress: p.clone(), merit, by });
+            evaluation.best = true;
+            write_run(&self.layout, &self.file)?;
+        }
+        self.write_line(&Metrics::evaluation(kind.name, generation, p.steps, p.seconds, evaluation.clone()))?;
+        hooks.evaluated(p, &evaluation);
+        self.last_eval.0 = Instant::now();
+        Ok(())
     }
-    Ok(learner.progress())
+
+    /// The resumable checkpoint, and `run.json` with the progress it holds.
+    fn save<L: Learner>(&mut self, learner: &L) -> Result<(), LearnError> {
+        learner.save(&self.layout.last(learner.kind().extension), &self.saving())?;
+        self.file.progress = self.progress(learner);
+        self.file.resume_files = self.layout.resume_files();
+        write_run(&self.layout, &self.file)
+    }
+
+    fn write_line(&mut self, line: &Metrics) -> Result<(), LearnError> {
+        writeln!(self.log, "{}", line.to_line())
+            .and_then(|_| self.log.flush())
+            .map_err(|e| io("write", &self.layout.metrics(), e))
+    }
+}
+
+/// A round's metrics line at `p`; it trained where the steps passed `steps_before` (a round
+/// that only gathered experience, a replay memory filling, trained nothing).
+fn round_line<L: Learner>(learner: &L, p: &Progress, steps_before: u64, round: &Round) -> Metrics {
+    let named = |v: &[(String, f64)]| v.iter().cloned().collect();
+    Metrics {
+        schema: crate::metrics::SCHEMA,
+        event: Event::Generation,
+        trainer: learner.kind().name.into(),
+        generation: learner.generation(),
+        steps: p.steps,
+        episodes: p.episodes,
+        positions: p.decisions,
+        wall_seconds: p.seconds,
+        trained: p.steps > steps_before,
+        losses: named(&round.losses),
+        figures: named(&round.figures),
+        stats: named(&round.stats),
+        ..Metrics::default()
+    }
 }
 
 #[cfg(test)]

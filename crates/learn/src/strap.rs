@@ -31,10 +31,14 @@ pub enum Strap {
 
 impl Strap {
     pub fn name(self) -> &'static str {
+        self.kind().name
+    }
+
+    pub fn kind(self) -> &'static crate::run::Kind {
         match self {
-            Strap::Root => "rootstrap",
-            Strap::Tree => "treestrap",
-            Strap::Leaf => "tdleaf",
+            Strap::Root => &ROOTSTRAP,
+            Strap::Tree => &TREESTRAP,
+            Strap::Leaf => &TDLEAF,
         }
     }
 }
@@ -422,7 +426,6 @@ pub struct StrapRun<G: Game> {
     config: StrapConfig,
     weights: Vec<f64>,
     progress: crate::run::Progress,
-    commands: Vec<String>,
 }
 
 /// The sidecar beside a bootstrap checkpoint.
@@ -494,7 +497,7 @@ impl<G: Game> StrapRun<G> {
                 config.eval
             )));
         }
-        Ok(StrapRun { game, config, weights, progress, commands: Vec::new() })
+        Ok(StrapRun { game, config, weights, progress })
     }
 
     pub fn weights(&self) -> &[f64] {
@@ -503,15 +506,15 @@ impl<G: Game> StrapRun<G> {
 }
 
 impl<G: Game> crate::run::Learner for StrapRun<G> {
-    fn name(&self) -> &'static str {
-        self.config.strap.name()
+    fn kind(&self) -> &'static crate::run::Kind {
+        self.config.strap.kind()
     }
 
     fn agent(&self) -> String {
         agent_spec(&self.config)
     }
 
-    fn round(&mut self) -> Result<crate::run::Round, crate::LearnError> {
+    fn round(&mut self, _budget: &crate::run::Budget<'_>) -> Result<crate::run::Round, crate::LearnError> {
         let started = std::time::Instant::now();
         let g = play_game(&self.game, &self.config, &mut self.weights, self.progress.episodes)?;
         if self.weights.iter().any(|w| !w.is_finite()) {
@@ -540,17 +543,13 @@ impl<G: Game> crate::run::Learner for StrapRun<G> {
         self.progress.clone()
     }
 
-    fn set_seconds(&mut self, seconds: f64) {
-        self.progress.seconds = seconds;
-    }
-
-    fn save(&self, path: &std::path::Path, _resumable: bool) -> Result<(), crate::LearnError> {
+    fn save(&self, path: &std::path::Path, save: &crate::run::Save<'_>) -> Result<(), crate::LearnError> {
         let io = |e: std::io::Error| crate::LearnError::Io(format!("cannot write '{}': {e}", path.display()));
         let plays = agent_spec(&self.config).replace("{model}", &path.display().to_string());
-        let made_by = if self.commands.is_empty() {
+        let made_by = if save.commands.is_empty() {
             format!("{} of {}, {} games", self.config.strap.name(), self.game.spec(), self.progress.episodes)
         } else {
-            self.commands.join("\n# ")
+            save.commands.join("\n# ")
         };
         let eval = plays.split_once("eval=").map_or(plays.as_str(), |(_, e)| e);
         meeple_arena::files::write_atomic(path, weights_file(&self.weights, &made_by, eval).as_bytes()).map_err(io)?;
@@ -558,7 +557,7 @@ impl<G: Game> crate::run::Learner for StrapRun<G> {
             trainer: self.config.strap.name().into(),
             game: self.game.spec().to_string(),
             config: self.config.clone(),
-            progress: self.progress.clone(),
+            progress: crate::run::Progress { seconds: save.seconds, ..self.progress.clone() },
         };
         let text = serde_json::to_string_pretty(&side).expect("sidecars serialise") + "\n";
         meeple_arena::files::write_atomic(&path.with_extension("json"), text.as_bytes()).map_err(io)
@@ -567,23 +566,18 @@ impl<G: Game> crate::run::Learner for StrapRun<G> {
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
-
-    fn may_change(&self) -> &'static [&'static str] {
-        &["init"]
-    }
-
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("strap", "the trainer")]
-    }
-
-    fn extension(&self) -> &'static str {
-        "txt"
-    }
-
-    fn set_commands(&mut self, commands: &[String]) {
-        self.commands = commands.to_vec();
-    }
 }
+
+/// The bootstrap learners' description: linear weights in a text file.
+const STRAP: crate::run::Kind = crate::run::Kind {
+    extension: "txt",
+    may_change: &["init"],
+    flags: &[("strap", "the trainer")],
+    ..crate::run::Kind::new("")
+};
+pub static ROOTSTRAP: crate::run::Kind = crate::run::Kind { name: "rootstrap", ..STRAP };
+pub static TREESTRAP: crate::run::Kind = crate::run::Kind { name: "treestrap", ..STRAP };
+pub static TDLEAF: crate::run::Kind = crate::run::Kind { name: "tdleaf", ..STRAP };
 
 /// The other player's view of a two-player node: its features, the negated value, the bound
 /// mirrored (at most v for one is at least -v for the other); `None` without its features.

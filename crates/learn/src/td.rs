@@ -559,18 +559,6 @@ fn one() -> f64 {
     1.0
 }
 
-/// The progress of a TD run, kept in its checkpoint's sidecar.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TdProgress {
-    pub games: u64,
-    /// The exploration rate reached (decayed per game).
-    #[serde(default)]
-    pub epsilon: Option<f64>,
-    pub positions: u64,
-    pub steps: u64,
-    pub seconds: f64,
-}
-
 /// One round's figures: games finished, their mean length and dice rolls (where the game
 /// counts them), the loss.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -646,16 +634,19 @@ pub struct TdRun<G: Game> {
     rng: Rng,
     finished: Vec<Finished>,
     outcomes: Vec<(Action, f64)>,
-    pub progress: TdProgress,
+    pub progress: crate::run::Progress,
     targets: Vec<f32>,
     epsilon: f64,
+    /// The exploration rate reached (decayed per game; none before the first game ends), kept
+    /// in the sidecar's progress.
+    epsilon_reached: Option<f64>,
     /// Games started (seeds the opponents and picks the learner's seat).
     started: u64,
     /// Games the run may still train on (the `--games` limit less those trained); none: no
     /// limit.
     left: Option<u64>,
-    /// The trainer's name (`td`; `value` for `train value --data selfplay`).
-    name: &'static str,
+    /// The trainer (`td`; `value` for `train value --data selfplay`).
+    kind: &'static crate::run::Kind,
 }
 
 impl<G: Game> TdRun<G> {
@@ -673,7 +664,7 @@ impl<G: Game> TdRun<G> {
         }
         let seats = game.num_players();
         let shape = game.observation_shape();
-        let (trainer, progress) = match (resume, &config.init) {
+        let (trainer, progress, epsilon) = match (resume, &config.init) {
             (None, Some(init)) => {
                 let (mut trainer, side) = Trainer::warm_start(Path::new(init), config.train(), config.threads)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
@@ -707,24 +698,24 @@ impl<G: Game> TdRun<G> {
                     )));
                 }
                 config.net = c.spec();
-                (trainer, TdProgress::default())
+                (trainer, crate::run::Progress::default(), None)
             }
             (None, None) => {
                 let net = NetConfig::from_spec(&config.net, &shape, game.num_actions(), seats, None)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
-                (Trainer::new(net, config.train(), config.seed, config.threads), TdProgress::default())
+                (Trainer::new(net, config.train(), config.seed, config.threads), crate::run::Progress::default(), None)
             }
             (Some(path), _) => {
                 let r = Trainer::resume(path, &game.spec().to_string(), config.train(), config.threads)
                     .map_err(|e| LearnError::Config(e.to_string()))?;
-                let progress = serde_json::from_value(r.sidecar.run.get("progress").cloned().unwrap_or_default())
-                    .map_err(|e| LearnError::Data(format!("the checkpoint has no TD progress: {e}")))?;
-                (r.trainer, progress)
+                let stored = r.sidecar.run.get("progress");
+                let epsilon = stored.and_then(|p| p.get("epsilon")).and_then(|e| e.as_f64());
+                (r.trainer, crate::run::Progress::from_sidecar(stored)?, epsilon)
             }
         };
         let input = trainer.config().input_len();
         let net = Arc::new(trainer.network(config.threads));
-        let rng = rng_from_seed(config.seed ^ progress.games.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let rng = rng_from_seed(config.seed ^ progress.episodes.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut run = TdRun {
             slots: Vec::new(),
             parts: (0..config.threads.clamp(1, config.parallel.max(1)))
@@ -735,17 +726,18 @@ impl<G: Game> TdRun<G> {
             outcomes: Vec::new(),
             targets: Vec::new(),
             epsilon: 0.0,
+            epsilon_reached: epsilon,
             started: 0,
             left: None,
-            name: "td",
+            kind: &TD,
             trainer,
             net,
             game,
             config,
             progress,
         };
-        run.epsilon = run.progress.epsilon.unwrap_or(run.config.epsilon);
-        run.started = run.progress.games;
+        run.epsilon = epsilon.unwrap_or(run.config.epsilon);
+        run.started = run.progress.episodes;
         for _ in 0..run.config.parallel {
             let slot = run.fresh_slot()?;
             run.slots.push(slot);
@@ -774,26 +766,26 @@ impl<G: Game> TdRun<G> {
         })
     }
 
-    /// The sidecar of a checkpoint of this run.
-    pub fn sidecar(&self) -> Sidecar {
+    /// The sidecar of a checkpoint of this run, at `seconds` trained.
+    pub fn sidecar(&self, seconds: f64) -> Sidecar {
         Sidecar {
             format: meeple_nn::SIDECAR_FORMAT,
             net: self.trainer.config().clone(),
             game: self.game.spec().to_string(),
             step: self.trainer.step(),
             run: serde_json::json!({
-                "trainer": self.name,
+                "trainer": self.kind.name,
                 "config": self.config,
-                "progress": self.progress,
+                "progress": self.progress.to_sidecar(seconds, &[("epsilon", self.epsilon_reached.into())]),
                 "value_only": true,
             }),
             commands: Vec::new(),
         }
     }
 
-    /// The same run under another trainer's name (`value`).
-    pub fn named(mut self, name: &'static str) -> Self {
-        self.name = name;
+    /// The same run as `value` learning from self-play.
+    pub fn as_value(mut self) -> Self {
+        self.kind = &VALUE_SELFPLAY;
         self
     }
 
@@ -808,7 +800,7 @@ impl<G: Game> TdRun<G> {
     /// leaves fewer: those beyond it wait for a later round.
     pub fn round(&mut self) -> Result<TdRound, LearnError> {
         let started = std::time::Instant::now();
-        let positions_before = self.progress.positions;
+        let positions_before = self.progress.decisions;
         let left = self.left.map_or(usize::MAX, |l| l.clamp(1, usize::MAX as u64) as usize);
         while self.finished.len() < self.config.batch_games.min(left) {
             self.step()?;
@@ -833,8 +825,8 @@ impl<G: Game> TdRun<G> {
         round.positions = batch.size as u64;
         round.loss = self.train(&batch)?;
         round.positions_per_second =
-            (self.progress.positions - positions_before) as f64 / started.elapsed().as_secs_f64();
-        self.progress.games += round.games;
+            (self.progress.decisions - positions_before) as f64 / started.elapsed().as_secs_f64();
+        self.progress.episodes += round.games;
         self.progress.steps = self.trainer.step();
         Ok(round)
     }
@@ -936,7 +928,7 @@ impl<G: Game> TdRun<G> {
             if let Some((obs, values)) = scorer.position(chosen, outcome) {
                 let greedy = slot.pending_cut[mover].take();
                 slot.records.push(Record { seat: mover, obs: obs.to_vec(), values: values.to_vec(), greedy });
-                self.progress.positions += 1;
+                self.progress.decisions += 1;
             }
         }
         Ok(())
@@ -963,7 +955,7 @@ impl<G: Game> TdRun<G> {
             }
         }
         self.epsilon *= self.config.epsilon_decay;
-        self.progress.epsilon = Some(self.epsilon);
+        self.epsilon_reached = Some(self.epsilon);
         self.finished.push((slot.records, result, slot.plies, slot.state.metrics(), decided));
     }
 
@@ -973,9 +965,13 @@ impl<G: Game> TdRun<G> {
     }
 }
 
+/// TD(λ)'s description, and the same trainer as `value` learning from self-play.
+pub static TD: crate::run::Kind = crate::run::Kind::new("td");
+pub static VALUE_SELFPLAY: crate::run::Kind = crate::run::Kind::new("value");
+
 impl<G: Game> crate::run::Learner for TdRun<G> {
-    fn name(&self) -> &'static str {
-        self.name
+    fn kind(&self) -> &'static crate::run::Kind {
+        self.kind
     }
 
     fn settings(&self) -> serde_json::Value {
@@ -986,13 +982,17 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
         "value:model={model}".into()
     }
 
-    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
+    fn round(&mut self, budget: &crate::run::Budget<'_>) -> Result<crate::run::Round, LearnError> {
+        if let Some(anneal) = budget.anneal {
+            self.trainer.set_anneal(anneal);
+        }
+        self.left = budget.games_left;
         let r = TdRun::round(self)?;
         let mut round = crate::run::Round::default();
         round.loss("value", r.loss);
         round.figure("plies", r.mean_plies);
         round.figure("decided", r.decided);
-        if let Some(e) = self.progress.epsilon {
+        if let Some(e) = self.epsilon_reached {
             round.figure("epsilon", e);
         }
         for (name, v) in &r.metrics {
@@ -1005,31 +1005,14 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
     }
 
     fn progress(&self) -> crate::run::Progress {
-        crate::run::Progress {
-            episodes: self.progress.games,
-            decisions: self.progress.positions,
-            steps: self.progress.steps,
-            seconds: self.progress.seconds,
-        }
+        self.progress.clone()
     }
 
-    fn set_anneal(&mut self, anneal: crate::run::Anneal) {
-        self.trainer.set_anneal(anneal);
-    }
-
-    fn set_left(&mut self, games: Option<u64>) {
-        TdRun::set_left(self, games);
-    }
-
-    fn set_seconds(&mut self, seconds: f64) {
-        self.progress.seconds = seconds;
-    }
-
-    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
-        if resumable {
-            self.trainer.save_resumable(path, self.sidecar())?;
+    fn save(&self, path: &Path, save: &crate::run::Save<'_>) -> Result<(), LearnError> {
+        if save.resumable {
+            self.trainer.save_resumable(path, self.sidecar(save.seconds))?;
         } else {
-            self.trainer.save(path, self.sidecar())?;
+            self.trainer.save(path, self.sidecar(save.seconds))?;
         }
         Ok(())
     }
@@ -1220,7 +1203,7 @@ mod tests {
                     plan = next.extending(&plan, &p);
                 }
                 assert_eq!(p.steps, k as u64, "one step a round");
-                run.set_anneal(plan.anneal(&p));
+                run.trainer.set_anneal(plan.anneal(&p));
                 seen.push(run.trainer.lr());
                 TdRun::round(&mut run).unwrap();
             }
@@ -1286,11 +1269,11 @@ mod tests {
         assert!(together > 1, "games that finish in one step train in one round: {together}");
         let mut run = TdRun::new(meeple_games::TicTacToe, config, None).unwrap();
         let mut rounds = Vec::new();
-        while run.progress.games < 7 {
-            run.set_left(Some(7 - run.progress.games));
+        while run.progress.episodes < 7 {
+            run.set_left(Some(7 - run.progress.episodes));
             rounds.push(run.round().unwrap().games);
         }
-        assert_eq!(run.progress.games, 7, "rounds {rounds:?}");
+        assert_eq!(run.progress.episodes, 7, "rounds {rounds:?}");
         assert_eq!(rounds[0], together.min(7));
     }
 
@@ -1336,7 +1319,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("meeple-td-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("net.safetensors");
-        run.trainer.save(&path, run.sidecar()).unwrap();
+        run.trainer.save(&path, run.sidecar(0.0)).unwrap();
         let s = DiceState::with_dice(&game, &[4, 2], 0);
         let mut obs = Vec::new();
         s.observation(0, &mut obs);

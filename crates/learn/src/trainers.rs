@@ -101,8 +101,13 @@ pub fn train<G: Game>(
             if kind == "value" && options.games.is_none() && options.minutes.is_none() {
                 options.games = Some(VALUE_GAMES);
             }
-            let name = if kind == "value" { "value" } else { "td" };
-            run(game, &options, |r| crate::td::TdRun::new(game.clone(), config, r).map(|t| t.named(name)), hooks)
+            let value = kind == "value";
+            run(
+                game,
+                &options,
+                |r| crate::td::TdRun::new(game.clone(), config, r).map(|t| if value { t.as_value() } else { t }),
+                hooks,
+            )
         }
         "value" => {
             refuse_other_source(&settings, &crate::td::TdConfig::value(&spec), "search", "selfplay")?;

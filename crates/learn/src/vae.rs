@@ -371,9 +371,23 @@ impl VaeRun {
     }
 }
 
+fn epoch_name(epoch: u64) -> String {
+    format!("epoch-{epoch}")
+}
+
+/// The autoencoder's description: it plays no games, so it is never evaluated; its rounds are
+/// epochs.
+pub static VAE: crate::run::Kind = crate::run::Kind {
+    flags: &[("players", "--player")],
+    evaluate_every: crate::run::Every::Never,
+    may_change: &["epochs"],
+    kept: epoch_name,
+    ..crate::run::Kind::new("vae")
+};
+
 impl crate::run::Learner for VaeRun {
-    fn name(&self) -> &'static str {
-        "vae"
+    fn kind(&self) -> &'static crate::run::Kind {
+        &VAE
     }
 
     /// An autoencoder plays no games: it is read by `dqn`/`ppo`'s `--encoder`.
@@ -381,7 +395,7 @@ impl crate::run::Learner for VaeRun {
         String::new()
     }
 
-    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
+    fn round(&mut self, _budget: &crate::run::Budget<'_>) -> Result<crate::run::Round, LearnError> {
         self.shuffle();
         let n = self.vae_input();
         let (mut recon, mut kl, mut steps) = (0.0, 0.0, 0u64);
@@ -415,16 +429,12 @@ impl crate::run::Learner for VaeRun {
         }
     }
 
-    fn set_seconds(&mut self, seconds: f64) {
-        self.seconds = seconds;
-    }
-
-    fn save(&self, path: &Path, _resumable: bool) -> Result<(), LearnError> {
+    fn save(&self, path: &Path, save: &crate::run::Save<'_>) -> Result<(), LearnError> {
         let held = self.held_out();
         let run = serde_json::json!({
             "trainer": "vae", "epochs": self.epoch, "games": self.config.games, "players": self.config.players,
             "positions": self.train_rows + self.test_rows, "held_out": self.test_rows, "reconstruction": held,
-            "seconds": self.seconds,
+            "seconds": save.seconds,
         });
         Ok(self.vae.save(path, &self.game, run)?)
     }
@@ -433,25 +443,8 @@ impl crate::run::Learner for VaeRun {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
 
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("players", "--player")]
-    }
-
-    /// An autoencoder plays no games.
-    fn evaluate_every(&self) -> crate::run::Every {
-        crate::run::Every::Never
-    }
-
-    fn may_change(&self) -> &'static [&'static str] {
-        &["epochs"]
-    }
-
-    fn generation(&self, _progress: &crate::run::Progress) -> u64 {
+    fn generation(&self) -> u64 {
         self.epoch
-    }
-
-    fn checkpoint_name(&self, _progress: &crate::run::Progress) -> String {
-        format!("epoch-{}", self.epoch)
     }
 
     fn finished(&self) -> bool {

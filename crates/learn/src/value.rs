@@ -476,7 +476,7 @@ impl<G: Game> SearchValueRun<G> {
 
     /// Plays the searcher's games (once a session) and sets the fit where the run left off,
     /// telling `hooks` how many are done while they play.
-    fn gather(&mut self, hooks: &dyn crate::run::Hooks) -> Result<(), LearnError> {
+    fn gather(&mut self, budget: &crate::run::Budget<'_>) -> Result<(), LearnError> {
         let started = std::time::Instant::now();
         let done = std::sync::atomic::AtomicUsize::new(0);
         let data = self.config.data();
@@ -487,10 +487,10 @@ impl<G: Game> SearchValueRun<G> {
                 let tell = |k: usize| done.store(k, std::sync::atomic::Ordering::Relaxed);
                 *samples.lock().expect("unpoisoned") = Some(search_data(game, &data, &tell));
             });
-            // The hooks need not be shareable across threads: this thread reports for them.
+            // The display need not be shareable across threads: this thread reports for it.
             while !player.is_finished() {
                 let k = done.load(std::sync::atomic::Ordering::Relaxed);
-                hooks.working(&format!("search games: {k} of {total}"));
+                budget.working(&format!("search games: {k} of {total}"));
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
         });
@@ -516,7 +516,7 @@ impl<G: Game> SearchValueRun<G> {
         SearchValueConfig { net: self.trainer.config().spec(), ..self.config.clone() }
     }
 
-    fn sidecar(&self, kept: Option<f64>) -> meeple_nn::Sidecar {
+    fn sidecar(&self, kept: Option<f64>, seconds: f64) -> meeple_nn::Sidecar {
         meeple_nn::Sidecar {
             format: meeple_nn::SIDECAR_FORMAT,
             net: self.trainer.config().clone(),
@@ -530,7 +530,7 @@ impl<G: Game> SearchValueRun<G> {
                 "data_seconds": self.data_seconds,
                 "epochs": self.seen,
                 "kept": kept,
-                "seconds": self.seconds,
+                "seconds": seconds,
                 "train": self.config.train(),
                 "value_only": true,
             }),
@@ -544,22 +544,30 @@ fn current_path(path: &std::path::Path) -> std::path::PathBuf {
     path.with_extension("current.safetensors")
 }
 
+fn epoch_name(epoch: u64) -> String {
+    format!("epoch-{epoch}")
+}
+
+/// `value` fitted to a search's values: its rounds are epochs over the searcher's games.
+pub static VALUE_SEARCH: crate::run::Kind = crate::run::Kind {
+    may_change: &["threads", "epochs"],
+    flags: &[("games", "--games")],
+    kept: epoch_name,
+    ..crate::run::Kind::new("value")
+};
+
 impl<G: Game> crate::run::Learner for SearchValueRun<G> {
-    fn name(&self) -> &'static str {
-        "value"
+    fn kind(&self) -> &'static crate::run::Kind {
+        &VALUE_SEARCH
     }
 
     fn agent(&self) -> String {
         "value:model={model}".into()
     }
 
-    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
-        self.round_watched(&crate::run::Quiet)
-    }
-
-    fn round_watched(&mut self, hooks: &dyn crate::run::Hooks) -> Result<crate::run::Round, LearnError> {
+    fn round(&mut self, budget: &crate::run::Budget<'_>) -> Result<crate::run::Round, LearnError> {
         if self.fit.is_none() {
-            self.gather(hooks)?;
+            self.gather(budget)?;
         }
         let fit = self.fit.as_mut().expect("gathered");
         let e = fit.epoch(&mut self.trainer, &self.samples)?;
@@ -588,20 +596,17 @@ impl<G: Game> crate::run::Learner for SearchValueRun<G> {
         }
     }
 
-    fn set_seconds(&mut self, seconds: f64) {
-        self.seconds = seconds;
-    }
-
-    fn save(&self, path: &std::path::Path, resumable: bool) -> Result<(), LearnError> {
+    fn save(&self, path: &std::path::Path, save: &crate::run::Save<'_>) -> Result<(), LearnError> {
+        let seconds = save.seconds;
         match &self.best {
             Some((loss, theta)) => {
                 let kept = (!loss.is_nan()).then_some(*loss);
-                self.trainer.save_with(theta, path, self.sidecar(kept))?
+                self.trainer.save_with(theta, path, self.sidecar(kept, seconds))?
             }
-            None => self.trainer.save(path, self.sidecar(None))?,
+            None => self.trainer.save(path, self.sidecar(None, seconds))?,
         }
-        if resumable {
-            self.trainer.save_resumable(&current_path(path), self.sidecar(None))?;
+        if save.resumable {
+            self.trainer.save_resumable(&current_path(path), self.sidecar(None, seconds))?;
         }
         Ok(())
     }
@@ -610,20 +615,8 @@ impl<G: Game> crate::run::Learner for SearchValueRun<G> {
         serde_json::to_value(self.config()).expect("configs serialise")
     }
 
-    fn may_change(&self) -> &'static [&'static str] {
-        &["threads", "epochs"]
-    }
-
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("games", "--games")]
-    }
-
-    fn generation(&self, _progress: &crate::run::Progress) -> u64 {
+    fn generation(&self) -> u64 {
         self.done as u64
-    }
-
-    fn checkpoint_name(&self, _progress: &crate::run::Progress) -> String {
-        format!("epoch-{}", self.done)
     }
 
     fn finished(&self) -> bool {

@@ -4,7 +4,7 @@
 use meeple_games::TicTacToe;
 use meeple_learn::dqn::{DqnConfig, DqnRun, Exploration};
 use meeple_learn::ppo::{PpoConfig, PpoRun, SelfPlay};
-use meeple_learn::run::Learner;
+use meeple_learn::run::{Budget, Learner, Save};
 use std::path::PathBuf;
 
 mod common;
@@ -27,11 +27,11 @@ fn score(agent: &str) -> f64 {
 fn before_and_after(mut run: impl Learner, agent: &str, episodes: u64, name: &str) -> (f64, f64) {
     let d = dir(name);
     let (untrained, trained) = (d.join("untrained.safetensors"), d.join("trained.safetensors"));
-    run.save(&untrained, false).unwrap();
+    run.save(&untrained, &Save::plain(0.0)).unwrap();
     while run.progress().episodes < episodes {
-        run.round().unwrap();
+        run.round(&Budget::unlimited()).unwrap();
     }
-    run.save(&trained, false).unwrap();
+    run.save(&trained, &Save::plain(0.0)).unwrap();
     let scores = (
         score(&format!("{agent}:model={}", untrained.display())),
         score(&format!("{agent}:model={}", trained.display())),
@@ -125,11 +125,11 @@ fn learners_read_observations_through_a_frozen_encoder() {
     c.encoder.encoder = Some(vae_path.display().to_string());
     let mut run = PpoRun::new(TicTacToe, c, None).unwrap();
     while run.progress().episodes < 100 {
-        run.round().unwrap();
+        run.round(&Budget::unlimited()).unwrap();
     }
     assert_eq!(run.trainer.config().input, [8]);
     let model = d.join("ppo.safetensors");
-    run.save(&model, false).unwrap();
+    run.save(&model, &Save::plain(0.0)).unwrap();
     let (w, dr, l) = match_against_random(&format!("ppo:model={}", model.display()), 5);
     assert_eq!(w + dr + l, 10);
     // Both moved together elsewhere: the encoder is found beside the checkpoint.
@@ -149,10 +149,10 @@ fn learners_read_observations_through_a_frozen_encoder() {
     c.encoder.fine_tune_encoder = Some(1e-3);
     let mut run = DqnRun::new(TicTacToe, c, None).unwrap();
     while run.progress().episodes < 100 {
-        run.round().unwrap();
+        run.round(&Budget::unlimited()).unwrap();
     }
     let tuned = moved.join("dqn.safetensors");
-    run.save(&tuned, false).unwrap();
+    run.save(&tuned, &Save::plain(0.0)).unwrap();
     let beside = moved.join("dqn.encoder.safetensors");
     let (before, after) = (
         meeple_nn::Vae::load(&moved.join("vae.safetensors"), None).unwrap().0,
@@ -194,10 +194,10 @@ fn an_averaged_dqn_saves_the_average_and_resumes_both() {
     }
     let mut run = DqnRun::new(TicTacToe, c.clone(), None).unwrap();
     while run.progress().steps < 20 {
-        run.round().unwrap();
+        run.round(&Budget::unlimited()).unwrap();
     }
     let last = d.join("last.safetensors");
-    run.save(&last, true).unwrap();
+    run.save(&last, &Save { resumable: true, seconds: 0.0, commands: &[] }).unwrap();
     let online = meeple_learn::rl::online_path(&last);
     let (avg, theta) = (run.average().unwrap().to_vec(), run.trainer.parameters().to_vec());
     assert_ne!(avg, theta, "the average lags the online weights");
@@ -216,7 +216,7 @@ fn an_averaged_dqn_saves_the_average_and_resumes_both() {
     let resumed = DqnRun::new(TicTacToe, plain, Some(&last)).unwrap();
     assert_eq!(resumed.trainer.parameters(), &theta[..]);
     assert!(resumed.average().is_none());
-    resumed.save(&last, true).unwrap();
+    resumed.save(&last, &Save { resumable: true, seconds: 0.0, commands: &[] }).unwrap();
     assert!(!online.exists() && !meeple_nn::optimizer_path(&online).exists());
     assert_eq!(weights(&last), theta);
     let _ = std::fs::remove_dir_all(&d);
@@ -297,11 +297,11 @@ fn td_lambda_learns_to_hold_a_perfect_player() {
     let games = 20_000;
     let mut run = meeple_learn::td::TdRun::new(TicTacToe, c, None).unwrap();
     let (untrained, trained) = (d.join("untrained.safetensors"), d.join("trained.safetensors"));
-    run.save(&untrained, false).unwrap();
+    run.save(&untrained, &Save::plain(0.0)).unwrap();
     while run.progress().episodes < games {
-        Learner::round(&mut run).unwrap();
+        Learner::round(&mut run, &Budget::unlimited()).unwrap();
     }
-    run.save(&trained, false).unwrap();
+    run.save(&trained, &Save::plain(0.0)).unwrap();
     let score = |model: &PathBuf| {
         let (w, dr, l) =
             common::match_between(&format!("value:model={}", model.display()), "alphabeta:depth=9", 100, 2);
@@ -327,11 +327,11 @@ fn a_value_network_fitted_to_a_search_learns_the_solved_values() {
     c.minibatch = 32;
     let mut run = SearchValueRun::new(TicTacToe, c, None).unwrap();
     let (untrained, trained) = (d.join("untrained.safetensors"), d.join("trained.safetensors"));
-    run.save(&untrained, false).unwrap();
+    run.save(&untrained, &Save::plain(0.0)).unwrap();
     while !run.finished() {
-        run.round().unwrap();
+        run.round(&Budget::unlimited()).unwrap();
     }
-    run.save(&trained, false).unwrap();
+    run.save(&trained, &Save::plain(0.0)).unwrap();
     let load = |p: &PathBuf| meeple_nn::Network::load(p, None, 1).unwrap().0;
     let (before, after) = (value_by_outcome(&load(&untrained)), value_by_outcome(&load(&trained)));
     eprintln!("value --data search: won/drawn/lost afterstates valued {before:.3?} untrained, {after:.3?} trained");

@@ -4,50 +4,119 @@
 
 use meeple_game::{Game, State, derive_seed, rng_from_seed};
 use meeple_games::TicTacToe;
-use meeple_learn::az::train::{AzConfig, GenerationMetrics, Hooks, RunDir, RunLimit, default_config, train};
+use meeple_learn::LearnError;
+use meeple_learn::az::train::{AzConfig, AzRun, default_config};
+use meeple_learn::run::{Every, Hooks, Layout, Plan, Progress, Round, RunOptions, read_run};
 use std::path::{Path, PathBuf};
 
 mod common;
 use common::match_against_random;
 
+/// A generation's figures as a test reads them, from the run loop's round.
+#[derive(Clone, Debug, Default)]
+struct Generation {
+    generation: u64,
+    policy_loss: f64,
+    value_loss: f64,
+    ownership_loss: f64,
+    score_loss: f64,
+}
+
+impl Generation {
+    fn of(round: &Round) -> Self {
+        let get = |name: &str| round.get(name).unwrap_or(0.0);
+        Generation {
+            generation: get("generation") as u64,
+            policy_loss: get("policy"),
+            value_loss: get("value"),
+            ownership_loss: get("ownership"),
+            score_loss: get("score"),
+        }
+    }
+
+    /// A generation cut short during its self-play has no losses.
+    fn trained(&self) -> bool {
+        self.policy_loss > 0.0
+    }
+}
+
+/// Records every generation; never asks to stop.
 struct Quiet {
-    generations: Vec<GenerationMetrics>,
+    generations: Vec<Generation>,
 }
 
 impl Hooks for Quiet {
-    fn generation(&mut self, m: &GenerationMetrics) {
-        eprintln!(
-            "gen {} steps {} games {} policy {:.3} value {:.3} eval/s {:.0} train samples/s {:.0} wall {:.1}",
-            m.generation,
-            m.steps,
-            m.games,
-            m.policy_loss,
-            m.value_loss,
-            m.evaluations_per_second,
-            m.samples_per_second,
-            m.wall_seconds
-        );
-        self.generations.push(m.clone());
-    }
-    fn should_stop(&self) -> bool {
-        false
+    fn round(&mut self, p: &Progress, round: &Round) {
+        let m = Generation::of(round);
+        eprintln!("{} games, {} steps", p.episodes, p.steps);
+        eprintln!("{m:?}");
+        self.generations.push(m);
     }
 }
 
-/// Quiet's hooks that ask the run to stop after the given number of generations.
+/// Quiet's record, asking the run to stop after the given number of generations.
 struct Until(Quiet, u64);
 
 impl Hooks for Until {
-    fn generation(&mut self, m: &GenerationMetrics) {
-        self.0.generation(m)
+    fn round(&mut self, p: &Progress, round: &Round) {
+        self.0.round(p, round)
     }
     fn should_stop(&self) -> bool {
         self.0.generations.len() as u64 >= self.1
     }
 }
 
+/// When a run stops: whichever comes first.
+#[derive(Clone, Copy)]
+struct RunLimit {
+    seconds: Option<f64>,
+    steps: Option<u64>,
+}
+
+/// Where a run stopped: its generation from the last checkpoint's sidecar, its counts.
+#[derive(Debug)]
+struct Done {
+    generation: u64,
+    games: u64,
+    steps: u64,
+}
+
+/// Runs (or resumes) an AlphaZero run in `dir` through the run loop until `limit` (a resumed
+/// run's new end where it was planned for another, as `--extend` makes it), never evaluated.
+fn train<G: Game>(
+    game: &G,
+    config: &AzConfig,
+    limit: RunLimit,
+    dir: &Path,
+    resume: bool,
+    hooks: &mut dyn Hooks,
+) -> Result<Done, LearnError> {
+    let minutes = limit.seconds.map(|s| s / 60.0);
+    let planned = Plan { minutes, steps: limit.steps, ..Default::default() };
+    let extend = resume && read_run(dir).ok().and_then(|f| f.plan).is_some_and(|plan| !plan.same_limits(&planned));
+    let options = RunOptions {
+        resume,
+        extend,
+        minutes,
+        steps: limit.steps,
+        eval: Some(Every::Never),
+        save_seconds: 0.0,
+        ..RunOptions::new(dir)
+    };
+    let p = meeple_learn::run::run(game, &options, |r| AzRun::new(game.clone(), config.clone(), dir, r), hooks)?;
+    let side = meeple_nn::sidecar_path(&Layout { root: dir.to_path_buf() }.last("safetensors"));
+    let side: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(side).unwrap()).unwrap();
+    let generation = side["run"]["progress"]["generation"].as_u64().unwrap();
+    Ok(Done { generation, games: p.episodes, steps: p.steps })
+}
+
+/// The last checkpoint of the run in `d`.
+fn last(d: &Path) -> PathBuf {
+    Layout { root: d.to_path_buf() }.last("safetensors")
+}
+
 /// The games of a run's generation `g`, as its shard holds them.
-fn shard_games(run: &RunDir, g: u64) -> Vec<meeple_learn::SelfPlayGame> {
+fn shard_games(run: &Layout, g: u64) -> Vec<meeple_learn::SelfPlayGame> {
     std::fs::read_to_string(run.shard(g)).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
@@ -97,7 +166,7 @@ fn tictactoe_learned_from_scratch_never_loses_to_random() {
         train(&TicTacToe, &small(1), RunLimit { seconds: Some(90.0), steps: Some(1500) }, &d, false, &mut hooks)
             .unwrap();
     assert!(progress.steps > 0 && progress.games > 0);
-    let model = RunDir { root: d.clone() }.last();
+    let model = last(&d);
     let (w, dr, l) = match_against_random(&format!("az:model={},sims=100", model.display()), 50);
     eprintln!("az vs random over 100 games: +{w} ={dr} -{l}");
     assert_eq!(l, 0, "az lost {l} of 100 games to random (+{w} ={dr})");
@@ -189,7 +258,7 @@ fn the_same_seed_gives_the_same_checkpoint_and_runs_resume() {
 
 /// The outputs of the run's last network on every position of a few random games.
 fn last_outputs(d: &Path) -> Vec<meeple_nn::Output> {
-    let (net, _) = meeple_nn::Network::load(&RunDir { root: d.to_path_buf() }.last(), None, 1).unwrap();
+    let (net, _) = meeple_nn::Network::load(&last(d), None, 1).unwrap();
     let (mut obs, mut all, mut legal) = (Vec::new(), Vec::new(), Vec::new());
     let mut rng = rng_from_seed(3);
     for _ in 0..5 {
@@ -221,7 +290,7 @@ fn a_resumed_run_goes_on_exactly_as_the_uninterrupted_one() {
     let first = train(&TicTacToe, &config, full, &parts, false, &mut stopped).unwrap();
     assert!(first.steps < 8 && first.generation == 2, "{first:?}: the stop falls between generations");
     train(&TicTacToe, &config, full, &parts, true, &mut hooks).unwrap();
-    let state = |d: &Path| std::fs::read(meeple_nn::optimizer_path(&RunDir { root: d.to_path_buf() }.last())).unwrap();
+    let state = |d: &Path| std::fs::read(meeple_nn::optimizer_path(&last(d))).unwrap();
     assert!(state(&whole) == state(&parts), "the same optimiser moments");
     assert!(last_outputs(&whole) == last_outputs(&parts), "the same weights");
     // Without the moments (a checkpoint of an older meeple) the resumed run drifts: the
@@ -229,7 +298,7 @@ fn a_resumed_run_goes_on_exactly_as_the_uninterrupted_one() {
     let fresh = dir("exact-fresh");
     let mut stopped = Until(Quiet { generations: Vec::new() }, 2);
     train(&TicTacToe, &config, full, &fresh, false, &mut stopped).unwrap();
-    std::fs::remove_file(meeple_nn::optimizer_path(&RunDir { root: fresh.clone() }.last())).unwrap();
+    std::fs::remove_file(meeple_nn::optimizer_path(&last(&fresh))).unwrap();
     train(&TicTacToe, &config, full, &fresh, true, &mut hooks).unwrap();
     assert!(last_outputs(&whole) != last_outputs(&fresh), "fresh moments give other weights");
 }
@@ -242,7 +311,7 @@ struct StopAfter {
 }
 
 impl Hooks for StopAfter {
-    fn generation(&mut self, _m: &GenerationMetrics) {
+    fn round(&mut self, _p: &Progress, _round: &Round) {
         self.generations += 1;
     }
     fn should_stop(&self) -> bool {
@@ -263,7 +332,7 @@ fn a_stop_before_any_game_ends_leaves_no_empty_generation() {
     let limit = RunLimit { seconds: None, steps: Some(4) };
     let progress = train(&TicTacToe, &config, limit, &d, false, &mut hooks).unwrap();
     assert_eq!((progress.generation, progress.games, hooks.generations), (0, 0, 0), "{progress:?}");
-    let run = RunDir { root: d.clone() };
+    let run = Layout { root: d.clone() };
     assert!(!run.shard(1).exists(), "no shard for a generation that played no game");
     let metrics = std::fs::read_to_string(run.metrics()).unwrap();
     assert!(!metrics.contains(r#""event":"generation""#), "{metrics}");
@@ -376,10 +445,10 @@ fn an_ownership_head_learns_who_holds_the_cells_and_its_network_plays() {
     let trained: Vec<f64> = hooks.generations.iter().filter(|g| g.trained()).map(|g| g.ownership_loss).collect();
     assert!(trained.len() >= 2, "{trained:?}");
     // Marks stay where they are put: the final board is learned from the position quickly.
-    let (first, last) = (trained[0], *trained.last().unwrap());
-    assert!(first > 0.0 && last < 0.7 * first, "ownership loss {first} -> {last}");
+    let (first, final_loss) = (trained[0], *trained.last().unwrap());
+    assert!(first > 0.0 && final_loss < 0.7 * first, "ownership loss {first} -> {final_loss}");
     // The head is in the checkpoint; the agent plays with it.
-    let model = RunDir { root: d.clone() }.last();
+    let model = last(&d);
     let (net, _) = meeple_nn::Network::load(&model, None, 1).unwrap();
     assert!(net.config().ownership);
     let (w, dr, l) = match_against_random(&format!("az:model={},sims=16", model.display()), 4);
@@ -415,7 +484,7 @@ fn a_score_head_learns_the_final_margin_and_its_network_plays() {
     let trained: Vec<f64> = hooks.generations.iter().filter(|g| g.trained()).map(|g| g.score_loss).collect();
     assert!(!trained.is_empty() && trained.iter().all(|l| l.is_finite() && *l > 0.0), "{trained:?}");
     assert!(hooks.generations.iter().all(|g| g.ownership_loss == 0.0));
-    let model = RunDir { root: d.clone() }.last();
+    let model = last(&d);
     let (net, _) = meeple_nn::Network::load(&model, None, 1).unwrap();
     assert!(net.config().score);
     let mut agent = meeple_learn::make_agent(&game, &format!("az:model={},sims=8", model.display()), 1).unwrap();
@@ -508,7 +577,7 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
     // Stop after the twelfth generation.
     let mut until = Until(Quiet { generations: Vec::new() }, 12);
     train(&TicTacToe, &config, limit, &d, false, &mut until).unwrap();
-    let run = RunDir { root: d.clone() };
+    let run = Layout { root: d.clone() };
     let read = |g: u64| shard_games(&run, g);
     for g in 1..=10 {
         // The teacher's: every decision a single move with the result as its value.
@@ -528,7 +597,7 @@ fn a_teacher_plays_the_first_generations_and_the_network_learns_its_moves() {
     let last = *losses.last().unwrap();
     assert!(losses.len() >= 5 && last < 0.75 && last < 0.6 * losses[0], "{losses:?}");
     // ... and plays them: the network alone, no search, against random.
-    let (w, dr, l) = match_against_random(&format!("policy:model={}", run.last().display()), 50);
+    let (w, dr, l) = match_against_random(&format!("policy:model={}", run.last("safetensors").display()), 50);
     eprintln!("the network alone against random over 100 games: +{w} ={dr} -{l}");
     assert!(w > 5 * l.max(1), "+{w} ={dr} -{l}");
     // The run's settings say so, and a resume keeps them.
@@ -554,7 +623,7 @@ fn a_teacher_share_keeps_the_teacher_in_every_generation() {
     let limit = RunLimit { seconds: None, steps: Some(1_000_000) };
     let mut until = Until(Quiet { generations: Vec::new() }, 3);
     train(&TicTacToe, &config, limit, &d, false, &mut until).unwrap();
-    let run = RunDir { root: d.clone() };
+    let run = Layout { root: d.clone() };
     let read = |g: u64| shard_games(&run, g);
     // The teacher's decisions carry no search value and one move; self-play's carry root values.
     let taught = |g: &meeple_learn::SelfPlayGame| g.positions.iter().all(|p| p.root_value.is_empty());
@@ -873,7 +942,6 @@ fn a_network_plays_every_game_that_shares_its_network_spec_and_no_other() {
 fn a_network_started_warm_from_another_variant_values_its_positions_as_before() {
     use meeple_games::Santorini;
     use meeple_learn::az::train::{AzRun, az_config};
-    use meeple_learn::run::Learner;
     let santorini = |spec: &str| Santorini::from_spec(&spec.parse().unwrap()).unwrap();
     let (base, gods) = (santorini("santorini"), santorini("santorini:gods=random"));
     let d = dir("warm");
@@ -882,13 +950,13 @@ fn a_network_started_warm_from_another_variant_values_its_positions_as_before() 
     (config.games_per_generation, config.selfplay.in_flight, config.min_window, config.batch) = (4, 4, 16, 16);
     let mut hooks = Quiet { generations: Vec::new() };
     train(&base, &config, RunLimit { seconds: None, steps: Some(3) }, &d.join("base"), false, &mut hooks).unwrap();
-    let init = RunDir { root: d.join("base") }.last();
+    let init = last(&d.join("base"));
     let given = serde_json::json!({"init": init, "sims": 4});
     let warm = az_config(&gods, &given, 1, 1).unwrap();
     assert_eq!(warm.net, "resnet:blocks=1,channels=8,policy_filters=4", "the network is the checkpoint's");
     let run = AzRun::new(gods, warm, &d.join("gods"), None).unwrap();
     let widened = d.join("widened.safetensors");
-    run.save(&widened, false).unwrap();
+    meeple_learn::run::Learner::save(&run, &widened, &meeple_learn::run::Save::plain(0.0)).unwrap();
     let (old, _) = meeple_nn::Network::load(&init, None, 1).unwrap();
     let (new, _) = meeple_nn::Network::load(&widened, None, 1).unwrap();
     assert_eq!((new.config().input[0], new.config().actions), (36, gods.num_actions()));

@@ -5,14 +5,16 @@
 use anyhow::{Result, anyhow};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use meeple_game::Game;
+use meeple_game::{Game, limits};
 use meeple_learn::LearnError;
 use meeple_learn::flags::{Given, Settings};
 use meeple_learn::ladder::Evaluation;
+use meeple_learn::metrics::{Event, Metrics};
 use meeple_learn::run::{Every, Hooks, Learner, Progress, Round, RunOptions, run};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The process's stop flag, set by Ctrl-C, TERM (what a job scheduler or a reclaimed machine
 /// sends) or HUP (a closed terminal); the handler is installed once, for every trainer.
@@ -34,17 +36,35 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     .map_err(|e| anyhow!(e))
 }
 
-/// A progress line on the terminal, and the stop flag.
+/// A progress line on the terminal (a logged line now and then where there is no terminal),
+/// the last evaluation beside it, and the stop flag.
 pub struct Terminal {
     pub bar: ProgressBar,
     stop: Arc<AtomicBool>,
+    /// The last evaluation in words (a resumed run's from its metrics until it evaluates).
+    last_eval: String,
+    /// The round in words ("gen 12", "1200 games") the next evaluation is of.
+    at: String,
+    /// Rounds played in this session.
+    rounds: u64,
+    /// When a round line was last logged without a terminal.
+    logged: Option<Instant>,
 }
 
+/// Without a terminal (a run in the background), a round's line is logged at most this often.
+const LOG_EVERY: Duration = Duration::from_secs(20);
+
 impl Terminal {
-    pub fn new() -> Result<Self> {
+    /// The display of a run in `options.out` (showing a resumed run's last evaluation).
+    pub fn new(options: &RunOptions) -> Result<Self> {
         let bar = ProgressBar::new_spinner();
         bar.set_style(ProgressStyle::with_template("{elapsed_precise} {msg}").expect("template"));
-        Ok(Terminal { bar, stop: stop_flag()? })
+        let last_eval = if options.resume {
+            last_evaluation(&meeple_learn::run::Layout { root: options.out.clone() }.metrics())
+        } else {
+            String::new()
+        };
+        Ok(Terminal { bar, stop: stop_flag()?, last_eval, at: String::new(), rounds: 0, logged: None })
     }
 
     /// Whether the run was asked to stop (Ctrl-C, TERM or HUP).
@@ -53,18 +73,52 @@ impl Terminal {
     }
 }
 
+/// Where a run stands after a round: AlphaZero's generation where the round names one.
+fn round_label(p: &Progress, round: &Round) -> String {
+    match round.get("generation") {
+        Some(g) => format!("gen {g}"),
+        None => format!("{} games", p.episodes),
+    }
+}
+
+/// The status line after a round: where the run stands, the round's figures (a round that
+/// trained nothing shows no losses, not zeros), and the last evaluation.
+fn status_line(p: &Progress, round: &Round, last_eval: &str) -> String {
+    let mut line =
+        format!("{} | {} games {} positions | steps {}", round_label(p, round), p.episodes, p.decisions, p.steps);
+    let figures = round.summary();
+    if !figures.is_empty() {
+        line += &format!(" | {figures}");
+    }
+    if !last_eval.is_empty() {
+        line += &format!(" | {last_eval}");
+    }
+    line
+}
+
 impl Hooks for Terminal {
     fn round(&mut self, p: &Progress, round: &Round) {
-        self.bar.set_message(format!("{} games, {} steps, {}", p.episodes, p.steps, round.summary()));
-        self.bar.tick();
+        self.rounds += 1;
+        self.at = round_label(p, round);
+        let line = status_line(p, round, &self.last_eval);
+        if self.bar.is_hidden() {
+            if self.logged.is_none_or(|t| t.elapsed() >= LOG_EVERY) {
+                eprintln!("{:.1} min {line}", p.seconds / 60.0);
+                self.logged = Some(Instant::now());
+            }
+        } else {
+            self.bar.set_message(line);
+            self.bar.tick();
+        }
     }
 
-    fn evaluating(&mut self, p: &Progress) {
-        self.bar.set_message(format!("evaluating after {} games", p.episodes));
+    fn evaluating(&mut self, _p: &Progress) {
+        self.bar.set_message(format!("{}: evaluating against the ladder", self.at));
     }
 
     fn evaluated(&mut self, p: &Progress, evaluation: &Evaluation) {
-        let line = format!("after {} games ({:.1} min): {}", p.episodes, p.seconds / 60.0, evaluation_line(evaluation));
+        self.last_eval = format!("eval {}: {}", self.at, evaluation_line(evaluation));
+        let line = format!("{:.1} min {}", p.seconds / 60.0, self.last_eval);
         // Without a terminal (a run in the background) the bar draws nothing: log the line.
         if self.bar.is_hidden() {
             eprintln!("{line}");
@@ -78,9 +132,26 @@ impl Hooks for Terminal {
     }
 
     fn working(&self, text: &str) {
-        self.bar.set_message(text.to_string());
+        let eval = if self.last_eval.is_empty() { String::new() } else { format!(" | {}", self.last_eval) };
+        self.bar.set_message(format!("{text}{eval}"));
         self.bar.tick();
     }
+}
+
+/// The summary of the last evaluation in a run's metrics, so that a resumed run shows it
+/// before its own first one; empty where there is none (or the file cannot be read: the
+/// trainer itself reports that).
+fn last_evaluation(metrics: &Path) -> String {
+    let mut last = None;
+    let read = limits::read_lines(metrics, limits::MAX_RECORD_LINE, "metrics file", |line| {
+        if let Ok(Metrics { event: Event::Evaluation, generation, evaluation: Some(e), .. }) =
+            Metrics::from_line(line.text)
+        {
+            last = Some(format!("eval {generation}: {}", evaluation_line(&e)));
+        }
+        Ok(())
+    });
+    read.ok().and(last).unwrap_or_default()
 }
 
 /// Runs a trainer through the one loop with a progress line, then says where its network is.
@@ -89,30 +160,44 @@ pub fn drive<G: Game, L: Learner>(
     options: &RunOptions,
     make: impl FnOnce(Option<&Path>) -> Result<L, LearnError>,
 ) -> Result<()> {
-    let mut terminal = Terminal::new()?;
+    let mut terminal = Terminal::new(options)?;
     let progress = run(game, options, make, &mut terminal)?;
-    terminal.bar.finish();
-    finished(&progress, options)
+    terminal.bar.finish_and_clear();
+    finished(&progress, options, &terminal)
 }
 
 /// Runs the trainer `kind` by name (as Python's `meeple.train` does), its settings those the
 /// user gave over the trainer's defaults, with a progress line; then says where its network is.
 pub fn drive_named<G: Game>(game: &G, kind: &str, settings: &serde_json::Value, options: &RunOptions) -> Result<()> {
-    let mut terminal = Terminal::new()?;
+    let mut terminal = Terminal::new(options)?;
     let progress = meeple_learn::trainers::train(game, kind, settings, options, &mut terminal)?;
-    terminal.bar.finish();
-    finished(&progress, options)
+    terminal.bar.finish_and_clear();
+    finished(&progress, options, &terminal)
 }
 
-fn finished(progress: &Progress, options: &RunOptions) -> Result<()> {
+fn finished(progress: &Progress, options: &RunOptions, terminal: &Terminal) -> Result<()> {
     let file = meeple_learn::run::read_run(&options.out)?;
+    let stopped = terminal.stopped();
+    if terminal.rounds == 0 && options.resume && !stopped {
+        eprintln!(
+            "nothing left to do: the run already has {:.1} min, {} games and {} steps; give --extend with a new \
+             --minutes, --games or --steps to go on",
+            progress.seconds / 60.0,
+            progress.episodes,
+            progress.steps
+        );
+    }
     println!(
-        "{} games, {} steps; checkpoint in {}{}",
+        "{} games, {} positions, {} steps in {:.1} min; checkpoint in {}{}",
         progress.episodes,
+        progress.decisions,
         progress.steps,
+        progress.seconds / 60.0,
         options.out.join(&file.last).display(),
-        if stop_flag()?.load(Ordering::SeqCst) { " (stopped; go on with the same command and --resume)" } else { "" }
+        if stopped { " (stopped; go on with the same command and --resume)" } else { "" }
     );
+    let metrics = meeple_learn::run::Layout { root: options.out.clone() }.metrics();
+    println!("metrics {}; plot them with meeple plot {}", metrics.display(), metrics.display());
     println!("{}", run_summary(&file, &options.out));
     Ok(())
 }
@@ -220,7 +305,8 @@ pub struct RunArgs {
     /// first plies, the settlements, random would decide).
     #[arg(long, value_name = "N")]
     pub eval_opening_plies: Option<usize>,
-    /// Evaluation opponents (repeat; default: random and the game's own ladder agents).
+    /// Evaluation opponents (repeat; default: random, mcts:iters=100, mcts:iters=1000 and the game's
+    /// own ladder agents).
     #[arg(long = "ladder", value_name = "SPEC")]
     pub ladder: Vec<String>,
     /// An opponent given the evaluated agent's own mean time a move in each evaluation (an
@@ -258,8 +344,8 @@ impl RunArgs {
     /// The run's options, in `--out` or `runs/KIND`, its threads checked.
     pub fn options(&self, kind: &str) -> Result<RunOptions> {
         let threads = match self.threads {
-            Some(t) => meeple_game::limits::check_threads("--threads", t)?,
-            None => meeple_game::limits::cores(),
+            Some(t) => limits::check_threads("--threads", t)?,
+            None => limits::cores(),
         };
         if self.minutes.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
             anyhow::bail!("--minutes must be a positive number of minutes");
@@ -293,5 +379,46 @@ impl RunArgs {
     /// `--out`, or `runs/KIND`.
     pub fn out(&self, kind: &str) -> PathBuf {
         self.out.clone().unwrap_or_else(|| PathBuf::from("runs").join(kind))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Progress, Round, last_evaluation, status_line};
+
+    #[test]
+    fn a_resumed_run_shows_its_last_evaluation() {
+        let dir = std::env::temp_dir().join(format!("meeple-last-eval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let metrics = dir.join("metrics.jsonl");
+        assert_eq!(last_evaluation(&metrics), "", "no file, no evaluation");
+        let lines = [
+            r#"{"event":"evaluation","generation":10,"wall_seconds":60,"opponents":[{"opponent":"random","score":0.9}]}"#,
+            r#"{"event":"generation","generation":11}"#,
+            r#"{"event":"evaluation","generation":20,"wall_seconds":120,"opponents":[{"opponent":"random","score":1.0},{"opponent":"mcts:iters=100","score":0.6}]}"#,
+            r#"{"event":"generation","generation":21}"#,
+            // The typed schema's evaluation line, as the trainer writes it now.
+            r#"{"schema":1,"event":"evaluation","generation":25,"wall_seconds":150,"evaluation":{"opponents":[{"opponent":"random","score":0.95,"ci":[0.8,0.99]}]}}"#,
+            "not json",
+        ];
+        std::fs::write(&metrics, lines.join("\n")).unwrap();
+        assert_eq!(last_evaluation(&metrics), "eval 25: random 95% [80, 99]");
+        std::fs::write(&metrics, lines[..4].join("\n")).unwrap();
+        assert!(last_evaluation(&metrics).starts_with("eval 20: random 100% "), "{}", last_evaluation(&metrics));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_round_that_did_not_train_shows_no_losses() {
+        let p = Progress { episodes: 640, decisions: 9000, steps: 300, seconds: 60.0 };
+        let mut round = Round::default();
+        round.loss("policy", 1.25);
+        round.stat("generation", 7.0);
+        let line = status_line(&p, &round, "");
+        assert!(line.starts_with("gen 7 | 640 games 9000 positions | steps 300 | policy loss 1.2500"), "{line}");
+        let mut cut = Round::default();
+        cut.figure("entropy", 0.0);
+        let line = status_line(&p, &cut, "eval 5: random 100%");
+        assert!(!line.contains("loss") && line.ends_with("| eval 5: random 100%"), "{line}");
     }
 }

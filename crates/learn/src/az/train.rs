@@ -8,14 +8,13 @@
 //! resumed run rebuilds its window).
 
 use crate::az::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until, teacher_play_until};
-use crate::ladder::Evaluation;
-use crate::metrics::Metrics;
+use crate::run::{Budget, Every, Kind, Layout, Round, Save};
 use crate::{Evaluator, LearnError};
 use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
 use meeple_nn::{Batch, NetConfig, Sidecar, TrainConfig, Trainer};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -128,123 +127,6 @@ pub struct AzConfig {
 /// How often an external run looks for new shards while it waits.
 const EXTERNAL_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// When a run stops: whichever comes first.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunLimit {
-    pub seconds: Option<f64>,
-    pub steps: Option<u64>,
-}
-
-/// What the run has done; saved in the last checkpoint's sidecar, so a resumed run continues.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Progress {
-    pub generation: u64,
-    pub games: u64,
-    pub positions: u64,
-    pub steps: u64,
-    /// Wall seconds of all sessions of the run.
-    pub seconds: f64,
-}
-
-/// One generation's figures, as the metrics log records them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct GenerationMetrics {
-    pub event: String,
-    pub generation: u64,
-    pub steps: u64,
-    pub games: u64,
-    pub positions: u64,
-    pub window: usize,
-    pub selfplay_seconds: f64,
-    pub positions_per_second: f64,
-    pub evaluations_per_second: f64,
-    pub mean_batch: f64,
-    pub mean_game_length: f64,
-    pub train_seconds: f64,
-    pub samples_per_second: f64,
-    pub policy_loss: f64,
-    pub value_loss: f64,
-    /// Mean squared error per cell of the ownership head (0 without one).
-    #[serde(default)]
-    pub ownership_loss: f64,
-    /// Mean squared error of the score-margin head (0 without one).
-    #[serde(default)]
-    pub score_loss: f64,
-    pub entropy: f64,
-    pub lr: f64,
-    pub wall_seconds: f64,
-}
-
-impl GenerationMetrics {
-    /// Whether the generation trained: one cut short during its self-play (the time limit or
-    /// Ctrl-C) logs zero losses, which are no measurement.
-    pub fn trained(&self) -> bool {
-        self.samples_per_second > 0.0
-    }
-
-    /// The generation as the metrics log's typed line.
-    pub fn to_metrics(&self) -> Metrics {
-        let mut losses = BTreeMap::from([("policy".to_string(), self.policy_loss), ("value".into(), self.value_loss)]);
-        if self.ownership_loss > 0.0 {
-            losses.insert("ownership".into(), self.ownership_loss);
-        }
-        if self.score_loss > 0.0 {
-            losses.insert("score".into(), self.score_loss);
-        }
-        let stats = [
-            self.window as f64,
-            self.selfplay_seconds,
-            self.positions_per_second,
-            self.evaluations_per_second,
-            self.mean_batch,
-            self.mean_game_length,
-            self.train_seconds,
-            self.samples_per_second,
-            self.lr,
-        ];
-        Metrics {
-            schema: crate::metrics::SCHEMA,
-            event: crate::metrics::Event::Generation,
-            trainer: "az".into(),
-            generation: self.generation,
-            steps: self.steps,
-            episodes: self.games,
-            positions: self.positions,
-            wall_seconds: self.wall_seconds,
-            trained: self.trained(),
-            losses,
-            figures: BTreeMap::from([("entropy".to_string(), self.entropy)]),
-            stats: crate::metrics::AZ_STATS.iter().map(|k| k.to_string()).zip(stats).collect(),
-            evaluation: None,
-        }
-    }
-}
-
-/// What the caller does around the loop: show progress and evaluations, ask to stop.
-pub trait Hooks {
-    /// A generation finished.
-    fn generation(&mut self, metrics: &GenerationMetrics);
-    /// A self-play game of `generation` finished: `games` and `positions` so far in it (the
-    /// first generations of a large game take minutes).
-    fn selfplay(&self, generation: u64, games: u64, positions: u64) {
-        let _ = (generation, games, positions);
-    }
-    /// The checkpoint of `generation` is being evaluated against the ladder.
-    fn evaluating(&mut self, generation: u64) {
-        let _ = generation;
-    }
-    /// Its evaluation (also written to the metrics log).
-    fn evaluated(&mut self, generation: u64, evaluation: &Evaluation) {
-        let _ = (generation, evaluation);
-    }
-    /// Whether the user asked to stop (Ctrl-C): the run saves a checkpoint and returns.
-    fn should_stop(&self) -> bool;
-    /// Progress within a generation, in words ("generation 3: 40 games, 1,200 positions").
-    fn working(&self, text: &str) {
-        let _ = text;
-    }
-}
-
 /// One training position.
 struct Sample<S> {
     state: S,
@@ -255,35 +137,6 @@ struct Sample<S> {
     value: Vec<f32>,
     /// The game's last state (shared by its positions): the ownership and score targets.
     last: std::sync::Arc<S>,
-}
-
-/// Paths of a run directory.
-pub struct RunDir {
-    pub root: PathBuf,
-}
-
-impl RunDir {
-    pub fn config(&self) -> PathBuf {
-        self.root.join("run.json")
-    }
-    pub fn metrics(&self) -> PathBuf {
-        self.root.join("metrics.jsonl")
-    }
-    pub fn shards(&self) -> PathBuf {
-        self.root.join("selfplay")
-    }
-    pub fn shard(&self, generation: u64) -> PathBuf {
-        self.shards().join(format!("gen-{generation:06}.jsonl"))
-    }
-    pub fn checkpoints(&self) -> PathBuf {
-        self.root.join("ckpt")
-    }
-    pub fn last(&self) -> PathBuf {
-        self.checkpoints().join("last.safetensors")
-    }
-    pub fn generation_checkpoint(&self, generation: u64) -> PathBuf {
-        self.checkpoints().join(format!("gen-{generation:06}.safetensors"))
-    }
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> LearnError {
@@ -297,15 +150,41 @@ pub struct AzRun<G: Game> {
     game: G,
     config: AzConfig,
     net: NetConfig,
-    run: RunDir,
+    run: Layout,
     trainer: Trainer,
-    progress: Progress,
+    progress: crate::run::Progress,
+    /// Generations played.
+    generation: u64,
     window: VecDeque<Sample<G::State>>,
-    clock: Clock,
     /// The agent spec that plays a checkpoint at evaluations.
     eval_agent: String,
     /// Whether external players have been given a first checkpoint this session.
     published: bool,
+}
+
+/// AlphaZero's description: evaluated every 5 generations, its checkpoints named by them.
+pub static AZ: Kind = Kind {
+    // Runs written before the evaluation cadence became a run option (`--eval-every`) kept it
+    // among their settings; it does not change what they train.
+    may_change: &["eval_every"],
+    flags: OPTIONS,
+    evaluate_every: Every::Rounds(5),
+    kept: generation_name,
+    ..Kind::new("az")
+};
+
+fn generation_name(generation: u64) -> String {
+    format!("gen-{generation:06}")
+}
+
+/// The generation and progress a checkpoint's sidecar keeps (`run.progress`).
+fn progress_of(run: &serde_json::Value) -> Result<(u64, crate::run::Progress), LearnError> {
+    let p = run.get("progress");
+    let generation = p
+        .and_then(|p| p.get("generation"))
+        .and_then(|g| g.as_u64())
+        .ok_or_else(|| LearnError::Data("the last checkpoint has no run progress ('generation')".into()))?;
+    Ok((generation, crate::run::Progress::from_sidecar(p)?))
 }
 
 impl<G: Game> AzRun<G> {
@@ -317,13 +196,15 @@ impl<G: Game> AzRun<G> {
         }
         let net = net_config(&game, &config.net)?;
         check_targets(&game, &config)?;
-        let run = RunDir { root: dir.to_path_buf() };
-        let (trainer, progress) = match resume {
+        let run = Layout { root: dir.to_path_buf() };
+        let (trainer, generation, progress) = match resume {
             None => match &config.init {
-                Some(init) => (warm_start(&game, Path::new(init), &net, &config)?, Progress::default()),
-                None => {
-                    (Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads), Progress::default())
-                }
+                Some(init) => (warm_start(&game, Path::new(init), &net, &config)?, 0, Default::default()),
+                None => (
+                    Trainer::new(net.clone(), config.train.clone(), config.seed, config.threads),
+                    0,
+                    Default::default(),
+                ),
             },
             Some(path) => {
                 let resumed = Trainer::resume(path, &config.game, config.train.clone(), config.threads)?;
@@ -335,20 +216,17 @@ impl<G: Game> AzRun<G> {
                         net.spec()
                     )));
                 }
-                let progress: Progress =
-                    serde_json::from_value(resumed.sidecar.run.get("progress").cloned().unwrap_or_default())
-                        .map_err(|e| LearnError::Data(format!("the last checkpoint has no run progress: {e}")))?;
-                (resumed.trainer, progress)
+                let (generation, progress) = progress_of(&resumed.sidecar.run)?;
+                (resumed.trainer, generation, progress)
             }
         };
-        std::fs::create_dir_all(run.shards()).map_err(|e| io("create", &run.shards(), e))?;
+        std::fs::create_dir_all(run.selfplay()).map_err(|e| io("create", &run.selfplay(), e))?;
         let mut window = VecDeque::new();
         if resume.is_some() {
-            load_window(&game, &run, progress.generation, &config, &mut window)?;
+            load_window(&game, &run, generation, &config, &mut window)?;
         }
-        let clock = Clock { session: Instant::now(), base: progress.seconds, plan: crate::run::Plan::default() };
         let eval_agent = "az:model={model}".to_string();
-        Ok(AzRun { game, config, net, run, trainer, progress, window, clock, eval_agent, published: false })
+        Ok(AzRun { game, config, net, run, trainer, progress, generation, window, eval_agent, published: false })
     }
 
     /// Plays evaluations with this agent spec (`{model}` where the checkpoint goes).
@@ -357,42 +235,25 @@ impl<G: Game> AzRun<G> {
         self
     }
 
-    /// The run's own progress (its generation among it).
-    pub fn az_progress(&self) -> &Progress {
-        &self.progress
+    fn sidecar(&self, seconds: f64) -> Sidecar {
+        sidecar(&self.config, self.progress.to_sidecar(seconds, &[("generation", self.generation.into())]))
     }
 
-    fn sidecar(&self) -> Sidecar {
-        sidecar(&self.config, &self.progress, None)
-    }
-
-    fn generation(&mut self, hooks: &dyn crate::run::Hooks) -> Result<crate::run::Round, LearnError> {
-        /// The run loop's hooks as self-play's: its display and its stop flag.
-        struct Watch<'a>(&'a dyn crate::run::Hooks);
-        impl Hooks for Watch<'_> {
-            fn generation(&mut self, _metrics: &GenerationMetrics) {}
-            fn selfplay(&self, generation: u64, games: u64, positions: u64) {
-                self.0.working(&format!("gen {generation} | self-play: {games} games, {positions} positions"));
-            }
-            fn should_stop(&self) -> bool {
-                self.0.should_stop()
-            }
-        }
-        let watch = Watch(hooks);
-        let (game, config, run, clock) = (&self.game, &self.config, &self.run, &self.clock);
+    fn play(&mut self, budget: &Budget<'_>) -> Result<Round, LearnError> {
+        let (game, config, run) = (&self.game, &self.config, &self.run);
         if config.external.is_some() && !self.published {
             // External players start from the first checkpoint there is.
-            self.trainer.save_resumable(&run.last(), sidecar(config, &self.progress, None))?;
+            self.trainer.save_resumable(&run.last("safetensors"), self.sidecar(self.progress.seconds))?;
             self.published = true;
         }
-        let generation = self.progress.generation + 1;
+        let generation = self.generation + 1;
         let t0 = Instant::now();
         let played = match &config.external {
-            Some(dir) => take_external(game, config, run, dir, generation, clock, &watch)?,
-            None => play_generation(game, config, &self.trainer, run, generation, clock, &watch)?,
+            Some(dir) => take_external(game, config, run, dir, generation, budget)?,
+            None => play_generation(game, config, &self.trainer, run, generation, budget)?,
         };
         let Some((games, stats)) = played else {
-            return Ok(crate::run::Round::default());
+            return Ok(Round::default());
         };
         let selfplay_seconds = t0.elapsed().as_secs_f64();
         let mut new_positions = 0;
@@ -413,96 +274,75 @@ impl<G: Game> AzRun<G> {
             config,
             new_positions,
             &self.progress,
-            clock,
+            budget,
             &mut rng,
-            &watch,
         )?;
         let train_seconds = t1.elapsed().as_secs_f64();
+        self.generation = generation;
         let progress = &mut self.progress;
-        progress.generation = generation;
-        progress.games += stats.games;
-        progress.positions += stats.positions;
+        progress.episodes += stats.games;
+        progress.decisions += stats.positions;
         progress.steps = self.trainer.step();
-        progress.seconds = clock.seconds();
         let lengths: usize = games.iter().map(|g| g.actions.len()).sum();
         let per = |x: f64| if sums.steps > 0 { x / sums.steps as f64 } else { 0.0 };
-        let m = GenerationMetrics {
-            event: "generation".into(),
-            generation,
-            steps: progress.steps,
-            games: progress.games,
-            positions: progress.positions,
-            window: self.window.len(),
-            selfplay_seconds,
-            positions_per_second: stats.positions as f64 / selfplay_seconds.max(1e-9),
-            evaluations_per_second: stats.evaluations as f64 / selfplay_seconds.max(1e-9),
-            mean_batch: stats.evaluations as f64 / stats.batches.max(1) as f64,
-            mean_game_length: lengths as f64 / games.len().max(1) as f64,
-            train_seconds,
-            samples_per_second: (sums.steps as f64 * config.batch as f64) / train_seconds.max(1e-9),
-            policy_loss: per(sums.policy),
-            value_loss: per(sums.value),
-            ownership_loss: per(sums.ownership),
-            score_loss: per(sums.score),
-            entropy: per(sums.entropy),
-            lr: sums.lr,
-            wall_seconds: progress.seconds,
-        };
-        let line = m.to_metrics();
-        let mut round = crate::run::Round::default();
-        if line.trained {
-            round.losses.extend(line.losses);
+        let mut round = Round::default();
+        // A generation cut short during its self-play (the time limit or Ctrl-C) trained
+        // nothing: zero losses would be no measurement.
+        if sums.steps > 0 {
+            round.loss("policy", per(sums.policy));
+            round.loss("value", per(sums.value));
+            for (name, sum) in [("ownership", sums.ownership), ("score", sums.score)] {
+                if per(sum) > 0.0 {
+                    round.loss(name, per(sum));
+                }
+            }
         }
-        round.figures.extend(line.figures);
-        round.stats.extend(line.stats);
+        round.figure("entropy", per(sums.entropy));
+        let stats = [
+            self.window.len() as f64,
+            selfplay_seconds,
+            stats.positions as f64 / selfplay_seconds.max(1e-9),
+            stats.evaluations as f64 / selfplay_seconds.max(1e-9),
+            stats.evaluations as f64 / stats.batches.max(1) as f64,
+            lengths as f64 / games.len().max(1) as f64,
+            train_seconds,
+            (sums.steps as f64 * config.batch as f64) / train_seconds.max(1e-9),
+            sums.lr,
+        ];
+        for (name, v) in crate::metrics::AZ_STATS.iter().zip(stats) {
+            round.stat(name, v);
+        }
         round.stat("generation", generation as f64);
         Ok(round)
     }
 }
 
 impl<G: Game> crate::run::Learner for AzRun<G> {
-    fn name(&self) -> &'static str {
-        "az"
+    fn kind(&self) -> &'static Kind {
+        &AZ
     }
 
     fn agent(&self) -> String {
         self.eval_agent.clone()
     }
 
-    fn round(&mut self) -> Result<crate::run::Round, LearnError> {
-        self.generation(&crate::run::Quiet)
-    }
-
-    fn round_watched(&mut self, hooks: &dyn crate::run::Hooks) -> Result<crate::run::Round, LearnError> {
-        self.generation(hooks)
-    }
-
-    fn set_plan(&mut self, plan: &crate::run::Plan) {
-        self.clock = Clock { session: Instant::now(), base: self.progress.seconds, plan: plan.clone() };
+    fn round(&mut self, budget: &Budget<'_>) -> Result<Round, LearnError> {
+        self.play(budget)
     }
 
     fn progress(&self) -> crate::run::Progress {
-        crate::run::Progress {
-            episodes: self.progress.games,
-            decisions: self.progress.positions,
-            steps: self.progress.steps,
-            seconds: self.progress.seconds,
-        }
+        self.progress.clone()
     }
 
-    fn generation(&self, _progress: &crate::run::Progress) -> u64 {
-        self.progress.generation
+    fn generation(&self) -> u64 {
+        self.generation
     }
 
-    fn set_seconds(&mut self, seconds: f64) {
-        self.progress.seconds = seconds;
-    }
-
-    fn save(&self, path: &Path, resumable: bool) -> Result<(), LearnError> {
-        if resumable {
-            self.trainer.save_resumable(path, self.sidecar())?;
+    fn save(&self, path: &Path, save: &Save<'_>) -> Result<(), LearnError> {
+        if save.resumable {
+            self.trainer.save_resumable(path, self.sidecar(save.seconds))?;
         } else {
-            self.trainer.save(path, self.sidecar())?;
+            self.trainer.save(path, self.sidecar(save.seconds))?;
         }
         Ok(())
     }
@@ -510,156 +350,18 @@ impl<G: Game> crate::run::Learner for AzRun<G> {
     fn settings(&self) -> serde_json::Value {
         serde_json::to_value(&self.config).expect("configs serialise")
     }
-
-    /// Runs written before the evaluation cadence became a run option (`--eval-every`) kept
-    /// it among their settings; it does not change what they train.
-    fn may_change(&self) -> &'static [&'static str] {
-        &["eval_every"]
-    }
-
-    fn evaluate_every(&self) -> crate::run::Every {
-        crate::run::Every::Rounds(5)
-    }
-
-    fn flags(&self) -> &'static [(&'static str, &'static str)] {
-        OPTIONS
-    }
-
-    fn checkpoint_name(&self, _progress: &crate::run::Progress) -> String {
-        format!("gen-{:06}", self.progress.generation)
-    }
-}
-
-/// Runs (or resumes) an AlphaZero run in `dir` until `limit` (a resumed run's new end where it
-/// was planned for another, as `--extend` makes it) through [`crate::run::run`],
-/// keeping no checkpoint but the last (the command line gives the run loop a ladder and its
-/// cadence); `hooks` sees each generation. Gives the progress.
-pub fn train<G: Game>(
-    game: &G,
-    config: &AzConfig,
-    limit: RunLimit,
-    dir: &Path,
-    resume: bool,
-    hooks: &mut dyn Hooks,
-) -> Result<Progress, LearnError> {
-    let minutes = limit.seconds.map(|s| s / 60.0);
-    // A resumed run goes on to `limit`: its new end, where the run was planned for another.
-    let extend = resume
-        && crate::run::read_run(dir).ok().and_then(|f| f.plan).is_some_and(|plan| {
-            !plan.same_limits(&crate::run::Plan { minutes, steps: limit.steps, ..Default::default() })
-        });
-    let options = crate::run::RunOptions {
-        resume,
-        extend,
-        minutes,
-        steps: limit.steps,
-        eval: Some(crate::run::Every::Never),
-        evaluate_kept: false,
-        save_seconds: 0.0,
-        ..crate::run::RunOptions::new(dir)
-    };
-    let mut generations = Generations::new(hooks);
-    crate::run::run(game, &options, |r| AzRun::new(game.clone(), config.clone(), dir, r), &mut generations)?;
-    read_progress(dir)
-}
-
-/// The run loop's hooks in terms of an AlphaZero run's generations.
-pub struct Generations<'a> {
-    inner: &'a mut dyn Hooks,
-    generation: u64,
-}
-
-impl<'a> Generations<'a> {
-    pub fn new(inner: &'a mut dyn Hooks) -> Self {
-        Generations { inner, generation: 0 }
-    }
-}
-
-impl crate::run::Hooks for Generations<'_> {
-    fn round(&mut self, p: &crate::run::Progress, round: &crate::run::Round) {
-        let get = |name: &str| round.get(name).unwrap_or(0.0);
-        self.generation = get("generation") as u64;
-        let m = GenerationMetrics {
-            event: "generation".into(),
-            generation: self.generation,
-            steps: p.steps,
-            games: p.episodes,
-            positions: p.decisions,
-            window: get("window") as usize,
-            selfplay_seconds: get("selfplay_seconds"),
-            positions_per_second: get("positions_per_second"),
-            evaluations_per_second: get("evaluations_per_second"),
-            mean_batch: get("mean_batch"),
-            mean_game_length: get("mean_game_length"),
-            train_seconds: get("train_seconds"),
-            samples_per_second: get("samples_per_second"),
-            policy_loss: get("policy"),
-            value_loss: get("value"),
-            ownership_loss: get("ownership"),
-            score_loss: get("score"),
-            entropy: get("entropy"),
-            lr: get("lr"),
-            wall_seconds: p.seconds,
-        };
-        self.inner.generation(&m);
-    }
-
-    fn evaluating(&mut self, _p: &crate::run::Progress) {
-        self.inner.evaluating(self.generation);
-    }
-
-    fn evaluated(&mut self, _p: &crate::run::Progress, evaluation: &Evaluation) {
-        self.inner.evaluated(self.generation, evaluation);
-    }
-
-    fn should_stop(&self) -> bool {
-        self.inner.should_stop()
-    }
-
-    fn working(&self, text: &str) {
-        self.inner.working(text);
-    }
-}
-
-/// An AlphaZero run's progress, from its last checkpoint's sidecar.
-pub fn read_progress(dir: &Path) -> Result<Progress, LearnError> {
-    let last = RunDir { root: dir.to_path_buf() }.last();
-    let side = meeple_nn::sidecar_path(&last);
-    let text = meeple_game::limits::read_text(&side, meeple_game::limits::MAX_TEXT_FILE, "checkpoint sidecar")?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| LearnError::Data(format!("'{}' is not a checkpoint sidecar: {e}", side.display())))?;
-    serde_json::from_value(v["run"]["progress"].clone())
-        .map_err(|e| LearnError::Data(format!("'{}' has no run progress: {e}", side.display())))
 }
 
 /// A run's settings from its `run.json` (the one run layout's, or an older run's bare
 /// configuration).
 pub fn read_config(dir: &Path) -> Result<AzConfig, LearnError> {
-    let run = RunDir { root: dir.to_path_buf() };
-    let text = meeple_game::limits::read_text(&run.config(), meeple_game::limits::MAX_TEXT_FILE, "run configuration")?;
+    let path = Layout { root: dir.to_path_buf() }.run_json();
+    let text = meeple_game::limits::read_text(&path, meeple_game::limits::MAX_TEXT_FILE, "run configuration")?;
     let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))?;
+        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", path.display())))?;
     let settings = v.get("settings").cloned().unwrap_or(v);
     serde_json::from_value(settings)
-        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", run.config().display())))
-}
-
-/// The wall clock of a run: this session's time on top of earlier sessions'.
-struct Clock {
-    session: Instant,
-    base: f64,
-    /// The run's plan: its limits, and the schedule the learning rate follows.
-    plan: crate::run::Plan,
-}
-
-impl Clock {
-    fn seconds(&self) -> f64 {
-        self.base + self.session.elapsed().as_secs_f64()
-    }
-
-    fn over_time(&self) -> bool {
-        self.plan.minutes.is_some_and(|m| self.seconds() >= m * 60.0)
-    }
+        .map_err(|e| LearnError::Data(format!("'{}' is not a run configuration: {e}", path.display())))
 }
 
 /// The command-line option behind each setting of a run, for messages.
@@ -711,6 +413,12 @@ fn check_targets<G: Game>(game: &G, config: &AzConfig) -> Result<(), LearnError>
     Ok(())
 }
 
+/// Self-play's progress within a generation, for display (the first generations of a large game
+/// take minutes).
+fn working(budget: &Budget<'_>, generation: u64, games: u64, positions: u64) {
+    budget.working(&format!("gen {generation} | self-play: {games} games, {positions} positions"));
+}
+
 /// The seed stream of a generation's teacher games beside its self-play (see
 /// [`AzConfig::teacher_share`]).
 const TEACHER_STREAM: u64 = 0x7eac_4e25;
@@ -722,21 +430,20 @@ fn play_generation<G: Game>(
     game: &G,
     config: &AzConfig,
     trainer: &Trainer,
-    run: &RunDir,
+    run: &Layout,
     generation: u64,
-    clock: &Clock,
-    hooks: &dyn Hooks,
+    budget: &Budget<'_>,
 ) -> Result<Option<(Vec<SelfPlayGame>, crate::SelfPlayStats)>, LearnError> {
     let network = trainer.network(config.threads);
     let seed = derive_seed(config.seed, generation);
     // The time limit and a stop request end a long generation early (Cathedral or Catan
     // generations take minutes); step limits stay exact, so seeded runs stay reproducible.
-    let out_of_time = || clock.over_time() || hooks.should_stop();
+    let out_of_time = || budget.must_stop();
     let (mut games_done, mut positions) = (0u64, 0u64);
     let on_game = |g: &SelfPlayGame| {
         games_done += 1;
         positions += g.positions.len() as u64;
-        hooks.selfplay(generation, games_done, positions);
+        working(budget, generation, games_done, positions);
     };
     let (n, threads) = (config.games_per_generation, config.threads);
     let (games, stats) = match &config.teacher {
@@ -798,7 +505,7 @@ fn play_generation<G: Game>(
 
 /// The names of the external shards a run has taken (kept in the run directory, so a resumed
 /// run does not take one twice).
-fn taken_path(run: &RunDir) -> PathBuf {
+fn taken_path(run: &Layout) -> PathBuf {
     run.root.join("external-taken.json")
 }
 
@@ -810,11 +517,10 @@ fn taken_path(run: &RunDir) -> PathBuf {
 fn take_external<G: Game>(
     game: &G,
     config: &AzConfig,
-    run: &RunDir,
+    run: &Layout,
     dir: &Path,
     generation: u64,
-    clock: &Clock,
-    hooks: &dyn Hooks,
+    budget: &Budget<'_>,
 ) -> Result<Option<(Vec<SelfPlayGame>, crate::SelfPlayStats)>, LearnError> {
     let start = Instant::now();
     let mut taken: std::collections::BTreeSet<String> =
@@ -842,12 +548,12 @@ fn take_external<G: Game>(
                 Ok(())
             })?;
             names.push(name);
-            hooks.selfplay(generation, games.len() as u64, games.iter().map(|g| g.positions.len() as u64).sum());
+            working(budget, generation, games.len() as u64, games.iter().map(|g| g.positions.len() as u64).sum());
         }
         if games.len() >= config.games_per_generation {
             break;
         }
-        if clock.over_time() || hooks.should_stop() {
+        if budget.must_stop() {
             if games.is_empty() {
                 return Ok(None);
             }
@@ -888,7 +594,7 @@ pub fn play_external<G: Game>(
     threads: usize,
     out: &Path,
 ) -> Result<crate::SelfPlayStats, LearnError> {
-    let run = RunDir { root: run_dir.to_path_buf() };
+    let run = Layout { root: run_dir.to_path_buf() };
     let config = read_config(run_dir)?;
     let spec = game.spec().to_string();
     if config.game != spec {
@@ -897,7 +603,7 @@ pub fn play_external<G: Game>(
     if out.extension().is_none_or(|e| e != "jsonl") {
         return Err(LearnError::Config(format!("'{}': a shard's name ends in .jsonl", out.display())));
     }
-    let (network, _) = meeple_nn::Network::load(&run.last(), Some(&spec), threads)
+    let (network, _) = meeple_nn::Network::load(&run.last("safetensors"), Some(&spec), threads)
         .map_err(|e| LearnError::Data(format!("the run's newest checkpoint: {e}")))?;
     let (played, stats) = self_play_until(game, &network, &config.selfplay, games, seed, threads, &|| false, |_| {})?;
     let mut text = String::new();
@@ -932,31 +638,26 @@ fn train_generation<S: State>(
     net: &NetConfig,
     config: &AzConfig,
     new_positions: usize,
-    progress: &Progress,
-    clock: &Clock,
+    progress: &crate::run::Progress,
+    budget: &Budget<'_>,
     rng: &mut Rng,
-    hooks: &dyn Hooks,
 ) -> Result<LossSums, LearnError> {
     let mut sums = LossSums::default();
     if window.len() < config.min_window.max(1) {
         return Ok(sums);
     }
     let wanted = ((new_positions as f64 * config.reuse) / config.batch as f64).ceil().max(1.0) as u64;
-    let wanted = match clock.plan.steps {
+    let wanted = match budget.plan().steps {
         Some(max) => wanted.min(max.saturating_sub(progress.steps)),
         None => wanted,
     };
     // The schedule follows the run's plan from where the run stands now (its time included:
     // the generation's self-play has just taken some).
-    let at = crate::run::Progress {
-        episodes: progress.games,
-        decisions: progress.positions,
-        steps: progress.steps,
-        seconds: clock.seconds(),
-    };
-    trainer.set_anneal(clock.plan.anneal(&at));
+    if let Some(anneal) = budget.anneal_at(progress) {
+        trainer.set_anneal(anneal);
+    }
     for _ in 0..wanted {
-        if clock.over_time() || hooks.should_stop() {
+        if budget.must_stop() {
             break;
         }
         let batch = sample_batch(window, net, config.batch, rng);
@@ -974,7 +675,7 @@ fn train_generation<S: State>(
 
 /// The sidecar of a run's checkpoint: the run's configuration and progress, the evaluation
 /// settings, and the commit of the meeple that trained it.
-fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::ladder::LadderConfig>) -> Sidecar {
+fn sidecar(config: &AzConfig, progress: serde_json::Value) -> Sidecar {
     Sidecar {
         format: meeple_nn::SIDECAR_FORMAT,
         net: NetConfig {
@@ -993,7 +694,7 @@ fn sidecar(config: &AzConfig, progress: &Progress, evaluation: Option<&crate::la
         run: serde_json::json!({
             "config": config,
             "progress": progress,
-            "evaluation": evaluation,
+            "evaluation": null,
             "commit": env!("MEEPLE_COMMIT"),
         }),
         commands: Vec::new(),
@@ -1092,7 +793,7 @@ fn add_game<G: Game>(
 /// Refills the window from the newest shards, up to its size.
 fn load_window<G: Game>(
     game: &G,
-    run: &RunDir,
+    run: &Layout,
     generation: u64,
     config: &AzConfig,
     window: &mut VecDeque<Sample<G::State>>,
