@@ -226,7 +226,7 @@ fn several_random_starts_are_trained_and_their_round_robin_picks_one() {
     let chosen = std::fs::read_to_string(out.join("chosen.txt")).unwrap();
     let pick = chosen.lines().find(|l| l.starts_with("# start ")).unwrap();
     let k: usize = pick.strip_prefix("# start ").and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
-    assert!(pick.contains(&format!("--seed {}", 3 + k)), "{pick}");
+    assert!(pick.contains(&format!("(seed {},", 3 + k)), "{pick}");
     let weights = |k: usize| out.join(format!("start{k}/ckpt/last.txt"));
     let start = std::fs::read_to_string(weights(k)).unwrap();
     let numbers = |f: &str| f.lines().find(|l| !l.starts_with('#')).unwrap().to_string();

@@ -579,6 +579,126 @@ pub static ROOTSTRAP: crate::run::Kind = crate::run::Kind { name: "rootstrap", .
 pub static TREESTRAP: crate::run::Kind = crate::run::Kind { name: "treestrap", ..STRAP };
 pub static TDLEAF: crate::run::Kind = crate::run::Kind { name: "tdleaf", ..STRAP };
 
+/// Several random starts of one bootstrap learner and the one a round robin among them chose.
+#[derive(Clone, Debug)]
+pub struct Chosen {
+    /// Which start (0 first), and each start's share of its round-robin games.
+    pub best: usize,
+    pub scores: Vec<f64>,
+    /// The chosen weights (`DIR/chosen.txt`) and the round robin's summary (`DIR/select.json`).
+    pub weights: std::path::PathBuf,
+    pub select: std::path::PathBuf,
+}
+
+/// Trains `starts` runs of `config`'s learner from random weights (seeds `config.seed`,
+/// `config.seed + 1`, ...), each a run of its own in `options.out` (`start1`, ...; with
+/// `options.resume` each goes on, or is left where it finished), then plays a round robin among
+/// them at the training depth (`select_games` a pair, paired seats, the learner's opening plies)
+/// and writes the one that scores most as `chosen.txt` beside the round robin's `select.json`.
+/// For learners whose result depends on where they start: the choice is made by the learned
+/// weights' own games, none against other weights. `None` when `hooks` asked to stop before
+/// every start was trained (the same call with `options.resume` goes on).
+pub fn train_starts<G: Game>(
+    game: &G,
+    config: &StrapConfig,
+    options: &crate::run::RunOptions,
+    starts: u64,
+    select_games: u64,
+    hooks: &mut dyn crate::run::Hooks,
+) -> Result<Option<Chosen>, crate::LearnError> {
+    let refuse = |why: String| Err(crate::LearnError::Config(why));
+    if game.num_players() != 2 {
+        return refuse(format!(
+            "starts picks among its starts by a round robin, which needs a two-player game; {} has {} players",
+            game.spec(),
+            game.num_players()
+        ));
+    }
+    if !(1..=64).contains(&starts) {
+        return refuse(format!("starts {starts}: give 1 to 64"));
+    }
+    if select_games < 2 || !select_games.is_multiple_of(2) {
+        return refuse(format!("select games {select_games}: give an even number (each pair plays both seatings)"));
+    }
+    if config.init.is_some() {
+        return refuse("starts train from random weights (one seed a start); init gives them all one start".into());
+    }
+    if options.export.is_some() {
+        return refuse("export writes one run's checkpoint; with starts the chosen start is DIR/chosen.txt".into());
+    }
+    let chosen = options.out.join("chosen.txt");
+    if chosen.exists() {
+        return refuse(format!("'{}' holds a chosen start already: give another out", options.out.display()));
+    }
+    let mut files = Vec::new();
+    for k in 0..starts {
+        let dir = options.out.join(format!("start{}", k + 1));
+        let c = StrapConfig { seed: config.seed + k, ..config.clone() };
+        let mut one = options.clone();
+        one.out = dir.clone();
+        one.resume = options.resume && dir.join("run.json").exists();
+        let finished = one.resume && crate::run::read_run(&dir)?.progress.episodes >= options.games.unwrap_or(u64::MAX);
+        hooks.working(&format!("start {} of {starts} (seed {}): {}", k + 1, c.seed, dir.display()));
+        if !finished {
+            crate::run::run(game, &one, |resume| StrapRun::new(game.clone(), c, resume), hooks)?;
+        }
+        if hooks.should_stop() {
+            return Ok(None);
+        }
+        files.push(dir.join("ckpt/last.txt"));
+    }
+    let agent = agent_spec(config);
+    let specs: Vec<String> = files.iter().map(|f| agent.replace("{model}", &f.display().to_string())).collect();
+    let mut match_config = meeple_arena::MatchConfig::new(specs.clone(), select_games as usize, config.seed);
+    match_config.opening_plies = config.opening_plies;
+    let total = meeple_arena::total_games(2, &match_config);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let result = std::thread::scope(|scope| {
+        let player = scope.spawn(|| {
+            meeple_arena::run_match(game, &crate::extension(), &match_config, |_| {
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            })
+        });
+        // The display need not be shareable across threads: this thread reports for it.
+        while !player.is_finished() {
+            let k = done.load(std::sync::atomic::Ordering::Relaxed);
+            hooks.working(&format!("round robin among the starts: {k} of {total} games"));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        player.join().expect("the round robin ran")
+    });
+    let (summary, _) = result?;
+    // Each start's score, found by its spec; the highest wins, the earlier start on a tie.
+    let scores: Vec<f64> = specs
+        .iter()
+        .map(|s| summary.agents.iter().find(|a| &a.spec == s).map(|a| a.score))
+        .collect::<Option<_>>()
+        .ok_or_else(|| crate::LearnError::Data("the round robin's summary lacks a start".into()))?;
+    let best = (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    let weights = read_weights(&files[best])?;
+    let made_by = format!(
+        "{}\n# start {} of {starts} (seed {}, {}), chosen by a round robin among the starts ({select_games} games a \
+         pair, seed {}): {}",
+        options.commands.join("\n# "),
+        best + 1,
+        config.seed + best as u64,
+        files[best].display(),
+        config.seed,
+        scores.iter().map(|s| format!("{:.1}%", 100.0 * s)).collect::<Vec<_>>().join(" "),
+    );
+    let plays = agent.replace("{model}", &chosen.display().to_string());
+    let eval = plays.split_once("eval=").map_or(plays.as_str(), |(_, e)| e);
+    let io = |path: &std::path::Path, e: std::io::Error| {
+        crate::LearnError::Io(format!("cannot write '{}': {e}", path.display()))
+    };
+    meeple_arena::files::write_atomic(&chosen, weights_file(&weights, &made_by, eval).as_bytes())
+        .map_err(|e| io(&chosen, e))?;
+    let select = options.out.join("select.json");
+    let text = serde_json::to_string_pretty(&summary).expect("summaries serialise");
+    meeple_arena::files::write_atomic(&select, text.as_bytes()).map_err(|e| io(&select, e))?;
+    Ok(Some(Chosen { best, scores, weights: chosen, select }))
+}
+
 /// The other player's view of a two-player node: its features, the negated value, the bound
 /// mirrored (at most v for one is at least -v for the other); `None` without its features.
 pub fn mirror(r: &NodeRecord) -> Option<NodeRecord> {

@@ -166,13 +166,32 @@ pub fn train<G: Game>(
                 "treestrap" => crate::strap::Strap::Tree,
                 _ => crate::strap::Strap::Leaf,
             };
+            // Several starts and the round robin that picks among them are the run's, not the
+            // learner's settings.
+            let mut take = |key: &str, default: u64| match settings.as_object_mut().and_then(|m| m.remove(key)) {
+                None => Ok(default),
+                Some(v) => v.as_u64().ok_or_else(|| LearnError::Config(format!("{key}={v}: give a whole number"))),
+            };
+            let (starts, select_games) = (take("starts", 1)?, take("select_games", 100)?);
             let mut base = crate::strap::StrapConfig::new(strap, "linear8");
             base.seed = seed;
             let config = with_settings(&base, &settings)?;
             if config.strap != strap {
                 return Err(LearnError::Config(format!("strap={:?}: the trainer is {kind}", config.strap)));
             }
-            run(game, options, |r| crate::strap::StrapRun::new(game.clone(), config, r), hooks)
+            config.check()?;
+            if starts == 1 {
+                return run(game, options, |r| crate::strap::StrapRun::new(game.clone(), config, r), hooks);
+            }
+            match crate::strap::train_starts(game, &config, options, starts, select_games, hooks)? {
+                Some(chosen) => {
+                    let dir = options.out.join(format!("start{}", chosen.best + 1));
+                    Ok(crate::run::read_run(&dir)?.progress)
+                }
+                // Stopped before every start was trained: the front end's stop flag says so, and
+                // the same call with resume goes on.
+                None => Ok(Progress::default()),
+            }
         }
         other => Err(LearnError::Config(format!("unknown trainer '{other}'; accepted: {}", TRAINERS.join(", ")))),
     }

@@ -655,7 +655,11 @@ impl meeple_learn::run::Hooks for PyHooks<'_> {
 /// is refused with the accepted ones). `eval_every` is `--eval-every`: 0, a time ("10m") or a
 /// count of rounds (None: the trainer's default). `resume` goes on with the run in `out` with its
 /// limits; `extend` with `resume` makes the limits given the run's new end, its learning rate
-/// going on from where it stands. `progress(games, steps, seconds, figures)` is called
+/// going on from where it stands. The bootstrap learners also take `starts=N` and
+/// `select_games=G`: N runs from random weights (seeds `seed`, `seed + 1`, ...) in
+/// `out/start1`, ..., a round robin among them of G games a pair, the winner's weights in
+/// `out/chosen.txt` (the round robin in `out/select.json`), as `meeple train ... --starts`.
+/// `progress(games, steps, seconds, figures)` is called
 /// after each round; Ctrl-C stops after the round with a checkpoint, then raises
 /// KeyboardInterrupt. Gives the progress reached, as `run.json` keeps it.
 #[pyfunction]

@@ -39,6 +39,12 @@ def test_two_learners_train_and_one_resumes(tmp_path):
     strap = tmp_path / "tdleaf"
     meeple.train("tdleaf", "santorini", str(strap), games=2, depth=1, opening_plies=2)
     assert read_run(strap)["trainer"] == "tdleaf" and (strap / "ckpt" / "last.txt").is_file()
+    # Several random starts and the round robin that picks one, as `--starts` does.
+    starts = tmp_path / "starts"
+    meeple.train("treestrap", "santorini", str(starts), games=2, depth=1, zero_sum=True, lr=1e-6, starts=2,
+                 select_games=2, seed=4)
+    assert (starts / "chosen.txt").is_file() and (starts / "select.json").is_file()
+    assert all((starts / f"start{k}" / "ckpt" / "last.txt").is_file() for k in (1, 2))
 
 
 def test_alphazero_trains_through_the_same_loop(tmp_path):

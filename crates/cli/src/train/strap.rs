@@ -4,14 +4,12 @@
 //! (`ckpt/last.txt`, written after every game), one metrics line a game, `--resume`.
 
 use super::learner::{RunArgs, drive};
-use anyhow::{Result, anyhow, bail};
+use anyhow::Result;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use meeple_arena::{MatchConfig, run_match};
 use meeple_game::Game;
 use meeple_learn::flags::Given;
 use meeple_learn::flags::with_settings;
-use meeple_learn::strap::{Strap, StrapConfig, StrapRun, weights_file};
+use meeple_learn::strap::{Strap, StrapConfig, StrapRun};
 
 #[derive(Args, Debug, Clone)]
 pub struct StrapArgs {
@@ -53,7 +51,6 @@ fn config(strap: Strap, args: &StrapArgs, seed: u64) -> Result<StrapConfig> {
 }
 
 pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
-    let out = args.run.out(strap.name());
     let mut options = args.run.options(strap.name())?;
     // A game takes seconds: keep a checkpoint after every one, as the weights file always was.
     options.save_seconds = 0.0;
@@ -64,101 +61,33 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
         let c = config(strap, args, args.run.seed)?;
         return drive(game, &options, |resume| StrapRun::new(game.clone(), c, resume));
     }
-    if game.num_players() != 2 {
-        bail!(
-            "--starts picks among its starts by a round robin, which needs a two-player game; {} has {} players",
-            game.spec(),
-            game.num_players()
-        );
-    }
     if !args.select_games.is_multiple_of(2) {
-        bail!("--select-games {}: give an even number (each pair plays both seatings)", args.select_games);
-    }
-    if args.settings.has("init") {
-        bail!("--starts trains from random weights (one seed a start); --init gives them all one start");
-    }
-    if options.export.is_some() {
-        bail!(
-            "--export writes one run's checkpoint; with --starts the chosen start is in {}",
-            out.join("chosen.txt").display()
-        );
-    }
-    let chosen = out.join("chosen.txt");
-    if chosen.exists() {
-        bail!("'{}' holds a chosen start already: give another --out", out.display());
-    }
-    let stop = super::learner::stop_flag()?;
-    let mut files = Vec::new();
-    for k in 0..args.starts {
-        let dir = out.join(format!("start{}", k + 1));
-        let c = config(strap, args, args.run.seed + k)?;
-        let mut one = options.clone();
-        one.out = dir.clone();
-        one.resume = args.run.resume && dir.join("run.json").exists();
-        let finished =
-            one.resume && meeple_learn::run::read_run(&dir)?.progress.episodes >= options.games.unwrap_or(u64::MAX);
-        println!("start {} of {} (--seed {}): {}", k + 1, args.starts, args.run.seed + k, dir.display());
-        if !finished {
-            drive(game, &one, |resume| StrapRun::new(game.clone(), c, resume))?;
-        }
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            println!("stopped before every start was trained; --resume goes on");
-            return Ok(());
-        }
-        files.push(dir.join("ckpt/last.txt"));
+        anyhow::bail!("--select-games {}: give an even number (each pair plays both seatings)", args.select_games);
     }
     let first = config(strap, args, args.run.seed)?;
-    let agent = meeple_learn::strap::agent_spec(&first);
-    let specs: Vec<String> = files.iter().map(|f| agent.replace("{model}", &f.display().to_string())).collect();
-    let mut match_config = MatchConfig::new(specs.clone(), args.select_games as usize, args.run.seed);
-    match_config.opening_plies = first.opening_plies;
-    let total = meeple_arena::total_games(2, &match_config);
-    let bar = ProgressBar::new(total as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} round-robin games {elapsed_precise}").expect("template"),
-    );
-    let (summary, _) = run_match(game, &meeple_learn::extension(), &match_config, |_| bar.inc(1))?;
-    bar.finish();
-    // Each start's score, found by its spec; the highest wins, the earlier start on a tie.
-    let scores: Vec<f64> = specs
-        .iter()
-        .map(|s| summary.agents.iter().find(|a| &a.spec == s).map(|a| a.score))
-        .collect::<Option<_>>()
-        .ok_or_else(|| anyhow!("the round robin's summary lacks a start"))?;
-    let mut best = 0;
-    for (i, &score) in scores.iter().enumerate() {
+    let mut terminal = super::learner::Terminal::new(&options)?;
+    let chosen =
+        meeple_learn::strap::train_starts(game, &first, &options, args.starts, args.select_games, &mut terminal)?;
+    terminal.bar.finish_and_clear();
+    let Some(chosen) = chosen else {
+        println!("stopped before every start was trained; --resume goes on");
+        return Ok(());
+    };
+    for (i, score) in chosen.scores.iter().enumerate() {
         println!(
             "  start {} (--seed {}): {:.1}% of its round-robin games",
             i + 1,
             args.run.seed + i as u64,
             100.0 * score
         );
-        if score > scores[best] {
-            best = i;
-        }
     }
-    let weights = meeple_learn::strap::read_weights(&files[best])?;
-    let made_by = format!(
-        "{}\n# start {} of {} (--seed {}, {}), chosen by a round robin among the starts ({} games a pair, --seed {}): {}",
-        super::learner::command_line(),
-        best + 1,
-        args.starts,
-        args.run.seed + best as u64,
-        files[best].display(),
-        args.select_games,
-        args.run.seed,
-        scores.iter().map(|s| format!("{:.1}%", 100.0 * s)).collect::<Vec<_>>().join(" "),
-    );
-    let plays = agent.replace("{model}", &chosen.display().to_string());
-    let eval = plays.split_once("eval=").map_or(plays.as_str(), |(_, e)| e).to_string();
-    meeple_arena::files::write_atomic(&chosen, weights_file(&weights, &made_by, &eval).as_bytes())?;
-    let json = out.join("select.json");
-    meeple_arena::files::write_atomic(&json, serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    let agent = meeple_learn::strap::agent_spec(&first).replace("{model}", &chosen.weights.display().to_string());
     println!(
-        "start {} chosen; weights in {} (the round robin in {}); play them with eval={eval}",
-        best + 1,
-        chosen.display(),
-        json.display()
+        "start {} chosen; weights in {} (the round robin in {}); play them with eval={}",
+        chosen.best + 1,
+        chosen.weights.display(),
+        chosen.select.display(),
+        agent.split_once("eval=").map_or(agent.as_str(), |(_, e)| e)
     );
     Ok(())
 }
