@@ -20,6 +20,10 @@ run catan:players=3 "catan-td:model=models/catan-td.safetensors" 6 random random
 run catan:players=3 "value:model=models/catan-td-selfplay.safetensors" 6 random random
 run catan:players=3,board=random "value:model=models/catan-td-shuffled.safetensors" 6 random random
 run catan:players=4 "value:model=models/catan4-td.safetensors" 24 random random random
+run catan:players=3,trades=true "value:model=models/catan-td-trades.safetensors,offer=trade" 6 random random
+run catan:players=4,trades=true "value:model=models/catan4-td-trades.safetensors,offer=trade" 24 random random random
+run santorini:gods=random "az:model=models/santorini-gods-az.safetensors,sims=16"
+run sagrada "az:model=models/sagrada-az.safetensors,sims=16"
 for v in ann cnn combined mcts-ann mcts-cnn; do run santorini "value:model=models/santorini-value-$v.safetensors"; done
 for w in linear8-rootstrap linear8-treestrap linear8-tdleaf; do
     run santorini "alphabeta:depth=2,eval=(linear8:weights=models/santorini-$w.txt)"
