@@ -60,7 +60,7 @@ fn the_loop_knows_no_learner_and_no_module_comes_back_to_itself() {
     let graph = uses();
     let learners = ["az", "td", "value", "dqn", "ppo", "vae", "strap", "trainers", "agents"];
     let run = &graph["run"];
-    assert!(learners.iter().all(|l| !run.contains(*l)), "run.rs uses {run:?}");
+    assert!(learners.iter().all(|l| !run.contains(*l)), "the loop (run/) uses {run:?}");
     for module in graph.keys() {
         assert_eq!(circle(&graph, module), None, "a circle of uses inside meeple-learn");
     }

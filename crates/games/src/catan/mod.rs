@@ -1211,141 +1211,17 @@ impl State for CatanState {
     }
 
     fn apply_unchecked(&mut self, action: Action) {
-        let p = self.current as usize;
         match self.phase {
-            Phase::BoardTiles => {
-                self.terrain[self.count as usize] = action as u8;
-                self.count += 1;
-                if self.count as usize == HEXES {
-                    self.count = 0;
-                    self.phase = if self.separate_reds { Phase::RedHexes } else { Phase::Numbers };
-                }
-            }
-            Phase::RedHexes => {
-                self.number[action as usize] = [6, 6, 8, 8][self.count as usize];
-                self.count += 1;
-                if self.count == 4 {
-                    self.count = 0;
-                    self.phase = Phase::Numbers;
-                }
-            }
-            Phase::Numbers => {
-                if let Some(h) = self.next_number_hex() {
-                    self.number[h] = action as u8;
-                }
-                if self.next_number_hex().is_none() {
-                    self.count = 0;
-                    self.phase = Phase::Harbours;
-                }
-            }
-            Phase::Harbours => {
-                self.harbour[self.count as usize] = action as u8;
-                self.count += 1;
-                if self.count as usize == HARBOURS {
-                    self.finish_board();
-                }
-            }
-            Phase::SetupSettlement => {
-                let seat = self.setup_seat(self.count) as usize;
-                let v = (action - SETTLE) as usize;
-                self.place_settlement(seat, v);
-                self.last_vertex = v as u8;
-                if self.count >= self.n {
-                    // The second settlement yields one card per producing neighbour hex.
-                    for &h in &TOPOLOGY.vertex_hexes[v] {
-                        let t = self.terrain[h as usize];
-                        if t != DESERT && self.bank[t as usize] > 0 {
-                            self.seats[seat].hand[t as usize] += 1;
-                            self.bank[t as usize] -= 1;
-                        }
-                    }
-                }
-                self.phase = Phase::SetupRoad;
-            }
-            Phase::SetupRoad => {
-                let seat = self.setup_seat(self.count) as usize;
-                self.place_road(seat, (action - ROAD) as usize);
-                self.count += 1;
-                if self.count == 2 * self.n {
-                    self.count = 0;
-                    self.start_turn(0);
-                } else {
-                    self.phase = Phase::SetupSettlement;
-                }
-            }
+            Phase::BoardTiles | Phase::RedHexes | Phase::Numbers | Phase::Harbours => self.apply_board(action),
+            Phase::SetupSettlement | Phase::SetupRoad => self.apply_setup(action),
             Phase::Roll => match action {
                 ROLL => self.phase = Phase::Dice,
                 PLAY_KNIGHT => self.play_knight(Phase::Roll),
                 _ => self.play_progress(action, Phase::Roll),
             },
-            Phase::Dice => {
-                let roll = action as u8;
-                self.rolls += 1;
-                self.last_roll = roll;
-                if roll == 7 {
-                    for q in 0..self.n as usize {
-                        let c = self.seats[q].cards();
-                        self.discards[q] = if c > 7 { (c / 2) as u8 } else { 0 };
-                    }
-                    self.phase = Phase::Discard;
-                    self.after_discards();
-                } else {
-                    self.produce(roll);
-                    self.phase = Phase::Main;
-                }
-            }
-            Phase::Discard => {
-                if let Some(d) = self.discarder() {
-                    let r = (action - DISCARD) as usize;
-                    self.seats[d].hand[r] -= 1;
-                    self.bank[r] += 1;
-                    self.discards[d] -= 1;
-                }
-                self.after_discards();
-            }
-            Phase::MoveRobber => {
-                self.robber = (action - ROBBER) as u8;
-                self.after_robber_moved();
-            }
-            Phase::Steal => {
-                self.victim = (action - STEAL) as u8;
-                self.phase = Phase::StealCard;
-            }
-            Phase::StealCard => {
-                let r = action as usize;
-                self.seats[self.victim as usize].hand[r] -= 1;
-                self.seats[p].hand[r] += 1;
-                if self.hidden_hands {
-                    self.unseen[p][self.victim as usize][r] = self.unseen[p][self.victim as usize][r].saturating_add(1);
-                }
-                self.phase = self.resume;
-            }
-            Phase::DevCard => {
-                let k = action as usize;
-                self.deck[k] -= 1;
-                self.seats[p].dev[k] += 1;
-                self.seats[p].fresh[k] += 1;
-                self.phase = Phase::Main;
-                self.check_win();
-            }
-            Phase::FreeRoads => {
-                self.place_road(p, (action - ROAD) as usize);
-                self.count -= 1;
-                self.phase = self.resume;
-                self.check_win();
-                if self.phase == self.resume && self.count > 0 && self.is_free_road_possible() {
-                    self.phase = Phase::FreeRoads;
-                }
-            }
-            Phase::Plenty => {
-                let r = (action - TAKE) as usize;
-                self.bank[r] -= 1;
-                self.seats[p].hand[r] += 1;
-                self.count -= 1;
-                if self.count == 0 || self.bank.iter().all(|&b| b == 0) {
-                    self.phase = self.resume;
-                }
-            }
+            Phase::Dice => self.apply_roll(action as u8),
+            Phase::Discard | Phase::MoveRobber | Phase::Steal | Phase::StealCard => self.apply_robber(action),
+            Phase::DevCard | Phase::FreeRoads | Phase::Plenty => self.apply_card(action),
             Phase::Main => self.apply_main(action),
             Phase::Answer | Phase::Choose => self.apply_reply(action),
             Phase::Over => {}
@@ -1387,123 +1263,10 @@ impl State for CatanState {
 
     fn observation(&self, player: Player, out: &mut Vec<f32>) {
         out.clear();
-        let n = self.n as usize;
-        let rel = |q: usize| (q + n - player) % n;
-        for h in 0..HEXES {
-            let mut f = [0.0f32; 8];
-            f[self.terrain[h] as usize] = 1.0;
-            let num = self.number[h] as i32;
-            f[6] = if num == 0 { 0.0 } else { (6 - (num - 7).abs()) as f32 / 36.0 };
-            f[7] = (h == self.robber as usize) as u8 as f32;
-            out.extend_from_slice(&f);
-        }
-        for v in 0..VERTICES {
-            let mut f = [0.0f32; 8];
-            for q in 0..n {
-                let s = &self.seats[q];
-                if s.settlements >> v & 1 == 1 {
-                    f[rel(q) * 2] = 1.0;
-                }
-                if s.cities >> v & 1 == 1 {
-                    f[rel(q) * 2 + 1] = 1.0;
-                }
-            }
-            out.extend_from_slice(&f);
-        }
-        for e in 0..EDGES {
-            let mut f = [0.0f32; 4];
-            for q in 0..n {
-                if self.seats[q].roads >> e & 1 == 1 {
-                    f[rel(q)] = 1.0;
-                }
-            }
-            out.extend_from_slice(&f);
-        }
-        // Every count is scaled by the most it can reach (19 of a resource, 25 development cards,
-        // 14 knights; hands above 20 cards read as 20), so observations stay in 0..=1.
-        for k in 0..MAX_PLAYERS {
-            let mut f = [0.0f32; SEAT_FEATURES];
-            if k < n {
-                let q = (player + k) % n;
-                let s = &self.seats[q];
-                // What the viewer knows of each resource (a stolen card it did not see lowers
-                // the thief's count, down to nothing), and the size of the hand, which is public.
-                let (hand, _) = self.visible_hand(player, q);
-                for r in 0..RESOURCES {
-                    f[r] = hand[r].max(0) as f32 / 19.0;
-                }
-                f[14] = (s.hand.iter().map(|&c| c as f32).sum::<f32>() / 20.0).min(1.0);
-                f[5] = s.dev_cards() as f32 / 25.0;
-                f[6] = s.knights as f32 / 14.0;
-                f[7] = (self.public_points(q) as f32 / self.win_points as f32).min(1.0);
-                f[8] = s.longest as f32 / 15.0;
-                f[9] = (self.army == Some(q as u8)) as u8 as f32;
-                f[10] = (self.road == Some(q as u8)) as u8 as f32;
-                f[11] = s.harbours.count_ones() as f32 / 6.0;
-                f[12] = (q == self.current as usize) as u8 as f32;
-                f[13] = 1.0;
-            }
-            out.extend_from_slice(&f);
-        }
-        for k in 0..DEV_KINDS {
-            out.push(self.seats[player].dev[k] as f32 / DEV_DECK[k] as f32);
-        }
-        for r in 0..RESOURCES {
-            out.push(self.bank[r] as f32 / 19.0);
-        }
-        out.push(self.deck.iter().sum::<u8>() as f32 / 25.0);
-        out.push(self.played_dev as u8 as f32);
-        out.push((self.phase == Phase::Roll) as u8 as f32);
-        out.push((self.phase == Phase::Main) as u8 as f32);
-        out.push(matches!(self.phase, Phase::MoveRobber | Phase::Steal) as u8 as f32);
-        out.push((self.phase == Phase::Discard) as u8 as f32);
-        out.push(matches!(self.phase, Phase::SetupSettlement | Phase::SetupRoad) as u8 as f32);
-        // Derived: what each vertex yields, whether it can be settled, and each seat's
-        // expected cards a roll by resource (x 3, so a strong start reads near 1).
-        let t = &*TOPOLOGY;
-        let (open, mine) = (self.open_vertices(), self.settlement_spots(player));
-        for v in 0..VERTICES {
-            let mut f = [0.0f32; VERTEX_EXTRA];
-            for &h in &t.vertex_hexes[v] {
-                let h = h as usize;
-                let num = self.number[h] as i32;
-                if num != 0 && h != self.robber as usize && (self.terrain[h] as usize) < RESOURCES {
-                    f[self.terrain[h] as usize] += (6 - (num - 7).abs()) as f32 / 36.0 * 3.0;
-                }
-            }
-            for x in &mut f[..RESOURCES] {
-                *x = x.min(1.0);
-            }
-            f[RESOURCES] = (open >> v & 1) as f32;
-            f[RESOURCES + 1] = (mine >> v & 1) as f32;
-            out.extend_from_slice(&f);
-        }
-        for k in 0..MAX_PLAYERS {
-            if k < n {
-                let prod = eval::production(self, (player + k) % n);
-                out.extend(prod.iter().map(|&p| (p * 3.0).min(1.0) as f32));
-            } else {
-                out.extend_from_slice(&[0.0; RESOURCES]);
-            }
-        }
-        // The catan-value evaluator's features of each seat (the viewer first), scaled to
-        // 0..=1: what a network may weigh differently, and needs not learn to compute.
-        for k in 0..MAX_PLAYERS {
-            if k < n {
-                let q = (player + k) % n;
-                let mut f = eval::seat_features(self, q);
-                if k > 0 {
-                    // Only what the viewer sees of another seat: its public points, its
-                    // development cards counted whole, nothing that depends on its hand's kinds.
-                    f[0] = self.public_points(q) as f64;
-                    f[7] = self.seats[q].dev_cards() as f64;
-                    f[10..14].fill(0.0);
-                }
-                out.extend(f.iter().zip(SEAT_FEATURE_SCALE).map(|(x, s)| (x / s).clamp(0.0, 1.0) as f32));
-            } else {
-                out.extend_from_slice(&[0.0; eval::SEAT_FEATURES]);
-            }
-        }
+        self.observe_board(player, out);
+        self.observe_seats(player, out);
+        self.observe_table(player, out);
+        self.observe_derived(player, out);
         if self.trades {
             self.trade_features(player, out);
         }
@@ -1754,6 +1517,302 @@ impl CatanState {
                 self.bank[get] -= 1;
             }
             _ => {}
+        }
+    }
+
+    /// The observation's board: each hex's terrain, number and robber; each corner's and
+    /// road's owner, seats counted from the viewer.
+    fn observe_board(&self, player: Player, out: &mut Vec<f32>) {
+        let n = self.n as usize;
+        let rel = |q: usize| (q + n - player) % n;
+        for h in 0..HEXES {
+            let mut f = [0.0f32; 8];
+            f[self.terrain[h] as usize] = 1.0;
+            let num = self.number[h] as i32;
+            f[6] = if num == 0 { 0.0 } else { (6 - (num - 7).abs()) as f32 / 36.0 };
+            f[7] = (h == self.robber as usize) as u8 as f32;
+            out.extend_from_slice(&f);
+        }
+        for v in 0..VERTICES {
+            let mut f = [0.0f32; 8];
+            for q in 0..n {
+                let s = &self.seats[q];
+                if s.settlements >> v & 1 == 1 {
+                    f[rel(q) * 2] = 1.0;
+                }
+                if s.cities >> v & 1 == 1 {
+                    f[rel(q) * 2 + 1] = 1.0;
+                }
+            }
+            out.extend_from_slice(&f);
+        }
+        for e in 0..EDGES {
+            let mut f = [0.0f32; 4];
+            for q in 0..n {
+                if self.seats[q].roads >> e & 1 == 1 {
+                    f[rel(q)] = 1.0;
+                }
+            }
+            out.extend_from_slice(&f);
+        }
+    }
+
+    /// The observation's seats, the viewer first: what it knows of each hand, and the public rest.
+    fn observe_seats(&self, player: Player, out: &mut Vec<f32>) {
+        let n = self.n as usize;
+        // Every count is scaled by the most it can reach (19 of a resource, 25 development cards,
+        // 14 knights; hands above 20 cards read as 20), so observations stay in 0..=1.
+        for k in 0..MAX_PLAYERS {
+            let mut f = [0.0f32; SEAT_FEATURES];
+            if k < n {
+                let q = (player + k) % n;
+                let s = &self.seats[q];
+                // What the viewer knows of each resource (a stolen card it did not see lowers
+                // the thief's count, down to nothing), and the size of the hand, which is public.
+                let (hand, _) = self.visible_hand(player, q);
+                for r in 0..RESOURCES {
+                    f[r] = hand[r].max(0) as f32 / 19.0;
+                }
+                f[14] = (s.hand.iter().map(|&c| c as f32).sum::<f32>() / 20.0).min(1.0);
+                f[5] = s.dev_cards() as f32 / 25.0;
+                f[6] = s.knights as f32 / 14.0;
+                f[7] = (self.public_points(q) as f32 / self.win_points as f32).min(1.0);
+                f[8] = s.longest as f32 / 15.0;
+                f[9] = (self.army == Some(q as u8)) as u8 as f32;
+                f[10] = (self.road == Some(q as u8)) as u8 as f32;
+                f[11] = s.harbours.count_ones() as f32 / 6.0;
+                f[12] = (q == self.current as usize) as u8 as f32;
+                f[13] = 1.0;
+            }
+            out.extend_from_slice(&f);
+        }
+    }
+
+    /// The observation's table: the viewer's development cards, the bank, the deck, the phase.
+    fn observe_table(&self, player: Player, out: &mut Vec<f32>) {
+        for k in 0..DEV_KINDS {
+            out.push(self.seats[player].dev[k] as f32 / DEV_DECK[k] as f32);
+        }
+        for r in 0..RESOURCES {
+            out.push(self.bank[r] as f32 / 19.0);
+        }
+        out.push(self.deck.iter().sum::<u8>() as f32 / 25.0);
+        out.push(self.played_dev as u8 as f32);
+        out.push((self.phase == Phase::Roll) as u8 as f32);
+        out.push((self.phase == Phase::Main) as u8 as f32);
+        out.push(matches!(self.phase, Phase::MoveRobber | Phase::Steal) as u8 as f32);
+        out.push((self.phase == Phase::Discard) as u8 as f32);
+        out.push(matches!(self.phase, Phase::SetupSettlement | Phase::SetupRoad) as u8 as f32);
+    }
+
+    /// The observation's derived features: what each corner yields and who may settle it, each
+    /// seat's production and the catan-value evaluator's features of each seat.
+    fn observe_derived(&self, player: Player, out: &mut Vec<f32>) {
+        let n = self.n as usize;
+        // Derived: what each vertex yields, whether it can be settled, and each seat's
+        // expected cards a roll by resource (x 3, so a strong start reads near 1).
+        let t = &*TOPOLOGY;
+        let (open, mine) = (self.open_vertices(), self.settlement_spots(player));
+        for v in 0..VERTICES {
+            let mut f = [0.0f32; VERTEX_EXTRA];
+            for &h in &t.vertex_hexes[v] {
+                let h = h as usize;
+                let num = self.number[h] as i32;
+                if num != 0 && h != self.robber as usize && (self.terrain[h] as usize) < RESOURCES {
+                    f[self.terrain[h] as usize] += (6 - (num - 7).abs()) as f32 / 36.0 * 3.0;
+                }
+            }
+            for x in &mut f[..RESOURCES] {
+                *x = x.min(1.0);
+            }
+            f[RESOURCES] = (open >> v & 1) as f32;
+            f[RESOURCES + 1] = (mine >> v & 1) as f32;
+            out.extend_from_slice(&f);
+        }
+        for k in 0..MAX_PLAYERS {
+            if k < n {
+                let prod = eval::production(self, (player + k) % n);
+                out.extend(prod.iter().map(|&p| (p * 3.0).min(1.0) as f32));
+            } else {
+                out.extend_from_slice(&[0.0; RESOURCES]);
+            }
+        }
+        // The catan-value evaluator's features of each seat (the viewer first), scaled to
+        // 0..=1: what a network may weigh differently, and needs not learn to compute.
+        for k in 0..MAX_PLAYERS {
+            if k < n {
+                let q = (player + k) % n;
+                let mut f = eval::seat_features(self, q);
+                if k > 0 {
+                    // Only what the viewer sees of another seat: its public points, its
+                    // development cards counted whole, nothing that depends on its hand's kinds.
+                    f[0] = self.public_points(q) as f64;
+                    f[7] = self.seats[q].dev_cards() as f64;
+                    f[10..14].fill(0.0);
+                }
+                out.extend(f.iter().zip(SEAT_FEATURE_SCALE).map(|(x, s)| (x / s).clamp(0.0, 1.0) as f32));
+            } else {
+                out.extend_from_slice(&[0.0; eval::SEAT_FEATURES]);
+            }
+        }
+    }
+
+    /// The board being laid out (a shuffled board's tiles, numbers and harbours, chance's picks).
+    fn apply_board(&mut self, action: Action) {
+        match self.phase {
+            Phase::BoardTiles => {
+                self.terrain[self.count as usize] = action as u8;
+                self.count += 1;
+                if self.count as usize == HEXES {
+                    self.count = 0;
+                    self.phase = if self.separate_reds { Phase::RedHexes } else { Phase::Numbers };
+                }
+            }
+            Phase::RedHexes => {
+                self.number[action as usize] = [6, 6, 8, 8][self.count as usize];
+                self.count += 1;
+                if self.count == 4 {
+                    self.count = 0;
+                    self.phase = Phase::Numbers;
+                }
+            }
+            Phase::Numbers => {
+                if let Some(h) = self.next_number_hex() {
+                    self.number[h] = action as u8;
+                }
+                if self.next_number_hex().is_none() {
+                    self.count = 0;
+                    self.phase = Phase::Harbours;
+                }
+            }
+            Phase::Harbours => {
+                self.harbour[self.count as usize] = action as u8;
+                self.count += 1;
+                if self.count as usize == HARBOURS {
+                    self.finish_board();
+                }
+            }
+            _ => unreachable!("{:?} is not a phase of {}", self.phase, "apply_board"),
+        }
+    }
+
+    /// The set-up placements: each seat's settlements and roads, the second settlement's cards.
+    fn apply_setup(&mut self, action: Action) {
+        match self.phase {
+            Phase::SetupSettlement => {
+                let seat = self.setup_seat(self.count) as usize;
+                let v = (action - SETTLE) as usize;
+                self.place_settlement(seat, v);
+                self.last_vertex = v as u8;
+                if self.count >= self.n {
+                    // The second settlement yields one card per producing neighbour hex.
+                    for &h in &TOPOLOGY.vertex_hexes[v] {
+                        let t = self.terrain[h as usize];
+                        if t != DESERT && self.bank[t as usize] > 0 {
+                            self.seats[seat].hand[t as usize] += 1;
+                            self.bank[t as usize] -= 1;
+                        }
+                    }
+                }
+                self.phase = Phase::SetupRoad;
+            }
+            Phase::SetupRoad => {
+                let seat = self.setup_seat(self.count) as usize;
+                self.place_road(seat, (action - ROAD) as usize);
+                self.count += 1;
+                if self.count == 2 * self.n {
+                    self.count = 0;
+                    self.start_turn(0);
+                } else {
+                    self.phase = Phase::SetupSettlement;
+                }
+            }
+            _ => unreachable!("{:?} is not a phase of {}", self.phase, "apply_setup"),
+        }
+    }
+
+    /// A seven's discards, the robber's move and the steal.
+    fn apply_robber(&mut self, action: Action) {
+        let p = self.current as usize;
+        match self.phase {
+            Phase::Discard => {
+                if let Some(d) = self.discarder() {
+                    let r = (action - DISCARD) as usize;
+                    self.seats[d].hand[r] -= 1;
+                    self.bank[r] += 1;
+                    self.discards[d] -= 1;
+                }
+                self.after_discards();
+            }
+            Phase::MoveRobber => {
+                self.robber = (action - ROBBER) as u8;
+                self.after_robber_moved();
+            }
+            Phase::Steal => {
+                self.victim = (action - STEAL) as u8;
+                self.phase = Phase::StealCard;
+            }
+            Phase::StealCard => {
+                let r = action as usize;
+                self.seats[self.victim as usize].hand[r] -= 1;
+                self.seats[p].hand[r] += 1;
+                if self.hidden_hands {
+                    self.unseen[p][self.victim as usize][r] = self.unseen[p][self.victim as usize][r].saturating_add(1);
+                }
+                self.phase = self.resume;
+            }
+            _ => unreachable!("{:?} is not a phase of {}", self.phase, "apply_robber"),
+        }
+    }
+
+    /// A development card bought, and the cards played that take several steps.
+    fn apply_card(&mut self, action: Action) {
+        let p = self.current as usize;
+        match self.phase {
+            Phase::DevCard => {
+                let k = action as usize;
+                self.deck[k] -= 1;
+                self.seats[p].dev[k] += 1;
+                self.seats[p].fresh[k] += 1;
+                self.phase = Phase::Main;
+                self.check_win();
+            }
+            Phase::FreeRoads => {
+                self.place_road(p, (action - ROAD) as usize);
+                self.count -= 1;
+                self.phase = self.resume;
+                self.check_win();
+                if self.phase == self.resume && self.count > 0 && self.is_free_road_possible() {
+                    self.phase = Phase::FreeRoads;
+                }
+            }
+            Phase::Plenty => {
+                let r = (action - TAKE) as usize;
+                self.bank[r] -= 1;
+                self.seats[p].hand[r] += 1;
+                self.count -= 1;
+                if self.count == 0 || self.bank.iter().all(|&b| b == 0) {
+                    self.phase = self.resume;
+                }
+            }
+            _ => unreachable!("{:?} is not a phase of {}", self.phase, "apply_card"),
+        }
+    }
+
+    /// The dice: a seven's discards and robber, or every producing hex's cards.
+    fn apply_roll(&mut self, roll: u8) {
+        self.rolls += 1;
+        self.last_roll = roll;
+        if roll == 7 {
+            for q in 0..self.n as usize {
+                let c = self.seats[q].cards();
+                self.discards[q] = if c > 7 { (c / 2) as u8 } else { 0 };
+            }
+            self.phase = Phase::Discard;
+            self.after_discards();
+        } else {
+            self.produce(roll);
+            self.phase = Phase::Main;
         }
     }
 }
