@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use meeple_game::Game;
 use meeple_learn::az::train::{AzConfig, AzRun};
 use meeple_learn::flags::Given;
+use meeple_learn::trainers::{Az, Trainer};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -65,9 +66,7 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
             settings.set("external", serde_json::json!(dir));
         }
     }
-    let config = meeple_learn::az::train::az_config(game, &settings.json(), options.seed, threads)?;
-    // A generation's checkpoint is written when it ends, as external players need it.
-    options.save_seconds = 0.0;
+    let config = Az.settings(game, &settings.json(), &mut options)?;
     let out = options.out.clone();
     let agent = format!("az:model={{model}},sims={}", args.eval_sims.unwrap_or(64));
     eprintln!(

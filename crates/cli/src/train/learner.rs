@@ -11,6 +11,7 @@ use meeple_learn::flags::{Given, Settings};
 use meeple_learn::ladder::Evaluation;
 use meeple_learn::metrics::{Event, Metrics};
 use meeple_learn::run::{Every, Hooks, Learner, Progress, Round, RunOptions, run};
+use meeple_learn::trainers::{Trainer, train_with};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -251,8 +252,18 @@ impl<T: Settings + Send + Sync + 'static> LearnerArgs<T> {
         &self.game
     }
 
-    /// Runs trainer `kind` with the settings given, in `--out` or `runs/KIND`.
-    pub fn run<G: Game>(&self, game: &G, kind: &str) -> Result<()> {
+    /// Runs `trainer` with the settings given, in `--out` or `runs/NAME`.
+    pub fn run<G: Game, R: Trainer<Config = T>>(&self, game: &G, trainer: &R) -> Result<()> {
+        let options = self.run.options(trainer.kind().name)?;
+        let mut terminal = Terminal::new(&options)?;
+        let progress = train_with(trainer, game, &self.settings.json(), &options, &mut terminal)?;
+        terminal.bar.finish_and_clear();
+        finished(&progress, &options, &terminal)
+    }
+
+    /// Runs the trainer `kind` by name, for a command whose flags serve several trainers
+    /// (`value`'s two data sources).
+    pub fn run_named<G: Game>(&self, game: &G, kind: &str) -> Result<()> {
         drive_named(game, kind, &self.settings.json(), &self.run.options(kind)?)
     }
 }

@@ -8,6 +8,7 @@ pub mod learner;
 mod strap;
 
 use learner::LearnerArgs;
+use meeple_learn::trainers::{Dqn, Ppo, Td, Vae};
 use meeple_learn::{dqn::DqnConfig, ppo::PpoConfig, td::TdConfig, vae::VaeRunConfig, value::ValueFlags};
 
 use anyhow::Result;
@@ -66,10 +67,10 @@ pub fn run(command: &TrainCommand) -> Result<()> {
         TrainCommand::Tdleaf(args) => {
             with_game!(args.game().as_str(), |game| strap::run(&game, meeple_learn::strap::Strap::Leaf, args))?
         }
-        TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| args.run(&game, "td"))?,
-        TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| args.run(&game, "value"))?,
-        TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| args.run(&game, "dqn"))?,
-        TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| args.run(&game, "ppo"))?,
-        TrainCommand::Vae(args) => with_game!(args.game().as_str(), |game| args.run(&game, "vae"))?,
+        TrainCommand::Td(args) => with_game!(args.game().as_str(), |game| args.run(&game, &Td { value: false }))?,
+        TrainCommand::Value(args) => with_game!(args.game().as_str(), |game| args.run_named(&game, "value"))?,
+        TrainCommand::Dqn(args) => with_game!(args.game().as_str(), |game| args.run(&game, &Dqn))?,
+        TrainCommand::Ppo(args) => with_game!(args.game().as_str(), |game| args.run(&game, &Ppo))?,
+        TrainCommand::Vae(args) => with_game!(args.game().as_str(), |game| args.run(&game, &Vae))?,
     }
 }

@@ -8,8 +8,8 @@ use anyhow::Result;
 use clap::Args;
 use meeple_game::Game;
 use meeple_learn::flags::Given;
-use meeple_learn::flags::with_settings;
 use meeple_learn::strap::{Strap, StrapConfig, StrapRun};
+use meeple_learn::trainers::Trainer;
 
 #[derive(Args, Debug, Clone)]
 pub struct StrapArgs {
@@ -39,32 +39,15 @@ impl StrapArgs {
     }
 }
 
-/// Self-play games of a run given neither --games nor --minutes (the report's runs were longer).
-const DEFAULT_GAMES: u64 = 100;
-
-/// The bootstrap's settings from the flags (one definition each: `StrapConfig::check` refuses
-/// those the chosen learner never reads).
-fn config(strap: Strap, args: &StrapArgs, seed: u64) -> Result<StrapConfig> {
-    let c = with_settings(&StrapConfig { seed, ..StrapConfig::new(strap, "linear8") }, &args.settings.json())?;
-    c.check()?;
-    Ok(c)
-}
-
 pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
-    let mut options = args.run.options(strap.name())?;
-    // A game takes seconds: keep a checkpoint after every one, as the weights file always was.
-    options.save_seconds = 0.0;
-    if options.games.is_none() && options.minutes.is_none() {
-        options.games = Some(DEFAULT_GAMES);
-    }
-    if args.starts == 1 {
-        let c = config(strap, args, args.run.seed)?;
-        return drive(game, &options, |resume| StrapRun::new(game.clone(), c, resume));
-    }
     if !args.select_games.is_multiple_of(2) {
         anyhow::bail!("--select-games {}: give an even number (each pair plays both seatings)", args.select_games);
     }
-    let first = config(strap, args, args.run.seed)?;
+    let mut options = args.run.options(strap.name())?;
+    let first = strap.settings(game, &args.settings.json(), &mut options)?;
+    if args.starts == 1 {
+        return drive(game, &options, |resume| StrapRun::new(game.clone(), first, resume));
+    }
     let mut terminal = super::learner::Terminal::new(&options)?;
     let chosen =
         meeple_learn::strap::train_starts(game, &first, &options, args.starts, args.select_games, &mut terminal)?;
