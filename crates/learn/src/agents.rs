@@ -4,7 +4,7 @@
 //! [`Extension`], so a search's playout agent or evaluator can be a learned one too:
 //! `mcts:playout=(policy:model=F,temperature=1)`, `alphabeta:depth=4,eval=(net:model=F)`.
 
-use crate::Evaluator;
+use crate::PolicyValue;
 use crate::az::search::{Root, Search, SearchConfig};
 use meeple_game::{
     Action, Agent, AgentInfo, BoxedAgent, Budget, Error, Game, ParamInfo, Rng, Spec, State, rng_from_seed,
@@ -644,7 +644,7 @@ impl<S: State> AzAgent<S> {
                 self.listed.extend_from_slice(&self.moves);
                 self.starts.push(self.listed.len());
             }
-            let out = Evaluator::evaluate_listed(self.net.as_ref(), &self.obs, n, &self.listed, &self.starts, false)?;
+            let out = PolicyValue::evaluate_listed(self.net.as_ref(), &self.obs, n, &self.listed, &self.starts, false)?;
             // The search reads each leaf's legal moves' logits alone: the others keep stale values.
             let actions = self.net.actions();
             self.logits.resize(n * actions, 0.0);
@@ -904,7 +904,7 @@ impl<S: State> Agent<S> for PolicyAgent {
         if let Some(e) = &mut self.encoder {
             e.encode_in_place(&mut self.obs, 1);
         }
-        let out = Evaluator::evaluate(self.net.as_ref(), &self.obs, 1)?;
+        let out = PolicyValue::evaluate(self.net.as_ref(), &self.obs, 1)?;
         let logit = |a: Action| out.logits[a as usize] as f64;
         if self.temperature == 0.0 {
             return self
@@ -953,7 +953,7 @@ impl<S: State> NetValue<S> {
             return Ok(out.clone());
         }
         // Not under the lock: search threads evaluate at once.
-        let out = Arc::new(Evaluator::evaluate(self.net.as_ref(), &obs, 1)?);
+        let out = Arc::new(PolicyValue::evaluate(self.net.as_ref(), &obs, 1)?);
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some((obs, out.clone()));
         Ok(out)
     }
@@ -970,7 +970,7 @@ impl<S: State> GameEvaluator<S> for NetValue<S> {
             s.observation(s.current_player().unwrap_or(player), &mut one);
             obs.extend_from_slice(&one);
         }
-        match Evaluator::evaluate(self.net.as_ref(), &obs, states.len()) {
+        match PolicyValue::evaluate(self.net.as_ref(), &obs, states.len()) {
             Ok(o) => out.extend(states.iter().enumerate().map(|(i, s)| {
                 let seat = s.current_player().unwrap_or(player);
                 let v =

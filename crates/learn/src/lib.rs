@@ -56,7 +56,7 @@ impl From<LearnError> for meeple_game::Error {
 
 /// A batched evaluator of positions: policy logits over every action id and each seat's value,
 /// mover first. A network in practice; tests use simple stand-ins.
-pub trait Evaluator: Send + Sync {
+pub trait PolicyValue: Send + Sync {
     /// Values in one observation.
     fn input_len(&self) -> usize;
     /// Action ids (logits per position).
@@ -92,7 +92,7 @@ pub trait Evaluator: Send + Sync {
     }
 }
 
-impl Evaluator for Network {
+impl PolicyValue for Network {
     fn input_len(&self) -> usize {
         self.config().input_len()
     }
@@ -134,7 +134,7 @@ pub struct Uniform {
     pub seats: usize,
 }
 
-impl Evaluator for Uniform {
+impl PolicyValue for Uniform {
     fn input_len(&self) -> usize {
         self.input
     }

@@ -3,11 +3,11 @@
 use meeple_game::{Game, State};
 use meeple_games::TicTacToe;
 use meeple_games::tictactoe::TicTacToeState;
-use meeple_learn::{Evaluator, LearnError, Root, Search, SearchConfig, Step, Uniform};
+use meeple_learn::{LearnError, PolicyValue, Root, Search, SearchConfig, Step, Uniform};
 use meeple_nn::Output;
 
 /// Runs a search to the end with `eval` answering every leaf.
-fn run<S: State>(mut search: Search<S>, eval: &dyn Evaluator) -> meeple_learn::SearchResult {
+fn run<S: State>(mut search: Search<S>, eval: &dyn PolicyValue) -> meeple_learn::SearchResult {
     let mut obs = Vec::new();
     loop {
         match search.step() {
@@ -47,7 +47,7 @@ fn both_roots_find_a_win_in_one_and_block_a_loss() {
 /// holds the centre (value 0.9 for X), else 0.4 for X.
 struct CentreLover;
 
-impl Evaluator for CentreLover {
+impl PolicyValue for CentreLover {
     fn input_len(&self) -> usize {
         27
     }
@@ -146,7 +146,7 @@ fn chance_and_many_players_are_searched() {
 /// Runs a search to the end gathering up to `batch` leaves per evaluation.
 fn run_batched<S: State>(
     mut search: Search<S>,
-    eval: &dyn Evaluator,
+    eval: &dyn PolicyValue,
     batch: usize,
 ) -> (meeple_learn::SearchResult, usize) {
     let (mut obs, mut one, mut calls) = (Vec::new(), Vec::new(), 0);

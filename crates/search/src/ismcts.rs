@@ -124,7 +124,8 @@ impl<S: State> Ismcts<S> {
     }
 }
 
-struct Search<S: State> {
+/// One information-set tree: its nodes over every determinization, and its working parts.
+struct InfoTree<S: State> {
     nodes: Vec<Node>,
     rng: Rng,
     c: f64,
@@ -135,7 +136,7 @@ struct Search<S: State> {
     outcomes: Vec<(Action, f64)>,
 }
 
-impl<S: State> Search<S> {
+impl<S: State> InfoTree<S> {
     fn child(&self, node: u32, action: Action) -> Option<u32> {
         let mut c = self.nodes[node as usize].first_child;
         while c != NONE {
@@ -275,7 +276,7 @@ impl<S: State> Agent<S> for Ismcts<S> {
         let iters = crate::tighter(self.iters, budget.iterations).or(if time.is_some() { None } else { Some(1000) });
         let seed = derive_seed(self.seed, self.moves_made);
         self.moves_made += 1;
-        let mut search = Search {
+        let mut search = InfoTree {
             nodes: vec![Node {
                 parent: NONE,
                 first_child: NONE,

@@ -690,7 +690,7 @@ impl<S: State> ThreadJob<'_, S> {
                 None => Tree::new(root_state),
             };
             let mut search =
-                Search::new(self.cfg, self.eval.clone(), self.playout, self.num_players, seed, self.solver)?;
+                Searcher::new(self.cfg, self.eval.clone(), self.playout, self.num_players, seed, self.solver)?;
             search.rollout.set_deadline(self.stop);
             total += search.run(&mut tree, self.iters, (self.deadlines[w], self.cancel), self.max_nodes);
             depth = depth.max(search.max_depth);
@@ -701,7 +701,7 @@ impl<S: State> ThreadJob<'_, S> {
 }
 
 /// The working parts of one tree's search.
-struct Search<'a, S: State> {
+struct Searcher<'a, S: State> {
     cfg: &'a MctsConfig,
     eval: Arc<dyn Evaluator<S>>,
     rollout: Rollout<S>,
@@ -713,7 +713,7 @@ struct Search<'a, S: State> {
     max_depth: u32,
 }
 
-impl<'a, S: State> Search<'a, S> {
+impl<'a, S: State> Searcher<'a, S> {
     fn new(
         cfg: &'a MctsConfig,
         eval: Arc<dyn Evaluator<S>>,
@@ -737,7 +737,7 @@ impl<'a, S: State> Search<'a, S> {
             },
             num_players,
         );
-        Ok(Search {
+        Ok(Searcher {
             cfg,
             eval,
             rollout,
@@ -990,7 +990,7 @@ mod tests {
 
     fn shaped(spec: &str, dice: [u8; 2]) -> Vec<f64> {
         let cfg = MctsConfig::from_spec(&spec.parse().unwrap()).unwrap();
-        let search = Search::new(&cfg, Arc::new(meeple_game::ZeroEvaluator), None, 2, 0, false).unwrap();
+        let search = Searcher::new(&cfg, Arc::new(meeple_game::ZeroEvaluator), None, 2, 0, false).unwrap();
         let s = DiceState::with_dice(&Dice::default(), &dice, 2);
         search.rollout.shape(&s, s.returns().unwrap()).to_vec()
     }

@@ -3,7 +3,7 @@
 //! and record training positions.
 
 use crate::az::search::{Search, SearchConfig, Step};
-use crate::{Evaluator, LearnError};
+use crate::{LearnError, PolicyValue};
 use meeple_game::{Action, Game, Player, Rng, State, Turn, derive_seed, rng_from_seed, sample_chance};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -89,7 +89,7 @@ struct Slot<S: State> {
 /// most `config.in_flight` at once, and returns them in order of their index.
 pub fn self_play<G: Game>(
     game: &G,
-    evaluator: &dyn Evaluator,
+    evaluator: &dyn PolicyValue,
     config: &SelfPlayConfig,
     games: usize,
     seed: u64,
@@ -112,7 +112,7 @@ pub fn self_play<G: Game>(
 #[allow(clippy::too_many_arguments)]
 pub fn self_play_until<G: Game>(
     game: &G,
-    evaluator: &dyn Evaluator,
+    evaluator: &dyn PolicyValue,
     config: &SelfPlayConfig,
     games: usize,
     seed: u64,
@@ -345,7 +345,7 @@ fn teacher_policy(analysis: &[meeple_game::MoveStat], legal: &[Action], chosen: 
 #[allow(clippy::too_many_arguments)]
 fn play_share<G: Game>(
     game: &G,
-    evaluator: &dyn Evaluator,
+    evaluator: &dyn PolicyValue,
     config: &SelfPlayConfig,
     indices: &[usize],
     in_flight: usize,

@@ -9,7 +9,7 @@
 
 use crate::az::selfplay::{SelfPlayConfig, SelfPlayGame, replay_states, self_play_until, teacher_play_until};
 use crate::run::{Budget, Every, Kind, Layout, Round, Save};
-use crate::{Evaluator, LearnError};
+use crate::{LearnError, PolicyValue};
 use meeple_game::{Action, Game, Rng, State, derive_seed, rng_from_seed};
 use meeple_nn::{Batch, NetConfig, Sidecar, TrainConfig, Trainer};
 use rand::RngExt;
@@ -1219,7 +1219,7 @@ pub fn fresh_network<G: Game>(
 /// benchmarks).
 pub fn evaluations_per_second<G: Game>(
     game: &G,
-    evaluator: &dyn Evaluator,
+    evaluator: &dyn PolicyValue,
     batch: usize,
     seconds: f64,
 ) -> Result<f64, LearnError> {
