@@ -404,7 +404,11 @@ async function showMatch(id) {
   // Play as the seat this browser holds unless the address says otherwise.
   M.viewer = asked === undefined ? snap.viewer : asked;
   if (snap.replay && snap.status !== 'over') M.browsing = 0;
-  if (!M.advisor) {
+  // The analysis agent is the game's own until the person names another for this game; a
+  // match of another game starts from that game's.
+  if (M.advisorGame !== snap.game) {
+    M.advisorGame = snap.game;
+    M.advisor = undefined;
     try { M.advisor = (await api('GET', '/api/game?spec=' + encodeURIComponent(snap.game))).advisor; } catch (_) { /* the default below */ }
   }
   $('#app').innerHTML = `<div class="match"><div class="board" id="board"></div><div class="side" id="side"></div></div>`;
