@@ -18,7 +18,10 @@
 //! `end` 319. Worker indexes are the mover's two workers in ascending cell order, as in the
 //! base game.
 
-use super::{ALL, CELLS, DIRECTION, NEIGHBOUR, NEIGHBOURS, SantoriniState, UNPLACED, map_cell, notation::cell_name};
+use super::{
+    ALL, CELLS, DIRECTION, NEIGHBOUR, NEIGHBOURS, NO_WINNER, NUM_ACTIONS, SantoriniState, UNPLACED, map_cell,
+    notation::cell_name,
+};
 use meeple_game::{Action, Error, Player};
 
 /// The ten gods, in the order of their ids (1-10; 0 is no power).
@@ -541,7 +544,7 @@ impl SantoriniState {
         }
         let mut next = *self;
         next.apply_step_raw(action);
-        next.winner != super::NO_WINNER || next.to_move != self.to_move || next.can_finish_turn()
+        next.winner != NO_WINNER || next.to_move != self.to_move || next.can_finish_turn()
     }
 
     /// Whether some sequence of steps finishes the turn begun (or about to begin).
@@ -567,7 +570,7 @@ impl SantoriniState {
     pub(crate) fn apply_step(&mut self, action: Action) {
         let p = self.to_move;
         self.apply_step_raw(action);
-        if self.winner == super::NO_WINNER && self.to_move != p && !self.can_finish_turn() {
+        if self.winner == NO_WINNER && self.to_move != p && !self.can_finish_turn() {
             self.winner = p;
         }
     }
@@ -646,8 +649,25 @@ impl SantoriniState {
         }
     }
 
+    /// Why an action of a game with gods is not legal now, in words (none where the base
+    /// game's reasons apply: a placement's).
+    pub(crate) fn gods_illegal_reason(&self, action: Action) -> Option<String> {
+        if self.winner == NO_WINNER && self.placed == 4 {
+            return Some(self.step_illegal_reason(action));
+        }
+        (action as usize >= NUM_ACTIONS).then(|| {
+            if action as usize >= GOD_ACTIONS {
+                format!("action id {action} is out of range")
+            } else if self.winner != NO_WINNER {
+                "the game is over".into()
+            } else {
+                "place your workers first: name an empty cell (c3)".into()
+            }
+        })
+    }
+
     /// Why a step is not legal now, in words.
-    pub(crate) fn step_illegal_reason(&self, action: Action) -> String {
+    fn step_illegal_reason(&self, action: Action) -> String {
         let p = self.to_move as usize;
         let god = self.gods[p];
         let t = self.steps;
@@ -916,7 +936,7 @@ impl SantoriniState {
     /// Whether the player to move can win within the turn under way: a move up onto level 3,
     /// Pan's drop, or Artemis's second move, with Athena's block and the forced moves applied.
     pub(crate) fn wins_this_turn(&self) -> bool {
-        if !self.stepped() || self.placed < 4 || self.winner != super::NO_WINNER || self.steps.built != UNPLACED {
+        if !self.stepped() || self.placed < 4 || self.winner != NO_WINNER || self.steps.built != UNPLACED {
             return false;
         }
         if !self.may_win(self.to_move as usize) {
@@ -940,7 +960,7 @@ impl SantoriniState {
     /// How many winning first moves (and Artemis's second moves) `side` would have if its turn
     /// began on this board, under Athena's block where this turn sets it.
     pub(crate) fn threats(&self, side: usize) -> u32 {
-        if !self.stepped() || self.placed < 4 || self.winner != super::NO_WINNER || !self.may_win(side) {
+        if !self.stepped() || self.placed < 4 || self.winner != NO_WINNER || !self.may_win(side) {
             return 0;
         }
         let mut next = *self;

@@ -547,8 +547,7 @@ impl SantoriniState {
             return Err(bad("name the gods (gods=apollo+pan) to build a position"));
         }
         s.to_move = to_move as u8;
-        let stuck = if s.stepped() { !s.can_finish_turn() } else { !s.can_move(to_move) };
-        if stuck {
+        if s.stuck() {
             s.winner = 1 - to_move as u8;
         }
         Ok(s)
@@ -746,7 +745,7 @@ impl State for SantoriniState {
         if self.drawing {
             return (action as usize) < PAIRINGS && action / 10 != action % 10;
         }
-        if self.winner != NO_WINNER || action as usize >= if self.stepped() { GOD_ACTIONS } else { NUM_ACTIONS } {
+        if self.winner != NO_WINNER || action as usize >= self.action_ids() {
             return false;
         }
         if self.placed < 4 {
@@ -796,8 +795,7 @@ impl State for SantoriniState {
                 self.place(cell);
                 if self.placed == 4 {
                     self.to_move = 0;
-                    let stuck = if self.stepped() { !self.can_finish_turn() } else { !self.can_move(0) };
-                    if stuck {
+                    if self.stuck() {
                         self.winner = 1;
                     }
                 }
@@ -898,20 +896,13 @@ impl State for SantoriniState {
     }
 
     fn illegal_reason(&self, action: Action) -> String {
-        if self.stepped() && self.winner == NO_WINNER && !self.drawing && self.placed == 4 {
-            return self.step_illegal_reason(action);
-        }
         if self.drawing {
             return "the gods are drawn by chance, two different ones (0-99: first × 10 + second)".into();
         }
-        if self.stepped() && action as usize >= NUM_ACTIONS {
-            return if action as usize >= GOD_ACTIONS {
-                format!("action id {action} is out of range")
-            } else if self.winner != NO_WINNER {
-                "the game is over".into()
-            } else {
-                "place your workers first: name an empty cell (c3)".into()
-            };
+        if self.stepped()
+            && let Some(why) = self.gods_illegal_reason(action)
+        {
+            return why;
         }
         notation::illegal_reason(self, action)
     }
@@ -992,6 +983,16 @@ fn map_bits(k: usize, bits: u32) -> u32 {
 }
 
 impl SantoriniState {
+    /// The action ids of this setting: a whole turn's, or with gods a step's.
+    fn action_ids(&self) -> usize {
+        if self.stepped() { GOD_ACTIONS } else { NUM_ACTIONS }
+    }
+
+    /// Whether the player to move cannot finish a turn, and so has lost.
+    fn stuck(&self) -> bool {
+        if self.stepped() { !self.can_finish_turn() } else { !self.can_move(self.to_move as usize) }
+    }
+
     /// The position under board symmetry `k` (0-7: rotations, then their mirror images).
     /// Santorini's rules commute with all eight, so they are free training data.
     pub fn symmetric(&self, k: usize) -> Self {
