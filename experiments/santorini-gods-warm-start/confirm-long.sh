@@ -32,9 +32,9 @@ run120() {
 }
 [ "${1:-}" = 120 ] && run120
 # A later generation's kept checkpoint (ckpt/gen-NNNNNN, copied to runs/), chosen as the newest
-# whose 40-game evaluation at equal time scored at least 70%, on a seed of its own:
-# `confirm-long.sh gen 220 1004`.
-gen() { # generation, seed
+# whose 40-game evaluation at equal time scored at least 70%, on a seed of its own, 200 games
+# unless told: `confirm-long.sh gen 220 1004`, `confirm-long.sh gen 250 1005 600`.
+gen() { # generation, seed, games
     name=long-gen$1-vs-alphabeta-100ms-seed$2
     [ -f "$HERE/$name.json" ] && return 0
     ckpt=$(printf "$HERE/long/ckpt/gen-%06d" "$1")
@@ -42,8 +42,8 @@ gen() { # generation, seed
         cp "$ckpt.safetensors" "runs/gods-long-gen$1.safetensors"
         cp "$ckpt.json" "runs/gods-long-gen$1.json"
     }
-    $M arena santorini:gods=random "az:model=runs/gods-long-gen$1.safetensors,time=100ms" "$AB" --games 200 \
+    $M arena santorini:gods=random "az:model=runs/gods-long-gen$1.safetensors,time=100ms" "$AB" --games "${3:-200}" \
         --seed "$2" --opening-plies 4 --threads 1 --records "runs/$name-records.jsonl" --force --json "$HERE/$name.json"
     gzip -c "runs/$name-records.jsonl" > "$HERE/$name-records.jsonl.gz"
 }
-[ "${1:-}" = gen ] && gen "$2" "$3"
+[ "${1:-}" = gen ] && gen "$2" "$3" "${4:-200}"
