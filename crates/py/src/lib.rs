@@ -653,7 +653,9 @@ impl meeple_learn::run::Hooks for PyHooks<'_> {
 /// (`run.json`, `metrics.jsonl`, `ckpt/last.*`), resume, limits and checks. The keyword
 /// settings are the trainer's config's (`lr`, `net`, `train={"lr": ...}`, ...; an unknown one
 /// is refused with the accepted ones). `eval_every` is `--eval-every`: 0, a time ("10m") or a
-/// count of rounds (None: the trainer's default). `resume` goes on with the run in `out` with its
+/// count of rounds (None: the trainer's default); `ladder` the evaluation's opponents (None:
+/// the default ladder) and `equal_time` the opponent given the checkpoint's own time a move
+/// (None: `mcts`, as on the command line; "none" leaves it out). `resume` goes on with the run in `out` with its
 /// limits; `extend` with `resume` makes the limits given the run's new end, its learning rate
 /// going on from where it stands. The bootstrap learners also take `starts=N` and
 /// `select_games=G`: N runs from random weights (seeds `seed`, `seed + 1`, ...) in
@@ -663,7 +665,7 @@ impl meeple_learn::run::Hooks for PyHooks<'_> {
 /// after each round; Ctrl-C stops after the round with a checkpoint, then raises
 /// KeyboardInterrupt. Gives the progress reached, as `run.json` keeps it.
 #[pyfunction]
-#[pyo3(signature = (kind, game, out, *, resume = false, extend = false, minutes = None, games = None, steps = None, seed = 1, threads = 1, eval_every = None, eval_games = None, ladder = None, export = None, progress = None, **settings))]
+#[pyo3(signature = (kind, game, out, *, resume = false, extend = false, minutes = None, games = None, steps = None, seed = 1, threads = 1, eval_every = None, eval_games = None, ladder = None, equal_time = None, export = None, progress = None, **settings))]
 #[allow(clippy::too_many_arguments)]
 fn train<'py>(
     py: Python<'py>,
@@ -680,6 +682,7 @@ fn train<'py>(
     eval_every: Option<Bound<'py, PyAny>>,
     eval_games: Option<usize>,
     ladder: Option<Vec<String>>,
+    equal_time: Option<String>,
     export: Option<std::path::PathBuf>,
     progress: Option<Bound<'py, PyAny>>,
     settings: Option<&Bound<'py, pyo3::types::PyDict>>,
@@ -716,6 +719,11 @@ fn train<'py>(
         eval,
         eval_games,
         ladder: ladder.unwrap_or_default(),
+        equal_time: match equal_time {
+            None => meeple_learn::run::RunOptions::new(&out).equal_time,
+            Some(s) if s.trim().eq_ignore_ascii_case("none") => None,
+            Some(s) => Some(s.trim().to_string()),
+        },
         commands: vec![format!("meeple.train({kind:?}, {game:?}, {:?}, ...)", out.display().to_string())],
         export,
         ..meeple_learn::run::RunOptions::new(&out)

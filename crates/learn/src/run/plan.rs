@@ -132,9 +132,10 @@ pub struct RunOptions {
     pub evaluate_kept: bool,
     /// Games against each ladder opponent per evaluation, a multiple of the seatings.
     pub eval_games: Option<usize>,
-    /// The ladder's opponents (empty: `random` and the game's ladder agents).
+    /// The ladder's opponents (empty: the one default ladder, `ladder::default_opponents`).
     pub ladder: Vec<String>,
-    /// The equal-time opponent of each evaluation (`None`: without one).
+    /// The equal-time opponent of each evaluation (`None`: without one; by default
+    /// [`crate::ladder::DEFAULT_EQUAL_TIME`], for the command line and Python alike).
     pub equal_time: Option<String>,
     /// Write a resumable checkpoint at least this often.
     pub save_seconds: f64,
@@ -163,7 +164,7 @@ impl RunOptions {
             evaluate_kept: true,
             eval_games: None,
             ladder: Vec::new(),
-            equal_time: None,
+            equal_time: Some(crate::ladder::DEFAULT_EQUAL_TIME.to_string()),
             save_seconds: 60.0,
             commands: Vec::new(),
             needs_limit: None,
