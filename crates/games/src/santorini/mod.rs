@@ -208,8 +208,8 @@ impl Game for Santorini {
 
     fn table_agents(&self) -> (String, String) {
         if self.stepped() {
-            // The network trained on every pairing: 61.5% [54.6, 68.0] against alpha-beta on the
-            // gods evaluator at equal time (experiments/santorini-gods-az-vs-alphabeta).
+            // The network trained on every pairing: 70.2% [65.6, 74.5] against alpha-beta on the
+            // gods evaluator at equal time (experiments/santorini-gods-warm-start).
             let agent = |t: &str| format!("az:model=santorini-gods-az.safetensors,time={t}");
             return (agent("1s"), agent("2s"));
         }
