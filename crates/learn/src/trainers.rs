@@ -11,6 +11,7 @@ use crate::run::{Every, Hooks, Kind, Progress, RunOptions, run};
 use meeple_game::Game;
 use serde::Serialize;
 use serde_json::Value;
+use std::path::Path;
 
 /// A trainer: the settings of its runs and the run itself.
 pub trait Trainer {
@@ -23,6 +24,16 @@ pub trait Trainer {
     /// options as this trainer takes them (a default length, its checkpoint cadence, evaluation
     /// options refused where it plays no games).
     fn settings<G: Game>(&self, game: &G, given: &Value, options: &mut RunOptions) -> Result<Self::Config, LearnError>;
+    /// The learner it trains on `game`.
+    type Run<G: Game>: crate::run::Learner;
+    /// The learner, fresh or from the checkpoint `resume` (in `out`, the run's directory).
+    fn make<G: Game>(
+        &self,
+        game: &G,
+        config: Self::Config,
+        out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError>;
     /// Runs it through the one loop.
     fn run<G: Game>(
         &self,
@@ -30,7 +41,9 @@ pub trait Trainer {
         config: Self::Config,
         options: &RunOptions,
         hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError>;
+    ) -> Result<Progress, LearnError> {
+        run(game, options, |resume| self.make(game, config, &options.out, resume), hooks)
+    }
 }
 
 /// Runs `trainer` on `game`, `given` laid over its defaults.
@@ -98,15 +111,16 @@ impl Trainer for Az {
         crate::az::train::az_config(game, given, options.seed, options.threads.max(1))
     }
 
-    fn run<G: Game>(
+    type Run<G: Game> = crate::az::train::AzRun<G>;
+
+    fn make<G: Game>(
         &self,
         game: &G,
         config: Self::Config,
-        options: &RunOptions,
-        hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError> {
-        let dir = options.out.clone();
-        run(game, options, |r| crate::az::train::AzRun::new(game.clone(), config, &dir, r), hooks)
+        out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError> {
+        crate::az::train::AzRun::new(game.clone(), config, out, resume)
     }
 }
 
@@ -148,18 +162,17 @@ impl Trainer for Td {
         Ok(config)
     }
 
-    fn run<G: Game>(
+    type Run<G: Game> = crate::td::TdRun<G>;
+
+    fn make<G: Game>(
         &self,
         game: &G,
         config: Self::Config,
-        options: &RunOptions,
-        hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError> {
-        let value = self.value;
-        let make = |r: Option<&std::path::Path>| {
-            crate::td::TdRun::new(game.clone(), config, r).map(|t| if value { t.as_value() } else { t })
-        };
-        run(game, options, make, hooks)
+        _out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError> {
+        let run = crate::td::TdRun::new(game.clone(), config, resume)?;
+        Ok(if self.value { run.as_value() } else { run })
     }
 }
 
@@ -187,14 +200,16 @@ impl Trainer for SearchValue {
         with_settings(&base, given)
     }
 
-    fn run<G: Game>(
+    type Run<G: Game> = crate::value::SearchValueRun<G>;
+
+    fn make<G: Game>(
         &self,
         game: &G,
         config: Self::Config,
-        options: &RunOptions,
-        hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError> {
-        run(game, options, |r| crate::value::SearchValueRun::new(game.clone(), config, r), hooks)
+        _out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError> {
+        crate::value::SearchValueRun::new(game.clone(), config, resume)
     }
 }
 
@@ -217,14 +232,16 @@ impl Trainer for Dqn {
         Ok(config)
     }
 
-    fn run<G: Game>(
+    type Run<G: Game> = crate::dqn::DqnRun<G>;
+
+    fn make<G: Game>(
         &self,
         game: &G,
         config: Self::Config,
-        options: &RunOptions,
-        hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError> {
-        run(game, options, |r| crate::dqn::DqnRun::new(game.clone(), config, r), hooks)
+        _out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError> {
+        crate::dqn::DqnRun::new(game.clone(), config, resume)
     }
 }
 
@@ -247,14 +264,16 @@ impl Trainer for Ppo {
         Ok(config)
     }
 
-    fn run<G: Game>(
+    type Run<G: Game> = crate::ppo::PpoRun<G>;
+
+    fn make<G: Game>(
         &self,
         game: &G,
         config: Self::Config,
-        options: &RunOptions,
-        hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError> {
-        run(game, options, |r| crate::ppo::PpoRun::new(game.clone(), config, r), hooks)
+        _out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError> {
+        crate::ppo::PpoRun::new(game.clone(), config, resume)
     }
 }
 
@@ -292,14 +311,16 @@ impl Trainer for Vae {
         Ok(config)
     }
 
-    fn run<G: Game>(
+    type Run<G: Game> = crate::vae::VaeRun;
+
+    fn make<G: Game>(
         &self,
         game: &G,
         config: Self::Config,
-        options: &RunOptions,
-        hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError> {
-        run(game, options, |r| crate::vae::VaeRun::new(game, config, r), hooks)
+        _out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError> {
+        crate::vae::VaeRun::new(game, config, resume)
     }
 }
 
@@ -331,14 +352,16 @@ impl Trainer for crate::strap::Strap {
         Ok(config)
     }
 
-    fn run<G: Game>(
+    type Run<G: Game> = crate::strap::StrapRun<G>;
+
+    fn make<G: Game>(
         &self,
         game: &G,
         config: Self::Config,
-        options: &RunOptions,
-        hooks: &mut dyn Hooks,
-    ) -> Result<Progress, LearnError> {
-        run(game, options, |r| crate::strap::StrapRun::new(game.clone(), config, r), hooks)
+        _out: &Path,
+        resume: Option<&Path>,
+    ) -> Result<Self::Run<G>, LearnError> {
+        crate::strap::StrapRun::new(game.clone(), config, resume)
     }
 }
 

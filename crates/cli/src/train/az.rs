@@ -5,7 +5,7 @@
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use meeple_game::Game;
-use meeple_learn::az::train::{AzConfig, AzRun};
+use meeple_learn::az::train::AzConfig;
 use meeple_learn::flags::Given;
 use meeple_learn::trainers::{Az, Trainer};
 use std::path::PathBuf;
@@ -80,6 +80,6 @@ pub fn run<G: Game>(game: &G, args: &AzArgs) -> Result<()> {
         if options.resume { " (resuming)" } else { "" }
     );
     super::learner::drive(game, &options, |resume| {
-        AzRun::new(game.clone(), config.clone(), &out, resume).map(|r| r.evaluated_as(&agent))
+        Az.make(game, config.clone(), &out, resume).map(|r| r.evaluated_as(&agent))
     })
 }

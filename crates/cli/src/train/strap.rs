@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use meeple_game::Game;
 use meeple_learn::flags::Given;
-use meeple_learn::strap::{Strap, StrapConfig, StrapRun};
+use meeple_learn::strap::{Strap, StrapConfig};
 use meeple_learn::trainers::Trainer;
 
 #[derive(Args, Debug, Clone)]
@@ -46,7 +46,7 @@ pub fn run<G: Game>(game: &G, strap: Strap, args: &StrapArgs) -> Result<()> {
     let mut options = args.run.options(strap.name())?;
     let first = strap.settings(game, &args.settings.json(), &mut options)?;
     if args.starts == 1 {
-        return drive(game, &options, |resume| StrapRun::new(game.clone(), first, resume));
+        return drive(game, &options, |resume| strap.make(game, first, &options.out, resume));
     }
     let mut terminal = super::learner::Terminal::new(&options)?;
     let chosen =
