@@ -46,7 +46,7 @@ pub struct Terminal {
     last_eval: String,
     /// The round in words ("gen 12", "1200 games") the next evaluation is of.
     at: String,
-    /// Rounds played in this session.
+    /// Rounds played since this process started.
     rounds: u64,
     /// When a round line was last logged without a terminal.
     logged: Option<Instant>,

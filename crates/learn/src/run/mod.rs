@@ -180,21 +180,21 @@ impl Budget<'_> {
     pub fn unlimited() -> Budget<'static> {
         Budget {
             plan: Plan::default(),
-            clock: Clock { session: Instant::now(), base: 0.0 },
+            clock: Clock { started: Instant::now(), base: 0.0 },
             hooks: &Quiet,
             anneal: None,
             games_left: None,
         }
     }
 
-    /// The run's plan: its limits in minutes of all sessions, games and optimiser steps, and
+    /// The run's plan: its limits in minutes of all its pieces, games and optimiser steps, and
     /// where it was extended (for rounds long enough to be cut short by them, and steps to stop
     /// at exactly).
     pub fn plan(&self) -> &Plan {
         &self.plan
     }
 
-    /// The seconds the run has trained, this session's and earlier ones'.
+    /// The seconds the run has trained, in this process and its earlier pieces.
     pub fn seconds(&self) -> f64 {
         self.clock.seconds()
     }
@@ -231,9 +231,9 @@ impl Budget<'_> {
 pub struct Save<'a> {
     /// With what `--resume` needs beside it (the optimiser's state, a replay memory's place).
     pub resumable: bool,
-    /// The seconds trained, this session's and earlier ones'.
+    /// The seconds trained, in this process and the run's earlier pieces.
     pub seconds: f64,
-    /// The command lines that made the run (earlier sessions' first), for checkpoints that keep
+    /// The command lines that made the run (earlier pieces' first), for checkpoints that keep
     /// them where the network sidecars' own record does not reach.
     pub commands: &'a [String],
 }
@@ -302,16 +302,16 @@ pub struct Quiet;
 
 impl Hooks for Quiet {}
 
-/// The wall clock of a run: this session's time on top of earlier sessions'.
+/// The wall clock of a run: this process's time on top of the run's earlier pieces'.
 #[derive(Clone, Copy, Debug)]
 struct Clock {
-    session: Instant,
+    started: Instant,
     base: f64,
 }
 
 impl Clock {
     fn seconds(&self) -> f64 {
-        self.base + self.session.elapsed().as_secs_f64()
+        self.base + self.started.elapsed().as_secs_f64()
     }
 }
 
@@ -337,15 +337,15 @@ pub fn run<G: Game, L: Learner>(
     }
     let plan = plan_of(options, stored.as_ref(), &learner.progress())?;
     std::fs::create_dir_all(layout.checkpoints()).map_err(|e| io("create", &layout.checkpoints(), e))?;
-    let mut session = Session::start(game, options, layout, stored, &learner, plan)?;
-    while !session.done(&learner, &*hooks) {
-        session.round(&mut learner, hooks)?;
+    let mut stint = Stint::start(game, options, layout, stored, &learner, plan)?;
+    while !stint.done(&learner, &*hooks) {
+        stint.round(&mut learner, hooks)?;
     }
-    session.save(&learner)?;
+    stint.save(&learner)?;
     if let Some(export) = &options.export {
-        learner.save(export, &Save { resumable: false, ..session.saving() })?;
+        learner.save(export, &Save { resumable: false, ..stint.saving() })?;
     }
-    Ok(session.progress(&learner))
+    Ok(stint.progress(&learner))
 }
 
 /// Refuses options that cannot make a run: an annealed rate without an end, an export over a file.
@@ -491,8 +491,9 @@ fn ladder_of<G: Game>(
     Ladder::new(game, c, &options.out).map(Some)
 }
 
-/// A run between its start and its end: the files it writes, its clock and its cadences.
-struct Session<'o, G: Game> {
+/// A run's stint in this process, between its start and its end: the files it writes, its clock
+/// and its cadences.
+struct Stint<'o, G: Game> {
     options: &'o RunOptions,
     layout: Layout,
     file: RunFile,
@@ -507,7 +508,7 @@ struct Session<'o, G: Game> {
     last_save: Instant,
 }
 
-impl<'o, G: Game> Session<'o, G> {
+impl<'o, G: Game> Stint<'o, G> {
     /// Writes `run.json` (the run's trainer, settings, plan and commands) and opens the
     /// metrics log and the ladder.
     fn start<L: Learner>(
@@ -540,7 +541,7 @@ impl<'o, G: Game> Session<'o, G> {
             .append(true)
             .open(layout.metrics())
             .map_err(|e| io("write", &layout.metrics(), e))?;
-        Ok(Session {
+        Ok(Stint {
             options,
             every: options.eval.unwrap_or(kind.evaluate_every),
             layout,
@@ -548,7 +549,7 @@ impl<'o, G: Game> Session<'o, G> {
             plan,
             ladder,
             log,
-            clock: Clock { session: Instant::now(), base: learner.progress().seconds },
+            clock: Clock { started: Instant::now(), base: learner.progress().seconds },
             commands,
             last_eval: (Instant::now(), learner.generation()),
             last_save: Instant::now(),

@@ -113,7 +113,7 @@ pub struct RunOptions {
     /// Resuming with other limits: the run's new plan, its schedule going on from where it
     /// stands (without it, other limits are refused).
     pub extend: bool,
-    /// Stop after this many minutes (this session and earlier ones together).
+    /// Stop after this many minutes (every piece of the run together).
     pub minutes: Option<f64>,
     /// Stop after this many games (episodes).
     pub games: Option<u64>,
