@@ -14,6 +14,7 @@ pub mod records;
 mod schedule;
 mod stats;
 mod summary;
+mod table;
 pub mod tune;
 
 mod validate;
@@ -28,4 +29,5 @@ pub use records::{PlayedGame, RecordedMatch};
 pub use schedule::{pairings, seatings, total_games};
 pub use stats::{Z95, wilson};
 pub use summary::{AgentSummary, MatchSummary, PairwiseSummary, SeatResult, SprtReport, outcome, summarize};
+pub use table::{CHECKPOINT_EVERY, Played, Table};
 pub use validate::validate;

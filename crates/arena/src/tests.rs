@@ -435,3 +435,80 @@ mod opening_tests {
         assert!(games.iter().all(|g| g.move_ms.len() + 4 == g.record.actions.len()));
     }
 }
+
+mod table_tests {
+    use crate::Table;
+    use meeple_game::testing::{Bug, Dice};
+    use meeple_game::{State, Turn, rng_from_seed};
+    use meeple_games::{Connect4, TicTacToe};
+    use rand::RngExt;
+
+    #[test]
+    fn every_position_is_rebuilt_from_the_checkpoints_as_it_was_played() {
+        let mut table = Table::new(Connect4::default(), 3);
+        let mut seen = vec![table.latest().to_string()];
+        let (mut rng, mut legal) = (rng_from_seed(5), Vec::new());
+        while !table.latest().is_terminal() {
+            table.latest().legal_actions(&mut legal);
+            table.push(legal[rng.random_range(0..legal.len())], Some(1.0)).unwrap();
+            seen.push(table.latest().to_string());
+        }
+        assert!(table.ply() > 32, "the line crosses a checkpoint");
+        for (k, s) in seen.iter().enumerate() {
+            assert_eq!(&table.state_at(k).to_string(), s, "ply {k}");
+        }
+        table.truncate(33);
+        assert_eq!(table.latest().to_string(), seen[33]);
+        assert_eq!(table.state_at(31).to_string(), seen[31]);
+        assert!(table.push(99, None).is_err(), "the rules are checked");
+    }
+
+    #[test]
+    fn taking_moves_back_and_making_them_again_meets_the_same_dice() {
+        let game = Dice { players: 2, bug: Bug::None };
+        for seed in 0..20 {
+            let mut table = Table::new(game.clone(), seed);
+            table.resolve_chance(|_, _| false, |_, _| {});
+            let dealt = table.ply();
+            let reroll = table.latest().parse_action("reroll").unwrap();
+            table.push(reroll, None).unwrap();
+            table.resolve_chance(|_, _| false, |_, _| {});
+            let after = table.latest().dice;
+            table.truncate(dealt);
+            table.push(reroll, None).unwrap();
+            table.resolve_chance(|_, _| false, |_, _| {});
+            assert_eq!(table.latest().dice, after, "seed {seed}");
+        }
+        // Another seed draws other dice somewhere.
+        let deal = |seed| {
+            let mut t = Table::new(game.clone(), seed);
+            t.resolve_chance(|_, _| false, |_, _| {});
+            t.latest().dice
+        };
+        assert!((1..20).any(|s| deal(s) != deal(0)));
+    }
+
+    #[test]
+    fn undo_takes_back_a_persons_move_but_never_past_chance_or_the_end() {
+        let mut table = Table::new(TicTacToe, 0);
+        let person = |p: usize| p == 0;
+        assert_eq!(table.undo_target(person).unwrap_err(), "there is no move of a person to take back");
+        table.push(4, None).unwrap();
+        table.push(0, Some(2.0)).unwrap();
+        assert_eq!(table.undo_target(person), Ok((0, 0)));
+        assert_eq!(table.mover(1), Some(1));
+        for a in [1, 3, 7] {
+            table.push(a, None).unwrap();
+        }
+        assert_eq!(table.latest().turn(), Turn::Terminal);
+        assert_eq!(table.undo_target(person).unwrap_err(), "the game is over: its moves stand");
+
+        let mut dice = Table::new(Dice { players: 2, bug: Bug::None }, 1);
+        dice.resolve_chance(|_, _| false, |_, _| {});
+        assert_eq!(dice.mover(0), None);
+        assert!(dice.undo_target(|_| true).unwrap_err().contains("chance"));
+        let stay = dice.latest().parse_action("stay").unwrap();
+        dice.push(stay, None).unwrap();
+        assert_eq!(dice.undo_target(|_| true), Ok((dice.ply() - 1, 0)));
+    }
+}

@@ -65,12 +65,13 @@ impl<W: Write> Prompt<W> {
     }
 
     /// Shows `player`'s view of `state` (unless `shown` already) and reads until the person
-    /// gives a legal move or a command. `None` when the input ends.
+    /// gives a legal move or a command. `undo`: whether an undo can be taken, or why not.
+    /// `None` when the input ends.
     pub fn ask<S: State>(
         &mut self,
         state: &S,
         player: Player,
-        can_undo: bool,
+        undo: Result<(), &str>,
         shown: bool,
     ) -> std::io::Result<Option<Request>> {
         let mut legal = Vec::new();
@@ -94,11 +95,13 @@ impl<W: Write> Prompt<W> {
                 "" => continue,
                 "quit" | "exit" => return Ok(Some(Request::Quit)),
                 "hint" => return Ok(Some(Request::Hint)),
-                "undo" if can_undo => return Ok(Some(Request::Undo)),
-                "undo" => {
-                    self.say("nothing to undo: no move of yours since the start or the last chance event")?;
-                    continue;
-                }
+                "undo" => match undo {
+                    Ok(()) => return Ok(Some(Request::Undo)),
+                    Err(why) => {
+                        self.say(&format!("cannot undo: {why}"))?;
+                        continue;
+                    }
+                },
                 "moves" | "?" => {
                     let moves: Vec<String> = legal.iter().map(|&a| state.action_to_string(a)).collect();
                     self.say(&format!("legal moves ({}): {}", moves.len(), moves.join(" ")))?;
@@ -168,7 +171,7 @@ mod tests {
 
     fn ask<S: State>(state: &S, input: &'static [u8]) -> (Option<Request>, String) {
         let mut out = Vec::new();
-        let request = Prompt::from_reader(input, &mut out).ask(state, 0, true, false).unwrap();
+        let request = Prompt::from_reader(input, &mut out).ask(state, 0, Ok(()), false).unwrap();
         (request, String::from_utf8(out).unwrap())
     }
 

@@ -1,9 +1,8 @@
 use crate::human::{Prompt, Request};
 use anyhow::{Result, bail};
 use clap::Args;
-use meeple_game::{
-    BoxedAgent, Budget, DURATION_LIMIT, Game, State, Turn, derive_seed, parse_duration, rng_from_seed, sample_chance,
-};
+use meeple_arena::Table;
+use meeple_game::{BoxedAgent, Budget, DURATION_LIMIT, Game, State, Turn, derive_seed, parse_duration};
 use meeple_games::with_game;
 use std::time::{Duration, Instant};
 
@@ -80,15 +79,14 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
     };
     let mut prompt = Prompt::terminal();
     let budget = args.clock.budget();
-    // Each chance event is drawn from the seed and the ply it happens at, so taking moves back
-    // and making them again meets the same dice and cards: undo never draws again.
-    let chance_seed = derive_seed(args.seed, 0);
-    let mut ply = 0usize;
-    let mut state = game.initial_state();
-    let mut outcomes = Vec::new();
-    // The position before each move made at the terminal, for undo.
-    let mut before_human: Vec<(G::State, usize, usize)> = Vec::new();
-    let mut moves = 0usize;
+    // The web's table: each chance event is drawn from the seed and the ply it happens at, so
+    // taking moves back and making them again meets the same dice and cards; undo follows the
+    // same rules (not past chance, nor past other players' answers to an offer).
+    let mut table = Table::new(game.clone(), args.seed);
+    let is_person = |p: usize| matches!(seats.get(p), Some(Seat::Human));
+    let persons: Vec<bool> = (0..seats.len()).map(is_person).collect();
+    // Others' moves and chance are told as a person's seat sees them (no other player's secret card).
+    let onlooker = human_seat.unwrap_or(SPECTATOR);
     // Whether the person has seen the position they are asked about (after a hint, they have).
     let mut shown = false;
     println!(
@@ -97,36 +95,35 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
         args.agents.iter().enumerate().map(|(i, a)| format!("player {i}: {a}")).collect::<Vec<_>>().join(", ")
     );
     loop {
-        match state.turn() {
+        match table.latest().turn() {
             Turn::Terminal => break,
             Turn::Chance => {
-                state.chance_outcomes(&mut outcomes);
-                let a = sample_chance(&outcomes, &mut rng_from_seed(derive_seed(chance_seed, ply as u64)));
-                // A human sees chance as their seat sees it (no other player's secret card).
-                let text = in_words(&state, human_seat.unwrap_or(usize::MAX), a);
-                println!("chance: {text}");
-                state.apply_unchecked(a);
-                ply += 1;
-                // What chance showed cannot be unseen: no move before it is taken back.
-                before_human.clear();
+                let from = table.ply();
+                table.resolve_chance(|_, _| false, |_, _| {});
+                for m in table.line(from, table.ply(), onlooker) {
+                    println!("chance: {}", m.in_words());
+                }
             }
             Turn::Player(seat) => match &mut seats[seat] {
                 Seat::Human => {
+                    let state = table.latest();
                     if !shown && let Some(asked) = state.prompt() {
                         println!("{asked}");
                     }
-                    let request = prompt.ask(&state, seat, !before_human.is_empty(), shown)?;
+                    let undo = table.undo_target(|p| persons[p]);
+                    let request =
+                        prompt.ask(state, seat, undo.as_ref().map(|_| ()).map_err(|why| why.as_str()), shown)?;
                     shown = matches!(request, Some(Request::Hint));
                     match request {
                         None => bail!("input ended before player {seat} moved"),
                         Some(Request::Quit) => {
-                            println!("game stopped after {moves} moves");
+                            println!("game stopped after {} moves", moves(&table));
                             return Ok(());
                         }
                         Some(Request::Hint) => {
                             let agent = hint.as_mut().expect("a hint agent for human seats");
                             let start = Instant::now();
-                            let a = agent.act(&state, &budget)?;
+                            let a = agent.act(state, &budget)?;
                             prompt.say(&format!(
                                 "hint ({}): {} [{:.0} ms]",
                                 args.hint,
@@ -135,38 +132,36 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
                             ))?;
                         }
                         Some(Request::Undo) => {
-                            let (back, at, at_ply) = before_human.pop().expect("undo is offered after a move");
-                            prompt.say(&format!("took back {} moves", moves - at))?;
-                            state = back;
-                            moves = at;
-                            ply = at_ply;
+                            let (back, _) = undo.expect("undo is offered only where it can be taken");
+                            prompt.say(&format!("took back {} moves", table.ply() - back))?;
+                            table.truncate(back);
                         }
                         Some(Request::Move(a)) => {
-                            before_human.push((state.clone(), moves, ply));
-                            let text = in_words(&state, seat, a);
-                            state.apply(a)?;
-                            moves += 1;
-                            ply += 1;
-                            println!("player {seat} (human) plays {text}");
+                            table.push(a, None)?;
+                            println!("player {seat} (human) plays {}", last_move(&table, seat));
                         }
                     }
                 }
                 Seat::Agent(agent) => {
                     if human_seat.is_none() {
-                        println!("\n{state}");
+                        println!("\n{}", table.latest());
                     }
                     let start = Instant::now();
-                    let a = agent.act(&state, &budget)?;
+                    let a = agent.act(table.latest(), &budget)?;
                     let ms = start.elapsed().as_secs_f64() * 1e3;
-                    let text = in_words(&state, human_seat.unwrap_or(usize::MAX), a);
-                    state.apply(a).map_err(|e| anyhow::anyhow!("agent {} (player {seat}): {e}", args.agents[seat]))?;
-                    moves += 1;
-                    ply += 1;
-                    println!("player {seat} ({}) plays {text} [{ms:.1} ms]", args.agents[seat]);
+                    table
+                        .push(a, Some(ms as f32))
+                        .map_err(|e| anyhow::anyhow!("agent {} (player {seat}): {e}", args.agents[seat]))?;
+                    println!(
+                        "player {seat} ({}) plays {} [{ms:.1} ms]",
+                        args.agents[seat],
+                        last_move(&table, onlooker)
+                    );
                 }
             },
         }
     }
+    let state = table.latest();
     println!("\n{state}\n");
     let returns = state.returns().expect("terminal states have returns");
     let best = returns.iter().cloned().fold(f64::MIN, f64::max);
@@ -179,10 +174,16 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
     Ok(())
 }
 
-/// A move in words as `viewer` may know it, with its notation where the two differ (the
-/// notation is what a person types).
-fn in_words<S: State>(state: &S, viewer: usize, a: meeple_game::Action) -> String {
-    let words = state.describe_for(viewer, a);
-    let text = state.action_to_string_for(viewer, a);
-    if words == text { text } else { format!("{words} ({text})") }
+/// The viewer that sees only what is public.
+const SPECTATOR: usize = usize::MAX;
+
+/// The table's last move in words as `viewer` may know it.
+fn last_move<G: Game>(table: &Table<G>, viewer: usize) -> String {
+    let ply = table.ply();
+    table.line(ply - 1, ply, viewer).pop().map(|m| m.in_words()).unwrap_or_default()
+}
+
+/// Moves made by the seats (chance events aside).
+fn moves<G: Game>(table: &Table<G>) -> usize {
+    (0..table.ply()).filter(|&k| table.mover(k).is_some()).count()
 }

@@ -324,9 +324,11 @@ fn quitting_is_not_an_error_and_bad_bytes_are_asked_again() {
 
 #[test]
 fn hint_and_undo_at_the_prompt() {
-    let o = with_input(&["play", "connect4", "human", "first", "--hint", "mcts:iters=200"], b"hint\n4\nundo\nquit\n");
+    let o =
+        with_input(&["play", "connect4", "human", "first", "--hint", "mcts:iters=200"], b"undo\nhint\n4\nundo\nquit\n");
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.contains("cannot undo: there is no move of a person to take back"), "{out}");
     assert!(out.contains("hint (mcts:iters=200): "), "{out}");
     assert!(out.contains("took back 2 moves"), "{out}");
     refuses(&["play", "connect4", "human", "first", "--hint", "nobody"], "unknown agent 'nobody'");

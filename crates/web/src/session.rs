@@ -11,9 +11,9 @@
 //! here: agents are built and think inside [`Job`]s the server runs off its async threads and
 //! outside the match's lock.
 
-use meeple_game::{
-    Action, BoxedAgent, Budget, Game, GameRecord, Player, State, Turn, derive_seed, rng_from_seed, sample_chance,
-};
+pub use meeple_arena::CHECKPOINT_EVERY;
+use meeple_arena::Table;
+use meeple_game::{Action, BoxedAgent, Budget, Game, GameRecord, Player, State, Turn};
 use serde_json::{Value, json};
 use std::any::Any;
 use std::path::PathBuf;
@@ -31,8 +31,6 @@ pub const MAX_MOVE_TIME: Duration = Duration::from_secs(60);
 pub const MAX_ANALYSIS_TIME: Duration = Duration::from_secs(10);
 /// The longest pause between moves when watching agents.
 pub const MAX_DELAY: Duration = Duration::from_secs(10);
-/// A position is kept every this many plies; the others are replayed from the one before.
-pub const CHECKPOINT_EVERY: usize = 32;
 /// The most log lines one snapshot or event carries (older pages: `log_from`).
 pub const LOG_PAGE: usize = 400;
 
@@ -318,20 +316,13 @@ struct Seat<S: State> {
 
 /// A match of game `G`.
 pub struct Live<G: Game> {
-    game: G,
+    /// The game, its moves and its chance stream: what `meeple play` keeps too.
+    table: Table<G>,
     spec: String,
-    seed: u64,
     open: bool,
     owner: String,
     allowed: Allowed,
     seats: Vec<Seat<G::State>>,
-    /// The position after every [`CHECKPOINT_EVERY`]-th ply.
-    checkpoints: Vec<G::State>,
-    latest: G::State,
-    actions: Vec<Action>,
-    /// Who made each ply: a seat, or `u8::MAX` for nature.
-    movers: Vec<u8>,
-    move_ms: Vec<Option<f32>>,
     move_time: Duration,
     delay: Duration,
     paused: bool,
@@ -396,6 +387,11 @@ pub fn open_replay(
         .map(|m| Box::new(m) as Box<dyn Session>))?
 }
 
+/// Whether a match at `ply` plies in `state` has reached a ply cap of `cap` (a replay has none).
+fn capped<S: State>(cap: usize, replay: bool, ply: usize, state: &S) -> bool {
+    ply >= cap && !state.is_terminal() && !replay
+}
+
 fn turn_json(turn: Turn) -> Value {
     match turn {
         Turn::Player(p) => json!({ "kind": "player", "player": p }),
@@ -411,20 +407,13 @@ fn same_token(a: &str, b: &str) -> bool {
 
 impl<G: Game> Live<G> {
     fn blank(game: G, seed: u64, open: bool, owner: String, allowed: &Allowed) -> Self {
-        let initial = game.initial_state();
         Live {
             spec: game.spec().to_string(),
-            checkpoints: vec![initial.clone()],
-            latest: initial,
-            game,
-            seed,
+            table: Table::new(game, seed),
             open,
             owner,
             allowed: allowed.clone(),
             seats: Vec::new(),
-            actions: Vec::new(),
-            movers: Vec::new(),
-            move_ms: Vec::new(),
             move_time: Duration::from_secs(1),
             delay: Duration::ZERO,
             paused: false,
@@ -494,7 +483,7 @@ impl<G: Game> Live<G> {
                 continue;
             }
             let agent = allowed
-                .agent(&live.game, spec, seat_seed)
+                .agent(live.table.game(), spec, seat_seed)
                 .map_err(|e| ApiError::bad(format!("seat {i}: {} (or \"human\")", e.message)))?;
             let bound = agent.memory_bound();
             live.seats.push(Seat {
@@ -562,23 +551,24 @@ impl<G: Game> Live<G> {
         live.ended = ended;
         live.paused = true;
         live.saved_end = true;
-        for i in 0..live.game.num_players() {
+        for i in 0..live.table.game().num_players() {
             let spec = record.agents.get(i).cloned().unwrap_or_else(|| "?".into());
             live.seats.push(Seat { spec, human: false, token: None, invite: None, agent: None, seed: 0, bound: 0 });
         }
         for (k, text) in record.actions.iter().enumerate() {
             let a = live
-                .latest
+                .table
+                .latest()
                 .parse_action(text)
                 .map_err(|e| ApiError::unprocessable(format!("ply {}: '{text}': {e}", k + 1)))?;
             live.push(a, None).map_err(|e| ApiError::unprocessable(format!("ply {}: '{text}': {e}", k + 1)))?;
         }
         if let Some(p) = record.resigned {
-            if p >= live.seats.len() || live.latest.is_terminal() {
+            if p >= live.seats.len() || live.table.latest().is_terminal() {
                 return Err(ApiError::unprocessable(format!(
                     "the record says seat {p} resigned, in a game of {} seats that {}",
                     live.seats.len(),
-                    if live.latest.is_terminal() { "its rules ended" } else { "it does not have" }
+                    if live.table.latest().is_terminal() { "its rules ended" } else { "it does not have" }
                 )));
             }
             live.resigned = Some(p);
@@ -587,36 +577,17 @@ impl<G: Game> Live<G> {
     }
 
     fn latest_ply(&self) -> usize {
-        self.actions.len()
+        self.table.ply()
     }
 
-    /// The position after `ply` plies: the checkpoint before it, moved forward.
     fn state_at(&self, ply: usize) -> G::State {
-        if ply == self.latest_ply() {
-            return self.latest.clone();
-        }
-        let c = ply / CHECKPOINT_EVERY;
-        let mut s = self.checkpoints[c].clone();
-        for &a in &self.actions[c * CHECKPOINT_EVERY..ply] {
-            s.apply_unchecked(a);
-        }
-        s
+        self.table.state_at(ply)
     }
 
     fn push(&mut self, action: Action, ms: Option<f32>) -> Result<(), meeple_game::Error> {
-        let mover = match self.latest.turn() {
-            Turn::Player(p) => p.min(254) as u8,
-            _ => u8::MAX,
-        };
-        self.latest.apply(action)?;
-        self.actions.push(action);
-        self.movers.push(mover);
-        self.move_ms.push(ms);
-        if self.latest_ply().is_multiple_of(CHECKPOINT_EVERY) {
-            self.checkpoints.push(self.latest.clone());
-        }
+        self.table.push(action, ms)?;
         self.version += 1;
-        if self.latest.is_terminal() {
+        if self.table.latest().is_terminal() {
             // The game is over: its agents (tables, trees) are not needed any more.
             for seat in &mut self.seats {
                 seat.agent = None;
@@ -627,28 +598,16 @@ impl<G: Game> Live<G> {
 
     /// Takes the line back to `ply` plies.
     fn truncate(&mut self, ply: usize) {
-        self.latest = self.state_at(ply);
-        self.actions.truncate(ply);
-        self.movers.truncate(ply);
-        self.move_ms.truncate(ply);
-        self.checkpoints.truncate(ply / CHECKPOINT_EVERY + 1);
+        self.table.truncate(ply);
         self.saved = self.saved.min(ply);
         self.version += 1;
-    }
-
-    /// Nature's draw at `ply`: from the match's seed and the ply, so a restarted server draws
-    /// what it would have, and undo never draws again.
-    fn draw(&self, state: &G::State, ply: usize, outcomes: &mut Vec<(Action, f64)>) -> Action {
-        state.chance_outcomes(outcomes);
-        let mut rng = rng_from_seed(derive_seed(derive_seed(self.seed, 0), ply as u64));
-        sample_chance(outcomes, &mut rng)
     }
 
     /// Nature moves at once (a new match's deal, a restored match's next draw).
     fn resolve_chance(&mut self) {
         let mut outcomes = Vec::new();
-        while self.latest.turn() == Turn::Chance && !self.halted() {
-            let a = self.draw(&self.latest, self.latest_ply(), &mut outcomes);
+        while self.table.latest().turn() == Turn::Chance && !self.halted() {
+            let a = self.table.draw(self.table.latest(), self.latest_ply(), &mut outcomes);
             self.push(a, None).expect("a listed chance outcome applies");
             self.check_cap();
         }
@@ -656,7 +615,7 @@ impl<G: Game> Live<G> {
 
     /// Whether a match at `ply` plies in `state` has reached the server's ply cap.
     fn capped_at(&self, ply: usize, state: &G::State) -> bool {
-        ply >= self.allowed.max_plies && !state.is_terminal() && !self.replay
+        capped(self.allowed.max_plies, self.replay, ply, state)
     }
 
     /// No more moves: the server's ply cap, or a resignation.
@@ -665,7 +624,7 @@ impl<G: Game> Live<G> {
     }
 
     fn check_cap(&mut self) {
-        if self.capped_at(self.latest_ply(), &self.latest) {
+        if self.capped_at(self.latest_ply(), self.table.latest()) {
             self.capped = true;
             self.error = Some(format!("the match stopped at this server's limit of {} plies", self.allowed.max_plies));
             for seat in &mut self.seats {
@@ -674,24 +633,16 @@ impl<G: Game> Live<G> {
         }
     }
 
-    /// `first` and nature's moves after it, played on a copy of the latest position: the moves,
-    /// and the position they lead to.
+    /// `first` and nature's moves after it (to the ply cap), played on a copy of the latest
+    /// position: the moves, and the position they lead to.
     #[allow(clippy::type_complexity)]
     fn follow(
         &self,
         first: Action,
         ms: Option<f32>,
     ) -> Result<(Vec<(Action, Option<f32>)>, G::State), meeple_game::Error> {
-        let mut state = self.latest.clone();
-        state.apply(first)?;
-        let mut moves = vec![(first, ms)];
-        let mut outcomes = Vec::new();
-        while state.turn() == Turn::Chance && !self.capped_at(self.latest_ply() + moves.len(), &state) {
-            let a = self.draw(&state, self.latest_ply() + moves.len(), &mut outcomes);
-            state.apply(a)?;
-            moves.push((a, None));
-        }
-        Ok((moves, state))
+        let (cap, replay) = (self.allowed.max_plies, self.replay);
+        self.table.follow(first, ms, |ply, state| capped(cap, replay, ply, state))
     }
 
     /// The change that cuts the line to `base` plies and plays `new` after it (leading to
@@ -706,11 +657,11 @@ impl<G: Game> Live<G> {
     ) -> Change {
         let keep = self.saved.min(base);
         let mut moves: Vec<(usize, Action, Option<f32>)> =
-            (keep..base).map(|k| (k, self.actions[k], self.move_ms[k])).collect();
+            (keep..base).map(|k| (k, self.table.actions()[k], self.table.ms(k))).collect();
         moves.extend(new.iter().enumerate().map(|(i, &(a, ms))| (base + i, a, ms)));
         let finished = match last {
             Some(s) if s.is_terminal() || self.capped_at(base + new.len(), s) => {
-                let line = self.actions[..base].iter().copied().chain(new.iter().map(|m| m.0));
+                let line = self.table.actions()[..base].iter().copied().chain(new.iter().map(|m| m.0));
                 Some(self.record_of(line, s))
             }
             Some(_) => None,
@@ -734,29 +685,8 @@ impl<G: Game> Live<G> {
 
     /// The game along `line` from the start, ending in `last`, as an arena record.
     fn record_of(&self, line: impl Iterator<Item = Action>, last: &G::State) -> GameRecord {
-        let mut actions = Vec::with_capacity(self.actions.len() + 4);
-        let mut s = self.checkpoints[0].clone();
-        for a in line {
-            actions.push(s.action_to_string(a));
-            s.apply_unchecked(a);
-        }
-        GameRecord {
-            game: self.spec.clone(),
-            seed: self.seed,
-            agents: self.seats.iter().map(|s| s.spec.clone()).collect(),
-            actions,
-            returns: match self.resigned {
-                Some(p) => Some(GameRecord::resignation_returns(self.seats.len(), p)),
-                None => last.returns().map(|r| r.to_vec()),
-            },
-            scores: last.scores().to_vec(),
-            metrics: if last.is_terminal() {
-                last.metrics().into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-            } else {
-                Default::default()
-            },
-            resigned: self.resigned,
-        }
+        let agents = self.seats.iter().map(|s| s.spec.clone()).collect();
+        self.table.record_of(line, last, agents, self.resigned)
     }
 
     fn has_human(&self) -> bool {
@@ -768,7 +698,7 @@ impl<G: Game> Live<G> {
             "over"
         } else if self.replay {
             "replay"
-        } else if self.latest.is_terminal() || self.resigned.is_some() {
+        } else if self.table.latest().is_terminal() || self.resigned.is_some() {
             "over"
         } else if self.capped {
             "stopped"
@@ -784,39 +714,21 @@ impl<G: Game> Live<G> {
     }
 
     fn log_lines(&self, from: usize, to: usize, who: Player) -> Vec<Value> {
-        let mut lines = Vec::with_capacity(to - from);
-        let mut s = self.state_at(from);
-        for k in from..to {
-            let text = s.action_to_string_for(who, self.actions[k]);
-            let words = s.describe_for(who, self.actions[k]);
-            lines.push(match self.movers[k] {
-                u8::MAX => json!({ "ply": k + 1, "chance": true, "text": text, "words": words }),
-                p => json!({ "ply": k + 1, "player": p, "text": text, "words": words, "ms": self.move_ms[k] }),
-            });
-            s.apply_unchecked(self.actions[k]);
-        }
-        lines
+        let line = self.table.line(from, to, who).into_iter();
+        line.map(|m| match m.mover {
+            None => json!({ "ply": m.ply, "chance": true, "text": m.text, "words": m.words }),
+            Some(p) => json!({ "ply": m.ply, "player": p, "text": m.text, "words": m.words, "ms": m.ms }),
+        })
+        .collect()
     }
 
     /// The position before the last person's move, if nature has not moved since, and whose move
     /// it was.
     fn undo_target(&self) -> Result<(usize, Player), String> {
-        if self.latest.is_terminal() || self.halted() {
+        if self.halted() {
             return Err("the game is over: its moves stand".into());
         }
-        for k in (0..self.latest_ply()).rev() {
-            match self.movers[k] {
-                u8::MAX => return Err("cannot undo past a chance event (dice, a draw)".into()),
-                p if self.seats[p as usize].human => return Ok((k, p as usize)),
-                // An agent's answer to a question put to it (a Catan offer) tells what it holds
-                // or wants: taking the question back would let it be asked again and again.
-                _ if self.state_at(k).unanswered().is_some() => {
-                    return Err("cannot undo past other players' answers to an offer".into());
-                }
-                _ => {}
-            }
-        }
-        Err("there is no move of a person to take back".into())
+        self.table.undo_target(|p| self.seats[p].human)
     }
 }
 
@@ -897,20 +809,19 @@ impl<G: Game> Session for Live<G> {
         // The last move a player made before this ply, to mark on the board: its click targets,
         // and those of every step of that player's turn (a multi-step turn, Catan's builds),
         // back to another player's move.
-        let last = (0..ply).rev().find(|&k| self.movers[k] != u8::MAX).map(|k| {
-            let player = self.movers[k];
-            let first =
-                (0..k).rev().find(|&j| self.movers[j] != player && self.movers[j] != u8::MAX).map_or(0, |j| j + 1);
+        let t = &self.table;
+        let last = (0..ply).rev().find_map(|k| t.mover(k).map(|p| (k, p))).map(|(k, player)| {
+            let first = (0..k).rev().find(|&j| t.mover(j).is_some_and(|q| q != player)).map_or(0, |j| j + 1);
             let paths: Vec<Vec<String>> = (first..=k)
-                .filter(|&j| self.movers[j] == player)
-                .map(|j| self.state_at(j).action_path(self.actions[j]))
+                .filter(|&j| t.mover(j) == Some(player))
+                .map(|j| self.state_at(j).action_path(t.actions()[j]))
                 .collect();
             json!({ "ply": k + 1, "player": player, "path": paths.last(), "turn": paths })
         });
         let prompt = if state.is_terminal() { None } else { state.prompt() };
         // The seed fixes every deal and die: it is shown once nothing it could reveal matters;
         // as a string, since JavaScript's numbers round a u64 above 2^53.
-        let seed = if self.public() { json!(self.seed.to_string()) } else { Value::Null };
+        let seed = if self.public() { json!(self.table.seed().to_string()) } else { Value::Null };
         Ok(json!({
             "game": self.spec, "name": G::INFO.name, "seed": seed, "open": self.open, "ply": ply, "plies": latest,
             "viewer": viewer, "seats": seats, "turn": turn_json(state.turn()), "view": state.view(viewer),
@@ -923,7 +834,7 @@ impl<G: Game> Session for Live<G> {
 
     fn summary(&self) -> Value {
         let seats: Vec<&str> = self.seats.iter().map(|s| s.spec.as_str()).collect();
-        let seed = if self.public() { json!(self.seed.to_string()) } else { Value::Null };
+        let seed = if self.public() { json!(self.table.seed().to_string()) } else { Value::Null };
         json!({ "game": self.spec, "seats": seats, "ply": self.latest_ply(), "status": self.status(), "open": self.open, "seed": seed })
     }
 
@@ -932,7 +843,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn mover(&self) -> Option<Player> {
-        self.latest.current_player()
+        self.table.latest().current_player()
     }
 
     fn ply(&self) -> usize {
@@ -955,7 +866,7 @@ impl<G: Game> Session for Live<G> {
                 self.ply(),
             ));
         }
-        let mover = match self.latest.turn() {
+        let mover = match self.table.latest().turn() {
             Turn::Terminal => return Err(ApiError::conflict("the game is over", self.ply())),
             Turn::Chance => return Err(ApiError::conflict("nature is to move", self.ply())),
             Turn::Player(p) => p,
@@ -971,7 +882,7 @@ impl<G: Game> Session for Live<G> {
                 "seat {mover} is to move: its move needs that seat's token (from its join link)"
             )));
         }
-        let state = &self.latest;
+        let state = self.table.latest();
         let action = match (&request.action, request.id) {
             (Some(text), None) => state.parse_action(text).map_err(|e| ApiError::unprocessable(e.to_string()))?,
             (None, Some(id)) => id,
@@ -982,8 +893,8 @@ impl<G: Game> Session for Live<G> {
         if !state.is_legal(action) {
             return Err(ApiError::unprocessable(format!(
                 "illegal move: {}",
-                if action as usize >= self.game.num_actions() {
-                    format!("action id {action} is outside 0..{}", self.game.num_actions())
+                if action as usize >= self.table.game().num_actions() {
+                    format!("action id {action} is outside 0..{}", self.table.game().num_actions())
                 } else {
                     state.illegal_reason(action)
                 }
@@ -1201,7 +1112,7 @@ impl<G: Game> Session for Live<G> {
                 self.thinking = None;
                 self.cancel = None;
                 self.stalled = None;
-                if !self.latest.is_terminal() && !self.halted() {
+                if !self.table.latest().is_terminal() && !self.halted() {
                     self.seats[seat].agent = agent.and_then(|a| a.downcast::<BoxedAgent<G::State>>().ok()).map(|a| *a);
                 }
             }
@@ -1230,10 +1141,10 @@ impl<G: Game> Session for Live<G> {
         if self.replay || self.halted() {
             return None;
         }
-        let Turn::Player(p) = self.latest.turn() else { return None };
-        let default = self.latest.unanswered().filter(|_| self.seats[p].human)?;
+        let Turn::Player(p) = self.table.latest().turn() else { return None };
+        let default = self.table.latest().unanswered().filter(|_| self.seats[p].human)?;
         let mut legal = Vec::new();
-        self.latest.legal_actions(&mut legal);
+        self.table.latest().legal_actions(&mut legal);
         Some((self.ply(), legal == [default]))
     }
 
@@ -1241,7 +1152,8 @@ impl<G: Game> Session for Live<G> {
         if self.awaiting_answer().map(|(at, _)| at) != Some(ply) || ply != self.latest_ply() {
             return Err(ApiError::conflict("answered meanwhile", self.ply()));
         }
-        let action = self.latest.unanswered().ok_or_else(|| ApiError::conflict("nothing to answer", self.ply()))?;
+        let action =
+            self.table.latest().unanswered().ok_or_else(|| ApiError::conflict("nothing to answer", self.ply()))?;
         let (new, last) = self.follow(action, None).map_err(|e| ApiError::unprocessable(e.to_string()))?;
         Ok(self.change(self.latest_ply(), new, Some(&last), None, Effect::Moves))
     }
@@ -1250,7 +1162,7 @@ impl<G: Game> Session for Live<G> {
         if self.replay || self.halted() || self.out || self.thinking.is_some() || (self.paused && !self.step) {
             return None;
         }
-        let Turn::Player(p) = self.latest.turn() else { return None };
+        let Turn::Player(p) = self.table.latest().turn() else { return None };
         if self.seats[p].human {
             return None;
         }
@@ -1259,13 +1171,13 @@ impl<G: Game> Session for Live<G> {
         self.thinking = Some(p);
         self.out = true;
         self.version += 1;
-        let state = self.latest.clone();
+        let state = self.table.latest().clone();
         let cancel = meeple_game::CancelHandle::new().map(Arc::new);
         let budget = Budget { cancel: cancel.as_ref().map(|c| c.token()), ..Budget::time(self.move_time) };
         self.cancel = cancel.clone();
         let (epoch, ply) = (self.epoch, self.ply());
         let (game, spec, seed, allowed) =
-            (self.game.clone(), self.seats[p].spec.clone(), self.seats[p].seed, self.allowed.clone());
+            (self.table.game().clone(), self.seats[p].spec.clone(), self.seats[p].seed, self.allowed.clone());
         Some(Box::new(move || {
             let _flag = cancel;
             let built = match agent {
@@ -1331,9 +1243,9 @@ impl<G: Game> Session for Live<G> {
             None => return Err(ApiError::forbidden("a spectator of a game with people in it cannot ask for advice")),
         };
         // Fresh randomness for the sampled world: the match's seed must not leak through it.
-        let mut rng = rng_from_seed(crate::random_u64());
+        let mut rng = meeple_game::rng_from_seed(crate::random_u64());
         let world = state.determinize(knower, &mut rng);
-        let (game, spec, allowed) = (self.game.clone(), agent.to_string(), self.allowed.clone());
+        let (game, spec, allowed) = (self.table.game().clone(), agent.to_string(), self.allowed.clone());
         spec.parse::<meeple_game::Spec>().map_err(|e| ApiError::bad(format!("agent: {e}")))?;
         let budget = Budget { cancel, ..Budget::time(time) };
         let shown = state;
@@ -1386,11 +1298,11 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn record(&self) -> GameRecord {
-        self.record_of(self.actions.iter().copied(), &self.latest)
+        self.table.record(self.seats.iter().map(|s| s.spec.clone()).collect(), self.resigned)
     }
 
     fn public(&self) -> bool {
-        self.replay || !self.has_human() || self.latest.is_terminal() || self.halted()
+        self.replay || !self.has_human() || self.table.latest().is_terminal() || self.halted()
     }
 
     fn has_person(&self) -> bool {
@@ -1402,7 +1314,7 @@ impl<G: Game> Session for Live<G> {
     }
 
     fn finished(&self) -> bool {
-        self.latest.is_terminal() || self.halted()
+        self.table.latest().is_terminal() || self.halted()
     }
 
     fn agents_bound(&self) -> u64 {
@@ -1440,7 +1352,7 @@ impl<G: Game> Session for Live<G> {
             tokens: self.seats.iter().map(|s| s.token.clone()).collect(),
             invites: self.seats.iter().map(|s| s.invite.clone()).collect(),
             owner: self.owner.clone(),
-            seed: self.seed,
+            seed: self.table.seed(),
             open: self.open,
             move_time_ms: self.move_time.as_millis() as u64,
             delay_ms: self.delay.as_millis() as u64,
