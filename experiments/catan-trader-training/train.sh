@@ -5,7 +5,8 @@
 # catan-td's own last stage (lr 1e-4, weight decay 1e-4, clip 1.0, squared value loss, the result
 # alone as the target: no score share, one game a batch), evaluated every 10 minutes against two
 # catan-value (120 games, every seating), the best evaluation kept as run/ckpt/best.
-# Stopped (Ctrl-C, TERM) it checkpoints; the same command goes on from run/.
+# The run is finished and its checkpoint files are not kept (ckpt/removed.sha256): to train
+# again, move the folder away first. Stopped (Ctrl-C, TERM) a run checkpoints; the same command goes on from run/.
 # MEEPLE names the binary (default: target/release/meeple).
 set -e
 M=${MEEPLE:-target/release/meeple}

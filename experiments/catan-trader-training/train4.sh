@@ -5,7 +5,8 @@
 # lr 1e-4, weight decay 1e-4, clip 1.0, squared value loss, the result alone as the target,
 # one game a batch), evaluated every 10 minutes against three catan-value (96 games, every
 # seating, no random opening plies), the best evaluation kept as run4/ckpt/best.
-# Stopped (Ctrl-C, TERM) it checkpoints; the same command goes on from run4/.
+# The run is finished and its checkpoint files are not kept (ckpt/removed.sha256): to train
+# again, move the folder away first. Stopped (Ctrl-C, TERM) a run checkpoints; the same command goes on from run4/.
 # MEEPLE names the binary (default: target/release/meeple).
 set -e
 M=${MEEPLE:-target/release/meeple}

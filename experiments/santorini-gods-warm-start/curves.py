@@ -8,6 +8,7 @@ its 95% interval against alpha-beta on the gods evaluator at the network's own t
 (both sides' ms a move beside it), then against the fixed rung, alpha-beta depth 2.
 """
 
+import gzip
 import json
 import os
 import sys
@@ -18,11 +19,14 @@ LEGEND = "° Not recomputed by the test suite: a figure pooled by hand over seve
 
 
 def evaluations(arm):
+    """The arm's evaluations by generation, from its metrics.jsonl (or the .gz of a finished run)."""
     path = os.path.join(arm, "metrics.jsonl")
     rows = {}
     if not os.path.exists(path):
-        return rows
-    with open(path) as f:
+        path += ".gz"
+        if not os.path.exists(path):
+            return rows
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         for line in f:
             d = json.loads(line)
             if d.get("event") == "evaluation":

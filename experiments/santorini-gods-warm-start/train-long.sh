@@ -4,6 +4,8 @@
 # evaluated every 10 generations (40 games against alpha-beta on the gods evaluator at the
 # network's own time a move, and the depth-2 rung), the best kept as long/ckpt/best. Stopped
 # (Ctrl-C, TERM) it checkpoints; the same command goes on from long/. MEEPLE names the binary.
+# The run ended at 222 minutes (its generation 250 ships) and its checkpoint files are not kept
+# (long/ckpt/removed.sha256): to train again, move long/ away first.
 set -e
 M=${MEEPLE:-target/release/meeple}
 OUT=experiments/santorini-gods-warm-start/long

@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Reads the table's arena JSON (one file per ordered pairing, in the folder or packed in its
-games.tar.gz) and writes table.md (the first god's win rate for every ordered pairing, each
+matches.json) and writes table.md (the first god's win rate for every ordered pairing, each
 god's overall score with its Wilson interval) and table.svg (the same as a heat map). Standard
 library only."""
 import json
 import math
 import sys
-import tarfile
 from pathlib import Path
 
 # Pages mark figures the claims test cannot recompute (here: counted from records).
@@ -26,15 +25,13 @@ def wilson(wins, n, z=1.959963984540054):
 
 
 def summaries(out):
-    """Each pairing's arena summary by its name (`apollo+pan`): the folder's files, else the
-    packed ones."""
-    found = {f.stem: json.loads(f.read_text()) for f in out.glob("*+*.json")}
-    packed = out / "games.tar.gz"
-    if not found and packed.exists():
-        with tarfile.open(packed) as tar:
-            for m in tar.getmembers():
-                if m.isfile() and m.name.endswith(".json"):
-                    found[Path(m.name).stem] = json.load(tar.extractfile(m))
+    """Each pairing's arena summary by its name (`apollo+pan`): the table's matches.json
+    (`experiments/bundle.py`), and any pairing's file not folded into it yet."""
+    found = {}
+    bundle = out / "matches.json"
+    if bundle.exists():
+        found.update(json.loads(bundle.read_text())["matches"])
+    found.update({f.stem: json.loads(f.read_text()) for f in out.glob("*+*.json")})
     return found
 
 
