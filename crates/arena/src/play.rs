@@ -6,7 +6,7 @@ use crate::records::{PlayedGame, check_resumed};
 use crate::schedule::{game_slot, random_opening, total_games};
 use crate::summary::{MatchSummary, SprtReport, summarize};
 use crate::validate::validate;
-use meeple_game::{Error, Game, GameRecord, State, Turn, limits, sample_chance, seat_seed};
+use meeple_game::{Error, Game, GameRecord, State, Turn, limits, seat_seed};
 use meeple_search::{Ext, make_agent_with};
 use std::time::Instant;
 
@@ -26,10 +26,7 @@ pub fn play_game<G: Game>(game: &G, agents: &Ext<G>, config: &MatchConfig, index
     loop {
         let action = match state.turn() {
             Turn::Terminal => break,
-            Turn::Chance => {
-                state.chance_outcomes(&mut outcomes);
-                sample_chance(&outcomes, &mut chance_rng)
-            }
+            Turn::Chance => meeple_game::draw_chance(&state, &mut outcomes, &mut chance_rng),
             Turn::Player(seat) => {
                 let start = Instant::now();
                 let action = players[seat].act(&state, &config.budget)?;

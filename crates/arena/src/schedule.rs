@@ -1,7 +1,7 @@
 //! Where each game of a match sits: its pairing, seating, seed and random opening.
 
 use crate::config::MatchConfig;
-use meeple_game::{Error, Game, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Error, Game, State, Turn, derive_seed, rng_from_seed};
 
 /// The seatings each seed is played in: every ordering of `n` agents over `n` seats up to four
 /// players (at most 24); from five players, the `n` rotations, a balanced subset in which every
@@ -69,10 +69,7 @@ pub(crate) fn random_opening<G: Game>(
         while plies < config.opening_plies {
             let action = match state.turn() {
                 Turn::Terminal => break,
-                Turn::Chance => {
-                    state.chance_outcomes(&mut outcomes);
-                    sample_chance(&outcomes, &mut chance_rng)
-                }
+                Turn::Chance => meeple_game::draw_chance(&state, &mut outcomes, &mut chance_rng),
                 Turn::Player(_) => {
                     plies += 1;
                     state.legal_actions(&mut legal);

@@ -4,7 +4,7 @@
 //! (the web) both keep their game in one; what differs between them is how a seat is asked for
 //! its move, not what a move, a draw or an undo is.
 
-use meeple_game::{Action, Error, Game, GameRecord, Player, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Action, Error, Game, GameRecord, Player, State, Turn, derive_seed, draw_chance, rng_from_seed};
 
 /// A position is kept every this many plies; the others are replayed from the one before.
 pub const CHECKPOINT_EVERY: usize = 32;
@@ -116,9 +116,7 @@ impl<G: Game> Table<G> {
     /// Nature's draw in `state` at `ply`: from the table's seed and the ply alone, so a
     /// restarted server draws what it would have, and undo never draws again.
     pub fn draw(&self, state: &G::State, ply: usize, outcomes: &mut Vec<(Action, f64)>) -> Action {
-        state.chance_outcomes(outcomes);
-        let mut rng = rng_from_seed(derive_seed(derive_seed(self.seed, 0), ply as u64));
-        sample_chance(outcomes, &mut rng)
+        draw_chance(state, outcomes, &mut rng_from_seed(derive_seed(derive_seed(self.seed, 0), ply as u64)))
     }
 
     /// Nature moves until a seat is to move, the game ends or `stop(ply, state)` says so; each

@@ -16,7 +16,7 @@
 //! the sequence; add `-- --nocapture` to see the counts. A failure prints the seed and input.
 
 use meeple_arena::{MatchConfig, PlayedGame, run_match, run_match_from};
-use meeple_game::{Budget, Game, GameRecord, Rng, State, Turn, rng_from_seed, sample_chance};
+use meeple_game::{Budget, Game, GameRecord, Rng, State, Turn, rng_from_seed};
 use meeple_games::with_game;
 use rand::RngExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -263,8 +263,7 @@ fn reachable<G: Game>(game: &G, rng: &mut Rng, max_plies: usize) -> G::State {
         match s.turn() {
             Turn::Terminal => break,
             Turn::Chance => {
-                s.chance_outcomes(&mut outcomes);
-                s.apply_unchecked(sample_chance(&outcomes, rng));
+                s.apply_unchecked(meeple_game::draw_chance(&s, &mut outcomes, rng));
             }
             Turn::Player(_) => s.apply_unchecked(s.random_action(rng, &mut legal)),
         }

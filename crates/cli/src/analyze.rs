@@ -1,6 +1,6 @@
 use anyhow::{Result, anyhow};
 use clap::Args;
-use meeple_game::{Budget, Game, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Budget, Game, State, Turn, derive_seed, rng_from_seed};
 use meeple_games::with_game;
 use std::time::Instant;
 
@@ -35,8 +35,7 @@ fn analyze<G: Game>(game: &G, args: &AnalyzeArgs) -> Result<()> {
     let mut chance = rng_from_seed(derive_seed(args.seed, 0));
     let mut outcomes = Vec::new();
     while state.turn() == Turn::Chance {
-        state.chance_outcomes(&mut outcomes);
-        let a = sample_chance(&outcomes, &mut chance);
+        let a = meeple_game::draw_chance(&state, &mut outcomes, &mut chance);
         println!("chance: {}", state.action_to_string(a));
         state.apply_unchecked(a);
     }

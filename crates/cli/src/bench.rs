@@ -1,7 +1,7 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use meeple_game::{Agent, Budget};
-use meeple_game::{Game, State, Turn, rng_from_seed, sample_chance};
+use meeple_game::{Game, State, Turn, rng_from_seed};
 use meeple_games::with_game;
 use meeple_search::{AlphaBeta, AlphaBetaConfig, Mcts, MctsConfig, random_playout};
 use serde::Serialize;
@@ -207,8 +207,7 @@ fn random_batch<G: Game>(game: &G, config: &meeple_nn::NetConfig, size: usize, s
         match state.turn() {
             Turn::Terminal => state = game.initial_state(),
             Turn::Chance => {
-                state.chance_outcomes(&mut outcomes);
-                state.apply_unchecked(sample_chance(&outcomes, &mut rng));
+                state.apply_unchecked(meeple_game::draw_chance(&state, &mut outcomes, &mut rng));
             }
             Turn::Player(p) => {
                 state.observation(p, &mut obs);
@@ -265,8 +264,7 @@ fn bench<G: Game>(game: &G, args: &BenchArgs) -> Result<BenchResult> {
     // Games that open with chance (dealing cards) are searched from their first decision.
     let mut decision = initial.clone();
     while decision.turn() == Turn::Chance {
-        decision.chance_outcomes(&mut outcomes);
-        decision.apply_unchecked(sample_chance(&outcomes, &mut rng));
+        decision.apply_unchecked(meeple_game::draw_chance(&decision, &mut outcomes, &mut rng));
     }
     let initial = decision;
 

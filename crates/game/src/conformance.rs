@@ -13,7 +13,7 @@
 //! `MEEPLE_CONFORMANCE_DEEP_EVERY` overrides [`Config::deep_check_every`] so a run of many long
 //! games (Catan's run to thousands of plies) can check every state cheaply and every n-th fully.
 
-use crate::{Action, Game, GameRecord, Player, State, Turn, derive_seed, replay, rng_from_seed, sample_chance};
+use crate::{Action, Game, GameRecord, Player, State, Turn, derive_seed, replay, rng_from_seed};
 use rand::RngExt;
 
 /// How much to check.
@@ -231,10 +231,7 @@ fn play_random<G: Game>(
                 }
                 legal[rng.random_range(0..legal.len())]
             }
-            Turn::Chance => {
-                state.chance_outcomes(&mut outcomes);
-                sample_chance(&outcomes, &mut rng)
-            }
+            Turn::Chance => crate::draw_chance(&state, &mut outcomes, &mut rng),
         };
         state.apply_unchecked(action);
         actions.push(action);

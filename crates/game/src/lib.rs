@@ -24,7 +24,7 @@ pub use error::Error;
 pub use evaluator::{BoxedEvaluator, Evaluator, ZeroEvaluator};
 pub use perft::{perft, perft_divide};
 pub use record::{GameRecord, replay};
-pub use rng::{Rng, derive_seed, rng_from_seed, sample_chance, seat_seed};
+pub use rng::{Rng, derive_seed, draw_chance, rng_from_seed, sample_chance, seat_seed};
 pub use spec::{DURATION_LIMIT, Options, ParamInfo, Spec, parse_duration, parse_size};
 pub use values::Values;
 

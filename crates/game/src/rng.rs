@@ -41,6 +41,13 @@ pub fn sample_chance(outcomes: &[(Action, f64)], rng: &mut Rng) -> Action {
     outcomes[outcomes.len() - 1].0
 }
 
+/// Nature's move in `state` (a chance node): its outcomes listed into `outcomes` (a buffer the
+/// caller keeps, so a loop allocates nothing) and one drawn with `rng`.
+pub fn draw_chance<S: crate::State>(state: &S, outcomes: &mut Vec<(Action, f64)>, rng: &mut Rng) -> Action {
+    state.chance_outcomes(outcomes);
+    sample_chance(outcomes, rng)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

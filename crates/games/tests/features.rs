@@ -42,8 +42,7 @@ fn check<G: Game>(game: &G) -> usize {
                     }
                 }
                 if s.turn() == meeple_game::Turn::Chance {
-                    s.chance_outcomes(&mut outcomes);
-                    let a = meeple_game::sample_chance(&outcomes, &mut rng);
+                    let a = meeple_game::draw_chance(&s, &mut outcomes, &mut rng);
                     s.apply_unchecked(a);
                 } else {
                     let a = s.random_action(&mut rng, &mut buf);

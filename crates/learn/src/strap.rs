@@ -296,8 +296,7 @@ pub fn play_game<G: Game>(game: &G, config: &StrapConfig, weights: &mut [f64], i
     };
     while !state.is_terminal() {
         if state.turn() == meeple_game::Turn::Chance {
-            state.chance_outcomes(&mut outcomes);
-            let a = meeple_game::sample_chance(&outcomes, &mut rng);
+            let a = meeple_game::draw_chance(&state, &mut outcomes, &mut rng);
             state.apply_unchecked(a);
             continue;
         }

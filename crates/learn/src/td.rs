@@ -868,7 +868,7 @@ impl<G: Game> TdRun<G> {
                 let slot = &mut self.slots[i];
                 match slot.state.turn() {
                     Turn::Chance => {
-                        let o = sample(&slot.state, &mut self.outcomes, &mut self.rng);
+                        let o = meeple_game::draw_chance(&slot.state, &mut self.outcomes, &mut self.rng);
                         slot.state.apply_unchecked(o);
                     }
                     Turn::Terminal => {
@@ -921,7 +921,7 @@ impl<G: Game> TdRun<G> {
             }
             let mut outcome = None;
             if slot.state.turn() == Turn::Chance {
-                let o = sample(&slot.state, &mut self.outcomes, &mut self.rng);
+                let o = meeple_game::draw_chance(&slot.state, &mut self.outcomes, &mut self.rng);
                 slot.state.apply_unchecked(o);
                 outcome = Some(o);
             }
@@ -1016,11 +1016,6 @@ impl<G: Game> crate::run::Learner for TdRun<G> {
         }
         Ok(())
     }
-}
-
-fn sample<S: State>(state: &S, outcomes: &mut Vec<(Action, f64)>, rng: &mut Rng) -> Action {
-    state.chance_outcomes(outcomes);
-    meeple_game::sample_chance(outcomes, rng)
 }
 
 /// A value-only training batch of the positions `idx` of `obs` and `value` (`input` and `seats`

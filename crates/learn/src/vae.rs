@@ -3,7 +3,7 @@
 //! its latent mean before a DQN or PPO network sees it.
 
 use crate::{LearnError, make_agent};
-use meeple_game::{Game, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Game, State, Turn, derive_seed, rng_from_seed};
 use meeple_nn::Vae;
 use std::path::{Path, PathBuf};
 
@@ -30,8 +30,7 @@ pub fn positions<G: Game>(game: &G, players: &[String], games: u64, seed: u64) -
             match state.turn() {
                 Turn::Terminal => break,
                 Turn::Chance => {
-                    state.chance_outcomes(&mut outcomes);
-                    state.apply_unchecked(sample_chance(&outcomes, &mut rng));
+                    state.apply_unchecked(meeple_game::draw_chance(&state, &mut outcomes, &mut rng));
                 }
                 Turn::Player(p) => {
                     state.observation(p, &mut view);

@@ -267,8 +267,7 @@ impl<S: State> Slot<S> {
         loop {
             match self.state.turn() {
                 Turn::Chance => {
-                    self.state.chance_outcomes(&mut self.chance);
-                    let a = meeple_game::sample_chance(&self.chance, &mut self.rng);
+                    let a = meeple_game::draw_chance(&self.state, &mut self.chance, &mut self.rng);
                     self.state.apply_unchecked(a);
                 }
                 Turn::Player(p) if Some(p) != self.seat && max_turns.is_none_or(|m| self.turns < m) => {

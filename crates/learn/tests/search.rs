@@ -132,8 +132,7 @@ fn chance_and_many_players_are_searched() {
     let mut rng = meeple_game::rng_from_seed(1);
     let mut outcomes = Vec::new();
     while s.current_player().is_none() {
-        s.chance_outcomes(&mut outcomes);
-        s.apply_unchecked(meeple_game::sample_chance(&outcomes, &mut rng));
+        s.apply_unchecked(meeple_game::draw_chance(&s, &mut outcomes, &mut rng));
     }
     let eval = Uniform { input: game.observation_shape().iter().product(), actions: game.num_actions(), seats: 3 };
     for root in [Root::Puct, Root::Gumbel] {

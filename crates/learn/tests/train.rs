@@ -794,10 +794,7 @@ fn az_runs_ismcts_playouts_prunes_with_the_filter_and_names_wrong_playout_settin
         let mut state = game.initial_state();
         while let Some(turn) = (state.returns().is_none()).then(|| state.turn()) {
             let a = match turn {
-                meeple_game::Turn::Chance => {
-                    state.chance_outcomes(&mut outcomes);
-                    meeple_game::sample_chance(&outcomes, &mut rng)
-                }
+                meeple_game::Turn::Chance => meeple_game::draw_chance(&state, &mut outcomes, &mut rng),
                 _ => {
                     state.legal_actions(&mut legal);
                     kept.clone_from(&legal);

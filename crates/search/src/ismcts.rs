@@ -12,7 +12,7 @@ use crate::evaluators::make_evaluator_with;
 use crate::rollout::{self, PlayoutFactory, Rollout, RolloutConfig};
 use meeple_game::{
     Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, derive_seed,
-    rng_from_seed, sample_chance,
+    rng_from_seed,
 };
 use rand::RngExt;
 use std::sync::Arc;
@@ -172,8 +172,7 @@ impl<S: State> InfoTree<S> {
             match state.turn() {
                 Turn::Terminal => break,
                 Turn::Chance => {
-                    state.chance_outcomes(&mut self.outcomes);
-                    let a = sample_chance(&self.outcomes, &mut self.rng);
+                    let a = meeple_game::draw_chance(&state, &mut self.outcomes, &mut self.rng);
                     state.apply_unchecked(a);
                     match self.child(node, a) {
                         Some(c) => node = c,

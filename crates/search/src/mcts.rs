@@ -8,7 +8,7 @@
 use crate::evaluators::make_evaluator_with;
 use meeple_game::{
     Action, Agent, AgentInfo, Budget, Error, Evaluator, Game, ParamInfo, Player, Rng, Spec, State, Turn, Values,
-    derive_seed, rng_from_seed, sample_chance,
+    derive_seed, rng_from_seed,
 };
 use rand::RngExt;
 use std::sync::Arc;
@@ -858,8 +858,7 @@ impl<'a, S: State> Searcher<'a, S> {
             match state.turn() {
                 Turn::Terminal => break,
                 Turn::Chance => {
-                    state.chance_outcomes(&mut self.outcomes);
-                    let a = sample_chance(&self.outcomes, &mut self.rng);
+                    let a = meeple_game::draw_chance(&state, &mut self.outcomes, &mut self.rng);
                     tree.nodes[node as usize].legal = self.outcomes.len() as u32;
                     let existing = tree.children(node).find(|&c| tree.nodes[c as usize].action == a);
                     state.apply_unchecked(a);

@@ -1,4 +1,4 @@
-use meeple_game::{Action, Rng, State, Turn, sample_chance};
+use meeple_game::{Action, Rng, State, Turn};
 
 /// Plays uniformly random moves (and samples chance) from `state` to the end, in place, and
 /// returns the number of plies played. `legal` and `outcomes` are caller buffers so the loop
@@ -14,10 +14,7 @@ pub fn random_playout<S: State>(
         let action = match state.turn() {
             Turn::Terminal => return plies,
             Turn::Player(_) => state.random_action(rng, legal),
-            Turn::Chance => {
-                state.chance_outcomes(outcomes);
-                sample_chance(outcomes, rng)
-            }
+            Turn::Chance => meeple_game::draw_chance(state, outcomes, rng),
         };
         state.apply_unchecked(action);
         plies += 1;

@@ -2,9 +2,7 @@
 //! played to the end by a policy (random, or any agent spec), optionally cut off and scored by an
 //! evaluator, and the result is turned into per-player rewards, with the Sagrada report's score-margin bonus.
 
-use meeple_game::{
-    Action, BoxedAgent, Budget, Error, Evaluator, Game, Options, ParamInfo, Rng, State, Turn, Values, sample_chance,
-};
+use meeple_game::{Action, BoxedAgent, Budget, Error, Evaluator, Game, Options, ParamInfo, Rng, State, Turn, Values};
 use rand::RngExt;
 use std::sync::Arc;
 
@@ -169,10 +167,7 @@ impl<S: State> Rollout<S> {
             while plies < limit {
                 let action = match state.turn() {
                     Turn::Terminal => break,
-                    Turn::Chance => {
-                        state.chance_outcomes(&mut self.outcomes);
-                        sample_chance(&self.outcomes, rng)
-                    }
+                    Turn::Chance => meeple_game::draw_chance(&state, &mut self.outcomes, rng),
                     Turn::Player(_) => match self.playout.as_mut().filter(|_| !past(self.deadline)) {
                         Some(agent) => match agent.act(&state, &Budget::nested(self.deadline)) {
                             Ok(a) if state.is_legal(a) => a,

@@ -2,7 +2,7 @@
 //! deadline of a search reaches the agents it uses inside, endless times saturate, and many
 //! worlds share the clock instead of overrunning it.
 
-use meeple_game::{Budget, Game, State, Turn, rng_from_seed, sample_chance};
+use meeple_game::{Budget, Game, State, Turn, rng_from_seed};
 use meeple_games::{Connect4, Sagrada, Santorini};
 use meeple_search::make_agent;
 use std::time::{Duration, Instant};
@@ -21,8 +21,7 @@ fn sagrada_midgame() -> <Sagrada as Game>::State {
         match s.turn() {
             Turn::Terminal => break,
             Turn::Chance => {
-                s.chance_outcomes(&mut outcomes);
-                s.apply_unchecked(sample_chance(&outcomes, &mut rng));
+                s.apply_unchecked(meeple_game::draw_chance(&s, &mut outcomes, &mut rng));
             }
             Turn::Player(_) => {
                 plies += 1;

@@ -2,7 +2,7 @@
 //! proven wins, and agreement with brute-force minimax and expectimax.
 
 use meeple_game::testing::{Dice, DiceState};
-use meeple_game::{Action, Agent, Budget, Game, Player, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Action, Agent, Budget, Game, Player, State, Turn, derive_seed, rng_from_seed};
 use meeple_games::connect4::{Connect4, Connect4State};
 use meeple_games::tictactoe::{TicTacToe, TicTacToeState};
 use meeple_search::alphabeta::WIN;
@@ -76,10 +76,7 @@ fn versus_random<G: Game>(game: &G, spec: &str, games: u64) -> (u32, u32, u32) {
         loop {
             let a = match s.turn() {
                 Turn::Terminal => break,
-                Turn::Chance => {
-                    s.chance_outcomes(&mut outcomes);
-                    sample_chance(&outcomes, &mut chance)
-                }
+                Turn::Chance => meeple_game::draw_chance(&s, &mut outcomes, &mut chance),
                 Turn::Player(p) => agents[p].act(&s, &Budget::UNLIMITED).unwrap(),
             };
             s.apply(a).unwrap();

@@ -45,7 +45,7 @@ pub use eval::{CatanValue, ValueAgent, WeightedRandom};
 use board::{EDGES, HARBOURS, HEXES, TOPOLOGY, VERTICES};
 use meeple_game::{
     Action, AgentInfo, BoxedAgent, BoxedEvaluator, Error, Game, GameInfo, ParamInfo, Player, Rng, RulesSection, Spec,
-    State, Turn, Values, sample_chance, zobrist::splitmix64,
+    State, Turn, Values, zobrist::splitmix64,
 };
 use rand::RngExt;
 use std::fmt;
@@ -839,8 +839,7 @@ impl State for CatanState {
         }
         if self.turn() == Turn::Chance {
             let mut outcomes = Vec::new();
-            self.chance_outcomes(&mut outcomes);
-            return sample_chance(&outcomes, rng);
+            return meeple_game::draw_chance(self, &mut outcomes, rng);
         }
         self.legal_actions(buf);
         buf[rng.random_range(0..buf.len())]

@@ -136,8 +136,7 @@ fn turn_order_snakes_and_the_start_player_rotates() {
     let mut outcomes = Vec::new();
     let mut draws = 0;
     while s.turn() == Turn::Chance {
-        s.chance_outcomes(&mut outcomes);
-        s.apply(meeple_game::sample_chance(&outcomes, &mut rng)).unwrap();
+        s.apply(meeple_game::draw_chance(&s, &mut outcomes, &mut rng)).unwrap();
         draws += 1;
     }
     assert_eq!(draws, 5);
@@ -502,8 +501,7 @@ fn setup_deals_window_cards_and_the_choice_sets_tokens() {
     let mut rng = rng_from_seed(9);
     let mut out = Vec::new();
     while s.turn() == Turn::Chance {
-        s.chance_outcomes(&mut out);
-        s.apply(meeple_game::sample_chance(&out, &mut rng)).unwrap();
+        s.apply(meeple_game::draw_chance(&s, &mut out, &mut rng)).unwrap();
     }
     assert_eq!(s.tools().len(), 3);
     assert_eq!(s.objectives().len(), 3);
@@ -522,8 +520,7 @@ fn setup_deals_window_cards_and_the_choice_sets_tokens() {
     assert!(s.observation_string(1).contains("private hidden"));
     let mut r4 = Sagrada::from_spec(&"sagrada:windows=random4".parse().unwrap()).unwrap().initial_state();
     while r4.turn() == Turn::Chance {
-        r4.chance_outcomes(&mut out);
-        r4.apply(meeple_game::sample_chance(&out, &mut rng)).unwrap();
+        r4.apply(meeple_game::draw_chance(&r4, &mut out, &mut rng)).unwrap();
     }
     let mut all: Vec<u8> = r4.offers[..2].iter().flatten().copied().collect();
     all.sort_unstable();
@@ -815,8 +812,7 @@ fn offered_windows_are_drawn_before_the_choice() {
     let mut outcomes = Vec::new();
     let mut rng = rng_from_seed(3);
     while s.turn() == Turn::Chance {
-        s.chance_outcomes(&mut outcomes);
-        s.apply_unchecked(meeple_game::sample_chance(&outcomes, &mut rng));
+        s.apply_unchecked(meeple_game::draw_chance(&s, &mut outcomes, &mut rng));
     }
     let mine = s.observation_string(0);
     assert!(mine.contains("window:1") && mine.contains("window:4"), "{mine}");

@@ -4,7 +4,7 @@
 
 use crate::az::search::{Search, SearchConfig, Step};
 use crate::{LearnError, PolicyValue};
-use meeple_game::{Action, Game, Player, Rng, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Action, Game, Player, Rng, State, Turn, derive_seed, rng_from_seed};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
@@ -282,8 +282,7 @@ fn teach_share<G: Game>(
             match state.turn() {
                 Turn::Terminal => break state.returns().expect("terminal").to_vec(),
                 Turn::Chance => {
-                    state.chance_outcomes(&mut outcomes);
-                    let a = sample_chance(&outcomes, &mut rng);
+                    let a = meeple_game::draw_chance(&state, &mut outcomes, &mut rng);
                     actions.push(a);
                     state.apply_unchecked(a);
                 }
@@ -417,8 +416,7 @@ fn play_share<G: Game>(
                             continue;
                         }
                         Turn::Chance => {
-                            slot.state.chance_outcomes(&mut outcomes);
-                            let a = sample_chance(&outcomes, &mut slot.rng);
+                            let a = meeple_game::draw_chance(&slot.state, &mut outcomes, &mut slot.rng);
                             slot.actions.push(a);
                             slot.state.apply_unchecked(a);
                             continue;

@@ -1,6 +1,6 @@
 //! What the end-to-end learning tests share.
 
-use meeple_game::{Game, State, Turn, derive_seed, rng_from_seed, sample_chance};
+use meeple_game::{Game, State, Turn, derive_seed, rng_from_seed};
 use meeple_games::TicTacToe;
 
 /// Plays `agent` against `random` over `seeds` seeds in both seats; returns (wins, draws, losses).
@@ -36,8 +36,7 @@ pub fn match_between(agent: &str, other: &str, seeds: u64, opening: usize) -> (u
                 match s.turn() {
                     Turn::Terminal => break,
                     Turn::Chance => {
-                        s.chance_outcomes(&mut outcomes);
-                        s.apply_unchecked(sample_chance(&outcomes, &mut rng));
+                        s.apply_unchecked(meeple_game::draw_chance(&s, &mut outcomes, &mut rng));
                     }
                     Turn::Player(p) => {
                         let a = players[p].act(&s, &meeple_game::Budget::UNLIMITED).unwrap();
