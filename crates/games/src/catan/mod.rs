@@ -677,7 +677,7 @@ fn push_bits128(out: &mut Vec<Action>, mut m: u128, base: u32) {
 
 impl State for CatanState {
     fn view(&self, viewer: Option<Player>) -> serde_json::Value {
-        self.view_json(viewer)
+        self.view_of(viewer)
     }
 
     fn action_path(&self, action: Action) -> Vec<String> {

@@ -158,7 +158,7 @@ impl CatanState {
 
 impl CatanState {
     /// The position as the web draws it for `viewer` (None: a spectator).
-    pub(super) fn view_json(&self, viewer: Option<Player>) -> serde_json::Value {
+    pub(super) fn view_of(&self, viewer: Option<Player>) -> serde_json::Value {
         use serde_json::json;
         let n = self.n as usize;
         let bits64 = |m: u64| (0..64u32).filter(move |i| m >> i & 1 == 1);
