@@ -305,6 +305,12 @@ pub fn resume(path: &std::path::Path, max_games: usize) -> Result<(Vec<PlayedGam
     if !path.exists() {
         return Ok((Vec::new(), None));
     }
+    if meeple_game::limits::is_gzip(path) {
+        return Err(Error::Invalid(format!(
+            "records file '{}' is gzip-compressed: a match goes on by appending plain lines; decompress it (gunzip) to resume",
+            path.display()
+        )));
+    }
     let records = read(path, ReadOptions { plain: false, max_games, allow_cut_last_line: true })?;
     let cut = records.cut_line;
     if cut.is_some() {

@@ -209,6 +209,18 @@ mod resume_tests {
     }
 
     #[test]
+    fn compressed_records_are_read_but_not_resumed() {
+        let dir = std::env::temp_dir().join(format!("meeple-gz-resume-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("games.jsonl.gz");
+        std::fs::write(&path, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]).unwrap();
+        let err = resume(&path, 10).unwrap_err().to_string();
+        assert!(err.contains("is gzip-compressed: a match goes on by appending plain lines"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap().len(), 10, "the file is left as it was");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn resumed_records_are_replayed_and_checked() {
         let c = MatchConfig::new(vec!["random".into(), "first".into()], 10, 3);
         let games = finished(&c);

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug)]
 pub struct PlotArgs {
     /// A results file (`meeple arena --json`), a records file (`--records`) or a training run's
-    /// `metrics.jsonl` (`meeple train`).
+    /// `metrics.jsonl` (`meeple train`); a records file or metrics log kept gzip-compressed is
+    /// read as it is.
     file: PathBuf,
     /// Output path prefix (default: the input path without its extension).
     #[arg(long, value_name = "PREFIX")]
@@ -60,8 +61,10 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         bail!("cannot write charts to '{}-*': no directory '{}'", prefix.display(), dir.display());
     }
     let size = std::fs::metadata(&args.file).with_context(|| format!("cannot read '{}'", args.file.display()))?.len();
-    // A results file is one JSON document; anything larger than a text file is a records file.
-    let text = if size <= limits::MAX_TEXT_FILE {
+    // A results file is one JSON document; anything larger than a text file, or compressed,
+    // is a records file or a metrics log.
+    let compressed = limits::is_gzip(&args.file);
+    let text = if size <= limits::MAX_TEXT_FILE && !compressed {
         limits::read_text(&args.file, limits::MAX_TEXT_FILE, "results file")?
     } else {
         String::new()
@@ -87,6 +90,7 @@ pub fn run(args: &PlotArgs) -> Result<()> {
             bail!("'{}' has no Elo ratings or pairwise results to plot", args.file.display());
         }
     } else if size > limits::MAX_TEXT_FILE
+        || compressed
         || (text.trim_start().starts_with('{') && !text.trim_start().starts_with("{\n"))
     {
         let mut games = Vec::new();
@@ -421,8 +425,7 @@ struct Metrics {
 /// Whether the file's first non-blank line is a training metrics line (`{"event": ...}`).
 fn is_metrics(path: &Path) -> Result<bool> {
     use std::io::{BufRead, Read};
-    let file = std::fs::File::open(path).with_context(|| format!("cannot read '{}'", path.display()))?;
-    let mut reader = std::io::BufReader::new(file.take(limits::MAX_RECORD_LINE));
+    let mut reader = limits::open_text(path, "file")?.take(limits::MAX_RECORD_LINE);
     let mut line = String::new();
     while reader.read_line(&mut line).unwrap_or(0) > 0 {
         if !line.trim().is_empty() {

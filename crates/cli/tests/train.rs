@@ -64,6 +64,21 @@ fn a_short_run_trains_plots_resumes_and_plays() {
     assert!(plot.status.success(), "{}", text(&plot));
     let svg = std::fs::read_to_string(out.join("smoothed-learning.svg")).unwrap();
     assert!(svg.contains("(mean of 3)"), "the legend names the mean");
+    // A log kept gzip-compressed plots as it is, the same chart.
+    let packed = out.join("packed.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, lines.as_bytes()).unwrap();
+    std::fs::write(&packed, gz.finish().unwrap()).unwrap();
+    let unpacked = out.join("unpacked");
+    let from_packed = out.join("from-packed");
+    for (file, prefix) in [(&metrics, &unpacked), (&packed, &from_packed)] {
+        let plot = meeple(&["plot", file.to_str().unwrap(), "--format", "svg", "--out", prefix.to_str().unwrap()]);
+        assert!(plot.status.success(), "{}", text(&plot));
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.join("unpacked-learning.svg")).unwrap(),
+        std::fs::read_to_string(out.join("from-packed-learning.svg")).unwrap()
+    );
     let zero = meeple(&["plot", metrics.to_str().unwrap(), "--smooth", "0"]);
     assert!(!zero.status.success() && text(&zero).contains("--smooth 0: give 1"), "{}", text(&zero));
     // Running again into the same directory is refused; --resume goes on.

@@ -134,8 +134,30 @@ pub struct Line<'a> {
     pub ended: bool,
 }
 
+/// Whether the file at `path` is gzip-compressed (its first two bytes are gzip's magic).
+pub fn is_gzip(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 2];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == [0x1f, 0x8b]
+}
+
+/// The text of the file at `path`, to read from the start: a gzip-compressed file is read as
+/// the text it holds. `what` names the file in the error.
+pub fn open_text(path: &Path, what: &str) -> Result<Box<dyn std::io::BufRead>, Error> {
+    use std::io::BufRead;
+    let io = |e: std::io::Error| Error::Invalid(format!("cannot read {what} '{}': {e}", path.display()));
+    let mut plain = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+    Ok(if plain.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]) {
+        Box::new(std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(plain)))
+    } else {
+        Box::new(plain)
+    })
+}
+
 /// Reads a file of lines (JSON lines) one at a time, each at most `line_limit` bytes, calling
-/// `line` with each; memory stays bounded whatever the file holds.
+/// `line` with each; memory stays bounded whatever the file holds. A gzip-compressed file
+/// (records and metrics logs are often kept so) is read as the text it holds; its lines'
+/// `bytes` are then counted in that text.
 pub fn read_lines(
     path: &Path,
     line_limit: u64,
@@ -145,7 +167,7 @@ pub fn read_lines(
     use std::io::BufRead;
     let shown = path.display();
     let io = |e: std::io::Error| Error::Invalid(format!("cannot read {what} '{shown}': {e}"));
-    let mut reader = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+    let mut reader = open_text(path, what)?;
     let mut buf = Vec::new();
     for n in 1.. {
         buf.clear();
@@ -207,6 +229,30 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, vec![(1, "a".into(), 2, true), (2, "bb".into(), 4, true), (3, "ccc".into(), 3, false)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn gzip_compressed_lines_are_read_as_their_text() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("meeple-limits-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("lines.jsonl.gz");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(b"{\"a\":1}\n{\"b\":2}\n").unwrap();
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        assert!(is_gzip(&path));
+        let mut seen = Vec::new();
+        read_lines(&path, 100, "file", |l| {
+            seen.push(l.text.to_string());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec!["{\"a\":1}", "{\"b\":2}"]);
+        // A file that only starts like gzip is an error naming the file, not a panic.
+        std::fs::write(&path, [0x1f, 0x8b, 0, 1, 2]).unwrap();
+        let err = read_lines(&path, 100, "records file", |_| Ok(())).unwrap_err().to_string();
+        assert!(err.starts_with("cannot read records file"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

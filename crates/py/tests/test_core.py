@@ -1,6 +1,7 @@
 """The pyspiel-like core on every game: spaces, states, agents, arena, records, bad input."""
 
 import copy
+import gzip
 import json
 import random
 import subprocess
@@ -180,6 +181,10 @@ def test_records_read_and_replay(tmp_path, meeple_cli):
                     "--seed", "2", "--threads", "1", "--records", str(path)], check=True, capture_output=True)
     records = meeple.read_records(str(path))
     assert len(records) == 6
+    # Kept gzip-compressed, the same records.
+    packed = tmp_path / "r.jsonl.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert meeple.read_records(str(packed)) == records
     for r in records:
         game = meeple.Game(r["game"])
         states = game.replay(r)
