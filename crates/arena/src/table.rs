@@ -119,13 +119,11 @@ impl<G: Game> Table<G> {
         draw_chance(state, outcomes, &mut rng_from_seed(derive_seed(derive_seed(self.seed, 0), ply as u64)))
     }
 
-    /// Nature moves until a seat is to move, the game ends or `stop(ply, state)` says so; each
-    /// draw is given to `seen` before it is played.
-    pub fn resolve_chance(&mut self, stop: impl Fn(usize, &G::State) -> bool, mut seen: impl FnMut(&G::State, Action)) {
+    /// Nature moves until a seat is to move or the game ends.
+    pub fn resolve_chance(&mut self) {
         let mut outcomes = Vec::new();
-        while self.latest.turn() == Turn::Chance && !stop(self.ply(), &self.latest) {
+        while self.latest.turn() == Turn::Chance {
             let a = self.draw(&self.latest, self.ply(), &mut outcomes);
-            seen(&self.latest, a);
             self.push(a, None).expect("a listed chance outcome applies");
         }
     }

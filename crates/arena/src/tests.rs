@@ -480,21 +480,21 @@ mod table_tests {
         let game = Dice { players: 2, bug: Bug::None };
         for seed in 0..20 {
             let mut table = Table::new(game.clone(), seed);
-            table.resolve_chance(|_, _| false, |_, _| {});
+            table.resolve_chance();
             let dealt = table.ply();
             let reroll = table.latest().parse_action("reroll").unwrap();
             table.push(reroll, None).unwrap();
-            table.resolve_chance(|_, _| false, |_, _| {});
+            table.resolve_chance();
             let after = table.latest().dice;
             table.truncate(dealt);
             table.push(reroll, None).unwrap();
-            table.resolve_chance(|_, _| false, |_, _| {});
+            table.resolve_chance();
             assert_eq!(table.latest().dice, after, "seed {seed}");
         }
         // Another seed draws other dice somewhere.
         let deal = |seed| {
             let mut t = Table::new(game.clone(), seed);
-            t.resolve_chance(|_, _| false, |_, _| {});
+            t.resolve_chance();
             t.latest().dice
         };
         assert!((1..20).any(|s| deal(s) != deal(0)));
@@ -516,7 +516,7 @@ mod table_tests {
         assert_eq!(table.undo_target(person).unwrap_err(), "the game is over: its moves stand");
 
         let mut dice = Table::new(Dice { players: 2, bug: Bug::None }, 1);
-        dice.resolve_chance(|_, _| false, |_, _| {});
+        dice.resolve_chance();
         assert_eq!(dice.mover(0), None);
         assert!(dice.undo_target(|_| true).unwrap_err().contains("chance"));
         let stay = dice.latest().parse_action("stay").unwrap();

@@ -83,8 +83,7 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
     // taking moves back and making them again meets the same dice and cards; undo follows the
     // same rules (not past chance, nor past other players' answers to an offer).
     let mut table = Table::new(game.clone(), args.seed);
-    let is_person = |p: usize| matches!(seats.get(p), Some(Seat::Human));
-    let persons: Vec<bool> = (0..seats.len()).map(is_person).collect();
+    let persons: Vec<bool> = seats.iter().map(|s| matches!(s, Seat::Human)).collect();
     // Others' moves and chance are told as a person's seat sees them (no other player's secret card).
     let onlooker = human_seat.unwrap_or(SPECTATOR);
     // Whether the person has seen the position they are asked about (after a hint, they have).
@@ -99,7 +98,7 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
             Turn::Terminal => break,
             Turn::Chance => {
                 let from = table.ply();
-                table.resolve_chance(|_, _| false, |_, _| {});
+                table.resolve_chance();
                 for m in table.line(from, table.ply(), onlooker) {
                     println!("chance: {}", m.in_words());
                 }
