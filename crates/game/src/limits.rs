@@ -134,11 +134,14 @@ pub struct Line<'a> {
     pub ended: bool,
 }
 
+/// The first two bytes of every gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 /// Whether the file at `path` is gzip-compressed (its first two bytes are gzip's magic).
 pub fn is_gzip(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 2];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == [0x1f, 0x8b]
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == GZIP_MAGIC
 }
 
 /// The text of the file at `path`, to read from the start: a gzip-compressed file is read as
@@ -147,7 +150,7 @@ pub fn open_text(path: &Path, what: &str) -> Result<Box<dyn std::io::BufRead>, E
     use std::io::BufRead;
     let io = |e: std::io::Error| Error::Invalid(format!("cannot read {what} '{}': {e}", path.display()));
     let mut plain = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
-    Ok(if plain.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]) {
+    Ok(if plain.fill_buf().map_err(io)?.starts_with(&GZIP_MAGIC) {
         Box::new(std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(plain)))
     } else {
         Box::new(plain)
