@@ -29,5 +29,5 @@ pub use records::{PlayedGame, RecordedMatch};
 pub use schedule::{pairings, seatings, total_games};
 pub use stats::{Z95, wilson};
 pub use summary::{AgentSummary, MatchSummary, PairwiseSummary, SeatResult, SprtReport, outcome, summarize};
-pub use table::{CHECKPOINT_EVERY, Played, Table};
+pub use table::{CHECKPOINT_EVERY, Played, SPECTATOR, Table};
 pub use validate::validate;

@@ -6,6 +6,10 @@
 
 use meeple_game::{Action, Error, Game, GameRecord, Player, State, Turn, derive_seed, draw_chance, rng_from_seed};
 
+/// The viewer who holds no seat (a spectator, or the line told to everyone): it is shown only
+/// what is public.
+pub const SPECTATOR: Player = usize::MAX;
+
 /// A position is kept every this many plies; the others are replayed from the one before.
 pub const CHECKPOINT_EVERY: usize = 32;
 

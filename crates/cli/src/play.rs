@@ -1,7 +1,7 @@
 use crate::human::{Prompt, Request};
 use anyhow::{Result, bail};
 use clap::Args;
-use meeple_arena::Table;
+use meeple_arena::{SPECTATOR, Table};
 use meeple_game::{BoxedAgent, Budget, DURATION_LIMIT, Game, State, Turn, derive_seed, parse_duration};
 use meeple_games::with_game;
 use std::time::{Duration, Instant};
@@ -172,9 +172,6 @@ fn play<G: Game>(game: &G, args: &PlayArgs) -> Result<()> {
     }
     Ok(())
 }
-
-/// The viewer that sees only what is public.
-const SPECTATOR: usize = usize::MAX;
 
 /// The table's last move in words as `viewer` may know it.
 fn last_move<G: Game>(table: &Table<G>, viewer: usize) -> String {

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The viewer id a spectator's view is computed for: no seat, so nothing hidden is shown.
-pub const SPECTATOR: Player = usize::MAX;
+pub use meeple_arena::SPECTATOR;
 
 /// The longest a person may let an agent think per move.
 pub const MAX_MOVE_TIME: Duration = Duration::from_secs(60);
